@@ -1,0 +1,54 @@
+/**
+ * Facts: what happened. A fact is the only thing that changes actor state, the only
+ * thing written to the log, and the source of every client event. Facts carry every
+ * value the decision step chose (ids, timestamps, keys), so replaying them is exact.
+ */
+import type { ChannelRecord, MessageRecord, OrgRecord, SubscriptionProps, UserRecord } from './types.js';
+
+/** An organization and its first owner came into being. */
+export interface OrgCreated { type: 'OrgCreated'; org: OrgRecord; owner: UserRecord }
+/** A user joined an organization. */
+export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }
+/** A channel was created. */
+export interface ChannelCreated { type: 'ChannelCreated'; org: number; channel: ChannelRecord }
+/** Users were subscribed to a channel, each with their subscription settings. */
+export interface Subscribed {
+  type: 'Subscribed';
+  org: number;
+  stream_id: number;
+  user_ids: number[];
+  props: SubscriptionProps[];
+  acting_user_id: number;
+}
+/** Users left a channel. */
+export interface Unsubscribed { type: 'Unsubscribed'; org: number; stream_id: number; user_ids: number[]; acting_user_id: number }
+/**
+ * A message was sent. Its channel recipients are the channel's subscribers at this
+ * point of the log, so they are not repeated here.
+ */
+export interface MessageSent {
+  type: 'MessageSent';
+  org: number;
+  message: MessageRecord;
+  /** Users mentioned by name. */
+  mentioned: number[];
+  /** A wildcard mention (`@**all**`, `@**topic**`), if any. */
+  wildcard: 'stream' | 'topic' | null;
+  /** Whether the message arrives already read for its sender. */
+  read_by_sender: boolean;
+}
+/** A user changed a personal flag on some messages. */
+export interface FlagsUpdated {
+  type: 'FlagsUpdated';
+  org: number;
+  user_id: number;
+  op: 'add' | 'remove';
+  flag: string;
+  messages: number[];
+}
+
+export type Fact = OrgCreated | UserCreated | ChannelCreated | Subscribed | Unsubscribed | MessageSent | FlagsUpdated;
+export type FactType = Fact['type'];
+
+/** A fact stamped with its place in the server-wide log order. */
+export interface Stamped { seq: number; fact: Fact }

@@ -1,0 +1,104 @@
+/**
+ * The shape every domain actor shares: XState v5 transition logic over a plain-data
+ * context, fed two kinds of message through its mailbox, one at a time:
+ *
+ * - `command`: the actor decides. It checks permissions and state, chooses ids and
+ *   timestamps from the injected `DecideEnv`, and produces facts (or an error). The
+ *   facts are stamped with their log order and applied to its own context at once,
+ *   in the same step, so no later command can decide on stale state.
+ * - `apply`: a fact decided elsewhere (or replayed from the log) that concerns this
+ *   actor. Applying is a pure reducer: replay runs the very same code.
+ */
+import { createActor, fromTransition, type Actor } from 'xstate';
+import type { Fact, Stamped } from './facts.js';
+
+/** Everything non-deterministic a decision may use. Reducers never see it. */
+export interface DecideEnv {
+  /** Wall clock, Unix seconds. */
+  now(): number;
+  /** Random url-safe token of `bytes` bytes of entropy. */
+  token(bytes: number): string;
+  /** The next server-wide message id. */
+  nextMessageId(): number;
+  /** Stamps facts with their seq in the server-wide log order. */
+  stamp(facts: Fact[]): Stamped[];
+}
+
+/** What a decision produced: facts to commit and the value the caller gets back. */
+export interface Decision<V = unknown> {
+  facts: Fact[];
+  value: V;
+}
+
+/** The result of a command, handed back through the command's `done` callback. */
+export type Outcome = { ok: true; stamped: Stamped[]; value: unknown } | { ok: false; error: unknown };
+
+/** A command addressed to one actor, with the way its outcome returns. */
+export interface CommandEvent<C> {
+  type: 'command';
+  command: C;
+  env: DecideEnv;
+  done: (outcome: Outcome) => void;
+}
+/** A fact to fold into the actor's context. */
+export interface ApplyEvent {
+  type: 'apply';
+  stamped: Stamped;
+}
+export type DomainEvent<C> = CommandEvent<C> | ApplyEvent;
+
+/** Context fields every domain actor carries: the newest seq it reflects. */
+export interface Versioned {
+  seq: number;
+}
+
+/** The per-actor implementation: a decider and a reducer over its own context. */
+export interface DomainSpec<Ctx extends Versioned, C> {
+  decide(ctx: Ctx, command: C, env: DecideEnv): Decision;
+  reduce(ctx: Ctx, fact: Fact): void;
+}
+
+/**
+ * Builds XState transition logic from a decider and a reducer. The context is updated
+ * in place: actor contexts hold millions of messages, and copying them per event would
+ * be ruinous. Only the actor itself ever holds a reference that writes.
+ */
+export function domainLogic<Ctx extends Versioned, C>(spec: DomainSpec<Ctx, C>, initial: (input: Ctx) => Ctx) {
+  return fromTransition<Ctx, DomainEvent<C>, any, Ctx>((ctx, event, scope) => {
+    if (event.type === 'apply') {
+      spec.reduce(ctx, event.stamped.fact);
+      ctx.seq = event.stamped.seq;
+      return ctx;
+    }
+    let outcome: Outcome;
+    try {
+      const decision = spec.decide(ctx, event.command, event.env);
+      const stamped = event.env.stamp(decision.facts);
+      for (const s of stamped) {
+        spec.reduce(ctx, s.fact);
+        ctx.seq = s.seq;
+      }
+      outcome = { ok: true, stamped, value: decision.value };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    const done = event.done;
+    scope.defer(() => done(outcome));
+    return ctx;
+  }, ({ input }) => initial(input));
+}
+
+/** A running domain actor. */
+export type DomainActor<Ctx, C> = Actor<ReturnType<typeof domainLogic<Ctx & Versioned, C>>>;
+
+/** Creates and starts an actor from domain logic and its initial context. */
+export function startActor<Ctx extends Versioned, C>(logic: ReturnType<typeof domainLogic<Ctx, C>>, context: Ctx): DomainActor<Ctx, C> {
+  const actor = createActor(logic, { input: context });
+  actor.start();
+  return actor as DomainActor<Ctx, C>;
+}
+
+/** Reads an actor's current context. Reads are synchronous and never queue. */
+export function contextOf<Ctx>(actor: { getSnapshot(): { context: Ctx } }): Ctx {
+  return actor.getSnapshot().context;
+}

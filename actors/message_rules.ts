@@ -1,0 +1,81 @@
+/**
+ * `check_*` rules for message content and topics, as Zulip applies them on send.
+ */
+import { badRequest } from '../src/http/errors.js';
+
+/** Server limits, shared with the register response. */
+export const LIMITS = {
+  max_message_length: 10000,
+  max_topic_length: 60,
+  max_stream_name_length: 60,
+  max_stream_description_length: 1024,
+  max_channel_folder_name_length: 60,
+  max_channel_folder_description_length: 1024,
+  max_user_name_length: 100,
+  max_file_upload_size_mib: 100,
+  max_bulk_new_subscription_messages: 50,
+} as const;
+
+/** What an empty topic is shown as. */
+export const EMPTY_TOPIC_DISPLAY_NAME = 'general chat';
+
+/** Length in Unicode code points, which is how Zulip counts. */
+export function codePointLength(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/** Cuts `s` to at most `max` code points, ending with `suffix` when it was cut. */
+export function truncateCodePoints(s: string, max: number, suffix: string): string {
+  if (codePointLength(s) <= max) return s;
+  const points = Array.from(s);
+  return points.slice(0, max - Array.from(suffix).length).join('') + suffix;
+}
+
+/**
+ * Normalizes message content: rejects empty content and null bytes, and truncates
+ * content over the limit with a visible marker, as Zulip does.
+ */
+export function checkContent(content: string): string {
+  if (content.includes('\u0000')) throw badRequest('Message must not contain null bytes');
+  const trimmed = content.replace(/\s+$/u, '');
+  if (trimmed.trim().length === 0) throw badRequest('Message must not be empty');
+  return truncateCodePoints(trimmed, LIMITS.max_message_length, '\n[message truncated]');
+}
+
+/**
+ * Normalizes a topic for a channel message. The display name of the empty topic and
+ * the legacy `(no topic)` both mean the empty topic; over-long topics are truncated.
+ */
+export function checkTopic(topic: string): string {
+  if (topic.includes('\u0000')) throw badRequest('Topic must not contain null bytes');
+  const cleaned = topic.trim();
+  for (let i = 0; i < cleaned.length; i++) {
+    const c = cleaned.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c < 0xa0)) throw badRequest(`Invalid character in topic, at position ${i + 1}!`);
+  }
+  if (cleaned === EMPTY_TOPIC_DISPLAY_NAME || cleaned === '(no topic)') return '';
+  return truncateCodePoints(cleaned, LIMITS.max_topic_length, '...');
+}
+
+/** Channel names: non-empty, bounded, no control characters. */
+export function checkChannelName(name: string): string {
+  const cleaned = name.trim();
+  if (cleaned.length === 0) throw badRequest('Channel name can\'t be empty.');
+  if (codePointLength(cleaned) > LIMITS.max_stream_name_length) {
+    throw badRequest(`Channel name too long (limit: ${LIMITS.max_stream_name_length} characters).`);
+  }
+  for (let i = 0; i < cleaned.length; i++) {
+    const c = cleaned.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c < 0xa0)) throw badRequest(`Invalid character in channel name, at position ${i + 1}.`);
+  }
+  return cleaned;
+}

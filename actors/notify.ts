@@ -1,0 +1,113 @@
+/**
+ * `notify_*`: the client events derived from each fact. Derivation runs right after
+ * the fact is applied, against that state; delivery waits until the fact is durable.
+ */
+import type { Fact, Stamped } from './facts.js';
+import type { OutgoingEvent } from './queue.js';
+import { flagsOf } from './user.js';
+import type { MessageRecord } from './types.js';
+import { channelView, messageView, subscriptionView, userView } from './views.js';
+import type { World } from './world.js';
+import { Role } from './types.js';
+
+/** Events for some users of one organization, from one fact. */
+export interface Delivery {
+  org: number;
+  seq: number;
+  user_ids: Iterable<number>;
+  /** The same event for everyone, or one built per user. */
+  event: OutgoingEvent | ((userId: number) => OutgoingEvent);
+  /** For message events: the message, so that queues with a narrow can filter. */
+  message?: MessageRecord;
+  channelName?: string;
+}
+
+function json(type: string, body: Record<string, unknown>): OutgoingEvent {
+  const text = JSON.stringify({ type, ...body });
+  return { type, json: text.slice(1, -1) };
+}
+
+function activeUserIds(world: World, org: number): number[] {
+  const ctx = world.org(org);
+  if (!ctx) return [];
+  const ids: number[] = [];
+  for (const u of ctx.users.values()) if (u.is_active) ids.push(u.user_id);
+  return ids;
+}
+
+/** Every delivery a fact causes. */
+export function notify(world: World, stamped: Stamped): Delivery[] {
+  const { fact, seq } = stamped;
+  switch (fact.type) {
+    case 'MessageSent':
+      return [notifyMessage(world, fact, seq)];
+    case 'Subscribed':
+    case 'Unsubscribed':
+      return notifySubscription(world, fact, seq);
+    case 'UserCreated':
+      return [{ org: fact.org, seq, user_ids: activeUserIds(world, fact.org), event: json('realm_user', { op: 'add', person: userView(fact.user) }) }];
+    case 'ChannelCreated': {
+      if (fact.channel.invite_only) return [];
+      const ch = world.channel(fact.org, fact.channel.stream_id)!;
+      const org = world.org(fact.org)!;
+      const viewers = [...org.users.values()].filter((u) => u.is_active && u.role !== Role.GUEST).map((u) => u.user_id);
+      return [{ org: fact.org, seq, user_ids: viewers, event: json('stream', { op: 'create', streams: [channelView(ch)] }) }];
+    }
+    case 'FlagsUpdated':
+      return [{
+        org: fact.org,
+        seq,
+        user_ids: [fact.user_id],
+        event: json('update_message_flags', { op: fact.op, operation: fact.op, flag: fact.flag, messages: fact.messages, all: false }),
+      }];
+    default:
+      return [];
+  }
+}
+
+function notifyMessage(world: World, fact: Extract<Fact, { type: 'MessageSent' }>, seq: number): Delivery {
+  const m = fact.message;
+  const org = world.org(fact.org)!;
+  const channel = m.stream_id === null ? undefined : world.channel(fact.org, m.stream_id);
+  const channelName = channel?.channel.name ?? '';
+  const shared = '"type":"message","message":' + JSON.stringify(messageView(org, m, channelName)) + ',"flags":';
+  const recipients = channel ? [...channel.subscribers] : (m.dm_user_ids ?? []);
+  return {
+    org: fact.org,
+    seq,
+    user_ids: recipients,
+    message: m,
+    channelName,
+    event: (userId) => {
+      const user = world.user(fact.org, userId);
+      return { type: 'message', json: shared + JSON.stringify(user ? flagsOf(user, m.id) : []) };
+    },
+  };
+}
+
+function notifySubscription(world: World, fact: Extract<Fact, { type: 'Subscribed' | 'Unsubscribed' }>, seq: number): Delivery[] {
+  const ch = world.channel(fact.org, fact.stream_id);
+  if (!ch) return [];
+  const changed = new Set(fact.user_ids);
+  const peers = ch.channel.invite_only ? [...ch.subscribers] : activeUserIds(world, fact.org);
+  const others = peers.filter((id) => !changed.has(id));
+  const peerOp = fact.type === 'Subscribed' ? 'peer_add' : 'peer_remove';
+  const out: Delivery[] = [];
+  if (fact.type === 'Subscribed') {
+    out.push({
+      org: fact.org,
+      seq,
+      user_ids: fact.user_ids,
+      event: (userId) => {
+        const props = fact.props[fact.user_ids.indexOf(userId)];
+        return json('subscription', { op: 'add', subscriptions: [subscriptionView(ch, props, true)] });
+      },
+    });
+  } else {
+    out.push({ org: fact.org, seq, user_ids: fact.user_ids, event: json('subscription', { op: 'remove', subscriptions: [{ name: ch.channel.name, stream_id: ch.channel.stream_id }] }) });
+  }
+  if (others.length > 0) {
+    out.push({ org: fact.org, seq, user_ids: others, event: json('subscription', { op: peerOp, stream_ids: [fact.stream_id], user_ids: fact.user_ids }) });
+  }
+  return out;
+}

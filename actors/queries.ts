@@ -1,0 +1,116 @@
+/**
+ * Read-only questions the HTTP layer asks. They read actor snapshots synchronously
+ * and return API-shaped data; they never change state.
+ */
+import { ApiError, badRequest } from '../src/http/errors.js';
+import { canReadChannel } from './message_query.js';
+import { userByEmail } from './organization.js';
+import type { Runtime } from './runtime.js';
+import type { MessageRecord, UserRecord } from './types.js';
+import { flagsOf } from './user.js';
+import { channelView, messageView, subscriptionView, userView } from './views.js';
+import { canAccessChannel } from './subscriptions.js';
+import { Role } from './types.js';
+
+/** A user of an organization by email, active or not. */
+export function findUserByEmail(rt: Runtime, org: number, email: string): UserRecord | undefined {
+  const ctx = rt.org(org);
+  return ctx && userByEmail(ctx, email);
+}
+
+/** Every user of an organization, as `GET /users` lists them. */
+export function listUsers(rt: Runtime, org: number): Record<string, unknown>[] {
+  return [...rt.org(org)!.users.values()].map(userView);
+}
+
+/** One user by id, or `BAD_REQUEST` "No such user". */
+export function getUser(rt: Runtime, org: number, userId: number): Record<string, unknown> {
+  const user = rt.org(org)!.users.get(userId);
+  if (!user) throw badRequest('No such user');
+  return userView(user);
+}
+
+/** The channels a user can see, as `GET /streams` lists them. */
+export function listChannels(rt: Runtime, org: number, viewer: UserRecord, opts: { include_public: boolean; include_subscribed: boolean; include_all: boolean }): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const id of rt.channelIds(org)) {
+    const ch = rt.channel(org, id)!;
+    const subscribed = ch.subscribers.has(viewer.user_id);
+    const isPublic = !ch.channel.invite_only && viewer.role !== Role.GUEST;
+    const visible = (opts.include_all && viewer.role <= Role.ADMIN) || (opts.include_subscribed && subscribed) || (opts.include_public && isPublic);
+    if (visible && !ch.channel.is_archived) out.push(channelView(ch));
+  }
+  return out.sort((a, b) => (a.stream_id as number) - (b.stream_id as number));
+}
+
+/** A user's subscriptions, as `GET /users/me/subscriptions` and `register` show them. */
+export function listSubscriptions(rt: Runtime, org: number, userId: number, withSubscribers: boolean): Record<string, unknown>[] {
+  const me = rt.user(org, userId);
+  const out: Record<string, unknown>[] = [];
+  for (const [streamId, props] of me?.subs ?? []) {
+    const ch = rt.channel(org, streamId);
+    if (ch) out.push(subscriptionView(ch, props, withSubscribers));
+  }
+  return out.sort((a, b) => (a.stream_id as number) - (b.stream_id as number));
+}
+
+/** Channels a user can see but is not subscribed to, for `register`'s `never_subscribed`. */
+export function listNeverSubscribed(rt: Runtime, org: number, user: UserRecord): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const id of rt.channelIds(org)) {
+    const ch = rt.channel(org, id)!;
+    if (ch.subscribers.has(user.user_id) || !canAccessChannel(user, ch.channel, ch.subscribers)) continue;
+    out.push({ ...channelView(ch), subscribers: [...ch.subscribers].sort((a, b) => a - b) });
+  }
+  return out;
+}
+
+/** Finds a channel id by name, or `STREAM_DOES_NOT_EXIST`. */
+export function channelIdByName(rt: Runtime, org: number, name: string): number {
+  const id = rt.org(org)!.channelsByName.get(name.trim().toLowerCase());
+  if (id === undefined) throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel '${name}' does not exist`, { stream: name });
+  return id;
+}
+
+/** Checks that a channel id exists, or `STREAM_DOES_NOT_EXIST`. */
+export function checkChannelId(rt: Runtime, org: number, id: number): number {
+  if (!rt.channel(org, id)) throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel with ID '${id}' does not exist`, { stream_id: id });
+  return id;
+}
+
+/** Resolves user ids or emails to ids of users of the organization. */
+export function resolveUserIds(rt: Runtime, org: number, items: Array<string | number>): number[] {
+  const ctx = rt.org(org)!;
+  return items.map((item) => {
+    if (typeof item === 'number') {
+      if (!ctx.users.has(item)) throw badRequest(`Invalid user ID ${item}`);
+      return item;
+    }
+    const user = userByEmail(ctx, item);
+    if (!user) throw badRequest(`Invalid email '${item}'`);
+    return user.user_id;
+  });
+}
+
+/** A stored message the user may read, or `BAD_REQUEST` "Invalid message(s)". */
+export function accessMessage(rt: Runtime, org: number, viewer: UserRecord, id: number): MessageRecord {
+  const ctx = rt.org(org)!;
+  const streamId = ctx.messageChannel.get(id);
+  if (streamId !== undefined) {
+    const ch = rt.channel(org, streamId);
+    const m = ch?.messages.get(id);
+    if (m && canReadChannel(ch!, viewer.user_id, viewer.role)) return m;
+  } else {
+    const m = ctx.directMessages.get(id);
+    if (m && m.dm_user_ids!.includes(viewer.user_id)) return m;
+  }
+  throw badRequest('Invalid message(s)');
+}
+
+/** A message with the viewer's flags, as `GET /messages` shows it. */
+export function messageForViewer(rt: Runtime, org: number, viewerId: number, m: MessageRecord, applyMarkdown: boolean): Record<string, unknown> {
+  const orgCtx = rt.org(org)!;
+  const name = m.stream_id === null ? '' : (rt.channel(org, m.stream_id)?.channel.name ?? '');
+  const me = rt.user(org, viewerId);
+  return { ...messageView(orgCtx, m, name, applyMarkdown), flags: me ? flagsOf(me, m.id) : ['read', 'historical'] };
+}

@@ -1,0 +1,254 @@
+/**
+ * `fetch_initial_state_data`: the state `POST /register` returns, one section per
+ * event type the client asked for. Gathered synchronously, right after the queue is
+ * created, so that every fact is either in this state or delivered to the queue.
+ */
+import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from './message_rules.js';
+import { listNeverSubscribed, listSubscriptions, listChannels } from './queries.js';
+import type { Runtime } from './runtime.js';
+import { Role, type OrgRecord, type UserRecord } from './types.js';
+import { avatarUrl, SYSTEM_GROUPS, userView } from './views.js';
+
+/** The API version Parley reports, under both the Zulip and the service names. */
+export const API_VERSION = { feature_level: 420, version: '11.0-parley', merge_base: '' } as const;
+
+/** Version fields every register response and server_settings carry. */
+export function versionFields(): Record<string, unknown> {
+  return {
+    zulip_version: API_VERSION.version,
+    zulip_feature_level: API_VERSION.feature_level,
+    zulip_merge_base: API_VERSION.merge_base,
+    service_version: API_VERSION.version,
+    service_feature_level: API_VERSION.feature_level,
+    service_merge_base: API_VERSION.merge_base,
+  };
+}
+
+/** The long-poll timeout clients should use; it exceeds the heartbeat interval by more than 10 s. */
+export const LONGPOLL_TIMEOUT_SECONDS = 90;
+
+/** Organization settings as the `realm` section of `register` shows them. */
+export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: number): Record<string, unknown> {
+  return {
+    realm_name: org.name,
+    realm_description: org.description ? `<p>${org.description}</p>` : '',
+    realm_url: realmUrl,
+    realm_uri: realmUrl,
+    realm_date_created: org.date_created,
+    realm_icon_url: `${realmUrl}/static/images/logo/zulip-icon-128x128.png`,
+    realm_icon_source: 'G',
+    realm_logo_url: '',
+    realm_logo_source: 'D',
+    realm_night_logo_url: '',
+    realm_night_logo_source: 'D',
+    realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
+    realm_mandatory_topics: false,
+    realm_allow_message_editing: true,
+    realm_allow_edit_history: true,
+    realm_message_edit_history_visibility_policy: 'all',
+    realm_message_content_edit_limit_seconds: 600,
+    realm_message_content_delete_limit_seconds: null,
+    realm_move_messages_within_stream_limit_seconds: 604800,
+    realm_move_messages_between_streams_limit_seconds: 604800,
+    realm_message_retention_days: -1,
+    realm_waiting_period_threshold: 0,
+    realm_default_language: 'en',
+    realm_default_code_block_language: '',
+    realm_invite_required: true,
+    realm_emails_restricted_to_domains: false,
+    realm_disallow_disposable_email_addresses: true,
+    realm_email_auth_enabled: true,
+    realm_password_auth_enabled: true,
+    realm_authentication_methods: { password: { enabled: true, available: true }, email: { enabled: true, available: true } },
+    realm_inline_image_preview: true,
+    realm_inline_url_embed_preview: false,
+    realm_presence_disabled: false,
+    realm_send_welcome_emails: false,
+    realm_digest_emails_enabled: false,
+    realm_digest_weekday: 1,
+    realm_push_notifications_enabled: false,
+    realm_push_notifications_enabled_end_timestamp: null,
+    realm_enable_spectator_access: false,
+    realm_web_public_access_enabled: false,
+    realm_enable_read_receipts: false,
+    realm_enable_guest_user_indicator: true,
+    realm_enable_guest_user_dm_warning: true,
+    realm_require_unique_names: false,
+    realm_name_changes_disabled: false,
+    realm_email_changes_disabled: false,
+    realm_avatar_changes_disabled: false,
+    realm_is_zephyr_mirror_realm: false,
+    realm_org_type: 0,
+    realm_plan_type: 1,
+    realm_upload_quota_mib: null,
+    realm_video_chat_provider: 0,
+    realm_jitsi_server_url: null,
+    realm_giphy_rating: 2,
+    realm_want_advertise_in_communities_directory: false,
+    realm_new_stream_announcements_stream_id: -1,
+    realm_signup_announcements_stream_id: -1,
+    realm_zulip_update_announcements_stream_id: -1,
+    realm_moderation_request_channel_id: -1,
+    realm_bot_domain: 'parley.invalid',
+    realm_default_external_accounts: {},
+    realm_available_video_chat_providers: {},
+    realm_message_content_allowed_in_email_notifications: true,
+    realm_name_in_email_notifications_policy: 1,
+    realm_can_access_all_users_group: SYSTEM_GROUPS.everyone,
+    realm_can_add_custom_emoji_group: SYSTEM_GROUPS.members,
+    realm_can_add_subscribers_group: SYSTEM_GROUPS.members,
+    realm_can_create_bots_group: SYSTEM_GROUPS.members,
+    realm_can_create_groups: SYSTEM_GROUPS.members,
+    realm_can_create_private_channel_group: SYSTEM_GROUPS.members,
+    realm_can_create_public_channel_group: SYSTEM_GROUPS.members,
+    realm_can_create_web_public_channel_group: SYSTEM_GROUPS.owners,
+    realm_can_create_write_only_bots_group: SYSTEM_GROUPS.members,
+    realm_can_delete_any_message_group: SYSTEM_GROUPS.administrators,
+    realm_can_delete_own_message_group: SYSTEM_GROUPS.everyone,
+    realm_can_invite_users_group: SYSTEM_GROUPS.members,
+    realm_can_manage_all_groups: SYSTEM_GROUPS.owners,
+    realm_can_manage_billing_group: SYSTEM_GROUPS.owners,
+    realm_can_mention_many_users_group: SYSTEM_GROUPS.administrators,
+    realm_can_move_messages_between_channels_group: SYSTEM_GROUPS.members,
+    realm_can_move_messages_between_topics_group: SYSTEM_GROUPS.everyone,
+    realm_can_resolve_topics_group: SYSTEM_GROUPS.everyone,
+    realm_can_summarize_topics_group: SYSTEM_GROUPS.nobody,
+    realm_create_multiuse_invite_group: SYSTEM_GROUPS.administrators,
+    realm_direct_message_initiator_group: SYSTEM_GROUPS.everyone,
+    realm_direct_message_permission_group: SYSTEM_GROUPS.everyone,
+    ...Object.fromEntries(Object.entries(LIMITS).filter(([k]) => k !== 'max_user_name_length')),
+    max_avatar_file_size_mib: 5,
+    max_icon_file_size_mib: 5,
+    max_logo_file_size_mib: 5,
+    server_generation: 1,
+    server_inline_image_preview: true,
+    server_inline_url_embed_preview: false,
+    server_avatar_changes_disabled: false,
+    server_name_changes_disabled: false,
+    server_needs_upgrade: false,
+    server_web_public_streams_enabled: false,
+    server_can_summarize_topics: false,
+    server_jitsi_server_url: null,
+    server_emoji_data_url: '',
+    server_thumbnail_formats: [],
+    server_supported_permission_settings: {},
+    server_presence_ping_interval_seconds: 60,
+    server_presence_offline_threshold_seconds: 200,
+    server_typing_started_expiry_period_milliseconds: 45000,
+    server_typing_stopped_wait_period_milliseconds: 12000,
+    server_typing_started_wait_period_milliseconds: 30000,
+    server_min_deactivated_realm_deletion_days: 14,
+    server_max_deactivated_realm_deletion_days: null,
+    zulip_plan_is_not_limited: true,
+    event_queue_longpoll_timeout_seconds: Math.max(LONGPOLL_TIMEOUT_SECONDS, Math.ceil(heartbeatMaxMs / 1000) + 11),
+  };
+}
+
+/** The system user groups, as `realm_user_groups` lists them. */
+function systemGroups(rt: Runtime, org: number): Record<string, unknown>[] {
+  const users = [...rt.org(org)!.users.values()].filter((u) => u.is_active);
+  const members = (pred: (u: UserRecord) => boolean): number[] => users.filter(pred).map((u) => u.user_id);
+  const g = (id: number, name: string, description: string, direct: number[], subgroups: number[]): Record<string, unknown> => ({
+    id, name, description, members: direct, direct_subgroup_ids: subgroups, is_system_group: true, date_created: null, creator_id: null,
+    deactivated: false, can_add_members_group: SYSTEM_GROUPS.nobody, can_join_group: SYSTEM_GROUPS.nobody, can_leave_group: SYSTEM_GROUPS.nobody,
+    can_manage_group: SYSTEM_GROUPS.nobody, can_mention_group: SYSTEM_GROUPS.everyone, can_remove_members_group: SYSTEM_GROUPS.nobody,
+  });
+  return [
+    g(SYSTEM_GROUPS.nobody, 'role:nobody', 'Nobody', [], []),
+    g(SYSTEM_GROUPS.owners, 'role:owners', 'Owners of this organization', members((u) => u.role === Role.OWNER), []),
+    g(SYSTEM_GROUPS.administrators, 'role:administrators', 'Administrators of this organization, including owners', members((u) => u.role === Role.ADMIN), [SYSTEM_GROUPS.owners]),
+    g(SYSTEM_GROUPS.moderators, 'role:moderators', 'Moderators of this organization, including administrators', members((u) => u.role === Role.MODERATOR), [SYSTEM_GROUPS.administrators]),
+    g(SYSTEM_GROUPS.full_members, 'role:fullmembers', 'Members of this organization, not including new accounts and guests', [], [SYSTEM_GROUPS.members]),
+    g(SYSTEM_GROUPS.members, 'role:members', 'Members of this organization, not including guests', members((u) => u.role === Role.MEMBER), [SYSTEM_GROUPS.moderators]),
+    g(SYSTEM_GROUPS.everyone, 'role:everyone', 'Everyone including guests', members((u) => u.role === Role.GUEST), [SYSTEM_GROUPS.members]),
+    g(SYSTEM_GROUPS.internet, 'role:internet', 'Everyone on the Internet', [], [SYSTEM_GROUPS.everyone]),
+  ];
+}
+
+/** Inputs of `fetchInitialState`. */
+export interface InitialStateRequest {
+  org: OrgRecord;
+  user: UserRecord;
+  /** Sections to include; null means all. */
+  fetch: Set<string> | null;
+  realmUrl: string;
+  heartbeatMaxMs: number;
+  includeSubscribers: boolean;
+}
+
+/** Builds the sections of a register response. */
+export function fetchInitialState(rt: Runtime, r: InitialStateRequest): Record<string, unknown> {
+  const want = (type: string): boolean => r.fetch === null || r.fetch.has(type);
+  const org = r.org.id;
+  const state: Record<string, unknown> = {};
+  if (want('realm')) Object.assign(state, realmSection(r.org, r.realmUrl, r.heartbeatMaxMs));
+  if (want('realm_user')) {
+    const users = [...rt.org(org)!.users.values()];
+    state.realm_users = users.filter((u) => u.is_active).map(userView);
+    state.realm_non_active_users = users.filter((u) => !u.is_active).map(userView);
+    state.cross_realm_bots = [];
+    Object.assign(state, {
+      user_id: r.user.user_id,
+      email: r.user.email,
+      delivery_email: r.user.delivery_email,
+      full_name: r.user.full_name,
+      is_admin: r.user.role <= Role.ADMIN,
+      is_owner: r.user.role === Role.OWNER,
+      is_moderator: r.user.role === Role.MODERATOR,
+      is_guest: r.user.role === Role.GUEST,
+      role: r.user.role,
+      avatar_source: 'G',
+      avatar_url: avatarUrl(r.user.email),
+      avatar_url_medium: avatarUrl(r.user.email),
+      can_create_streams: r.user.role !== Role.GUEST,
+      can_create_public_streams: r.user.role !== Role.GUEST,
+      can_create_private_streams: r.user.role !== Role.GUEST,
+      can_create_web_public_streams: r.user.role === Role.OWNER,
+      can_subscribe_other_users: r.user.role !== Role.GUEST,
+      can_invite_others_to_realm: r.user.role !== Role.GUEST,
+    });
+  }
+  if (want('subscription')) {
+    state.subscriptions = listSubscriptions(rt, org, r.user.user_id, r.includeSubscribers);
+    state.unsubscribed = [];
+    state.never_subscribed = listNeverSubscribed(rt, org, r.user);
+  }
+  if (want('stream')) state.streams = listChannels(rt, org, r.user, { include_public: true, include_subscribed: true, include_all: false });
+  if (want('message')) state.max_message_id = rt.server().maxMessageId;
+  if (want('update_message_flags')) {
+    const me = rt.user(org, r.user.user_id);
+    state.starred_messages = [...(me?.flags.starred ?? [])].sort((a, b) => a - b);
+    state.unread_msgs = { count: me?.unread.size ?? 0, pms: [], streams: [], huddles: [], mentions: [...(me?.flags.mentioned ?? [])].filter((id) => me!.unread.has(id)), old_unreads_missing: false };
+  }
+  if (want('realm_user_groups') || want('user_group')) state.realm_user_groups = systemGroups(rt, org);
+  if (want('presence')) {
+    state.presences = {};
+    state.presence_last_update_id = -1;
+    state.server_timestamp = rt.nowSeconds();
+  }
+  const empties: Record<string, () => unknown> = {
+    drafts: () => [],
+    scheduled_messages: () => [],
+    saved_snippets: () => [],
+    navigation_views: () => [],
+    channel_folders: () => [],
+    alert_words: () => [],
+    realm_domains: () => [],
+    muted_users: () => [],
+    user_topics: () => [],
+    recent_private_conversations: () => [],
+    realm_emoji: () => ({}),
+    realm_linkifiers: () => [],
+    realm_playgrounds: () => [],
+    realm_bots: () => [],
+    custom_profile_fields: () => [],
+    default_streams: () => [],
+    default_stream_groups: () => [],
+    onboarding_steps: () => [],
+    user_status: () => ({}),
+  };
+  const sectionOf: Record<string, string> = { realm_bots: 'realm_bot', user_status: 'user_status', default_streams: 'default_streams', realm_domains: 'realm_domains' };
+  for (const [key, make] of Object.entries(empties)) if (want(sectionOf[key] ?? key)) state[key] = make();
+  if (want('user_settings')) state.user_settings = { default_language: 'en', timezone: r.user.timezone, enable_drafts_synchronization: true, send_read_receipts: true, email_address_visibility: 1 };
+  return state;
+}

@@ -1,0 +1,284 @@
+/**
+ * The actor system: creates the server, organization, channel and user actors,
+ * routes commands to the actor that owns them and facts to every actor they concern,
+ * hands facts to the log, and delivers the derived events once the facts are durable.
+ *
+ * The HTTP layer talks only to this class: it sends commands (`execute`) and asks
+ * read-only questions through the query modules, which read actor snapshots.
+ */
+import { randomBytes } from 'node:crypto';
+import { channelLogic, emptyChannel, type ChannelCommand, type ChannelContext } from './channel.js';
+import type { Fact, Stamped } from './facts.js';
+import { contextOf, startActor, type DecideEnv, type DomainActor, type Outcome } from './logic.js';
+import { narrowPredicate } from './narrow.js';
+import { notify, type Delivery } from './notify.js';
+import { emptyOrg, orgLogic, type OrgCommand, type OrgContext } from './organization.js';
+import type { OutgoingEvent } from './queue.js';
+import { EventQueues, type QueueOptions } from './queues.js';
+import { emptyServer, serverLogic, type ServerCommand, type ServerContext } from './server.js';
+import { emptyUser, userLogic, type UserCommand, type UserContext } from './user.js';
+import type { World } from './world.js';
+
+/** Where facts go to become durable. The persistence layer implements it. */
+export interface FactSink {
+  /** Appends records; `onDurable` runs once they are durable, in append order. */
+  append(records: Stamped[], onDurable: () => void): void;
+}
+
+/** A sink that keeps nothing: facts are "durable" on the next microtask. For tests and tools. */
+export const volatileSink: FactSink = {
+  append(_records, onDurable) {
+    queueMicrotask(onDurable);
+  },
+};
+
+/** Injected sources of time and randomness, so tests are deterministic. */
+export interface RuntimeOptions {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  randomBytes(n: number): Buffer;
+  sink: FactSink;
+  queues: Omit<QueueOptions, 'now' | 'token' | 'random'>;
+  random(): number;
+}
+
+/** Which actor a command is for. */
+export type Target =
+  | { kind: 'server'; command: ServerCommand }
+  | { kind: 'org'; org: number; command: OrgCommand }
+  | { kind: 'channel'; org: number; stream_id: number; command: ChannelCommand }
+  | { kind: 'user'; org: number; user_id: number; command: UserCommand };
+
+/** The actors of one organization. */
+interface Shard {
+  org: DomainActor<OrgContext, OrgCommand>;
+  channels: Map<number, DomainActor<ChannelContext, ChannelCommand>>;
+  users: Map<number, DomainActor<UserContext, UserCommand>>;
+}
+
+type AnyDomainActor = DomainActor<any, any>;
+
+/** Request details that shape events but are not facts: the sender's local echo. */
+export interface DeliveryHints {
+  /** The sending client's queue gets `local_message_id` on its copy of the message event. */
+  localEcho?: { queue_id: string; local_id: string };
+}
+
+/** A queue and the event it gets, resolved when the fact was applied. */
+type Routed = Array<[queueId: string, event: OutgoingEvent]>;
+
+export const defaultRuntimeOptions = (sink: FactSink): RuntimeOptions => ({
+  now: () => Date.now(),
+  randomBytes: (n) => randomBytes(n),
+  random: () => Math.random(),
+  sink,
+  queues: {
+    heartbeatMinMs: 45000,
+    heartbeatMaxMs: 55000,
+    defaultLifespanMs: 600000,
+    maxLifespanMs: 7 * 24 * 3600 * 1000,
+    maxEvents: 20000,
+  },
+});
+
+export class Runtime implements World {
+  readonly queues: EventQueues;
+  /** The seq of the newest fact applied to state. */
+  lastSeq = 0;
+  private readonly serverActor: DomainActor<ServerContext, ServerCommand>;
+  private readonly shards = new Map<number, Shard>();
+  private readonly orgLogic = orgLogic(this);
+  private readonly channelLogic = channelLogic(this);
+  private messageIdCounter = 0;
+  private readonly env: DecideEnv;
+  private flushQueued = false;
+
+  constructor(private readonly opts: RuntimeOptions) {
+    this.serverActor = startActor(serverLogic, emptyServer());
+    this.queues = new EventQueues({
+      ...opts.queues,
+      now: opts.now,
+      random: opts.random,
+      token: () => opts.randomBytes(15).toString('base64url'),
+    });
+    this.env = {
+      now: () => Math.floor(opts.now() / 1000),
+      token: (bytes) => opts.randomBytes(bytes).toString('base64url'),
+      nextMessageId: () => ++this.messageIdCounter,
+      stamp: (facts: Fact[]) => facts.map((fact) => ({ seq: ++this.lastSeq, fact })),
+    };
+  }
+
+  // World: synchronous, read-only views of actor state.
+  server(): ServerContext {
+    return contextOf(this.serverActor);
+  }
+  org(orgId: number): OrgContext | undefined {
+    const shard = this.shards.get(orgId);
+    return shard && contextOf(shard.org);
+  }
+  channel(orgId: number, streamId: number): ChannelContext | undefined {
+    const actor = this.shards.get(orgId)?.channels.get(streamId);
+    return actor && contextOf(actor);
+  }
+  user(orgId: number, userId: number): UserContext | undefined {
+    const actor = this.shards.get(orgId)?.users.get(userId);
+    return actor && contextOf(actor);
+  }
+  /** Ids of every channel of an organization. */
+  channelIds(orgId: number): number[] {
+    return [...(this.shards.get(orgId)?.channels.keys() ?? [])];
+  }
+  /** Unix seconds now, by the injected clock. */
+  nowSeconds(): number {
+    return Math.floor(this.opts.now() / 1000);
+  }
+
+  /**
+   * Sends a command to the actor that owns it. Resolves with the decision's value
+   * once its facts are durable; rejects with the decision's error.
+   */
+  execute(target: Target, hints?: DeliveryHints): Promise<unknown> {
+    const actor = this.actorFor(target);
+    return new Promise((resolve, reject) => {
+      const done = (outcome: Outcome): void => {
+        if (!outcome.ok) reject(outcome.error);
+        else this.commit(actor, outcome.stamped, () => resolve(outcome.value), hints);
+      };
+      actor.send({ type: 'command', command: target.command, env: this.env, done });
+    });
+  }
+
+  /** Applies a fact read back from the log, through the same reducers as live traffic. */
+  replay(stamped: Stamped): void {
+    this.route(stamped, null);
+    if (stamped.seq > this.lastSeq) this.lastSeq = stamped.seq;
+    if (stamped.fact.type === 'MessageSent' && stamped.fact.message.id > this.messageIdCounter) this.messageIdCounter = stamped.fact.message.id;
+  }
+
+  private actorFor(target: Target): AnyDomainActor {
+    if (target.kind === 'server') return this.serverActor;
+    const shard = this.shards.get(target.org);
+    const actor = !shard ? undefined
+      : target.kind === 'org' ? shard.org
+      : target.kind === 'channel' ? shard.channels.get(target.stream_id)
+      : shard.users.get(target.user_id);
+    if (!actor) throw new Error(`No actor for ${target.kind} command ${target.command.type}`);
+    return actor;
+  }
+
+  /** Routes freshly decided facts, resolves their events to queues, and logs them. */
+  private commit(origin: AnyDomainActor, stamped: Stamped[], reply: () => void, hints?: DeliveryHints): void {
+    if (stamped.length === 0) {
+      reply();
+      return;
+    }
+    const routed: Routed = [];
+    for (const s of stamped) {
+      this.route(s, origin);
+      for (const d of notify(this, s)) this.resolve(d, routed);
+    }
+    const echo = hints?.localEcho;
+    if (echo) {
+      for (const pair of routed) {
+        if (pair[0] === echo.queue_id && pair[1].type === 'message') {
+          pair[1] = { type: 'message', json: `${pair[1].json},"local_message_id":${JSON.stringify(echo.local_id)}` };
+        }
+      }
+    }
+    this.opts.sink.append(stamped, () => {
+      for (const [queueId, event] of routed) this.queues.stage(queueId, event);
+      this.scheduleDelivery();
+      reply();
+    });
+  }
+
+  /** Pushes staged events once per batch of durable facts, not once per fact. */
+  private scheduleDelivery(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(() => {
+      this.flushQueued = false;
+      this.queues.flushStaged();
+    });
+  }
+
+  /** Resolves a delivery to the queues that should get it, and builds each user's event once. */
+  private resolve(d: Delivery, out: Routed): void {
+    const org = d.message ? this.org(d.org) : undefined;
+    for (const userId of d.user_ids) {
+      let event: OutgoingEvent | undefined;
+      for (const queueId of this.queues.queuesOf(d.org, userId)) {
+        const q = this.queues.peek(queueId)!;
+        const type = typeof d.event === 'function' ? 'message' : d.event.type;
+        if (q.event_types !== null && !q.event_types.includes(type)) continue;
+        if (d.message && q.narrow.length > 0 && !narrowPredicate(org!, q.narrow, this.user(d.org, userId))(d.message)) continue;
+        event ??= typeof d.event === 'function' ? d.event(userId) : d.event;
+        out.push([queueId, event]);
+      }
+    }
+  }
+
+  /** Applies a fact to every actor it concerns except `origin`, creating actors it brings into being. */
+  private route(s: Stamped, origin: AnyDomainActor | null): void {
+    const apply = (actor: AnyDomainActor | undefined): void => {
+      if (actor && actor !== origin) actor.send({ type: 'apply', stamped: s });
+    };
+    const fact = s.fact;
+    if (fact.type === 'OrgCreated') {
+      apply(this.serverActor);
+      const shard: Shard = { org: startActor(this.orgLogic, emptyOrg(fact.org.id)), channels: new Map(), users: new Map() };
+      this.shards.set(fact.org.id, shard);
+      apply(shard.org);
+      shard.users.set(fact.owner.user_id, startActor(userLogic, emptyUser(fact.owner.user_id)));
+      return;
+    }
+    const shard = this.shards.get(fact.org);
+    if (!shard) throw new Error(`Fact ${fact.type} for unknown organization ${fact.org} at seq ${s.seq}`);
+    switch (fact.type) {
+      case 'UserCreated':
+        apply(shard.org);
+        shard.users.set(fact.user.user_id, startActor(userLogic, emptyUser(fact.user.user_id)));
+        break;
+      case 'ChannelCreated': {
+        apply(shard.org);
+        const channel = startActor(this.channelLogic, emptyChannel(fact.channel.stream_id));
+        shard.channels.set(fact.channel.stream_id, channel);
+        apply(channel);
+        break;
+      }
+      case 'Subscribed':
+      case 'Unsubscribed':
+        apply(shard.channels.get(fact.stream_id));
+        for (const id of fact.user_ids) apply(shard.users.get(id));
+        break;
+      case 'MessageSent': {
+        apply(this.serverActor);
+        apply(shard.org);
+        const m = fact.message;
+        if (m.stream_id !== null) {
+          const channel = shard.channels.get(m.stream_id);
+          apply(channel);
+          for (const id of contextOf(channel!).subscribers) apply(shard.users.get(id));
+        } else {
+          for (const id of m.dm_user_ids ?? []) apply(shard.users.get(id));
+        }
+        break;
+      }
+      case 'FlagsUpdated':
+        apply(shard.users.get(fact.user_id));
+        break;
+    }
+  }
+
+  /** Stops every actor and timer. */
+  stop(): void {
+    this.queues.stop();
+    for (const shard of this.shards.values()) {
+      shard.org.stop();
+      for (const a of shard.channels.values()) a.stop();
+      for (const a of shard.users.values()) a.stop();
+    }
+    this.serverActor.stop();
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Plain-data records held in actor contexts. They hold no class instances beyond
+ * `Map` and `Set`, so that snapshots and replay stay trivial.
+ */
+
+/** Zulip role numbers. */
+export const Role = { OWNER: 100, ADMIN: 200, MODERATOR: 300, MEMBER: 400, GUEST: 600 } as const;
+export type RoleNumber = 100 | 200 | 300 | 400 | 600;
+
+/** One organization as the server actor knows it. */
+export interface OrgRecord {
+  id: number;
+  name: string;
+  /** `""` is the default organization, served on the bare host. */
+  subdomain: string;
+  description: string;
+  date_created: number;
+  deactivated: boolean;
+}
+
+/** A user account of an organization. */
+export interface UserRecord {
+  user_id: number;
+  /** The API email, used for authentication. */
+  email: string;
+  delivery_email: string;
+  full_name: string;
+  role: RoleNumber;
+  is_active: boolean;
+  is_bot: boolean;
+  bot_type: number | null;
+  bot_owner_id: number | null;
+  api_key: string;
+  /** `scrypt$salt$hash` in hex, or `""` when the account has no password. */
+  password_hash: string;
+  date_joined: number;
+  timezone: string;
+  /** The recipient id of this user's personal direct-message conversation. */
+  recipient_id: number;
+}
+
+/** A channel's own settings. */
+export interface ChannelRecord {
+  stream_id: number;
+  name: string;
+  description: string;
+  rendered_description: string;
+  invite_only: boolean;
+  is_web_public: boolean;
+  history_public_to_subscribers: boolean;
+  date_created: number;
+  creator_id: number | null;
+  is_archived: boolean;
+  message_retention_days: number | null;
+  recipient_id: number;
+  is_default: boolean;
+}
+
+/** A stored message, channel or direct. */
+export interface MessageRecord {
+  id: number;
+  sender_id: number;
+  /** Markdown source as sent. */
+  content: string;
+  /** HTML rendering of `content`. */
+  rendered: string;
+  timestamp: number;
+  client: string;
+  /** Channel id for channel messages, `null` for direct messages. */
+  stream_id: number | null;
+  topic: string;
+  /** Sorted user ids of every participant of a direct message (sender included). */
+  dm_user_ids: number[] | null;
+  recipient_id: number;
+}
+
+/** A user's own settings for one channel subscription. */
+export interface SubscriptionProps {
+  color: string;
+  is_muted: boolean;
+  pin_to_top: boolean;
+  desktop_notifications: boolean | null;
+  audible_notifications: boolean | null;
+  push_notifications: boolean | null;
+  email_notifications: boolean | null;
+  wildcard_mentions_notify: boolean | null;
+}

@@ -1,0 +1,104 @@
+/**
+ * The user actor: a user's personal message flags and subscription settings. Flags
+ * are kept as sets of message ids per flag, never as an object per (user, message).
+ * `read` is stored inverted, as the set of unread ids, because most messages a user
+ * holds are read.
+ */
+import { badRequest } from '../src/http/errors.js';
+import type { Fact } from './facts.js';
+import { domainLogic, type Decision } from './logic.js';
+import type { SubscriptionProps } from './types.js';
+
+/** Flags a client may set or clear. */
+export const SETTABLE_FLAGS = new Set(['read', 'starred', 'collapsed']);
+/** Every flag that is kept as a set of message ids (`read` is kept as `unread`). */
+export const STORED_FLAGS = ['starred', 'collapsed', 'mentioned', 'stream_wildcard_mentioned', 'topic_wildcard_mentioned', 'has_alert_word'] as const;
+export type StoredFlag = (typeof STORED_FLAGS)[number];
+
+/** State of one user actor. */
+export interface UserContext {
+  seq: number;
+  user_id: number;
+  subs: Map<number, SubscriptionProps>;
+  unread: Set<number>;
+  flags: Record<StoredFlag, Set<number>>;
+}
+
+/** Add or remove a personal flag on messages the user can see. */
+export interface UpdateFlags {
+  type: 'UPDATE_FLAGS';
+  org: number;
+  op: 'add' | 'remove';
+  flag: string;
+  /** Ids the caller has already checked the user may see. */
+  messages: number[];
+}
+export type UserCommand = UpdateFlags;
+
+export function emptyUser(userId: number): UserContext {
+  const flags = {} as Record<StoredFlag, Set<number>>;
+  for (const f of STORED_FLAGS) flags[f] = new Set();
+  return { seq: 0, user_id: userId, subs: new Map(), unread: new Set(), flags };
+}
+
+/** The flags of one message for this user, as Zulip lists them. */
+export function flagsOf(ctx: UserContext, messageId: number): string[] {
+  const out: string[] = [];
+  if (!ctx.unread.has(messageId)) out.push('read');
+  for (const f of STORED_FLAGS) if (ctx.flags[f].has(messageId)) out.push(f);
+  if (ctx.flags.stream_wildcard_mentioned.has(messageId) || ctx.flags.topic_wildcard_mentioned.has(messageId)) out.push('wildcard_mentioned');
+  return out;
+}
+
+function hasFlag(ctx: UserContext, flag: string, id: number): boolean {
+  if (flag === 'read') return !ctx.unread.has(id);
+  return ctx.flags[flag as StoredFlag]?.has(id) ?? false;
+}
+
+function setFlag(ctx: UserContext, flag: string, id: number, on: boolean): void {
+  if (flag === 'read') {
+    if (on) ctx.unread.delete(id);
+    else ctx.unread.add(id);
+    return;
+  }
+  const set = ctx.flags[flag as StoredFlag];
+  if (on) set.add(id);
+  else set.delete(id);
+}
+
+function reduce(ctx: UserContext, fact: Fact): void {
+  switch (fact.type) {
+    case 'Subscribed': {
+      const i = fact.user_ids.indexOf(ctx.user_id);
+      if (i >= 0) ctx.subs.set(fact.stream_id, { ...fact.props[i] });
+      break;
+    }
+    case 'Unsubscribed':
+      ctx.subs.delete(fact.stream_id);
+      break;
+    case 'MessageSent': {
+      const id = fact.message.id;
+      if (!(fact.read_by_sender && fact.message.sender_id === ctx.user_id)) ctx.unread.add(id);
+      if (fact.mentioned.includes(ctx.user_id)) ctx.flags.mentioned.add(id);
+      if (fact.wildcard === 'stream') ctx.flags.stream_wildcard_mentioned.add(id);
+      if (fact.wildcard === 'topic') ctx.flags.topic_wildcard_mentioned.add(id);
+      break;
+    }
+    case 'FlagsUpdated':
+      for (const id of fact.messages) setFlag(ctx, fact.flag, id, fact.op === 'add');
+      break;
+    default:
+      break;
+  }
+}
+
+function decide(ctx: UserContext, command: UserCommand): Decision {
+  if (!SETTABLE_FLAGS.has(command.flag)) throw badRequest(`Invalid flag: '${command.flag}'`);
+  const on = command.op === 'add';
+  const changed = command.messages.filter((id) => hasFlag(ctx, command.flag, id) !== on);
+  const facts: Fact[] = changed.length === 0 ? [] : [{ type: 'FlagsUpdated', org: command.org, user_id: ctx.user_id, op: command.op, flag: command.flag, messages: changed }];
+  return { facts, value: { messages: changed } };
+}
+
+/** XState logic of user actors. */
+export const userLogic = domainLogic<UserContext, UserCommand>({ decide, reduce }, (input) => input);

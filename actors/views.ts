@@ -1,0 +1,146 @@
+/**
+ * API shapes of users, channels, subscriptions and messages, built from actor state
+ * exactly as Zulip renders them. Routes and event derivation share these, so a fetch
+ * and an event always agree.
+ */
+import { createHash } from 'node:crypto';
+import type { ChannelContext } from './channel.js';
+import type { OrgContext } from './organization.js';
+import { Role, type MessageRecord, type SubscriptionProps, type UserRecord } from './types.js';
+
+/** Ids of the system user groups, the same in every organization. */
+export const SYSTEM_GROUPS = {
+  nobody: 1,
+  owners: 2,
+  administrators: 3,
+  moderators: 4,
+  full_members: 5,
+  members: 6,
+  everyone: 7,
+  internet: 8,
+} as const;
+
+/** Gravatar URL of an email address, Zulip's default avatar. */
+export function avatarUrl(email: string): string {
+  const hash = createHash('md5').update(email.trim().toLowerCase()).digest('hex');
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=1`;
+}
+
+/** A user as `GET /users` and `realm_users` show it. */
+export function userView(user: UserRecord): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    user_id: user.user_id,
+    email: user.email,
+    delivery_email: user.delivery_email,
+    full_name: user.full_name,
+    date_joined: new Date(user.date_joined * 1000).toISOString(),
+    is_active: user.is_active,
+    is_owner: user.role === Role.OWNER,
+    is_admin: user.role <= Role.ADMIN,
+    is_guest: user.role === Role.GUEST,
+    is_bot: user.is_bot,
+    bot_type: user.bot_type,
+    role: user.role,
+    timezone: user.timezone,
+    avatar_url: avatarUrl(user.email),
+    avatar_version: 1,
+    is_imported_stub: false,
+  };
+  if (user.is_bot) view.bot_owner_id = user.bot_owner_id;
+  return view;
+}
+
+/** Settings every channel dictionary carries. */
+function channelFields(ch: ChannelContext): Record<string, unknown> {
+  const c = ch.channel;
+  return {
+    stream_id: c.stream_id,
+    name: c.name,
+    description: c.description,
+    rendered_description: c.rendered_description,
+    date_created: c.date_created,
+    creator_id: c.creator_id,
+    invite_only: c.invite_only,
+    is_web_public: c.is_web_public,
+    history_public_to_subscribers: c.history_public_to_subscribers,
+    first_message_id: ch.ids.length > 0 ? ch.ids[0] : null,
+    folder_id: null,
+    is_announcement_only: false,
+    stream_post_policy: 1,
+    message_retention_days: c.message_retention_days,
+    is_archived: c.is_archived,
+    topics_policy: 'inherit',
+    can_add_subscribers_group: SYSTEM_GROUPS.members,
+    can_administer_channel_group: SYSTEM_GROUPS.administrators,
+    can_create_topic_group: SYSTEM_GROUPS.everyone,
+    can_delete_any_message_group: SYSTEM_GROUPS.administrators,
+    can_delete_own_message_group: SYSTEM_GROUPS.everyone,
+    can_move_messages_out_of_channel_group: SYSTEM_GROUPS.nobody,
+    can_move_messages_within_channel_group: SYSTEM_GROUPS.nobody,
+    can_remove_subscribers_group: SYSTEM_GROUPS.administrators,
+    can_resolve_topics_group: SYSTEM_GROUPS.nobody,
+    can_send_message_group: SYSTEM_GROUPS.everyone,
+    can_subscribe_group: SYSTEM_GROUPS.nobody,
+    stream_weekly_traffic: null,
+  };
+}
+
+/** A channel as `GET /streams` shows it. */
+export function channelView(ch: ChannelContext): Record<string, unknown> {
+  return { ...channelFields(ch), is_default: ch.channel.is_default, subscriber_count: ch.subscribers.size };
+}
+
+/** A subscription as `GET /users/me/subscriptions`, `register` and subscription events show it. */
+export function subscriptionView(ch: ChannelContext, props: SubscriptionProps, withSubscribers: boolean): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    ...channelFields(ch),
+    subscriber_count: ch.subscribers.size,
+    color: props.color,
+    is_muted: props.is_muted,
+    in_home_view: !props.is_muted,
+    pin_to_top: props.pin_to_top,
+    desktop_notifications: props.desktop_notifications,
+    audible_notifications: props.audible_notifications,
+    push_notifications: props.push_notifications,
+    email_notifications: props.email_notifications,
+    wildcard_mentions_notify: props.wildcard_mentions_notify,
+  };
+  if (withSubscribers) view.subscribers = [...ch.subscribers].sort((a, b) => a - b);
+  return view;
+}
+
+/** How a message names its recipient: a channel name, or the participants of a direct message. */
+function displayRecipient(org: OrgContext, m: MessageRecord, channelName: string): unknown {
+  if (m.stream_id !== null) return channelName;
+  return (m.dm_user_ids ?? []).map((id) => {
+    const u = org.users.get(id)!;
+    return { id: u.user_id, email: u.email, full_name: u.full_name, is_mirror_dummy: false };
+  });
+}
+
+/** A message as Zulip renders it, without the per-user `flags`. */
+export function messageView(org: OrgContext, m: MessageRecord, channelName: string, applyMarkdown = true): Record<string, unknown> {
+  const sender = org.users.get(m.sender_id)!;
+  const view: Record<string, unknown> = {
+    id: m.id,
+    sender_id: m.sender_id,
+    content: applyMarkdown ? m.rendered : m.content,
+    recipient_id: m.recipient_id,
+    timestamp: m.timestamp,
+    client: m.client,
+    subject: m.topic,
+    topic_links: [],
+    is_me_message: m.content.startsWith('/me '),
+    reactions: [],
+    submessages: [],
+    sender_full_name: sender.full_name,
+    sender_email: sender.email,
+    sender_realm_str: org.org.subdomain,
+    display_recipient: displayRecipient(org, m, channelName),
+    type: m.stream_id !== null ? 'stream' : 'private',
+    avatar_url: avatarUrl(sender.email),
+    content_type: applyMarkdown ? 'text/html' : 'text/x-markdown',
+  };
+  if (m.stream_id !== null) view.stream_id = m.stream_id;
+  return view;
+}

@@ -1,0 +1,95 @@
+/**
+ * The one codec of the append log: msgpack payloads framed with their length, a
+ * CRC32 and a seq. msgpackr decodes damaged bytes without complaint, so nothing is
+ * decoded before its frame's CRC has verified.
+ *
+ * Record layout (little endian):
+ *   u32 payload length | u32 crc32(seq bytes + payload) | u64 seq | payload
+ */
+import { crc32 } from 'node:zlib';
+import { Packr } from 'msgpackr';
+import type { Fact, Stamped } from '../actors/facts.js';
+
+/** Bumped whenever the encoding of facts changes incompatibly. */
+export const LOG_FORMAT_VERSION = 1;
+/** First bytes of every log segment. */
+export const LOG_MAGIC = Buffer.from('PRLYLOG\u0000', 'latin1');
+/** Magic, u32 format version, u32 reserved. */
+export const SEGMENT_HEADER_BYTES = 16;
+export const RECORD_HEADER_BYTES = 16;
+/** A record larger than this is certainly corrupt. */
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+
+// Plain msgpack maps, no shared structures: every record decodes on its own.
+const packr = new Packr({ useRecords: false, moreTypes: false });
+
+/** The header written at the start of each segment. */
+export function segmentHeader(): Buffer {
+  const header = Buffer.alloc(SEGMENT_HEADER_BYTES);
+  LOG_MAGIC.copy(header, 0);
+  header.writeUInt32LE(LOG_FORMAT_VERSION, 8);
+  return header;
+}
+
+/** Frames one fact as a log record. */
+export function encodeRecord(stamped: Stamped): Buffer {
+  const payload = packr.pack(stamped.fact);
+  const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + payload.length);
+  record.writeUInt32LE(payload.length, 0);
+  record.writeBigUInt64LE(BigInt(stamped.seq), 8);
+  payload.copy(record, RECORD_HEADER_BYTES);
+  record.writeUInt32LE(crc32(record.subarray(8)), 4);
+  return record;
+}
+
+/** What was found at one offset of a segment. */
+export type FrameResult =
+  | { kind: 'record'; stamped: Stamped; next: number }
+  | { kind: 'end' }
+  /** The segment ends inside this frame, or in zeros: a write that never completed. */
+  | { kind: 'torn'; reason: string }
+  /** A complete frame whose bytes do not verify. */
+  | { kind: 'corrupt'; reason: string };
+
+/** True when every byte from `from` to the end is zero (or there are none). Only called off the happy path. */
+function allZero(buf: Buffer, from: number): boolean {
+  for (let i = from; i < buf.length; i++) if (buf[i] !== 0) return false;
+  return true;
+}
+
+/** Reads the frame at `offset` of a segment buffer. */
+export function decodeFrame(buf: Buffer, offset: number): FrameResult {
+  if (offset === buf.length) return { kind: 'end' };
+  if (allZero(buf, offset)) return { kind: 'torn', reason: `${buf.length - offset} zero bytes at the end` };
+  if (buf.length - offset < RECORD_HEADER_BYTES) return { kind: 'torn', reason: 'incomplete record header' };
+  const length = buf.readUInt32LE(offset);
+  if (length === 0) return { kind: 'corrupt', reason: 'empty record' };
+  if (length > MAX_RECORD_BYTES) return { kind: 'corrupt', reason: `impossible record length ${length}` };
+  const end = offset + RECORD_HEADER_BYTES + length;
+  if (end > buf.length) return { kind: 'torn', reason: `record of ${length} bytes cut short` };
+  const crc = buf.readUInt32LE(offset + 4);
+  if (crc32(buf.subarray(offset + 8, end)) !== crc) {
+    // A final record, or one followed only by zeros, was being written when the process died.
+    return allZero(buf, end) ? { kind: 'torn', reason: 'checksum mismatch in the final record' } : { kind: 'corrupt', reason: 'checksum mismatch' };
+  }
+  const seq = Number(buf.readBigUInt64LE(offset + 8));
+  let fact: Fact;
+  try {
+    fact = packr.unpack(buf.subarray(offset + RECORD_HEADER_BYTES, end)) as Fact;
+  } catch (err) {
+    return { kind: 'corrupt', reason: `undecodable payload (${(err as Error).message})` };
+  }
+  if (!fact || typeof fact !== 'object' || typeof (fact as { type?: unknown }).type !== 'string') {
+    return { kind: 'corrupt', reason: 'payload is not a fact' };
+  }
+  return { kind: 'record', stamped: { seq, fact }, next: end };
+}
+
+/** Checks a segment's header; returns an error message or null. */
+export function checkSegmentHeader(buf: Buffer): string | null {
+  if (buf.length < SEGMENT_HEADER_BYTES) return 'segment shorter than its header';
+  if (!buf.subarray(0, 8).equals(LOG_MAGIC)) return 'not a Parley log segment (bad magic)';
+  const version = buf.readUInt32LE(8);
+  if (version !== LOG_FORMAT_VERSION) return `unsupported log format version ${version}`;
+  return null;
+}

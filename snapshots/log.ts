@@ -1,0 +1,284 @@
+/**
+ * The append log: segments of framed facts in the data directory, written with group
+ * commit. Every record appended during one event-loop turn shares one `write` and,
+ * under `PARLEY_FSYNC=always`, one `fdatasync`; a write's reply is released only once
+ * its record is durable under the policy. While one flush is in flight, new records
+ * gather for the next, so the disk is never idle while work waits.
+ */
+import { closeSync, fdatasync, fsyncSync, openSync, readdirSync, readFileSync, write as fsWrite, writeSync, statSync, ftruncateSync, copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Stamped } from '../actors/facts.js';
+import type { FactSink } from '../actors/runtime.js';
+import { checkSegmentHeader, decodeFrame, encodeRecord, segmentHeader, SEGMENT_HEADER_BYTES } from './codec.js';
+
+/** When appended records count as durable. */
+export type FsyncPolicy = 'always' | 'batch' | 'none';
+
+export interface LogOptions {
+  fsync: FsyncPolicy;
+  /** Interval of background fsyncs under `batch`. */
+  batchMs: number;
+  /** A segment rolls over once it reaches this size. */
+  segmentBytes: number;
+  /** Called when the disk fails us; the server must stop. */
+  onFatal(error: Error): void;
+}
+
+const SEGMENT = /^log-(\d{16})\.plog$/;
+
+/** File name of the segment whose first record has `seq`. */
+export function segmentName(firstSeq: number): string {
+  return `log-${String(firstSeq).padStart(16, '0')}.plog`;
+}
+
+/** Log segments in a directory, oldest first, with the seq each starts at. */
+export function listSegments(dir: string): Array<{ name: string; firstSeq: number }> {
+  return readdirSync(dir)
+    .map((name) => ({ name, m: SEGMENT.exec(name) }))
+    .filter((x) => x.m !== null)
+    .map((x) => ({ name: x.name, firstSeq: Number(x.m![1]) }))
+    .sort((a, b) => a.firstSeq - b.firstSeq);
+}
+
+/** Flushes a directory's entries (new or renamed files) to disk. */
+export function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Thrown when the log cannot be trusted; the message names the file and offset. */
+export class LogCorruption extends Error {}
+
+export interface ReadOptions {
+  /** Replay only records with a seq above this. */
+  afterSeq: number;
+  /** Stop after this seq (restore to a point). */
+  toSeq?: number;
+  /** Skip a corrupt record in the middle instead of refusing to start. */
+  skipCorrupt: boolean;
+  /** Receives recovery notes (torn tails, skipped records). */
+  log(line: string): void;
+}
+
+/** What reading the log found. */
+export interface ReadResult {
+  lastSeq: number;
+  records: number;
+  /** Where the valid prefix of the last segment ends, if its tail was torn. */
+  tornAt?: { file: string; offset: number };
+}
+
+/** Reads every record of the log in order, calling `onRecord` for each one after `afterSeq`. */
+export function readLog(dir: string, opts: ReadOptions, onRecord: (s: Stamped) => void): ReadResult {
+  const segments = listSegments(dir);
+  let lastSeq = 0;
+  let records = 0;
+  let tornAt: ReadResult['tornAt'];
+  for (let i = 0; i < segments.length; i++) {
+    const file = join(dir, segments[i].name);
+    const isLast = i === segments.length - 1;
+    const buf = readFileSync(file);
+    const headerError = checkSegmentHeader(buf);
+    if (headerError) {
+      if (isLast && buf.length < SEGMENT_HEADER_BYTES) {
+        opts.log(`log: ${file}: dropping a segment whose header was never completely written`);
+        tornAt = { file, offset: 0 };
+        break;
+      }
+      throw new LogCorruption(`${file} at offset 0: ${headerError}`);
+    }
+    let offset = SEGMENT_HEADER_BYTES;
+    for (;;) {
+      const frame = decodeFrame(buf, offset);
+      if (frame.kind === 'end') break;
+      if (frame.kind === 'torn' && isLast) {
+        opts.log(`log: ${file}: dropping a torn final record at offset ${offset} (${frame.reason})`);
+        tornAt = { file, offset };
+        break;
+      }
+      if (frame.kind !== 'record') {
+        const where = `${file} at offset ${offset}: ${frame.reason}`;
+        if (!opts.skipCorrupt) throw new LogCorruption(`corrupt log record in ${where}`);
+        opts.log(`log: skipping the rest of ${file} after a corrupt record (${where}), as asked`);
+        break;
+      }
+      const { stamped } = frame;
+      if (stamped.seq <= lastSeq) {
+        const where = `${file} at offset ${offset}: seq ${stamped.seq} does not follow ${lastSeq}`;
+        if (!opts.skipCorrupt) throw new LogCorruption(`corrupt log record in ${where}`);
+        opts.log(`log: skipping out-of-order record (${where}), as asked`);
+      } else {
+        lastSeq = stamped.seq;
+        if (opts.toSeq !== undefined && stamped.seq > opts.toSeq) return { lastSeq: opts.toSeq, records };
+        if (stamped.seq > opts.afterSeq) {
+          onRecord(stamped);
+          records++;
+        }
+      }
+      offset = frame.next;
+    }
+  }
+  return { lastSeq, records, tornAt };
+}
+
+/**
+ * Cuts a torn tail off the last segment so appends continue after the valid prefix.
+ * The dropped bytes are kept beside it, never destroyed.
+ */
+export function truncateTorn(torn: { file: string; offset: number }, log: (line: string) => void): void {
+  const size = statSync(torn.file).size;
+  const kept = `${torn.file}.torn-${Date.now()}`;
+  copyFileSync(torn.file, kept);
+  const fd = openSync(torn.file, 'r+');
+  try {
+    ftruncateSync(fd, torn.offset);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  log(`log: truncated ${torn.file} from ${size} to ${torn.offset} bytes; the original is kept as ${kept}`);
+}
+
+/** Appends facts to the log with group commit. Implements the runtime's `FactSink`. */
+export class LogWriter implements FactSink {
+  private fd = -1;
+  private size = 0;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private pendingFirstSeq = 0;
+  private callbacks: Array<() => void> = [];
+  private flushing = false;
+  private scheduled = false;
+  private failed: Error | undefined;
+  private batchTimer: NodeJS.Timeout | undefined;
+  private dirty = false;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(private readonly dir: string, private readonly opts: LogOptions, nextSeq: number) {
+    const segments = listSegments(dir);
+    if (segments.length === 0) this.openSegment(nextSeq);
+    else {
+      const last = join(dir, segments[segments.length - 1].name);
+      this.fd = openSync(last, 'a');
+      this.size = statSync(last).size;
+      if (this.size < SEGMENT_HEADER_BYTES) {
+        ftruncateSync(this.fd, 0);
+        writeSync(this.fd, segmentHeader());
+        this.size = SEGMENT_HEADER_BYTES;
+      }
+    }
+    if (opts.fsync === 'batch') {
+      this.batchTimer = setInterval(() => this.backgroundSync(), opts.batchMs);
+      this.batchTimer.unref();
+    }
+  }
+
+  append(records: Stamped[], onDurable: () => void): void {
+    if (this.failed) throw this.failed;
+    if (this.pending.length === 0) this.pendingFirstSeq = records[0].seq;
+    for (const r of records) {
+      const buf = encodeRecord(r);
+      this.pending.push(buf);
+      this.pendingBytes += buf.length;
+    }
+    this.callbacks.push(onDurable);
+    if (!this.flushing && !this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** Resolves once everything appended so far is durable. */
+  drain(): Promise<void> {
+    if (!this.flushing && !this.scheduled && this.pending.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private openSegment(firstSeq: number): void {
+    if (this.fd >= 0) {
+      fsyncSync(this.fd);
+      closeSync(this.fd);
+    }
+    const path = join(this.dir, segmentName(firstSeq));
+    this.fd = openSync(path, 'a');
+    writeSync(this.fd, segmentHeader());
+    fsyncSync(this.fd);
+    fsyncDir(this.dir);
+    this.size = SEGMENT_HEADER_BYTES;
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    if (this.pending.length === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+      return;
+    }
+    this.flushing = true;
+    if (this.size + this.pendingBytes > this.opts.segmentBytes && this.size > SEGMENT_HEADER_BYTES) {
+      try {
+        this.openSegment(this.pendingFirstSeq);
+      } catch (err) {
+        this.fail(err as Error);
+        return;
+      }
+    }
+    const buf = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending, this.pendingBytes);
+    const callbacks = this.callbacks;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.callbacks = [];
+    this.writeAll(buf, 0, () => {
+      this.size += buf.length;
+      const done = (): void => {
+        this.flushing = false;
+        for (const cb of callbacks) cb();
+        this.flush();
+      };
+      if (this.opts.fsync === 'always') {
+        fdatasync(this.fd, (err) => (err ? this.fail(err) : done()));
+      } else {
+        this.dirty = true;
+        done();
+      }
+    });
+  }
+
+  private writeAll(buf: Buffer, offset: number, then: () => void): void {
+    fsWrite(this.fd, buf, offset, buf.length - offset, null, (err, written) => {
+      if (err) return this.fail(err);
+      if (offset + written < buf.length) this.writeAll(buf, offset + written, then);
+      else then();
+    });
+  }
+
+  private backgroundSync(): void {
+    if (!this.dirty || this.fd < 0) return;
+    this.dirty = false;
+    fdatasync(this.fd, (err) => {
+      if (err) this.fail(err);
+    });
+  }
+
+  /** A failed write or fsync is never retried: the data's fate is unknown, so the server stops. */
+  private fail(error: Error): void {
+    this.failed = error;
+    this.opts.onFatal(error);
+  }
+
+  /** Flushes what is pending, syncs, and closes the segment. */
+  async close(): Promise<void> {
+    await this.drain();
+    if (this.batchTimer) clearInterval(this.batchTimer);
+    if (this.fd >= 0) {
+      fsyncSync(this.fd);
+      closeSync(this.fd);
+      this.fd = -1;
+    }
+  }
+}

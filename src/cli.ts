@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+/**
+ * `npx parley <command>`: the operator CLI.
+ *
+ *   parley serve [options]          run the server (same as npm start)
+ *   parley create-org --data-dir DIR --name NAME --subdomain SUB
+ *                     --owner-email EMAIL --owner-password PASSWORD [--owner-name NAME]
+ */
+import { openStore } from '../snapshots/store.js';
+import { createOrganization } from './bootstrap.js';
+import { ApiError } from './http/errors.js';
+
+const USAGE = `Usage:
+  parley serve [options]                 run the server (see parley serve --help)
+  parley create-org --data-dir DIR --name NAME --subdomain SUB \\
+                    --owner-email EMAIL --owner-password PASSWORD [--owner-name NAME]
+                                         create an organization on a stopped server's data directory
+`;
+
+/** Parses `--flag value` pairs; every flag must be one of `allowed`. */
+export function parseFlags(argv: string[], allowed: string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
+    if (!allowed.includes(flag)) throw new Error(`unknown option ${flag}`);
+    const value = inline ?? argv[++i];
+    if (value === undefined) throw new Error(`${flag} needs a value`);
+    out.set(flag, value);
+  }
+  return out;
+}
+
+function required(flags: Map<string, string>, name: string): string {
+  const v = flags.get(name);
+  if (v === undefined) throw new Error(`${name} is required`);
+  return v;
+}
+
+async function createOrg(argv: string[]): Promise<void> {
+  const flags = parseFlags(argv, ['--data-dir', '--name', '--subdomain', '--owner-email', '--owner-password', '--owner-name']);
+  const store = openStore({
+    dataDir: required(flags, '--data-dir'),
+    fsync: 'always',
+    fsyncBatchMs: 100,
+    segmentBytes: 64 * 1024 * 1024,
+    skipCorrupt: false,
+    log: (line) => console.error(line),
+    onFatal: (err) => {
+      console.error(`fatal: ${err.message}`);
+      process.exit(70);
+    },
+  });
+  try {
+    const created = await createOrganization(store.runtime, {
+      name: required(flags, '--name'),
+      subdomain: required(flags, '--subdomain'),
+      ownerEmail: required(flags, '--owner-email'),
+      ownerPassword: required(flags, '--owner-password'),
+      ownerName: flags.get('--owner-name') ?? required(flags, '--owner-email').split('@')[0],
+    });
+    console.log(JSON.stringify(created));
+  } finally {
+    await store.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const [command, ...rest] = process.argv.slice(2);
+  switch (command) {
+    case 'serve':
+      process.argv = [process.argv[0], process.argv[1], ...rest];
+      await import('./main.js');
+      return;
+    case 'create-org':
+      await createOrg(rest);
+      return;
+    case undefined:
+    case 'help':
+    case '--help':
+      process.stdout.write(USAGE);
+      return;
+    default:
+      throw new Error(`unknown command '${command}'\n${USAGE}`);
+  }
+}
+
+main().catch((err: unknown) => {
+  const message = err instanceof ApiError ? `${err.code}: ${err.message}` : (err as Error).message;
+  console.error(`parley: ${message}`);
+  process.exit(2);
+});

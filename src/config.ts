@@ -1,0 +1,89 @@
+/**
+ * Configuration, from command-line flags first, then `PARLEY_*` environment variables,
+ * then defaults. Every setting is documented in the README.
+ */
+import type { FsyncPolicy } from '../snapshots/log.js';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** The host name the server is reached at; `sub.<externalHost>` selects organization `sub`. */
+  externalHost: string;
+  fsync: FsyncPolicy;
+  fsyncBatchMs: number;
+  segmentBytes: number;
+  /** Request bodies over this many bytes get 413 before they are buffered. */
+  maxBodyBytes: number;
+  heartbeatMinMs: number;
+  heartbeatMaxMs: number;
+  queueLifespanMs: number;
+  queueMaxEvents: number;
+  skipCorrupt: boolean;
+}
+
+/** Each setting: its flag, its environment variable, its default and how to parse it. */
+const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v: string) => unknown; def: unknown }> = [
+  { key: 'host', flag: '--host', env: 'PARLEY_HOST', parse: String, def: '127.0.0.1' },
+  { key: 'port', flag: '--port', env: 'PARLEY_PORT', parse: int, def: 9991 },
+  { key: 'dataDir', flag: '--data-dir', env: 'PARLEY_DATA_DIR', parse: String, def: './data' },
+  { key: 'externalHost', flag: '--external-host', env: 'PARLEY_EXTERNAL_HOST', parse: String, def: 'localhost' },
+  { key: 'fsync', flag: '--fsync', env: 'PARLEY_FSYNC', parse: fsyncPolicy, def: 'always' },
+  { key: 'fsyncBatchMs', flag: '--fsync-batch-ms', env: 'PARLEY_FSYNC_BATCH_MS', parse: int, def: 100 },
+  { key: 'segmentBytes', flag: '--segment-bytes', env: 'PARLEY_SEGMENT_BYTES', parse: int, def: 64 * 1024 * 1024 },
+  { key: 'maxBodyBytes', flag: '--max-body-bytes', env: 'PARLEY_MAX_BODY_BYTES', parse: int, def: 25 * 1024 * 1024 },
+  { key: 'heartbeatMinMs', flag: '--heartbeat-min-ms', env: 'PARLEY_HEARTBEAT_MIN_MS', parse: int, def: 45000 },
+  { key: 'heartbeatMaxMs', flag: '--heartbeat-max-ms', env: 'PARLEY_HEARTBEAT_MAX_MS', parse: int, def: 55000 },
+  { key: 'queueLifespanMs', flag: '--queue-lifespan-ms', env: 'PARLEY_QUEUE_LIFESPAN_MS', parse: int, def: 600000 },
+  { key: 'queueMaxEvents', flag: '--queue-max-events', env: 'PARLEY_QUEUE_MAX_EVENTS', parse: int, def: 20000 },
+  { key: 'skipCorrupt', flag: '--skip-corrupt', env: 'PARLEY_SKIP_CORRUPT', parse: bool, def: false },
+];
+
+function int(v: string): number {
+  if (!/^\d+$/.test(v)) throw new Error(`expected a non-negative integer, got '${v}'`);
+  return Number(v);
+}
+
+function bool(v: string): boolean {
+  if (['1', 'true', 'yes', 'on', ''].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new Error(`expected true or false, got '${v}'`);
+}
+
+function fsyncPolicy(v: string): FsyncPolicy {
+  if (v === 'always' || v === 'batch' || v === 'none') return v;
+  throw new Error(`expected always, batch or none, got '${v}'`);
+}
+
+/** Reads the configuration. Throws with a clear message for a bad value or unknown flag. */
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
+  const config = {} as Record<string, unknown>;
+  for (const s of SETTINGS) {
+    const raw = env[s.env];
+    config[s.key] = raw === undefined ? s.def : wrap(s.env, () => s.parse(raw));
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
+    const s = SETTINGS.find((x) => x.flag === flag);
+    if (!s) throw new Error(`unknown option ${flag}`);
+    const value = inline ?? (s.parse === bool ? 'true' : argv[++i]);
+    if (value === undefined) throw new Error(`${flag} needs a value`);
+    config[s.key] = wrap(flag, () => s.parse(value));
+  }
+  const c = config as unknown as Config;
+  if (c.heartbeatMaxMs < c.heartbeatMinMs) throw new Error('heartbeat max must not be below heartbeat min');
+  return c;
+}
+
+function wrap<T>(name: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw new Error(`${name}: ${(err as Error).message}`);
+  }
+}
+
+/** The settings table, for `--help` and the README. */
+export function describeSettings(): string {
+  return SETTINGS.map((s) => `  ${s.flag.padEnd(20)} ${s.env.padEnd(26)} default ${JSON.stringify(s.def)}`).join('\n');
+}

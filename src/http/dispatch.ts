@@ -1,0 +1,161 @@
+/**
+ * The in-process request pipeline of the chat API: route lookup, organization by
+ * Host, authentication, parameter decoding and checking, the handler, and rendering.
+ * It never touches a socket: the uWS front end and the tests (`inject`) both call
+ * `handle` with a plain `IncomingRequest`.
+ */
+import { secretsEqual } from '../../actors/passwords.js';
+import { userByEmail } from '../../actors/organization.js';
+import type { Runtime } from '../../actors/runtime.js';
+import type { OrgRecord, UserRecord } from '../../actors/types.js';
+import type { Config } from '../config.js';
+import { decodeParams, MalformedBody } from './body.js';
+import { ApiError, errorBody, statusOf } from './errors.js';
+import { compileParams, type ParamChecker } from './params.js';
+import type { Reply, Route } from './route.js';
+import { Router } from './router.js';
+import { Abortable, type AbortHook, type IncomingRequest, type OutgoingResponse } from './types.js';
+
+const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
+const WWW_AUTHENTICATE: [string, string] = ['WWW-Authenticate', 'Basic realm="zulip"'];
+const DUMMY_KEY = 'x'.repeat(32);
+
+/** Picks the subdomain out of a Host header: `""` for a bare host or an IP address. */
+export function subdomainOf(host: string | undefined, externalHost: string): string {
+  if (!host) return '';
+  let name = host.trim().toLowerCase();
+  if (name.startsWith('[')) return '';
+  name = name.replace(/:\d+$/, '');
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(name)) return '';
+  const root = externalHost.toLowerCase().replace(/:\d+$/, '');
+  if (name === root) return '';
+  if (name.endsWith(`.${root}`)) return name.slice(0, -(root.length + 1));
+  return '';
+}
+
+function respond(status: number, body: string, extra?: Array<[string, string]>): OutgoingResponse {
+  return { status, headers: extra ? [JSON_TYPE, ...extra] : [JSON_TYPE], body };
+}
+
+/** Renders an error in the chat API's shape, with the status its code implies. */
+export function errorResponse(err: ApiError): OutgoingResponse {
+  const status = statusOf(err.code);
+  return respond(status, errorBody(err.code, err.message, err.extra), status === 401 ? [WWW_AUTHENTICATE] : undefined);
+}
+
+function render(reply: Reply, ignored: string[]): OutgoingResponse {
+  if ('raw' in reply) return respond(reply.status ?? 200, reply.raw);
+  const body: Record<string, unknown> = { result: 'success', msg: '', ...reply.json };
+  if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
+  return respond(reply.status ?? 200, JSON.stringify(body));
+}
+
+/** The chat API as a function from request to response. */
+export class ChatApp {
+  readonly router: Router;
+  private readonly checkers = new Map<Route, ParamChecker>();
+
+  constructor(readonly routes: Route[], private readonly runtime: Runtime, private readonly config: Config, private readonly log: (line: string) => void = console.error) {
+    this.router = new Router(routes);
+    for (const r of routes) this.checkers.set(r, compileParams(r));
+  }
+
+  /** Answers one request; long-polls answer later, through the returned promise. */
+  handle(req: IncomingRequest, abort: AbortHook): OutgoingResponse | Promise<OutgoingResponse> {
+    try {
+      const result = this.run(req, abort);
+      if (result instanceof Promise) return result.catch((err: unknown) => this.failure(err, req));
+      return result;
+    } catch (err) {
+      return this.failure(err, req);
+    }
+  }
+
+  private failure(err: unknown, req: IncomingRequest): OutgoingResponse {
+    if (err instanceof ApiError) return errorResponse(err);
+    if (err instanceof MalformedBody) return errorResponse(new ApiError('BAD_REQUEST', err.message));
+    this.log(`internal error on ${req.method} ${req.path}: ${(err as Error)?.stack ?? String(err)}`);
+    return respond(500, errorBody('INTERNAL_SERVER_ERROR', 'Internal server error'));
+  }
+
+  private run(req: IncomingRequest, abort: AbortHook): OutgoingResponse | Promise<OutgoingResponse> {
+    const found = this.router.lookup(req.method, req.path);
+    if (found.kind === 'none') throw new ApiError('NOT_FOUND', 'Endpoint not found');
+    if (found.kind === 'method') {
+      return respond(405, errorBody('METHOD_NOT_ALLOWED', 'Method Not Allowed', { allowed_methods: found.allowed }), [['Allow', found.allowed.join(', ')]]);
+    }
+    const { route, pathParams } = found.match;
+    const org = this.organization(req);
+    const user = route.auth === 'user' ? this.authenticate(req, org) : (undefined as unknown as UserRecord);
+    const { values, files } = decodeParams(req.headers['content-type'], req.body, req.query);
+    const { params, ignored } = this.checkers.get(route)!.check(values, pathParams);
+    const agent = req.headers['user-agent'] ?? '';
+    const client = agent.split(/[/ ]/)[0] || 'API';
+    const reply = route.handler({ params, user, org, runtime: this.runtime, config: this.config, request: req, abort, files, client });
+    if (reply instanceof Promise) return reply.then((r) => render(r, ignored));
+    return render(reply, ignored);
+  }
+
+  /** The organization the Host names. */
+  private organization(req: IncomingRequest): OrgRecord {
+    const sub = subdomainOf(req.headers.host, this.config.externalHost);
+    const server = this.runtime.server();
+    const id = server.bySubdomain.get(sub);
+    const org = id === undefined ? undefined : server.orgs.get(id);
+    if (!org) throw new ApiError('NONEXISTENT_SUBDOMAIN', 'There is no organization at this address.');
+    if (org.deactivated) throw new ApiError('REALM_DEACTIVATED', 'This organization has been deactivated');
+    return org;
+  }
+
+  /** HTTP Basic `email:api_key`, the key compared in constant time. */
+  private authenticate(req: IncomingRequest, org: OrgRecord): UserRecord {
+    const header = req.headers.authorization;
+    if (!header) throw new ApiError('UNAUTHORIZED', 'Not logged in: API authentication or user session required');
+    const [scheme, encoded] = header.trim().split(/\s+/, 2);
+    if (scheme.toLowerCase() !== 'basic' || !encoded) throw new ApiError('UNAUTHORIZED', 'Only Basic authentication is supported.');
+    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) throw new ApiError('UNAUTHORIZED', 'Invalid authorization header for basic auth');
+    const email = decoded.slice(0, colon);
+    const key = decoded.slice(colon + 1);
+    const orgCtx = this.runtime.org(org.id)!;
+    const user = userByEmail(orgCtx, email);
+    const matches = secretsEqual(key, user?.api_key ?? DUMMY_KEY);
+    if (!user || !matches) throw new ApiError('INVALID_API_KEY', 'Invalid API key');
+    if (!user.is_active) throw new ApiError('USER_DEACTIVATED', 'Account is deactivated');
+    return user;
+  }
+}
+
+/** A request for `inject`: only method and url are required. */
+export interface InjectRequest {
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  remoteAddress?: string;
+  abort?: Abortable;
+}
+
+/** Runs a request through an app without a socket, as Fastify's `inject` does. */
+export async function inject(app: { handle: ChatApp['handle'] }, r: InjectRequest): Promise<{ status: number; headers: Record<string, string>; body: string; json: any }> {
+  const q = r.url.indexOf('?');
+  const headers: Record<string, string> = { host: '127.0.0.1', ...Object.fromEntries(Object.entries(r.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])) };
+  const req: IncomingRequest = {
+    method: r.method.toUpperCase(),
+    path: q < 0 ? r.url : r.url.slice(0, q),
+    query: q < 0 ? '' : r.url.slice(q + 1),
+    headers,
+    body: typeof r.body === 'string' ? Buffer.from(r.body) : (r.body ?? Buffer.alloc(0)),
+    remoteAddress: r.remoteAddress ?? '127.0.0.1',
+  };
+  const res = await app.handle(req, r.abort ?? new Abortable());
+  const body = res.body.toString();
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: Object.fromEntries(res.headers.map(([k, v]) => [k.toLowerCase(), v])), body, json };
+}

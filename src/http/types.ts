@@ -1,0 +1,59 @@
+/**
+ * Transport-agnostic request and response. The uWS front end fills an `IncomingRequest`
+ * synchronously from its short-lived `HttpRequest`; tests build one by hand (`inject`).
+ */
+
+/** A request copied out of the transport, with its whole body already read. */
+export interface IncomingRequest {
+  /** Upper-case method, e.g. `GET`. */
+  method: string;
+  /** Path without the query string, still percent-encoded. */
+  path: string;
+  /** Raw query string, without the leading `?`. */
+  query: string;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  body: Buffer;
+  remoteAddress: string;
+}
+
+/** What a request is answered with. */
+export interface OutgoingResponse {
+  status: number;
+  headers: Array<[string, string]>;
+  body: string | Buffer;
+}
+
+/**
+ * Lets a handler learn that its client went away, so that a parked long-poll can be
+ * dropped. `onAbort` handlers run at most once.
+ */
+export interface AbortHook {
+  readonly aborted: boolean;
+  onAbort(fn: () => void): void;
+}
+
+/** A minimal `AbortHook` for requests that can be aborted from code (tests, transports). */
+export class Abortable implements AbortHook {
+  aborted = false;
+  private fns: Array<() => void> | undefined;
+  onAbort(fn: () => void): void {
+    if (this.aborted) fn();
+    else (this.fns ??= []).push(fn);
+  }
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const fns = this.fns;
+    this.fns = undefined;
+    if (fns) for (const fn of fns) fn();
+  }
+}
+
+/** HTTP reason phrases for the statuses Parley answers with. */
+export const STATUS_TEXT: Record<number, string> = {
+  200: 'OK', 201: 'Created', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized',
+  403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout',
+  413: 'Payload Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity',
+  429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+};

@@ -1,0 +1,112 @@
+/**
+ * The only module that touches uWebSockets.js. It follows uWS discipline in one place:
+ * - copy everything needed out of `HttpRequest` synchronously (it dies after the handler);
+ * - register `onAborted` before anything asynchronous;
+ * - copy each `onData` chunk (uWS reuses its memory);
+ * - refuse a body over the ceiling with 413 before buffering it;
+ * - write every response inside one `cork`.
+ */
+import uWS from 'uWebSockets.js';
+import { Abortable, STATUS_TEXT, type AbortHook, type IncomingRequest, type OutgoingResponse } from './types.js';
+
+/** Anything that answers requests: the chat API, the board. */
+export type Handler = (req: IncomingRequest, abort: AbortHook) => OutgoingResponse | Promise<OutgoingResponse>;
+
+export interface ListenOptions {
+  host: string;
+  port: number;
+  /** Largest request body accepted; larger ones get 413. */
+  maxBodyBytes: number;
+  /** Body for a 413, in the API's own error shape. */
+  tooLarge: () => OutgoingResponse;
+}
+
+/** A listening server. */
+export interface Listener {
+  port: number;
+  /** Stops accepting connections; open ones finish on their own. */
+  close(): void;
+}
+
+const decoder = new TextDecoder();
+
+function statusLine(status: number): string {
+  return `${status} ${STATUS_TEXT[status] ?? 'Unknown'}`;
+}
+
+/** Writes a response in one corked batch, unless the client has gone or it was answered already. */
+function write(res: uWS.HttpResponse & { answered?: boolean }, abort: Abortable, out: OutgoingResponse, close = false): void {
+  if (abort.aborted || res.answered) return;
+  res.answered = true;
+  res.cork(() => {
+    res.writeStatus(statusLine(out.status));
+    for (const [k, v] of out.headers) res.writeHeader(k, v);
+    res.end(out.body, close);
+  });
+}
+
+function reply(res: uWS.HttpResponse, abort: Abortable, result: OutgoingResponse | Promise<OutgoingResponse>): void {
+  if (result instanceof Promise) {
+    result.then(
+      (out) => write(res, abort, out),
+      () => write(res, abort, { status: 500, headers: [['Content-Type', 'application/json']], body: '{"result":"error","msg":"Internal server error","code":"INTERNAL_SERVER_ERROR"}' }),
+    );
+  } else write(res, abort, result);
+}
+
+/** Starts an HTTP listener that hands every request to `handler`. */
+export function listen(opts: ListenOptions, handler: Handler): Promise<Listener> {
+  const app = uWS.App();
+  app.any('/*', (res, req) => {
+    const abort = new Abortable();
+    res.onAborted(() => abort.abort());
+    const method = req.getCaseSensitiveMethod().toUpperCase();
+    const headers: Record<string, string> = {};
+    req.forEach((k, v) => {
+      headers[k] = v;
+    });
+    const request: IncomingRequest = {
+      method,
+      path: req.getUrl(),
+      query: req.getQuery() ?? '',
+      headers,
+      body: EMPTY,
+      remoteAddress: decoder.decode(res.getRemoteAddressAsText()),
+    };
+    const declared = headers['content-length'];
+    const hasBody = (declared !== undefined && declared !== '0') || headers['transfer-encoding'] !== undefined;
+    if (!hasBody) {
+      reply(res, abort, handler(request, abort));
+      return;
+    }
+    if (declared !== undefined && Number(declared) > opts.maxBodyBytes) {
+      write(res, abort, opts.tooLarge(), true);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.onData((chunk, isLast) => {
+      if (abort.aborted) return;
+      size += chunk.byteLength;
+      if (size > opts.maxBodyBytes) {
+        write(res, abort, opts.tooLarge(), true);
+        return;
+      }
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (!isLast) return;
+      request.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+      reply(res, abort, handler(request, abort));
+    });
+  });
+  return new Promise((resolve, reject) => {
+    app.listen(opts.host, opts.port, (socket) => {
+      if (!socket) {
+        reject(new Error(`cannot listen on ${opts.host}:${opts.port}`));
+        return;
+      }
+      resolve({ port: uWS.us_socket_local_port(socket), close: () => uWS.us_listen_socket_close(socket) });
+    });
+  });
+}
+
+const EMPTY = Buffer.alloc(0);

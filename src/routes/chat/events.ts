@@ -1,0 +1,56 @@
+/**
+ * `GET /events` and `DELETE /events`: the long-poll. A poll with nothing to return
+ * parks until its queue gets an event, a heartbeat comes due, or the client leaves.
+ */
+import type { Waiter } from '../../../actors/queues.js';
+import { missingArgument } from '../../http/errors.js';
+import { route, S, type Reply } from '../../http/route.js';
+import { createQueue, REGISTER_PARAMS, type RegisterParams } from './register.js';
+
+interface GetEventsParams extends RegisterParams {
+  queue_id?: string;
+  last_event_id?: number;
+  dont_block?: boolean;
+}
+
+export const getEvents = route<GetEventsParams>({
+  method: 'GET',
+  path: '/api/v1/events',
+  auth: 'user',
+  summary: 'Long-poll an event queue for new events',
+  params: {
+    queue_id: { schema: S.str },
+    last_event_id: { schema: { type: 'integer', minimum: -1 } },
+    dont_block: { schema: S.bool },
+    ...REGISTER_PARAMS,
+  },
+  handler({ params, org, user, runtime, abort, client }): Reply | Promise<Reply> {
+    const dontBlock = params.dont_block ?? false;
+    let queueId = params.queue_id;
+    if (queueId === undefined) {
+      if (!dontBlock) throw missingArgument('queue_id');
+      queueId = createQueue(runtime, org, user, params, client).queueId;
+    }
+    let deliver: ((reply: Reply) => void) | undefined;
+    const waiter: Waiter = { deliver: (raw, status) => deliver!({ raw, status }) };
+    const body = runtime.queues.poll(queueId, org.id, user.user_id, params.last_event_id ?? null, dontBlock, waiter);
+    if (body !== null) return { raw: body };
+    const id = queueId;
+    abort.onAbort(() => runtime.queues.unpark(id, waiter));
+    return new Promise<Reply>((resolve) => {
+      deliver = resolve;
+    });
+  },
+});
+
+export const deleteEvents = route<{ queue_id: string }>({
+  method: 'DELETE',
+  path: '/api/v1/events',
+  auth: 'user',
+  summary: 'Delete an event queue',
+  params: { queue_id: { schema: S.str, required: true } },
+  handler({ params, org, user, runtime }) {
+    runtime.queues.delete(params.queue_id, org.id, user.user_id);
+    return { json: {} };
+  },
+});

@@ -1,0 +1,29 @@
+/** Every route of the chat API, in one list the router and the API description are built from. */
+import type { Route } from '../../http/route.js';
+import { deleteEvents, getEvents } from './events.js';
+import { getMessage, getMessages, sendMessage, updateFlags } from './messages.js';
+import { register } from './register.js';
+import { fetchApiKey, getServerSettings } from './server.js';
+import { getStreamId, listOwnSubscriptions, listStreams, subscribe, unsubscribe } from './streams.js';
+import { createUser, getOwnUser, getUserById, listUsersRoute } from './users.js';
+
+export const chatRoutes: Route[] = [
+  getServerSettings,
+  fetchApiKey,
+  register,
+  getEvents,
+  deleteEvents,
+  sendMessage,
+  getMessages,
+  getMessage,
+  updateFlags,
+  listUsersRoute,
+  getOwnUser,
+  getUserById,
+  createUser,
+  listStreams,
+  getStreamId,
+  listOwnSubscriptions,
+  subscribe,
+  unsubscribe,
+];

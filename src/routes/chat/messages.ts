@@ -1,0 +1,152 @@
+/**
+ * Messages: send, fetch with narrows and anchors, fetch one, and personal flags.
+ */
+import { queryMessages, type MessageQuery } from '../../../actors/message_query.js';
+import { checkNarrow } from '../../../actors/narrow.js';
+import { accessMessage, channelIdByName, checkChannelId, messageForViewer, resolveUserIds } from '../../../actors/queries.js';
+import { ApiError, badRequest } from '../../http/errors.js';
+import { route, S, type Schema } from '../../http/route.js';
+
+/** Clients that show a message to its sender as they send it; their sends start out read. */
+const INTERACTIVE_CLIENTS = new Set(['website', 'ZulipWeb', 'ZulipMobile', 'ZulipElectron', 'ZulipDesktop', 'ZulipFlutter', 'ZulipTerminal']);
+
+const recipientSchema: Schema = {
+  oneOf: [{ type: 'string' }, { type: 'integer' }, { type: 'array', items: { type: ['integer', 'string'] } }],
+};
+
+interface SendParams {
+  type: 'stream' | 'channel' | 'private' | 'direct';
+  to: string | number | Array<string | number>;
+  topic?: string;
+  content: string;
+  queue_id?: string;
+  local_id?: string;
+  read_by_sender?: boolean;
+}
+
+export const sendMessage = route<SendParams>({
+  method: 'POST',
+  path: '/api/v1/messages',
+  auth: 'user',
+  summary: 'Send a channel message or a direct message',
+  params: {
+    type: { schema: { type: 'string', enum: ['stream', 'channel', 'private', 'direct'] }, required: true },
+    to: { schema: recipientSchema, required: true },
+    topic: { schema: S.str, aliases: ['subject'] },
+    content: { schema: S.str, required: true },
+    queue_id: { schema: S.str },
+    local_id: { schema: S.str },
+    read_by_sender: { schema: S.bool },
+  },
+  async handler({ params, org, user, runtime, client }) {
+    const readBySender = params.read_by_sender ?? INTERACTIVE_CLIENTS.has(client);
+    const hints = params.queue_id !== undefined && params.local_id !== undefined ? { localEcho: { queue_id: params.queue_id, local_id: params.local_id } } : undefined;
+    if (params.type === 'stream' || params.type === 'channel') {
+      const to = Array.isArray(params.to) ? params.to : [params.to];
+      if (to.length !== 1) throw badRequest('Channel messages need exactly one channel');
+      const target = to[0];
+      const streamId = typeof target === 'number' ? checkChannelId(runtime, org.id, target) : /^\d+$/.test(target) ? checkChannelId(runtime, org.id, Number(target)) : channelIdByName(runtime, org.id, target);
+      if (params.topic === undefined) throw new ApiError('BAD_REQUEST', 'Missing topic', { var_name: 'topic' });
+      const value = await runtime.execute(
+        { kind: 'channel', org: org.id, stream_id: streamId, command: { type: 'SEND_CHANNEL_MESSAGE', org: org.id, sender_id: user.user_id, topic: params.topic, content: params.content, client, read_by_sender: readBySender } },
+        hints,
+      );
+      return { json: value as Record<string, unknown> };
+    }
+    const items = Array.isArray(params.to) ? params.to : typeof params.to === 'number' ? [params.to] : params.to.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    const to = resolveUserIds(runtime, org.id, items);
+    const value = await runtime.execute(
+      { kind: 'org', org: org.id, command: { type: 'SEND_DIRECT', sender_id: user.user_id, to, content: params.content, client, read_by_sender: readBySender } },
+      hints,
+    );
+    return { json: value as Record<string, unknown> };
+  },
+});
+
+interface GetMessagesParams {
+  anchor?: string | number;
+  num_before?: number;
+  num_after?: number;
+  narrow?: unknown[];
+  include_anchor?: boolean;
+  apply_markdown?: boolean;
+  use_first_unread_anchor?: boolean;
+}
+
+function parseAnchor(raw: string | number | undefined, useFirstUnread: boolean): MessageQuery['anchor'] {
+  if (useFirstUnread) return 'first_unread';
+  if (raw === undefined) return 'first_unread';
+  if (typeof raw === 'number') return raw;
+  if (raw === 'newest' || raw === 'oldest' || raw === 'first_unread') return raw;
+  throw new ApiError('BAD_REQUEST', 'Invalid anchor', { var_name: 'anchor' });
+}
+
+export const getMessages = route<GetMessagesParams>({
+  method: 'GET',
+  path: '/api/v1/messages',
+  auth: 'user',
+  summary: 'Fetch messages around an anchor, filtered by a narrow',
+  params: {
+    anchor: { schema: { oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string' }] } },
+    num_before: { schema: S.nonNegInt, required: true },
+    num_after: { schema: S.nonNegInt, required: true },
+    narrow: { schema: { type: 'array' } },
+    include_anchor: { schema: S.bool },
+    apply_markdown: { schema: S.bool },
+    client_gravatar: { schema: S.bool },
+    use_first_unread_anchor: { schema: S.bool },
+  },
+  handler({ params, org, user, runtime }) {
+    const page = queryMessages(runtime, {
+      org: org.id,
+      user_id: user.user_id,
+      anchor: parseAnchor(params.anchor, params.use_first_unread_anchor ?? false),
+      num_before: params.num_before!,
+      num_after: params.num_after!,
+      include_anchor: params.include_anchor ?? true,
+      narrow: checkNarrow(params.narrow ?? []),
+    });
+    const applyMarkdown = params.apply_markdown ?? true;
+    return {
+      json: {
+        messages: page.messages.map((m) => messageForViewer(runtime, org.id, user.user_id, m, applyMarkdown)),
+        anchor: page.anchor,
+        found_anchor: page.found_anchor,
+        found_oldest: page.found_oldest,
+        found_newest: page.found_newest,
+        history_limited: page.history_limited,
+      },
+    };
+  },
+});
+
+export const getMessage = route<{ message_id: number; apply_markdown?: boolean }>({
+  method: 'GET',
+  path: '/api/v1/messages/{message_id}',
+  auth: 'user',
+  summary: 'Fetch one message',
+  params: { message_id: { schema: S.nonNegInt, in: 'path', required: true }, apply_markdown: { schema: S.bool } },
+  handler({ params, org, user, runtime }) {
+    const m = accessMessage(runtime, org.id, user, params.message_id);
+    return { json: { raw_content: m.content, message: messageForViewer(runtime, org.id, user.user_id, m, params.apply_markdown ?? true) } };
+  },
+});
+
+export const updateFlags = route<{ messages: number[]; op: 'add' | 'remove'; flag: string }>({
+  method: 'POST',
+  path: '/api/v1/messages/flags',
+  auth: 'user',
+  summary: 'Add or remove a personal flag on messages',
+  params: {
+    messages: { schema: S.intArray, required: true },
+    op: { schema: { type: 'string', enum: ['add', 'remove'] }, required: true },
+    flag: { schema: S.str, required: true },
+  },
+  async handler({ params, org, user, runtime }) {
+    for (const id of params.messages) accessMessage(runtime, org.id, user, id);
+    const value = (await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'UPDATE_FLAGS', org: org.id, op: params.op, flag: params.flag, messages: params.messages } })) as { messages: number[] };
+    const json: Record<string, unknown> = { messages: value.messages };
+    if (params.flag === 'read' && params.op === 'remove') json.ignored_because_not_subscribed_channels = [];
+    return { json };
+  },
+});

@@ -1,0 +1,77 @@
+/**
+ * `POST /register`: create an event queue and return the initial state. The queue is
+ * created first and the state gathered in the same synchronous step, so every fact
+ * is either already in the state or on its way to the queue: never both, never neither.
+ */
+import { checkNarrow, type NarrowTerm } from '../../../actors/narrow.js';
+import { fetchInitialState, versionFields } from '../../../actors/register_state.js';
+import type { Runtime } from '../../../actors/runtime.js';
+import type { OrgRecord, UserRecord } from '../../../actors/types.js';
+import { route, S, type Schema, type ParamSpec } from '../../http/route.js';
+import { realmUrl } from './server.js';
+import type { Config } from '../../config.js';
+
+const nullableStrings: Schema = { type: ['array', 'null'], items: { type: 'string' } };
+
+/** Parameters shared by `POST /register` and queue-creating `GET /events`. */
+export const REGISTER_PARAMS: Record<string, ParamSpec> = {
+  apply_markdown: { schema: S.bool },
+  client_gravatar: { schema: S.bool },
+  include_subscribers: { schema: { oneOf: [{ type: 'boolean' }, { type: 'string', enum: ['partial'] }] } },
+  slim_presence: { schema: S.bool },
+  presence_history_limit_days: { schema: S.int },
+  event_types: { schema: nullableStrings },
+  fetch_event_types: { schema: nullableStrings },
+  all_public_streams: { schema: S.bool },
+  client_capabilities: { schema: { type: 'object' } },
+  narrow: { schema: { type: 'array' } },
+  queue_lifespan_secs: { schema: { type: 'integer', minimum: 0 } },
+};
+
+export interface RegisterParams {
+  event_types?: string[] | null;
+  fetch_event_types?: string[] | null;
+  narrow?: unknown[];
+  queue_lifespan_secs?: number;
+  include_subscribers?: boolean | 'partial';
+}
+
+/** Creates a queue for `user` with the register parameters; returns its id. */
+export function createQueue(runtime: Runtime, org: OrgRecord, user: UserRecord, params: RegisterParams, client: string): { queueId: string; narrow: NarrowTerm[] } {
+  const narrow = checkNarrow(params.narrow ?? []);
+  const queueId = runtime.queues.create({
+    org: org.id,
+    user_id: user.user_id,
+    event_types: params.event_types ?? null,
+    narrow,
+    client,
+    lifespan_secs: params.queue_lifespan_secs ?? null,
+  });
+  return { queueId, narrow };
+}
+
+/** Builds a full register response for a freshly created queue. */
+export function registerResponse(runtime: Runtime, config: Config, org: OrgRecord, user: UserRecord, params: RegisterParams, host: string | undefined, queueId: string): Record<string, unknown> {
+  const fetchTypes = params.fetch_event_types !== undefined ? params.fetch_event_types : params.event_types;
+  const state = fetchInitialState(runtime, {
+    org,
+    user,
+    fetch: fetchTypes ? new Set(fetchTypes) : null,
+    realmUrl: realmUrl(host),
+    heartbeatMaxMs: config.heartbeatMaxMs,
+    includeSubscribers: params.include_subscribers !== false,
+  });
+  return { queue_id: queueId, last_event_id: -1, ...versionFields(), ...state };
+}
+
+export const register = route<RegisterParams>({
+  method: 'POST',
+  path: '/api/v1/register',
+  auth: 'user',
+  summary: 'Register an event queue and fetch the initial state',
+  params: REGISTER_PARAMS,
+  handler({ params, org, user, runtime, config, request, client }) {
+    const { queueId } = createQueue(runtime, org, user, params, client);
+    return { json: registerResponse(runtime, config, org, user, params, request.headers.host, queueId) };
+  },
+});

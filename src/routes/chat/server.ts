@@ -1,0 +1,58 @@
+/**
+ * Server settings and API key exchange: the two endpoints a client calls before it
+ * has credentials.
+ */
+import { verifyPassword } from '../../../actors/passwords.js';
+import { findUserByEmail } from '../../../actors/queries.js';
+import { versionFields } from '../../../actors/register_state.js';
+import { ApiError } from '../../http/errors.js';
+import { route, S } from '../../http/route.js';
+
+/** The URL clients reach this organization at, from the request's Host. */
+export function realmUrl(host: string | undefined): string {
+  return `http://${host ?? '127.0.0.1'}`;
+}
+
+export const getServerSettings = route({
+  method: 'GET',
+  path: '/api/v1/server_settings',
+  auth: 'none',
+  summary: 'Server and organization settings a client needs before logging in',
+  params: {},
+  handler({ org, request }) {
+    const url = realmUrl(request.headers.host);
+    return {
+      json: {
+        authentication_methods: { password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false, azuread: false, gitlab: false, apple: false, google: false, saml: false, 'openid connect': false },
+        external_authentication_methods: [],
+        ...versionFields(),
+        push_notifications_enabled: false,
+        is_incompatible: false,
+        email_auth_enabled: true,
+        require_email_format_usernames: true,
+        realm_url: url,
+        realm_uri: url,
+        realm_name: org.name,
+        realm_icon: `${url}/static/images/logo/zulip-icon-128x128.png`,
+        realm_description: org.description ? `<p>${org.description}</p>` : '',
+        realm_web_public_access_enabled: false,
+      },
+    };
+  },
+});
+
+export const fetchApiKey = route<{ username: string; password: string }>({
+  method: 'POST',
+  path: '/api/v1/fetch_api_key',
+  auth: 'none',
+  summary: 'Exchange an email and password for an API key',
+  params: { username: { schema: S.str, required: true }, password: { schema: S.str, required: true } },
+  async handler({ params, org, runtime }) {
+    const user = findUserByEmail(runtime, org.id, params.username);
+    // Verify even for unknown users, so timing does not reveal which emails exist.
+    const ok = await verifyPassword(params.password, user?.password_hash || 'scrypt$00$00');
+    if (!user || !ok) throw new ApiError('AUTHENTICATION_FAILED', 'Your username or password is incorrect');
+    if (!user.is_active) throw new ApiError('USER_DEACTIVATED', 'Your account has been disabled');
+    return { json: { api_key: user.api_key, email: user.email, user_id: user.user_id } };
+  },
+});

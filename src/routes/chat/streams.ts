@@ -1,0 +1,117 @@
+/**
+ * Channels and subscriptions: list channels, look one up by name, list, add and
+ * remove subscriptions. Subscribing to a missing channel creates it where permitted.
+ */
+import { channelIdByName, listChannels, listSubscriptions, resolveUserIds } from '../../../actors/queries.js';
+import { route, S, type Schema } from '../../http/route.js';
+
+export const listStreams = route<{ include_public?: boolean; include_subscribed?: boolean; include_all?: boolean; include_all_active?: boolean }>({
+  method: 'GET',
+  path: '/api/v1/streams',
+  auth: 'user',
+  summary: 'List the channels the user can see',
+  params: {
+    include_public: { schema: S.bool },
+    include_web_public: { schema: S.bool },
+    include_subscribed: { schema: S.bool },
+    exclude_archived: { schema: S.bool },
+    include_all: { schema: S.bool },
+    include_all_active: { schema: S.bool },
+    include_default: { schema: S.bool },
+    include_owner_subscribed: { schema: S.bool },
+    include_can_access_content: { schema: S.bool },
+  },
+  handler({ params, org, user, runtime }) {
+    const streams = listChannels(runtime, org.id, user, {
+      include_public: params.include_public ?? true,
+      include_subscribed: params.include_subscribed ?? true,
+      include_all: params.include_all ?? params.include_all_active ?? false,
+    });
+    return { json: { streams } };
+  },
+});
+
+export const getStreamId = route<{ stream: string }>({
+  method: 'GET',
+  path: '/api/v1/get_stream_id',
+  auth: 'user',
+  summary: 'Look a channel id up by name',
+  params: { stream: { schema: S.str, required: true } },
+  handler({ params, org, runtime }) {
+    return { json: { stream_id: channelIdByName(runtime, org.id, params.stream) } };
+  },
+});
+
+export const listOwnSubscriptions = route<{ include_subscribers?: boolean }>({
+  method: 'GET',
+  path: '/api/v1/users/me/subscriptions',
+  auth: 'user',
+  summary: "List the user's subscriptions",
+  params: { include_subscribers: { schema: S.bool } },
+  handler({ params, org, user, runtime }) {
+    return { json: { subscriptions: listSubscriptions(runtime, org.id, user.user_id, params.include_subscribers ?? false) } };
+  },
+});
+
+const principalsSchema: Schema = { type: 'array', items: { type: ['integer', 'string'] } };
+
+interface SubscribeParams {
+  subscriptions: Array<{ name: string; description?: string }>;
+  principals?: Array<string | number>;
+  authorization_errors_fatal?: boolean;
+  invite_only?: boolean;
+  is_web_public?: boolean;
+  history_public_to_subscribers?: boolean;
+}
+
+export const subscribe = route<SubscribeParams>({
+  method: 'POST',
+  path: '/api/v1/users/me/subscriptions',
+  auth: 'user',
+  summary: 'Subscribe users to channels, creating channels that do not exist',
+  params: {
+    subscriptions: {
+      schema: { type: 'array', items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, description: { type: 'string' } } } },
+      required: true,
+    },
+    principals: { schema: principalsSchema },
+    authorization_errors_fatal: { schema: S.bool },
+    announce: { schema: S.bool },
+    invite_only: { schema: S.bool },
+    is_web_public: { schema: S.bool },
+    is_default_stream: { schema: S.bool },
+    history_public_to_subscribers: { schema: S.bool },
+    message_retention_days: { schema: { oneOf: [{ type: 'string' }, { type: 'integer' }] } },
+  },
+  async handler({ params, org, user, runtime }) {
+    const principals = params.principals ? resolveUserIds(runtime, org.id, params.principals) : null;
+    const value = await runtime.execute({
+      kind: 'org',
+      org: org.id,
+      command: {
+        type: 'SUBSCRIBE',
+        actor_id: user.user_id,
+        channels: params.subscriptions,
+        principals,
+        invite_only: params.invite_only ?? false,
+        history_public_to_subscribers: params.history_public_to_subscribers ?? null,
+        is_web_public: params.is_web_public ?? false,
+        authorization_errors_fatal: params.authorization_errors_fatal ?? true,
+      },
+    });
+    return { json: value as Record<string, unknown> };
+  },
+});
+
+export const unsubscribe = route<{ subscriptions: string[]; principals?: Array<string | number> }>({
+  method: 'DELETE',
+  path: '/api/v1/users/me/subscriptions',
+  auth: 'user',
+  summary: 'Unsubscribe users from channels',
+  params: { subscriptions: { schema: S.strArray, required: true }, principals: { schema: principalsSchema } },
+  async handler({ params, org, user, runtime }) {
+    const principals = params.principals ? resolveUserIds(runtime, org.id, params.principals) : null;
+    const value = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UNSUBSCRIBE', actor_id: user.user_id, names: params.subscriptions, principals } });
+    return { json: value as Record<string, unknown> };
+  },
+});

@@ -1,0 +1,70 @@
+/**
+ * Users: list, fetch, and create (administrators only).
+ */
+import { hashPassword } from '../../../actors/passwords.js';
+import { getUser, listUsers } from '../../../actors/queries.js';
+import { Role } from '../../../actors/types.js';
+import { userView } from '../../../actors/views.js';
+import { adminRequired } from '../../http/errors.js';
+import { route, S } from '../../http/route.js';
+
+export const listUsersRoute = route<{ user_ids?: number[] }>({
+  method: 'GET',
+  path: '/api/v1/users',
+  auth: 'user',
+  summary: 'List the users of the organization',
+  params: { client_gravatar: { schema: S.bool }, include_custom_profile_fields: { schema: S.bool }, user_ids: { schema: S.intArray } },
+  handler({ params, org, runtime }) {
+    let members = listUsers(runtime, org.id);
+    if (params.user_ids) {
+      const wanted = new Set(params.user_ids);
+      members = members.filter((m) => wanted.has(m.user_id as number));
+    }
+    return { json: { members } };
+  },
+});
+
+export const getOwnUser = route({
+  method: 'GET',
+  path: '/api/v1/users/me',
+  auth: 'user',
+  summary: 'Fetch the authenticated user',
+  params: {},
+  handler({ user, runtime }) {
+    return { json: { ...userView(user), profile_data: {}, max_message_id: runtime.server().maxMessageId } };
+  },
+});
+
+export const getUserById = route<{ user_id: number }>({
+  method: 'GET',
+  path: '/api/v1/users/{user_id}',
+  auth: 'user',
+  summary: 'Fetch a user by id',
+  params: { user_id: { schema: S.nonNegInt, in: 'path', required: true }, client_gravatar: { schema: S.bool }, include_custom_profile_fields: { schema: S.bool } },
+  handler({ params, org, runtime }) {
+    return { json: { user: getUser(runtime, org.id, params.user_id) } };
+  },
+});
+
+export const createUser = route<{ email: string; password: string; full_name: string }>({
+  method: 'POST',
+  path: '/api/v1/users',
+  auth: 'user',
+  summary: 'Create a user (organization administrators only)',
+  params: {
+    email: { schema: S.str, required: true },
+    password: { schema: { type: 'string', minLength: 1, maxLength: 1024 }, required: true },
+    full_name: { schema: S.str, required: true },
+  },
+  async handler({ params, org, user, runtime }) {
+    // Cheap permission check before the expensive hash; the actor checks again.
+    if (user.role > Role.ADMIN) throw adminRequired();
+    const password_hash = await hashPassword(params.password);
+    const value = (await runtime.execute({
+      kind: 'org',
+      org: org.id,
+      command: { type: 'CREATE_USER', actor_id: user.user_id, email: params.email, password_hash, full_name: params.full_name, role: Role.MEMBER },
+    })) as { user_id: number };
+    return { json: { user_id: value.user_id } };
+  },
+});

@@ -1,0 +1,91 @@
+/**
+ * Boots Parley: recovers the data directory, makes sure an organization exists,
+ * and serves the chat API over uWebSockets.js. `stop` shuts down in order: stop
+ * accepting, complete parked polls, flush the log, release the data directory.
+ */
+import type { RuntimeOptions } from '../actors/runtime.js';
+import { openStore, type Store } from '../snapshots/store.js';
+import { createOrganization, randomPassword, type CreatedOrg } from './bootstrap.js';
+import type { Config } from './config.js';
+import { ChatApp, errorResponse } from './http/dispatch.js';
+import { ApiError } from './http/errors.js';
+import { listen, type Listener } from './http/uws.js';
+import { chatRoutes } from './routes/chat/index.js';
+
+export interface RunningServer {
+  port: number;
+  store: Store;
+  app: ChatApp;
+  /** Set when this start created the default organization. */
+  bootstrapped?: CreatedOrg & { password: string };
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  log(line: string): void;
+  /** Called when the log cannot be written; by default the process exits. */
+  onFatal?(error: Error): void;
+  runtime?: Partial<RuntimeOptions>;
+}
+
+/** The runtime's queue timings, from the configuration. */
+export function queueTimings(config: Config): RuntimeOptions['queues'] {
+  return {
+    heartbeatMinMs: config.heartbeatMinMs,
+    heartbeatMaxMs: config.heartbeatMaxMs,
+    defaultLifespanMs: config.queueLifespanMs,
+    maxLifespanMs: 7 * 24 * 3600 * 1000,
+    maxEvents: config.queueMaxEvents,
+  };
+}
+
+export async function startServer(config: Config, opts: StartOptions): Promise<RunningServer> {
+  const fatal = opts.onFatal ?? ((error: Error) => {
+    opts.log(`fatal: the log could not be written (${error.message}); stopping so that no unrecorded write is acknowledged`);
+    process.exit(70);
+  });
+  const store = openStore({
+    dataDir: config.dataDir,
+    fsync: config.fsync,
+    fsyncBatchMs: config.fsyncBatchMs,
+    segmentBytes: config.segmentBytes,
+    skipCorrupt: config.skipCorrupt,
+    log: opts.log,
+    onFatal: fatal,
+    runtime: { queues: queueTimings(config), ...opts.runtime },
+  });
+  const { runtime } = store;
+  let bootstrapped: RunningServer['bootstrapped'];
+  if (runtime.server().orgs.size === 0) {
+    const password = randomPassword();
+    const created = await createOrganization(runtime, { name: 'Parley', subdomain: '', ownerEmail: 'owner@localhost', ownerPassword: password, ownerName: 'Owner' });
+    bootstrapped = { ...created, password };
+  }
+  const app = new ChatApp(chatRoutes, runtime, config, opts.log);
+  let listener: Listener;
+  try {
+    listener = await listen(
+      { host: config.host, port: config.port, maxBodyBytes: config.maxBodyBytes, tooLarge: () => errorResponse(new ApiError('PAYLOAD_TOO_LARGE', `Request body too large (limit: ${config.maxBodyBytes} bytes)`)) },
+      (req, abort) => app.handle(req, abort),
+    );
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  runtime.queues.start();
+  let stopping: Promise<void> | undefined;
+  return {
+    port: listener.port,
+    store,
+    app,
+    bootstrapped,
+    stop() {
+      stopping ??= (async () => {
+        listener.close();
+        runtime.queues.releaseAll();
+        await store.close();
+      })();
+      return stopping;
+    },
+  };
+}
