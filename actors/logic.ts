@@ -70,6 +70,8 @@ export function domainLogic<Ctx extends Versioned, C>(spec: DomainSpec<Ctx, C>, 
       ctx.seq = event.stamped.seq;
       return ctx;
     }
+    // XState's own lifecycle events (such as stop) pass through unchanged.
+    if (event.type !== 'command') return ctx;
     let outcome: Outcome;
     try {
       const decision = spec.decide(ctx, event.command, event.env);

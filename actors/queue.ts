@@ -80,6 +80,8 @@ export const queueLogic = fromTransition<QueueContext, QueueEvent, any, QueueCon
     case 'touch':
       ctx.last_active = event.now;
       return ctx;
+    default:
+      return ctx;
   }
 }, ({ input }) => input);
 

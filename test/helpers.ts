@@ -1,0 +1,107 @@
+/**
+ * Shared fixtures: an in-process chat server (no socket) with an injected clock, and
+ * a request helper that encodes parameters the way Zulip clients do.
+ */
+import { defaultRuntimeOptions, Runtime, volatileSink, type FactSink, type RuntimeOptions } from '../actors/runtime.js';
+import { createOrganization, type CreatedOrg } from '../src/bootstrap.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { ChatApp, inject, type InjectRequest } from '../src/http/dispatch.js';
+import { chatRoutes } from '../src/routes/chat/index.js';
+import { Abortable } from '../src/http/types.js';
+
+/** A user's credentials. */
+export interface Credentials {
+  user_id: number;
+  email: string;
+  api_key: string;
+}
+
+export interface ApiResult {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  json: any;
+}
+
+/** Encodes parameters as form fields: lists and objects JSON-encoded, as Zulip expects. */
+export function encodeParams(params: Record<string, unknown>): string {
+  const usp = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined) continue;
+    usp.append(k, typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v));
+  }
+  return usp.toString();
+}
+
+export function basicAuth(c: { email: string; api_key: string }): string {
+  return 'Basic ' + Buffer.from(`${c.email}:${c.api_key}`).toString('base64');
+}
+
+export interface ChatFixture {
+  runtime: Runtime;
+  app: ChatApp;
+  config: Config;
+  /** The injected clock, in ms; advance it with `clock.t += n`. */
+  clock: { t: number };
+  owner: Credentials;
+  org: CreatedOrg;
+  /** Calls the API as `who` (or unauthenticated with null). GET and DELETE send params in the query. */
+  call(who: Credentials | null, method: string, path: string, params?: Record<string, unknown>, extra?: Partial<InjectRequest>): Promise<ApiResult>;
+  /** Creates a member and returns their credentials. */
+  createUser(email: string, fullName?: string): Promise<Credentials>;
+  /** Subscribes users (by credentials) to a channel, creating it if needed. */
+  subscribe(who: Credentials, channel: string, principals?: number[]): Promise<ApiResult>;
+  stop(): void;
+}
+
+export interface FixtureOptions {
+  config?: Partial<Config>;
+  queues?: Partial<RuntimeOptions['queues']>;
+  sink?: FactSink;
+}
+
+/** Builds an in-process server with one organization and its owner. */
+export async function chatFixture(opts: FixtureOptions = {}): Promise<ChatFixture> {
+  const clock = { t: 1_800_000_000_000 };
+  const defaults = defaultRuntimeOptions(opts.sink ?? volatileSink);
+  const runtime = new Runtime({ ...defaults, now: () => clock.t, random: () => 0.5, queues: { ...defaults.queues, ...opts.queues } });
+  const config: Config = { ...loadConfig([], {}), ...opts.config };
+  const logs: string[] = [];
+  const app = new ChatApp(chatRoutes, runtime, config, (line) => logs.push(line));
+  const org = await createOrganization(runtime, { name: 'Test Org', subdomain: '', ownerEmail: 'owner@example.com', ownerPassword: 'owner-pass', ownerName: 'Olivia Owner' });
+  const owner: Credentials = { user_id: org.owner.user_id, email: org.owner.email, api_key: org.owner.api_key };
+  const call: ChatFixture['call'] = async (who, method, path, params = {}, extra = {}) => {
+    const encoded = encodeParams(params);
+    const m = method.toUpperCase();
+    const inQuery = m === 'GET' || m === 'DELETE';
+    const headers: Record<string, string> = { ...(who ? { authorization: basicAuth(who) } : {}) };
+    if (!inQuery && encoded) headers['content-type'] = 'application/x-www-form-urlencoded';
+    return inject(app, {
+      method: m,
+      url: inQuery && encoded ? `${path}?${encoded}` : path,
+      body: inQuery ? undefined : encoded,
+      ...extra,
+      headers: { ...headers, ...(extra.headers ?? {}) },
+    });
+  };
+  const createUser: ChatFixture['createUser'] = async (email, fullName) => {
+    const created = await call(owner, 'POST', '/api/v1/users', { email, password: 'pw-' + email, full_name: fullName ?? email.split('@')[0] });
+    if (created.status !== 200) throw new Error(`createUser failed: ${created.body}`);
+    const key = await call(null, 'POST', '/api/v1/fetch_api_key', { username: email, password: 'pw-' + email });
+    return { user_id: created.json.user_id, email, api_key: key.json.api_key };
+  };
+  const subscribe: ChatFixture['subscribe'] = (who, channel, principals) =>
+    call(who, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: channel }], principals });
+  return { runtime, app, config, clock, owner, org, call, createUser, subscribe, stop: () => runtime.stop() };
+}
+
+/** Starts a request that may park; returns its promise and the handle to abort it. */
+export function startPoll(f: ChatFixture, who: Credentials, params: Record<string, unknown>): { result: Promise<ApiResult>; abort: Abortable } {
+  const abort = new Abortable();
+  return { result: f.call(who, 'GET', '/api/v1/events', params, { abort }), abort };
+}
+
+/** Resolves after the event loop has turned, so batched deliveries have run. */
+export function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
