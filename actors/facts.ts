@@ -7,8 +7,12 @@ import type { ChannelRecord, MessageRecord, OrgRecord, SubscriptionProps, UserRe
 
 /** An organization and its first owner came into being. */
 export interface OrgCreated { type: 'OrgCreated'; org: OrgRecord; owner: UserRecord }
+/** An organization was deactivated (`active` false) or reactivated by an operator. */
+export interface OrgActivationChanged { type: 'OrgActivationChanged'; org: number; active: boolean }
 /** A user joined an organization. */
 export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }
+/** A user was deactivated (`active` false) or reactivated (`active` true). */
+export interface UserActivationChanged { type: 'UserActivationChanged'; org: number; user_id: number; active: boolean; acting_user_id: number | null }
 /** A channel was created. */
 export interface ChannelCreated { type: 'ChannelCreated'; org: number; channel: ChannelRecord }
 /** Users were subscribed to a channel, each with their subscription settings. */
@@ -47,7 +51,7 @@ export interface FlagsUpdated {
   messages: number[];
 }
 
-export type Fact = OrgCreated | UserCreated | ChannelCreated | Subscribed | Unsubscribed | MessageSent | FlagsUpdated;
+export type Fact = OrgCreated | OrgActivationChanged | UserCreated | UserActivationChanged | ChannelCreated | Subscribed | Unsubscribed | MessageSent | FlagsUpdated;
 export type FactType = Fact['type'];
 
 /** A fact stamped with its place in the server-wide log order. */

@@ -46,6 +46,10 @@ export function notify(world: World, stamped: Stamped): Delivery[] {
       return notifySubscription(world, fact, seq);
     case 'UserCreated':
       return [{ org: fact.org, seq, user_ids: activeUserIds(world, fact.org), event: json('realm_user', { op: 'add', person: userView(fact.user) }) }];
+    case 'UserActivationChanged': {
+      const everyone = [...world.org(fact.org)!.users.values()].map((u) => u.user_id).filter((id) => id !== fact.user_id || fact.active);
+      return [{ org: fact.org, seq, user_ids: everyone, event: json('realm_user', { op: 'update', person: { user_id: fact.user_id, is_active: fact.active } }) }];
+    }
     case 'ChannelCreated': {
       if (fact.channel.invite_only) return [];
       const ch = world.channel(fact.org, fact.channel.stream_id)!;

@@ -17,6 +17,14 @@ export interface CreateUser {
   role: RoleNumber;
 }
 
+/** Deactivate or reactivate a user (administrators only). */
+export interface SetUserActive {
+  type: 'SET_USER_ACTIVE';
+  actor_id: number | null;
+  user_id: number;
+  active: boolean;
+}
+
 const EMAIL = /^[^\s@<>(),;:"\\[\]]+@[^\s@<>(),;:"\\[\]]+\.[^\s@<>(),;:"\\[\]]+$|^[^\s@<>(),;:"\\[\]]+@localhost$/i;
 
 /** Validates an email address for a new account. */
@@ -76,4 +84,24 @@ export function decideCreateUser(ctx: OrgContext, command: CreateUser, env: Deci
     role: command.role,
   });
   return { facts: [{ type: 'UserCreated', org: ctx.org.id, user, acting_user_id: command.actor_id }], value: { user_id: user.user_id, user } };
+}
+
+export function decideSetUserActive(ctx: OrgContext, command: SetUserActive): Decision {
+  if (command.actor_id !== null) {
+    const actor = ctx.users.get(command.actor_id);
+    if (!actor || actor.role > Role.ADMIN) throw adminRequired();
+  }
+  const target = ctx.users.get(command.user_id);
+  if (!target) throw badRequest('No such user');
+  if (command.active === target.is_active) {
+    throw badRequest(command.active ? 'User is already active' : 'User is already deactivated');
+  }
+  if (!command.active && target.role === Role.OWNER) {
+    const owners = [...ctx.users.values()].filter((u) => u.is_active && u.role === Role.OWNER);
+    if (owners.length <= 1) throw badRequest('Cannot deactivate the only organization owner');
+  }
+  return {
+    facts: [{ type: 'UserActivationChanged', org: ctx.org.id, user_id: target.user_id, active: command.active, acting_user_id: command.actor_id }],
+    value: {},
+  };
 }

@@ -5,7 +5,7 @@
  */
 import type { Fact } from './facts.js';
 import { domainLogic, type Decision, type DecideEnv } from './logic.js';
-import { decideCreateUser, type CreateUser } from './org_users.js';
+import { decideCreateUser, decideSetUserActive, type CreateUser, type SetUserActive } from './org_users.js';
 import { decideSubscribe, decideUnsubscribe, type Subscribe, type Unsubscribe } from './subscriptions.js';
 import { decideSendDirect, type SendDirect } from './direct_messages.js';
 import type { World } from './world.js';
@@ -36,7 +36,7 @@ export interface OrgContext {
   messageChannel: Map<number, number>;
 }
 
-export type OrgCommand = CreateUser | Subscribe | Unsubscribe | SendDirect;
+export type OrgCommand = CreateUser | SetUserActive | Subscribe | Unsubscribe | SendDirect;
 
 /** Context before the organization's `OrgCreated` fact is applied. */
 export function emptyOrg(id: number): OrgContext {
@@ -72,6 +72,14 @@ function reduce(ctx: OrgContext, fact: Fact): void {
     case 'UserCreated':
       addUser(ctx, fact.user);
       break;
+    case 'OrgActivationChanged':
+      ctx.org.deactivated = !fact.active;
+      break;
+    case 'UserActivationChanged': {
+      const user = ctx.users.get(fact.user_id);
+      if (user) user.is_active = fact.active;
+      break;
+    }
     case 'ChannelCreated':
       ctx.channelsByName.set(fact.channel.name.toLowerCase(), fact.channel.stream_id);
       ctx.nextChannelId = Math.max(ctx.nextChannelId, fact.channel.stream_id + 1);
@@ -104,6 +112,8 @@ export function orgLogic(world: World) {
     switch (command.type) {
       case 'CREATE_USER':
         return decideCreateUser(ctx, command, env);
+      case 'SET_USER_ACTIVE':
+        return decideSetUserActive(ctx, command);
       case 'SUBSCRIBE':
         return decideSubscribe(ctx, command, env, world);
       case 'UNSUBSCRIBE':

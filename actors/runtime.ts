@@ -236,6 +236,13 @@ export class Runtime implements World {
     const shard = this.shards.get(fact.org);
     if (!shard) throw new Error(`Fact ${fact.type} for unknown organization ${fact.org} at seq ${s.seq}`);
     switch (fact.type) {
+      case 'OrgActivationChanged':
+        apply(this.serverActor);
+        apply(shard.org);
+        break;
+      case 'UserActivationChanged':
+        apply(shard.org);
+        break;
       case 'UserCreated':
         apply(shard.org);
         shard.users.set(fact.user.user_id, startActor(userLogic, emptyUser(fact.user.user_id)));

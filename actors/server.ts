@@ -26,7 +26,13 @@ export interface CreateOrg {
   owner_password_hash: string;
   owner_name: string;
 }
-export type ServerCommand = CreateOrg;
+/** Deactivate or reactivate an organization (operators only, from the CLI). */
+export interface SetOrgActive {
+  type: 'SET_ORG_ACTIVE';
+  subdomain: string;
+  active: boolean;
+}
+export type ServerCommand = CreateOrg | SetOrgActive;
 
 /** Subdomains are DNS labels, or `""` for the default organization. */
 const SUBDOMAIN = /^(|[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)$/;
@@ -56,6 +62,13 @@ function decide(ctx: ServerContext, command: ServerCommand, env: DecideEnv): Dec
       });
       return { facts: [{ type: 'OrgCreated', org, owner }], value: { org, owner } };
     }
+    case 'SET_ORG_ACTIVE': {
+      const id = ctx.bySubdomain.get(command.subdomain.toLowerCase());
+      const org = id === undefined ? undefined : ctx.orgs.get(id);
+      if (!org) throw badRequest(`No organization with subdomain '${command.subdomain}'`);
+      if (org.deactivated === !command.active) return { facts: [], value: { organization_id: org.id, active: command.active } };
+      return { facts: [{ type: 'OrgActivationChanged', org: org.id, active: command.active }], value: { organization_id: org.id, active: command.active } };
+    }
   }
 }
 
@@ -65,6 +78,11 @@ function reduce(ctx: ServerContext, fact: Fact): void {
       ctx.orgs.set(fact.org.id, { ...fact.org });
       ctx.bySubdomain.set(fact.org.subdomain, fact.org.id);
       break;
+    case 'OrgActivationChanged': {
+      const org = ctx.orgs.get(fact.org);
+      if (org) org.deactivated = !fact.active;
+      break;
+    }
     case 'MessageSent':
       if (fact.message.id > ctx.maxMessageId) ctx.maxMessageId = fact.message.id;
       break;

@@ -15,6 +15,9 @@ const USAGE = `Usage:
   parley create-org --data-dir DIR --name NAME --subdomain SUB \\
                     --owner-email EMAIL --owner-password PASSWORD [--owner-name NAME]
                                          create an organization on a stopped server's data directory
+  parley deactivate-org --data-dir DIR --subdomain SUB
+  parley reactivate-org --data-dir DIR --subdomain SUB
+                                         deactivate or reactivate an organization (stopped server)
 `;
 
 /** Parses `--flag value` pairs; every flag must be one of `allowed`. */
@@ -36,10 +39,10 @@ function required(flags: Map<string, string>, name: string): string {
   return v;
 }
 
-async function createOrg(argv: string[]): Promise<void> {
-  const flags = parseFlags(argv, ['--data-dir', '--name', '--subdomain', '--owner-email', '--owner-password', '--owner-name']);
-  const store = openStore({
-    dataDir: required(flags, '--data-dir'),
+/** Opens a stopped server's data directory for an offline command. */
+function openOffline(dataDir: string) {
+  return openStore({
+    dataDir,
     fsync: 'always',
     fsyncBatchMs: 100,
     segmentBytes: 64 * 1024 * 1024,
@@ -50,6 +53,11 @@ async function createOrg(argv: string[]): Promise<void> {
       process.exit(70);
     },
   });
+}
+
+async function createOrg(argv: string[]): Promise<void> {
+  const flags = parseFlags(argv, ['--data-dir', '--name', '--subdomain', '--owner-email', '--owner-password', '--owner-name']);
+  const store = openOffline(required(flags, '--data-dir'));
   try {
     const created = await createOrganization(store.runtime, {
       name: required(flags, '--name'),
@@ -64,6 +72,17 @@ async function createOrg(argv: string[]): Promise<void> {
   }
 }
 
+async function setOrgActive(argv: string[], active: boolean): Promise<void> {
+  const flags = parseFlags(argv, ['--data-dir', '--subdomain']);
+  const store = openOffline(required(flags, '--data-dir'));
+  try {
+    const value = await store.runtime.execute({ kind: 'server', command: { type: 'SET_ORG_ACTIVE', subdomain: required(flags, '--subdomain'), active } });
+    console.log(JSON.stringify(value));
+  } finally {
+    await store.close();
+  }
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
@@ -73,6 +92,12 @@ async function main(): Promise<void> {
       return;
     case 'create-org':
       await createOrg(rest);
+      return;
+    case 'deactivate-org':
+      await setOrgActive(rest, false);
+      return;
+    case 'reactivate-org':
+      await setOrgActive(rest, true);
       return;
     case undefined:
     case 'help':

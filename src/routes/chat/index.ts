@@ -5,7 +5,7 @@ import { getMessage, getMessages, sendMessage, updateFlags } from './messages.js
 import { register } from './register.js';
 import { fetchApiKey, getServerSettings } from './server.js';
 import { getStreamId, listOwnSubscriptions, listStreams, subscribe, unsubscribe } from './streams.js';
-import { createUser, getOwnUser, getUserById, listUsersRoute } from './users.js';
+import { createUser, deactivateUser, getOwnUser, getUserById, listUsersRoute, reactivateUser } from './users.js';
 
 export const chatRoutes: Route[] = [
   getServerSettings,
@@ -21,6 +21,8 @@ export const chatRoutes: Route[] = [
   getOwnUser,
   getUserById,
   createUser,
+  deactivateUser,
+  reactivateUser,
   listStreams,
   getStreamId,
   listOwnSubscriptions,

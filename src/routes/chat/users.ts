@@ -68,3 +68,31 @@ export const createUser = route<{ email: string; password: string; full_name: st
     return { json: { user_id: value.user_id } };
   },
 });
+
+export const deactivateUser = route<{ user_id: number }>({
+  method: 'DELETE',
+  path: '/api/v1/users/{user_id}',
+  auth: 'user',
+  summary: 'Deactivate a user (organization administrators only)',
+  params: {
+    user_id: { schema: S.nonNegInt, in: 'path', required: true },
+    actions: { schema: { type: 'object' } },
+    deactivation_notification_comment: { schema: S.str },
+  },
+  async handler({ params, org, user, runtime }) {
+    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_USER_ACTIVE', actor_id: user.user_id, user_id: params.user_id, active: false } });
+    return { json: {} };
+  },
+});
+
+export const reactivateUser = route<{ user_id: number }>({
+  method: 'POST',
+  path: '/api/v1/users/{user_id}/reactivate',
+  auth: 'user',
+  summary: 'Reactivate a deactivated user (organization administrators only)',
+  params: { user_id: { schema: S.nonNegInt, in: 'path', required: true } },
+  async handler({ params, org, user, runtime }) {
+    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_USER_ACTIVE', actor_id: user.user_id, user_id: params.user_id, active: true } });
+    return { json: {} };
+  },
+});

@@ -1,0 +1,52 @@
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../snapshots/store.js';
+
+const root = join(import.meta.dirname, '..');
+
+function parley(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 60000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+t.test('create-org prints the organization and owner, and the server recovers them', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-cli-'));
+  const r = parley(['create-org', '--data-dir', dir, '--name', 'Acme', '--subdomain', 'acme', '--owner-email', 'ceo@acme.example', '--owner-password', 'secret pw', '--owner-name', 'Cee']);
+  t.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  t.equal(out.organization_id, 1);
+  t.equal(out.owner.user_id, 1);
+  t.equal(out.owner.email, 'ceo@acme.example');
+  t.match(out.owner.api_key, /^[A-Za-z0-9_-]{32}$/);
+  const dup = parley(['create-org', '--data-dir', dir, '--name', 'Other', '--subdomain', 'acme', '--owner-email', 'x@acme.example', '--owner-password', 'pw']);
+  t.equal(dup.status, 2);
+  t.match(dup.stderr, /already in use/);
+  const def = parley(['create-org', '--data-dir', dir, '--name', 'Default', '--subdomain', '', '--owner-email', 'root@example.com', '--owner-password', 'pw']);
+  t.equal(def.status, 0, def.stderr);
+  t.equal(JSON.parse(def.stdout).subdomain, '');
+
+  const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 1 << 26, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+  t.teardown(() => store.close());
+  const server = store.runtime.server();
+  t.equal(server.orgs.size, 2);
+  t.equal(store.runtime.org(1)!.users.get(1)!.api_key, out.owner.api_key);
+});
+
+t.test('create-org refuses a data directory held by a running process, and bad input', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-cli-'));
+  writeFileSync(join(dir, 'parley.pid'), `${process.pid === 1 ? 2 : 1}\n`);
+  const r = parley(['create-org', '--data-dir', dir, '--name', 'A', '--subdomain', 'a', '--owner-email', 'a@example.com', '--owner-password', 'pw']);
+  t.equal(r.status, 2);
+  t.match(r.stderr, /in use by process/);
+  const bad = parley(['create-org', '--data-dir', mkdtempSync(join(tmpdir(), 'parley-cli-')), '--name', 'A', '--subdomain', 'Not A Label!', '--owner-email', 'a@example.com', '--owner-password', 'pw']);
+  t.equal(bad.status, 2);
+  t.match(bad.stderr, /Invalid subdomain/);
+  const missing = parley(['create-org', '--name', 'A']);
+  t.equal(missing.status, 2);
+  t.match(missing.stderr, /--data-dir is required/);
+  const unknown = parley(['frobnicate']);
+  t.equal(unknown.status, 2);
+});

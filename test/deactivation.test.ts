@@ -1,0 +1,55 @@
+import t from 'tap';
+import { chatFixture } from './helpers.js';
+
+t.test('a deactivated user gets USER_DEACTIVATED, and can be reactivated', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const carol = await f.createUser('carol@example.com', 'Carol');
+  const reg = await f.call(carol, 'POST', '/api/v1/register', { event_types: ['realm_user'] });
+
+  const byMember = await f.call(carol, 'DELETE', `/api/v1/users/${bob.user_id}`);
+  t.equal(byMember.status, 403);
+  t.equal(byMember.json.code, 'UNAUTHORIZED_PRINCIPAL');
+
+  const res = await f.call(f.owner, 'DELETE', `/api/v1/users/${bob.user_id}`);
+  t.equal(res.status, 200, res.body);
+  const denied = await f.call(bob, 'GET', '/api/v1/users/me');
+  t.equal(denied.status, 401);
+  t.equal(denied.json.code, 'USER_DEACTIVATED');
+  t.equal(denied.headers['www-authenticate'], 'Basic realm="zulip"');
+  const login = await f.call(null, 'POST', '/api/v1/fetch_api_key', { username: bob.email, password: 'pw-' + bob.email });
+  t.equal(login.status, 401);
+  t.equal(login.json.code, 'USER_DEACTIVATED');
+
+  const events = await f.call(carol, 'GET', '/api/v1/events', { queue_id: reg.json.queue_id, dont_block: true });
+  t.same(events.json.events.map((e: any) => e.person), [{ user_id: bob.user_id, is_active: false }]);
+  t.equal(events.json.events[0].op, 'update');
+
+  const again = await f.call(f.owner, 'DELETE', `/api/v1/users/${bob.user_id}`);
+  t.equal(again.status, 400);
+  const back = await f.call(f.owner, 'POST', `/api/v1/users/${bob.user_id}/reactivate`);
+  t.equal(back.status, 200, back.body);
+  t.equal((await f.call(bob, 'GET', '/api/v1/users/me')).status, 200);
+});
+
+t.test('the only owner cannot be deactivated', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const res = await f.call(f.owner, 'DELETE', `/api/v1/users/${f.owner.user_id}`);
+  t.equal(res.status, 400);
+  t.match(res.json.msg, /only organization owner/);
+});
+
+t.test('a deactivated organization answers REALM_DEACTIVATED', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  await f.runtime.execute({ kind: 'server', command: { type: 'SET_ORG_ACTIVE', subdomain: '', active: false } });
+  const res = await f.call(f.owner, 'GET', '/api/v1/users/me');
+  t.equal(res.status, 401);
+  t.equal(res.json.code, 'REALM_DEACTIVATED');
+  const settings = await f.call(null, 'GET', '/api/v1/server_settings');
+  t.equal(settings.json.code, 'REALM_DEACTIVATED');
+  await f.runtime.execute({ kind: 'server', command: { type: 'SET_ORG_ACTIVE', subdomain: '', active: true } });
+  t.equal((await f.call(f.owner, 'GET', '/api/v1/users/me')).status, 200);
+});
