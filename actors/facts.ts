@@ -3,6 +3,7 @@
  * thing written to the log, and the source of every client event. Facts carry every
  * value the decision step chose (ids, timestamps, keys), so replaying them is exact.
  */
+import type { NarrowTerm } from './narrow.js';
 import type { ChannelRecord, MessageRecord, OrgRecord, SubscriptionProps, UserRecord } from './types.js';
 
 /** An organization and its first owner came into being. */
@@ -51,7 +52,31 @@ export interface FlagsUpdated {
   messages: number[];
 }
 
-export type Fact = OrgCreated | OrgActivationChanged | UserCreated | UserActivationChanged | ChannelCreated | Subscribed | Unsubscribed | MessageSent | FlagsUpdated;
+/** A client registered an event queue. */
+export interface QueueRegistered {
+  type: 'QueueRegistered';
+  org: number;
+  user_id: number;
+  queue_id: string;
+  event_types: string[] | null;
+  narrow: NarrowTerm[];
+  client: string;
+  lifespan_ms: number;
+}
+/** Event queues went away: deleted by their client, idle too long, or overflowed. */
+export interface QueuesDropped { type: 'QueuesDropped'; queue_ids: string[]; reason: string }
+/** Parked polls of these queues were due a heartbeat event. */
+export interface HeartbeatsDue { type: 'HeartbeatsDue'; queue_ids: string[] }
+/** The server started again; every queue gets a `restart` event. */
+export interface ServerRestarted { type: 'ServerRestarted' }
+
+/** Facts about event queues: their contents are a function of the fact sequence, so they survive crashes. */
+export type QueueFact = QueueRegistered | QueuesDropped | HeartbeatsDue | ServerRestarted;
+
+/** Facts about organizations and what lives in them. */
+export type DomainFact = OrgCreated | OrgActivationChanged | UserCreated | UserActivationChanged | ChannelCreated | Subscribed | Unsubscribed | MessageSent | FlagsUpdated;
+
+export type Fact = DomainFact | QueueFact;
 export type FactType = Fact['type'];
 
 /** A fact stamped with its place in the server-wide log order. */

@@ -66,6 +66,8 @@ export interface DomainSpec<Ctx extends Versioned, C> {
 export function domainLogic<Ctx extends Versioned, C>(spec: DomainSpec<Ctx, C>, initial: (input: Ctx) => Ctx) {
   return fromTransition<Ctx, DomainEvent<C>, any, Ctx>((ctx, event, scope) => {
     if (event.type === 'apply') {
+      // An actor restored from a snapshot already reflects facts up to its own seq.
+      if (event.stamped.seq <= ctx.seq) return ctx;
       spec.reduce(ctx, event.stamped.fact);
       ctx.seq = event.stamped.seq;
       return ctx;

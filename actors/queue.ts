@@ -3,6 +3,10 @@
  * filter and a bounded buffer of events, each with an increasing id. Events are kept
  * pre-serialized (the JSON of everything but `id`), so that completing a long-poll
  * is string concatenation and fan-out serializes a shared event only once.
+ *
+ * A queue's events are a function of the fact sequence: each push carries the seq of
+ * the fact it came from, and a queue ignores facts it already reflects. Replaying the
+ * log into a queue restored from a snapshot therefore rebuilds it exactly, ids included.
  */
 import { fromTransition } from 'xstate';
 import type { NarrowTerm } from './narrow.js';
@@ -21,6 +25,10 @@ export interface OutgoingEvent {
   json: string;
 }
 
+/** An outgoing event with the seq of the fact it derives from. */
+export interface SequencedEvent extends OutgoingEvent {
+  seq: number;
+}
 
 /** Plain-data state of one event queue. */
 export interface QueueContext {
@@ -34,16 +42,16 @@ export interface QueueContext {
   events: QueuedEvent[];
   next_id: number;
   newest_pruned_id: number;
-  /** Unix ms of the last time a request touched this queue. */
+  /** Unix ms of the last time a request touched this queue (not persisted meaningfully). */
   last_active: number;
   lifespan_ms: number;
-  /** Set when the buffer went over its cap; the queue is then collected. */
-  overflowed: boolean;
+  /** The seq of the newest fact this queue reflects. */
+  seq: number;
 }
 
 /** Messages a queue actor processes. */
 export type QueueEvent =
-  | { type: 'push'; events: OutgoingEvent[]; cap: number }
+  | { type: 'push'; events: SequencedEvent[] }
   | { type: 'ack'; last_event_id: number; now: number; reply: (error: string | null) => void }
   | { type: 'touch'; now: number };
 
@@ -60,21 +68,27 @@ function prune(ctx: QueueContext, last: number): string | null {
   return null;
 }
 
-/** XState logic of an event queue. */
-export const queueLogic = fromTransition<QueueContext, QueueEvent, any, QueueContext>((ctx, event, scope) => {
+/** Appends events from facts newer than the queue; older ones are already in it. */
+function push(ctx: QueueContext, events: SequencedEvent[]): void {
+  const reflected = ctx.seq;
+  for (const e of events) {
+    if (e.seq <= reflected) continue;
+    ctx.events.push({ id: ctx.next_id++, type: e.type, json: e.json });
+    if (e.seq > ctx.seq) ctx.seq = e.seq;
+  }
+}
+
+/** The queue's transition function: XState logic below, and the whole of its behaviour. */
+function queueTransition(ctx: QueueContext, event: QueueEvent, defer: (fn: () => void) => void): QueueContext {
   switch (event.type) {
     case 'push':
-      for (const e of event.events) ctx.events.push({ id: ctx.next_id++, type: e.type, json: e.json });
-      if (ctx.events.length > event.cap) {
-        ctx.overflowed = true;
-        ctx.events = [];
-      }
+      push(ctx, event.events);
       return ctx;
     case 'ack': {
       const error = prune(ctx, event.last_event_id);
       ctx.last_active = event.now;
       const reply = event.reply;
-      scope.defer(() => reply(error));
+      defer(() => reply(error));
       return ctx;
     }
     case 'touch':
@@ -83,7 +97,13 @@ export const queueLogic = fromTransition<QueueContext, QueueEvent, any, QueueCon
     default:
       return ctx;
   }
-}, ({ input }) => input);
+}
+
+/** XState logic of an event queue. */
+export const queueLogic = fromTransition<QueueContext, QueueEvent, any, QueueContext>(
+  (ctx, event, scope) => queueTransition(ctx, event, scope.defer),
+  ({ input }) => input,
+);
 
 /** The body of a successful `GET /events` reply carrying `events`. */
 export function renderEvents(queueId: string, events: QueuedEvent[]): string {

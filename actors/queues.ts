@@ -1,17 +1,24 @@
 /**
- * The event queues of the whole server: creation, lookup, fan-out, parked long-polls,
- * heartbeats and idle collection.
+ * The event queues of the whole server: registration, lookup, fan-out, parked
+ * long-polls, heartbeats, idle collection and passivation.
  *
- * A parked `GET /events` is a `Waiter` kept beside its queue, never inside actor
- * state. One timer drives everything periodic: a wheel of one-second buckets for
- * heartbeats, and a sweep for idle queues. Completions are batched: queues woken
- * during a loop turn are completed together from `setImmediate`, outside any request
- * handler, so that each completion is one corked write.
+ * - Every change to what a queue holds comes from a fact (registration, events derived
+ *   from facts, heartbeats, drops, restarts), applied in log order. Acknowledgements
+ *   are the only exception: the client re-sends `last_event_id` on every poll.
+ * - A parked `GET /events` is a `Waiter` kept beside its queue, never in actor state.
+ * - One timer drives everything periodic: a wheel of one-second buckets for heartbeats,
+ *   and a sweep for idle queues and for passivation.
+ * - Completions are batched: queues woken during a loop turn complete together from
+ *   `setImmediate`, outside any request handler, so each completion is one corked write.
+ * - Passivation: a queue's XState actor is stopped when the queue has been unused for a
+ *   while and kept as plain data, and started again on its next message, as Orleans
+ *   deactivates idle grains. An idle queue then costs a few hundred bytes, not an actor.
  */
 import { createActor, type Actor } from 'xstate';
 import { ApiError, badQueue, badRequest } from '../src/http/errors.js';
-import { queueLogic, renderEvents, type OutgoingEvent, type QueueContext } from './queue.js';
+import type { QueueFact, QueueRegistered, QueuesDropped } from './facts.js';
 import type { NarrowTerm } from './narrow.js';
+import { queueLogic, renderEvents, type QueueContext, type QueueEvent, type SequencedEvent } from './queue.js';
 
 /** A parked long-poll, provided by the transport. */
 export interface Waiter {
@@ -23,6 +30,9 @@ export interface Waiter {
 export interface QueueOptions {
   now(): number;
   token(): string;
+  random(): number;
+  /** Commits facts decided here (registration, heartbeats, drops); resolves when durable. */
+  commit(facts: QueueFact[]): Promise<void>;
   /** Heartbeats go out between these two delays after a poll parks. */
   heartbeatMinMs: number;
   heartbeatMaxMs: number;
@@ -31,7 +41,8 @@ export interface QueueOptions {
   maxLifespanMs: number;
   /** Most events a queue may hold before it is collected as overflowed. */
   maxEvents: number;
-  random(): number;
+  /** A queue unused for this long gives up its actor until its next message. */
+  passivateAfterMs: number;
 }
 
 /** Options a client registers a queue with. */
@@ -46,22 +57,28 @@ export interface QueueRegistration {
 
 type QueueActor = Actor<typeof queueLogic>;
 
+/** A queue: its data, and its actor while it is active. */
+interface Cell {
+  ctx: QueueContext;
+  actor: QueueActor | undefined;
+  usedAt: number;
+}
+
 interface Parked {
   waiter: Waiter;
   heartbeatAt: number;
 }
 
-const HEARTBEAT_JSON = '"type":"heartbeat"';
 const MAX_TOMBSTONES = 10000;
 
 export class EventQueues {
-  private readonly queues = new Map<string, QueueActor>();
+  private readonly cells = new Map<string, Cell>();
   private readonly byUser = new Map<string, Set<string>>();
   private readonly parked = new Map<string, Parked>();
   private readonly wheel = new Map<number, string[]>();
   private readonly woken = new Set<string>();
-  private readonly staged = new Map<string, OutgoingEvent[]>();
-  /** Why recently collected queues are gone, for a clearer `BAD_EVENT_QUEUE_ID`. */
+  private readonly staged = new Map<string, SequencedEvent[]>();
+  /** Why recently dropped queues are gone, for a clearer `BAD_EVENT_QUEUE_ID`. */
   private readonly tombstones = new Map<string, string>();
   private flushScheduled = false;
   private timer: NodeJS.Timeout | undefined;
@@ -82,48 +99,93 @@ export class EventQueues {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    for (const cell of this.cells.values()) this.passivate(cell);
   }
 
   get size(): number {
-    return this.queues.size;
+    return this.cells.size;
   }
 
   get parkedCount(): number {
     return this.parked.size;
   }
 
-  /** Registers a new queue and returns its id. */
-  create(reg: QueueRegistration): string {
-    const id = this.opts.token();
-    const lifespan = reg.lifespan_secs === null ? this.opts.defaultLifespanMs : Math.min(reg.lifespan_secs * 1000, this.opts.maxLifespanMs);
-    const context: QueueContext = {
-      id,
-      org: reg.org,
-      user_id: reg.user_id,
-      event_types: reg.event_types,
-      narrow: reg.narrow,
-      client: reg.client,
+  /** Number of queues whose actor is running. */
+  get activeCount(): number {
+    let n = 0;
+    for (const cell of this.cells.values()) if (cell.actor) n++;
+    return n;
+  }
+
+  // Applying facts (live and in replay).
+
+  /** Creates the queue a `QueueRegistered` fact describes. */
+  applyRegistered(fact: QueueRegistered, seq: number): void {
+    if (this.cells.has(fact.queue_id)) return;
+    const ctx: QueueContext = {
+      id: fact.queue_id,
+      org: fact.org,
+      user_id: fact.user_id,
+      event_types: fact.event_types,
+      narrow: fact.narrow,
+      client: fact.client,
       events: [],
       next_id: 0,
       newest_pruned_id: -1,
       last_active: this.opts.now(),
-      lifespan_ms: Math.max(lifespan, 1000),
-      overflowed: false,
+      lifespan_ms: fact.lifespan_ms,
+      seq,
     };
-    const actor = createActor(queueLogic, { input: context });
-    actor.start();
-    this.queues.set(id, actor);
-    const key = userKey(reg.org, reg.user_id);
-    let ids = this.byUser.get(key);
-    if (!ids) this.byUser.set(key, (ids = new Set()));
-    ids.add(id);
-    return id;
+    this.adopt(ctx);
+  }
+
+  /** Removes the queues a `QueuesDropped` fact names; a parked poll learns at once. */
+  applyDropped(fact: QueuesDropped): void {
+    for (const queueId of fact.queue_ids) {
+      const cell = this.cells.get(queueId);
+      if (!cell) continue;
+      this.passivate(cell);
+      this.cells.delete(queueId);
+      this.byUser.get(userKey(cell.ctx.org, cell.ctx.user_id))?.delete(queueId);
+      this.staged.delete(queueId);
+      const parked = this.parked.get(queueId);
+      this.parked.delete(queueId);
+      if (parked) parked.waiter.deliver(JSON.stringify({ result: 'error', msg: `Bad event queue ID: ${queueId} (${fact.reason})`, code: 'BAD_EVENT_QUEUE_ID', queue_id: queueId }), 400);
+      this.tombstones.set(queueId, fact.reason);
+      if (this.tombstones.size > MAX_TOMBSTONES) this.tombstones.delete(this.tombstones.keys().next().value as string);
+    }
+  }
+
+  /** Every queue id, for facts addressed to all queues. */
+  allIds(): string[] {
+    return [...this.cells.keys()];
+  }
+
+  // Client operations.
+
+  /**
+   * Registers a new queue. The queue exists when this returns; `durable` resolves once
+   * its registration is in the log.
+   */
+  register(reg: QueueRegistration): { queueId: string; durable: Promise<void> } {
+    const queueId = this.opts.token();
+    const lifespan = reg.lifespan_secs === null ? this.opts.defaultLifespanMs : Math.min(reg.lifespan_secs * 1000, this.opts.maxLifespanMs);
+    const durable = this.opts.commit([{
+      type: 'QueueRegistered',
+      org: reg.org,
+      user_id: reg.user_id,
+      queue_id: queueId,
+      event_types: reg.event_types,
+      narrow: reg.narrow,
+      client: reg.client,
+      lifespan_ms: Math.max(lifespan, 1000),
+    }]);
+    return { queueId, durable };
   }
 
   /** The context of a queue the user owns, or `BAD_EVENT_QUEUE_ID`. */
   access(queueId: string, org: number, userId: number): QueueContext {
-    const actor = this.queues.get(queueId);
-    const ctx = actor?.getSnapshot().context;
+    const ctx = this.cells.get(queueId)?.ctx;
     if (!ctx || ctx.org !== org || ctx.user_id !== userId) {
       const why = this.tombstones.get(queueId);
       if (why && ctx === undefined) throw new ApiError('BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queueId} (${why})`, { queue_id: queueId });
@@ -139,14 +201,14 @@ export class EventQueues {
    */
   poll(queueId: string, org: number, userId: number, lastEventId: number | null, dontBlock: boolean, waiter: Waiter): string | null {
     const ctx = this.access(queueId, org, userId);
-    const actor = this.queues.get(queueId)!;
+    const cell = this.cells.get(queueId)!;
     const now = this.opts.now();
     if (lastEventId !== null) {
       let error: string | null = null;
-      actor.send({ type: 'ack', last_event_id: lastEventId, now, reply: (e) => (error = e) });
+      this.send(cell, { type: 'ack', last_event_id: lastEventId, now, reply: (e) => (error = e) });
       if (error !== null) throw badRequest(error);
     } else {
-      actor.send({ type: 'touch', now });
+      this.send(cell, { type: 'touch', now });
     }
     const previous = this.parked.get(queueId);
     if (previous) {
@@ -169,14 +231,15 @@ export class EventQueues {
     const current = this.parked.get(queueId);
     if (current && current.waiter === waiter) {
       this.parked.delete(queueId);
-      this.queues.get(queueId)?.send({ type: 'touch', now: this.opts.now() });
+      const cell = this.cells.get(queueId);
+      if (cell) cell.ctx.last_active = this.opts.now();
     }
   }
 
-  /** Deletes a queue the user owns (`DELETE /events`). */
-  delete(queueId: string, org: number, userId: number): void {
+  /** Deletes a queue the user owns (`DELETE /events`); resolves once durable. */
+  delete(queueId: string, org: number, userId: number): Promise<void> {
     this.access(queueId, org, userId);
-    this.collect(queueId, 'deleted by its client');
+    return this.opts.commit([{ type: 'QueuesDropped', queue_ids: [queueId], reason: 'deleted by its client' }]);
   }
 
   /** The queues of one user, for fan-out. */
@@ -186,29 +249,54 @@ export class EventQueues {
 
   /** The context of a queue, if it exists. */
   peek(queueId: string): QueueContext | undefined {
-    return this.queues.get(queueId)?.getSnapshot().context;
+    return this.cells.get(queueId)?.ctx;
   }
 
+  // Delivery.
+
   /**
-   * Stages events for a queue. Staged events reach their queues in one `push` per
+   * Stages an event for a queue. Staged events reach their queues in one `push` per
    * queue at `flushStaged`, however many facts produced them.
    */
-  stage(queueId: string, event: OutgoingEvent): void {
+  stage(queueId: string, event: SequencedEvent): void {
     const list = this.staged.get(queueId);
     if (list) list.push(event);
     else this.staged.set(queueId, [event]);
   }
 
-  /** Pushes every staged event into its queue and wakes the parked polls. */
+  /** Pushes every staged event into its queue, wakes parked polls, and drops overflowing queues. */
   flushStaged(): void {
+    const overflowed: string[] = [];
     for (const [queueId, events] of this.staged) {
-      const actor = this.queues.get(queueId);
-      if (!actor) continue;
-      actor.send({ type: 'push', events, cap: this.opts.maxEvents });
-      if (actor.getSnapshot().context.overflowed) this.collect(queueId, `more than ${this.opts.maxEvents} events were not fetched`);
+      const cell = this.cells.get(queueId);
+      if (!cell) continue;
+      this.send(cell, { type: 'push', events });
+      if (cell.ctx.events.length > this.opts.maxEvents) overflowed.push(queueId);
       else if (this.parked.has(queueId)) this.wake(queueId);
     }
     this.staged.clear();
+    if (overflowed.length > 0) void this.opts.commit([{ type: 'QueuesDropped', queue_ids: overflowed, reason: `more than ${this.opts.maxEvents} events were not fetched` }]);
+  }
+
+  /** Pushes events at once, without waking anyone: for replay at startup. */
+  pushNow(queueId: string, events: SequencedEvent[]): void {
+    const cell = this.cells.get(queueId);
+    if (cell) this.send(cell, { type: 'push', events });
+  }
+
+  private send(cell: Cell, event: QueueEvent): void {
+    if (!cell.actor) {
+      cell.actor = createActor(queueLogic, { input: cell.ctx });
+      cell.actor.start();
+    }
+    cell.usedAt = this.opts.now();
+    cell.actor.send(event);
+  }
+
+  private passivate(cell: Cell): void {
+    if (!cell.actor) return;
+    cell.actor.stop();
+    cell.actor = undefined;
   }
 
   private wake(queueId: string): void {
@@ -224,79 +312,86 @@ export class EventQueues {
     const now = this.opts.now();
     for (const queueId of this.woken) {
       const parked = this.parked.get(queueId);
-      const actor = this.queues.get(queueId);
-      if (!parked || !actor) continue;
-      const ctx = actor.getSnapshot().context;
-      if (ctx.events.length === 0) continue;
+      const cell = this.cells.get(queueId);
+      if (!parked || !cell || cell.ctx.events.length === 0) continue;
       this.parked.delete(queueId);
-      ctx.last_active = now;
-      parked.waiter.deliver(renderEvents(queueId, ctx.events));
+      cell.ctx.last_active = now;
+      parked.waiter.deliver(renderEvents(queueId, cell.ctx.events));
     }
     this.woken.clear();
   }
 
-  /** Periodic work: due heartbeats, then idle collection. */
+  // Periodic work.
+
+  /** Due heartbeats, then (every few seconds) idle collection and passivation. */
   tick(): void {
     const now = this.opts.now();
     const second = Math.floor(now / 1000);
+    const due: string[] = [];
     for (let s = this.lastWheelSecond; s <= second + 1; s++) {
       const bucket = this.wheel.get(s);
       if (!bucket) continue;
       const later: string[] = [];
       for (const queueId of bucket) {
         const parked = this.parked.get(queueId);
-        if (!parked) continue;
+        if (!parked || parked.heartbeatAt === Infinity) continue;
         if (parked.heartbeatAt > now) later.push(queueId);
         else {
-          this.queues.get(queueId)?.send({ type: 'push', events: [{ type: 'heartbeat', json: HEARTBEAT_JSON }], cap: this.opts.maxEvents });
-          this.wake(queueId);
+          parked.heartbeatAt = Infinity;
+          due.push(queueId);
         }
       }
       if (later.length > 0) this.wheel.set(s, later);
       else this.wheel.delete(s);
     }
     this.lastWheelSecond = second;
+    if (due.length > 0) void this.opts.commit([{ type: 'HeartbeatsDue', queue_ids: due }]);
     if (now - this.lastSweep >= Math.min(10000, this.opts.defaultLifespanMs / 4)) {
       this.lastSweep = now;
       this.sweepIdle(now);
     }
   }
 
-  /** Collects queues that have had no request attached for longer than their lifespan. */
+  /**
+   * Drops queues that have had no request attached for longer than their lifespan,
+   * and passivates actors unused for a while. Returns how many queues were dropped.
+   */
   sweepIdle(now: number): number {
-    let collected = 0;
-    for (const [queueId, actor] of this.queues) {
+    const idle: string[] = [];
+    for (const [queueId, cell] of this.cells) {
       if (this.parked.has(queueId)) continue;
-      const ctx = actor.getSnapshot().context;
-      if (now - ctx.last_active > ctx.lifespan_ms) {
-        this.collect(queueId, 'it was idle for too long');
-        collected++;
-      }
+      if (now - cell.ctx.last_active > cell.ctx.lifespan_ms) idle.push(queueId);
+      else if (cell.actor && now - cell.usedAt >= this.opts.passivateAfterMs) this.passivate(cell);
     }
-    return collected;
+    if (idle.length > 0) void this.opts.commit([{ type: 'QueuesDropped', queue_ids: idle, reason: 'it was idle for too long' }]);
+    return idle.length;
   }
 
-  /** Completes every parked poll with what its queue holds (used at shutdown). */
+  /** Completes every parked poll with what its queue holds (at shutdown). */
   releaseAll(): void {
-    for (const [queueId, parked] of this.parked) {
-      const ctx = this.queues.get(queueId)?.getSnapshot().context;
-      parked.waiter.deliver(renderEvents(queueId, ctx?.events ?? []));
-    }
+    for (const [queueId, parked] of this.parked) parked.waiter.deliver(renderEvents(queueId, this.cells.get(queueId)?.ctx.events ?? []));
     this.parked.clear();
   }
 
-  private collect(queueId: string, why: string): void {
-    const actor = this.queues.get(queueId);
-    if (!actor) return;
-    const ctx = actor.getSnapshot().context;
-    actor.stop();
-    this.queues.delete(queueId);
-    this.byUser.get(userKey(ctx.org, ctx.user_id))?.delete(queueId);
-    const parked = this.parked.get(queueId);
-    this.parked.delete(queueId);
-    if (parked) parked.waiter.deliver(JSON.stringify({ result: 'error', msg: `Bad event queue ID: ${queueId} (${why})`, code: 'BAD_EVENT_QUEUE_ID', queue_id: queueId }), 400);
-    this.tombstones.set(queueId, why);
-    if (this.tombstones.size > MAX_TOMBSTONES) this.tombstones.delete(this.tombstones.keys().next().value as string);
+  // Snapshots.
+
+  /** The data of every queue, for a snapshot. */
+  exportQueues(): QueueContext[] {
+    return [...this.cells.values()].map((c) => c.ctx);
+  }
+
+  /** Adopts a queue restored from a snapshot; its idle clock starts afresh. */
+  restore(ctx: QueueContext): void {
+    ctx.last_active = this.opts.now();
+    this.adopt(ctx);
+  }
+
+  private adopt(ctx: QueueContext): void {
+    this.cells.set(ctx.id, { ctx, actor: undefined, usedAt: this.opts.now() });
+    const key = userKey(ctx.org, ctx.user_id);
+    let ids = this.byUser.get(key);
+    if (!ids) this.byUser.set(key, (ids = new Set()));
+    ids.add(ctx.id);
   }
 }
 

@@ -13,7 +13,8 @@ import { contextOf, startActor, type DecideEnv, type DomainActor, type Outcome }
 import { narrowPredicate } from './narrow.js';
 import { notify, type Delivery } from './notify.js';
 import { emptyOrg, orgLogic, type OrgCommand, type OrgContext } from './organization.js';
-import type { OutgoingEvent } from './queue.js';
+import type { OutgoingEvent, SequencedEvent } from './queue.js';
+import { versionFields } from './register_state.js';
 import { EventQueues, type QueueOptions } from './queues.js';
 import { emptyServer, serverLogic, type ServerCommand, type ServerContext } from './server.js';
 import { emptyUser, userLogic, type UserCommand, type UserContext } from './user.js';
@@ -38,7 +39,7 @@ export interface RuntimeOptions {
   now(): number;
   randomBytes(n: number): Buffer;
   sink: FactSink;
-  queues: Omit<QueueOptions, 'now' | 'token' | 'random'>;
+  queues: Omit<QueueOptions, 'now' | 'token' | 'random' | 'commit'>;
   random(): number;
 }
 
@@ -65,7 +66,9 @@ export interface DeliveryHints {
 }
 
 /** A queue and the event it gets, resolved when the fact was applied. */
-type Routed = Array<[queueId: string, event: OutgoingEvent]>;
+type Routed = Array<[queueId: string, event: SequencedEvent]>;
+
+const HEARTBEAT_JSON = '"type":"heartbeat"';
 
 export const defaultRuntimeOptions = (sink: FactSink): RuntimeOptions => ({
   now: () => Date.now(),
@@ -78,6 +81,7 @@ export const defaultRuntimeOptions = (sink: FactSink): RuntimeOptions => ({
     defaultLifespanMs: 600000,
     maxLifespanMs: 7 * 24 * 3600 * 1000,
     maxEvents: 20000,
+    passivateAfterMs: 60000,
   },
 });
 
@@ -85,7 +89,9 @@ export class Runtime implements World {
   readonly queues: EventQueues;
   /** The seq of the newest fact applied to state. */
   lastSeq = 0;
-  private readonly serverActor: DomainActor<ServerContext, ServerCommand>;
+  /** Every fact up to this seq is durable and its events are in their queues. */
+  deliveredSeq = 0;
+  private serverActor: DomainActor<ServerContext, ServerCommand>;
   private readonly shards = new Map<number, Shard>();
   private readonly orgLogic = orgLogic(this);
   private readonly channelLogic = channelLogic(this);
@@ -100,6 +106,7 @@ export class Runtime implements World {
       now: opts.now,
       random: opts.random,
       token: () => opts.randomBytes(15).toString('base64url'),
+      commit: (facts) => this.commitFacts(facts),
     });
     this.env = {
       now: () => Math.floor(opts.now() / 1000),
@@ -152,7 +159,11 @@ export class Runtime implements World {
   /** Applies a fact read back from the log, through the same reducers as live traffic. */
   replay(stamped: Stamped): void {
     this.route(stamped, null);
+    const routed: Routed = [];
+    this.derive(stamped, routed);
+    for (const [queueId, event] of routed) this.queues.pushNow(queueId, [event]);
     if (stamped.seq > this.lastSeq) this.lastSeq = stamped.seq;
+    this.deliveredSeq = this.lastSeq;
     if (stamped.fact.type === 'MessageSent' && stamped.fact.message.id > this.messageIdCounter) this.messageIdCounter = stamped.fact.message.id;
   }
 
@@ -168,7 +179,7 @@ export class Runtime implements World {
   }
 
   /** Routes freshly decided facts, resolves their events to queues, and logs them. */
-  private commit(origin: AnyDomainActor, stamped: Stamped[], reply: () => void, hints?: DeliveryHints): void {
+  private commit(origin: AnyDomainActor | null, stamped: Stamped[], reply: () => void, hints?: DeliveryHints): void {
     if (stamped.length === 0) {
       reply();
       return;
@@ -176,21 +187,49 @@ export class Runtime implements World {
     const routed: Routed = [];
     for (const s of stamped) {
       this.route(s, origin);
-      for (const d of notify(this, s)) this.resolve(d, routed);
+      this.derive(s, routed);
     }
     const echo = hints?.localEcho;
     if (echo) {
       for (const pair of routed) {
         if (pair[0] === echo.queue_id && pair[1].type === 'message') {
-          pair[1] = { type: 'message', json: `${pair[1].json},"local_message_id":${JSON.stringify(echo.local_id)}` };
+          pair[1] = { ...pair[1], json: `${pair[1].json},"local_message_id":${JSON.stringify(echo.local_id)}` };
         }
       }
     }
+    const last = stamped[stamped.length - 1].seq;
     this.opts.sink.append(stamped, () => {
       for (const [queueId, event] of routed) this.queues.stage(queueId, event);
+      this.deliveredSeq = last;
       this.scheduleDelivery();
       reply();
     });
+  }
+
+  /** Commits facts decided outside the domain actors (the queue system's); resolves when durable. */
+  commitFacts(facts: Fact[]): Promise<void> {
+    const stamped = this.env.stamp(facts);
+    return new Promise((resolve) => this.commit(null, stamped, resolve));
+  }
+
+  /** The events a fact causes, resolved to the queues that get them. */
+  private derive(s: Stamped, out: Routed): void {
+    const fact = s.fact;
+    switch (fact.type) {
+      case 'HeartbeatsDue':
+        for (const queueId of fact.queue_ids) out.push([queueId, { seq: s.seq, type: 'heartbeat', json: HEARTBEAT_JSON }]);
+        return;
+      case 'ServerRestarted': {
+        const json = JSON.stringify({ type: 'restart', ...versionFields(), server_generation: s.seq, immediate: false }).slice(1, -1);
+        for (const queueId of this.queues.allIds()) out.push([queueId, { seq: s.seq, type: 'restart', json }]);
+        return;
+      }
+      case 'QueueRegistered':
+      case 'QueuesDropped':
+        return;
+      default:
+        for (const d of notify(this, s)) this.resolve(d, out);
+    }
   }
 
   /** Pushes staged events once per batch of durable facts, not once per fact. */
@@ -207,13 +246,16 @@ export class Runtime implements World {
   private resolve(d: Delivery, out: Routed): void {
     const org = d.message ? this.org(d.org) : undefined;
     for (const userId of d.user_ids) {
-      let event: OutgoingEvent | undefined;
+      let event: SequencedEvent | undefined;
       for (const queueId of this.queues.queuesOf(d.org, userId)) {
         const q = this.queues.peek(queueId)!;
         const type = typeof d.event === 'function' ? 'message' : d.event.type;
         if (q.event_types !== null && !q.event_types.includes(type)) continue;
         if (d.message && q.narrow.length > 0 && !narrowPredicate(org!, q.narrow, this.user(d.org, userId))(d.message)) continue;
-        event ??= typeof d.event === 'function' ? d.event(userId) : d.event;
+        if (!event) {
+          const e: OutgoingEvent = typeof d.event === 'function' ? d.event(userId) : d.event;
+          event = { seq: d.seq, type: e.type, json: e.json };
+        }
         out.push([queueId, event]);
       }
     }
@@ -225,13 +267,23 @@ export class Runtime implements World {
       if (actor && actor !== origin) actor.send({ type: 'apply', stamped: s });
     };
     const fact = s.fact;
-    if (fact.type === 'OrgCreated') {
-      apply(this.serverActor);
-      const shard: Shard = { org: startActor(this.orgLogic, emptyOrg(fact.org.id)), channels: new Map(), users: new Map() };
-      this.shards.set(fact.org.id, shard);
-      apply(shard.org);
-      shard.users.set(fact.owner.user_id, startActor(userLogic, emptyUser(fact.owner.user_id)));
-      return;
+    switch (fact.type) {
+      case 'QueueRegistered':
+        this.queues.applyRegistered(fact, s.seq);
+        return;
+      case 'QueuesDropped':
+        this.queues.applyDropped(fact);
+        return;
+      case 'HeartbeatsDue':
+      case 'ServerRestarted':
+        return;
+      case 'OrgCreated': {
+        apply(this.serverActor);
+        const shard = this.ensureShard(fact.org.id);
+        apply(shard.org);
+        this.ensureUser(shard, fact.owner.user_id);
+        return;
+      }
     }
     const shard = this.shards.get(fact.org);
     if (!shard) throw new Error(`Fact ${fact.type} for unknown organization ${fact.org} at seq ${s.seq}`);
@@ -245,15 +297,12 @@ export class Runtime implements World {
         break;
       case 'UserCreated':
         apply(shard.org);
-        shard.users.set(fact.user.user_id, startActor(userLogic, emptyUser(fact.user.user_id)));
+        this.ensureUser(shard, fact.user.user_id);
         break;
-      case 'ChannelCreated': {
+      case 'ChannelCreated':
         apply(shard.org);
-        const channel = startActor(this.channelLogic, emptyChannel(fact.channel.stream_id));
-        shard.channels.set(fact.channel.stream_id, channel);
-        apply(channel);
+        apply(this.ensureChannel(shard, fact.channel.stream_id));
         break;
-      }
       case 'Subscribed':
       case 'Unsubscribed':
         apply(shard.channels.get(fact.stream_id));
@@ -276,6 +325,72 @@ export class Runtime implements World {
         apply(shard.users.get(fact.user_id));
         break;
     }
+  }
+
+  private ensureShard(orgId: number): Shard {
+    let shard = this.shards.get(orgId);
+    if (!shard) {
+      shard = { org: startActor(this.orgLogic, emptyOrg(orgId)), channels: new Map(), users: new Map() };
+      this.shards.set(orgId, shard);
+    }
+    return shard;
+  }
+
+  private ensureUser(shard: Shard, userId: number): AnyDomainActor {
+    let actor = shard.users.get(userId);
+    if (!actor) shard.users.set(userId, (actor = startActor(userLogic, emptyUser(userId))));
+    return actor;
+  }
+
+  private ensureChannel(shard: Shard, streamId: number): AnyDomainActor {
+    let actor = shard.channels.get(streamId);
+    if (!actor) shard.channels.set(streamId, (actor = startActor(this.channelLogic, emptyChannel(streamId))));
+    return actor;
+  }
+
+  // Snapshots: live contexts out, restored contexts in.
+
+  /**
+   * Live references to every actor's context, for the snapshot writer. The writer
+   * encodes them one by one across event-loop turns; each records the seq it reflects.
+   */
+  snapshotSources(): { server: ServerContext; orgs: Array<{ org: OrgContext; channels: ChannelContext[]; users: UserContext[] }> } {
+    return {
+      server: this.server(),
+      orgs: [...this.shards.values()].map((shard) => ({
+        org: contextOf(shard.org),
+        channels: [...shard.channels.values()].map((a) => contextOf(a)),
+        users: [...shard.users.values()].map((a) => contextOf(a)),
+      })),
+    };
+  }
+
+  /** Starts the server actor again from a restored context. Call before any other restore. */
+  restoreServer(ctx: ServerContext): void {
+    this.serverActor.stop();
+    this.serverActor = startActor(serverLogic, ctx);
+    this.messageIdCounter = Math.max(this.messageIdCounter, ctx.maxMessageId);
+  }
+
+  /** Starts an organization's actor from a restored context. */
+  restoreOrg(ctx: OrgContext): void {
+    this.shards.set(ctx.org.id, { org: startActor(this.orgLogic, ctx), channels: new Map(), users: new Map() });
+  }
+
+  /** Starts a channel's actor from a restored context. */
+  restoreChannel(orgId: number, ctx: ChannelContext): void {
+    this.shards.get(orgId)!.channels.set(ctx.channel.stream_id, startActor(this.channelLogic, ctx));
+  }
+
+  /** Starts a user's actor from a restored context. */
+  restoreUser(orgId: number, ctx: UserContext): void {
+    this.shards.get(orgId)!.users.set(ctx.user_id, startActor(userLogic, ctx));
+  }
+
+  /** After a restore, log order continues after everything the snapshot covered. */
+  restoredThrough(seq: number): void {
+    if (seq > this.lastSeq) this.lastSeq = seq;
+    this.deliveredSeq = this.lastSeq;
   }
 
   /** Stops every actor and timer. */

@@ -1,11 +1,13 @@
 /**
- * Opening a data directory: take its lock, recover state by replaying the log through
- * the runtime's reducers, and attach a log writer for new facts.
+ * Opening a data directory: take its lock, restore the newest snapshot that verifies,
+ * replay the log after it through the runtime's reducers, and attach a log writer
+ * for new facts. Also schedules snapshots while the server runs.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultRuntimeOptions, Runtime, type RuntimeOptions } from '../actors/runtime.js';
-import { LogWriter, readLog, truncateTorn, type FsyncPolicy } from './log.js';
+import { listSegments, LogCorruption, LogWriter, readLog, truncateTorn, type FsyncPolicy } from './log.js';
+import { defaultWriteOptions, listSnapshots, loadSnapshot, pruneSnapshots, readSnapshot, writeSnapshot, type SnapshotInfo } from './snapshot.js';
 
 export interface StoreOptions {
   dataDir: string;
@@ -14,6 +16,10 @@ export interface StoreOptions {
   segmentBytes: number;
   /** Start even if a record in the middle of the log is corrupt, skipping past it. */
   skipCorrupt: boolean;
+  /** Snapshots to keep; older ones (and log they alone cover) are deleted. */
+  keepSnapshots?: number;
+  /** Replay only up to this seq (for restore tooling). */
+  toSeq?: number;
   log(line: string): void;
   onFatal(error: Error): void;
   /** Overrides for the runtime (clock, queue timings). */
@@ -24,6 +30,10 @@ export interface StoreOptions {
 export interface Store {
   runtime: Runtime;
   writer: LogWriter;
+  /** What recovery found, for logs and tools. */
+  recovery: { snapshot: string | null; snapshotStartSeq: number; replayed: number; lastSeq: number; ms: number };
+  /** Takes a snapshot now (one at a time), then prunes old ones. */
+  snapshot(): Promise<SnapshotInfo>;
   /** Flushes the log and releases the lock. */
   close(): Promise<void>;
 }
@@ -47,6 +57,24 @@ export function lockHolder(dataDir: string): number | undefined {
   }
 }
 
+/** Loads the newest snapshot that verifies, falling back to older ones. Returns the seq replay starts after. */
+function restoreNewestSnapshot(runtime: Runtime, dir: string, log: (line: string) => void, toSeq?: number): { name: string | null; startSeq: number } {
+  for (const snap of listSnapshots(dir)) {
+    if (toSeq !== undefined && snap.startSeq > toSeq) continue;
+    const verified = readSnapshot(snap.path);
+    if (typeof verified === 'string') {
+      log(`store: snapshot ${snap.name} does not verify (${verified}); falling back to an older one`);
+      continue;
+    }
+    if (toSeq !== undefined && verified.endSeq > toSeq) {
+      log(`store: snapshot ${snap.name} reflects facts past seq ${toSeq}; trying an older one`);
+      continue;
+    }
+    return { name: snap.name, startSeq: loadSnapshot(runtime, verified) };
+  }
+  return { name: null, startSeq: 0 };
+}
+
 /** Opens (creating if needed) a data directory and recovers its state. */
 export function openStore(opts: StoreOptions): Store {
   mkdirSync(opts.dataDir, { recursive: true });
@@ -65,17 +93,44 @@ export function openStore(opts: StoreOptions): Store {
     ...opts.runtime,
   } as RuntimeOptions);
   const started = Date.now();
-  const result = readLog(opts.dataDir, { afterSeq: 0, skipCorrupt: opts.skipCorrupt, log: opts.log }, (s) => runtime.replay(s));
+  const snap = restoreNewestSnapshot(runtime, opts.dataDir, opts.log, opts.toSeq);
+  const segments = listSegments(opts.dataDir);
+  if (segments.length > 0 && segments[0].firstSeq > snap.startSeq + 1) {
+    throw new LogCorruption(
+      `the log starts at seq ${segments[0].firstSeq}, but ${snap.name ? `snapshot ${snap.name} covers only up to seq ${snap.startSeq}` : 'no snapshot verifies'}: records ${snap.startSeq + 1} to ${segments[0].firstSeq - 1} are missing`,
+    );
+  }
+  const result = readLog(opts.dataDir, { afterSeq: snap.startSeq, toSeq: opts.toSeq, skipCorrupt: opts.skipCorrupt, log: opts.log }, (s) => runtime.replay(s));
   if (result.tornAt) truncateTorn(result.tornAt, opts.log);
-  if (result.records > 0) opts.log(`store: replayed ${result.records} facts up to seq ${result.lastSeq} in ${Date.now() - started} ms`);
-  writer = new LogWriter(opts.dataDir, { fsync: opts.fsync, batchMs: opts.fsyncBatchMs, segmentBytes: opts.segmentBytes, onFatal: opts.onFatal }, result.lastSeq + 1);
-  return {
+  const lastSeq = Math.max(result.lastSeq, runtime.lastSeq);
+  runtime.restoredThrough(lastSeq);
+  const ms = Date.now() - started;
+  if (snap.name || result.records > 0) {
+    opts.log(`store: recovered to seq ${lastSeq} in ${ms} ms (${snap.name ? `snapshot ${snap.name}` : 'no snapshot'}, ${result.records} facts replayed)`);
+  }
+  writer = new LogWriter(opts.dataDir, { fsync: opts.fsync, batchMs: opts.fsyncBatchMs, segmentBytes: opts.segmentBytes, onFatal: opts.onFatal }, lastSeq + 1);
+  let snapshotting: Promise<SnapshotInfo> | undefined;
+  const store: Store = {
     runtime,
     writer,
+    recovery: { snapshot: snap.name, snapshotStartSeq: snap.startSeq, replayed: result.records, lastSeq, ms },
+    snapshot() {
+      snapshotting ??= writeSnapshot(opts.dataDir, runtime, () => writer!.drain(), defaultWriteOptions)
+        .then((info) => {
+          pruneSnapshots(opts.dataDir, opts.keepSnapshots ?? 3, opts.log);
+          return info;
+        })
+        .finally(() => {
+          snapshotting = undefined;
+        });
+      return snapshotting;
+    },
     async close() {
+      if (snapshotting) await snapshotting.catch(() => undefined);
       await writer!.close();
       runtime.stop();
       rmSync(join(opts.dataDir, LOCK), { force: true });
     },
   };
+  return store;
 }

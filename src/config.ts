@@ -20,6 +20,12 @@ export interface Config {
   queueLifespanMs: number;
   queueMaxEvents: number;
   skipCorrupt: boolean;
+  /** Take a snapshot this often (0: never by time). */
+  snapshotIntervalMs: number;
+  /** Take a snapshot after this many facts since the last one (0: never by count). */
+  snapshotEveryRecords: number;
+  /** Snapshots kept on disk. */
+  keepSnapshots: number;
 }
 
 /** Each setting: its flag, its environment variable, its default and how to parse it. */
@@ -37,11 +43,20 @@ const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v:
   { key: 'queueLifespanMs', flag: '--queue-lifespan-ms', env: 'PARLEY_QUEUE_LIFESPAN_MS', parse: int, def: 600000 },
   { key: 'queueMaxEvents', flag: '--queue-max-events', env: 'PARLEY_QUEUE_MAX_EVENTS', parse: int, def: 20000 },
   { key: 'skipCorrupt', flag: '--skip-corrupt', env: 'PARLEY_SKIP_CORRUPT', parse: bool, def: false },
+  { key: 'snapshotIntervalMs', flag: '--snapshot-interval-ms', env: 'PARLEY_SNAPSHOT_INTERVAL_MS', parse: int, def: 300000 },
+  { key: 'snapshotEveryRecords', flag: '--snapshot-every-records', env: 'PARLEY_SNAPSHOT_EVERY_RECORDS', parse: int, def: 100000 },
+  { key: 'keepSnapshots', flag: '--keep-snapshots', env: 'PARLEY_KEEP_SNAPSHOTS', parse: positiveInt, def: 3 },
 ];
 
 function int(v: string): number {
   if (!/^\d+$/.test(v)) throw new Error(`expected a non-negative integer, got '${v}'`);
   return Number(v);
+}
+
+function positiveInt(v: string): number {
+  const n = int(v);
+  if (n < 1) throw new Error(`expected at least 1, got '${v}'`);
+  return n;
 }
 
 function bool(v: string): boolean {

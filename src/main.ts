@@ -40,6 +40,12 @@ async function main(): Promise<void> {
       },
     );
   };
+  process.on('SIGUSR2', () => {
+    server.store.snapshot().then(
+      (info) => log(`snapshot on demand: ${info.path} at seq ${info.endSeq}`),
+      (err: Error) => log(`snapshot on demand failed: ${err.message}`),
+    );
+  });
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
 }

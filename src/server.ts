@@ -36,6 +36,7 @@ export function queueTimings(config: Config): RuntimeOptions['queues'] {
     defaultLifespanMs: config.queueLifespanMs,
     maxLifespanMs: 7 * 24 * 3600 * 1000,
     maxEvents: config.queueMaxEvents,
+    passivateAfterMs: 60000,
   };
 }
 
@@ -50,6 +51,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     fsyncBatchMs: config.fsyncBatchMs,
     segmentBytes: config.segmentBytes,
     skipCorrupt: config.skipCorrupt,
+    keepSnapshots: config.keepSnapshots,
     log: opts.log,
     onFatal: fatal,
     runtime: { queues: queueTimings(config), ...opts.runtime },
@@ -72,7 +74,10 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     await store.close();
     throw err;
   }
+  // Queues that outlived the last run learn that the server restarted, as in Zulip.
+  if (runtime.queues.size > 0) await runtime.commitFacts([{ type: 'ServerRestarted' }]);
   runtime.queues.start();
+  const scheduler = scheduleSnapshots(store, config, opts.log);
   let stopping: Promise<void> | undefined;
   return {
     port: listener.port,
@@ -82,10 +87,34 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     stop() {
       stopping ??= (async () => {
         listener.close();
+        clearInterval(scheduler);
         runtime.queues.releaseAll();
+        await store.writer.drain();
+        const info = await store.snapshot();
+        opts.log(`shutdown: final snapshot ${info.path} at seq ${info.endSeq}`);
         await store.close();
       })();
       return stopping;
     },
   };
+}
+
+/** Takes snapshots by interval and by number of facts; a failed snapshot is logged and retried later. */
+function scheduleSnapshots(store: Store, config: Config, log: (line: string) => void): NodeJS.Timeout {
+  let lastSeq = store.runtime.lastSeq;
+  let lastAt = Date.now();
+  const timer = setInterval(() => {
+    const seq = store.runtime.lastSeq;
+    const dueByTime = config.snapshotIntervalMs > 0 && Date.now() - lastAt >= config.snapshotIntervalMs && seq !== lastSeq;
+    const dueByCount = config.snapshotEveryRecords > 0 && seq - lastSeq >= config.snapshotEveryRecords;
+    if (!dueByTime && !dueByCount) return;
+    lastSeq = seq;
+    lastAt = Date.now();
+    store.snapshot().then(
+      (info) => log(`snapshot: ${info.path} (seq ${info.startSeq}..${info.endSeq}, ${info.bytes} bytes, longest slice ${info.longestSliceMs.toFixed(1)} ms)`),
+      (err: Error) => log(`snapshot failed: ${err.message}`),
+    );
+  }, 1000);
+  timer.unref();
+  return timer;
 }

@@ -26,11 +26,12 @@ export const getEvents = route<GetEventsParams>({
   },
   handler({ params, org, user, runtime, abort, client }): Reply | Promise<Reply> {
     const dontBlock = params.dont_block ?? false;
-    let queueId = params.queue_id;
-    if (queueId === undefined) {
+    if (params.queue_id === undefined) {
       if (!dontBlock) throw missingArgument('queue_id');
-      queueId = createQueue(runtime, org, user, params, client).queueId;
+      const { queueId, durable } = createQueue(runtime, org, user, params, client);
+      return durable.then(() => ({ raw: runtime.queues.poll(queueId, org.id, user.user_id, null, true, NO_WAITER)! }));
     }
+    const queueId = params.queue_id;
     let deliver: ((reply: Reply) => void) | undefined;
     const waiter: Waiter = { deliver: (raw, status) => deliver!({ raw, status }) };
     const body = runtime.queues.poll(queueId, org.id, user.user_id, params.last_event_id ?? null, dontBlock, waiter);
@@ -43,14 +44,17 @@ export const getEvents = route<GetEventsParams>({
   },
 });
 
+/** Stands in for a waiter where the poll never blocks. */
+const NO_WAITER: Waiter = { deliver: () => {} };
+
 export const deleteEvents = route<{ queue_id: string }>({
   method: 'DELETE',
   path: '/api/v1/events',
   auth: 'user',
   summary: 'Delete an event queue',
   params: { queue_id: { schema: S.str, required: true } },
-  handler({ params, org, user, runtime }) {
-    runtime.queues.delete(params.queue_id, org.id, user.user_id);
+  async handler({ params, org, user, runtime }) {
+    await runtime.queues.delete(params.queue_id, org.id, user.user_id);
     return { json: {} };
   },
 });

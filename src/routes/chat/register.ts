@@ -3,7 +3,7 @@
  * created first and the state gathered in the same synchronous step, so every fact
  * is either already in the state or on its way to the queue: never both, never neither.
  */
-import { checkNarrow, type NarrowTerm } from '../../../actors/narrow.js';
+import { checkNarrow } from '../../../actors/narrow.js';
 import { fetchInitialState, versionFields } from '../../../actors/register_state.js';
 import type { Runtime } from '../../../actors/runtime.js';
 import type { OrgRecord, UserRecord } from '../../../actors/types.js';
@@ -36,10 +36,13 @@ export interface RegisterParams {
   include_subscribers?: boolean | 'partial';
 }
 
-/** Creates a queue for `user` with the register parameters; returns its id. */
-export function createQueue(runtime: Runtime, org: OrgRecord, user: UserRecord, params: RegisterParams, client: string): { queueId: string; narrow: NarrowTerm[] } {
+/**
+ * Creates a queue for `user` with the register parameters. The queue exists on return;
+ * `durable` resolves once its registration is in the log.
+ */
+export function createQueue(runtime: Runtime, org: OrgRecord, user: UserRecord, params: RegisterParams, client: string): { queueId: string; durable: Promise<void> } {
   const narrow = checkNarrow(params.narrow ?? []);
-  const queueId = runtime.queues.create({
+  return runtime.queues.register({
     org: org.id,
     user_id: user.user_id,
     event_types: params.event_types ?? null,
@@ -47,7 +50,6 @@ export function createQueue(runtime: Runtime, org: OrgRecord, user: UserRecord, 
     client,
     lifespan_secs: params.queue_lifespan_secs ?? null,
   });
-  return { queueId, narrow };
 }
 
 /** Builds a full register response for a freshly created queue. */
@@ -70,8 +72,11 @@ export const register = route<RegisterParams>({
   auth: 'user',
   summary: 'Register an event queue and fetch the initial state',
   params: REGISTER_PARAMS,
-  handler({ params, org, user, runtime, config, request, client }) {
-    const { queueId } = createQueue(runtime, org, user, params, client);
-    return { json: registerResponse(runtime, config, org, user, params, request.headers.host, queueId) };
+  async handler({ params, org, user, runtime, config, request, client }) {
+    const { queueId, durable } = createQueue(runtime, org, user, params, client);
+    // The state is gathered now, in the same step that created the queue; the reply waits for the log.
+    const response = registerResponse(runtime, config, org, user, params, request.headers.host, queueId);
+    await durable;
+    return { json: response };
   },
 });
