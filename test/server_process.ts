@@ -1,0 +1,47 @@
+/**
+ * Spawns the real server as a child process on a free port, for tests that kill it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+
+export interface ServerProcess {
+  child: ChildProcess;
+  base: string;
+  stderr: () => string;
+  stdout: () => string;
+  /** Resolves with the exit code or signal. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `src/main.ts` with the given environment; resolves once it is listening. */
+export function startServerProcess(env: Record<string, string>, timeoutMs = 30000): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/main.ts')], {
+    cwd: root,
+    env: { ...process.env, PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start in ${timeoutMs} ms:\n${err}`));
+    }, timeoutMs);
+    child.stderr!.on('data', (d) => {
+      err += d;
+      const m = /serving the chat API on (http:\/\/[\d.]+:\d+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, base: m[1], stderr: () => err, stdout: () => out, exited });
+      }
+    });
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code ?? signal}) before listening:\n${err}`));
+    });
+  });
+}

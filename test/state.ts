@@ -1,0 +1,29 @@
+/**
+ * A canonical digest of a runtime's whole state, for tests that compare states
+ * (replay, snapshots, restore, crash recovery). Sets and maps are sorted.
+ */
+import type { Runtime } from '../actors/runtime.js';
+
+function canon(value: unknown): unknown {
+  if (value instanceof Set) return [...value].map(canon).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+  if (value instanceof Map) return [...value.entries()].map(([k, v]) => [canon(k), canon(v)]).sort((a, b) => JSON.stringify(a[0]).localeCompare(JSON.stringify(b[0])));
+  if (Array.isArray(value)) return value.map(canon);
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort()) if (k !== 'seq' && k !== 'last_active') out[k] = canon((value as Record<string, unknown>)[k]);
+    return out;
+  }
+  return value;
+}
+
+/** Everything the actors hold, without per-actor seq bookkeeping. */
+export function stateDigest(rt: Runtime, opts: { queues?: boolean } = {}): string {
+  const src = rt.snapshotSources();
+  const orgs = src.orgs.map(({ org, channels, users }) => ({
+    org: canon(org),
+    channels: channels.map(canon).sort((a: any, b: any) => a.channel.stream_id - b.channel.stream_id),
+    users: users.map(canon).sort((a: any, b: any) => a.user_id - b.user_id),
+  }));
+  const queues = opts.queues ? rt.queues.exportQueues().map(canon).sort((a: any, b: any) => String(a.id).localeCompare(String(b.id))) : [];
+  return JSON.stringify({ server: canon(src.server), orgs, queues });
+}
