@@ -157,6 +157,7 @@ export class LogWriter implements FactSink {
   private batchTimer: NodeJS.Timeout | undefined;
   private dirty = false;
   private idleWaiters: Array<() => void> = [];
+  private rollPending = false;
 
   constructor(private readonly dir: string, private readonly opts: LogOptions, nextSeq: number) {
     const segments = listSegments(dir);
@@ -192,6 +193,11 @@ export class LogWriter implements FactSink {
     }
   }
 
+  /** Starts a new segment with the next append, so that older ones can be pruned. */
+  roll(): void {
+    this.rollPending = this.size > SEGMENT_HEADER_BYTES;
+  }
+
   /** Resolves once everything appended so far is durable. */
   drain(): Promise<void> {
     if (!this.flushing && !this.scheduled && this.pending.length === 0) return Promise.resolve();
@@ -220,7 +226,8 @@ export class LogWriter implements FactSink {
       return;
     }
     this.flushing = true;
-    if (this.size + this.pendingBytes > this.opts.segmentBytes && this.size > SEGMENT_HEADER_BYTES) {
+    if ((this.rollPending || this.size + this.pendingBytes > this.opts.segmentBytes) && this.size > SEGMENT_HEADER_BYTES) {
+      this.rollPending = false;
       try {
         this.openSegment(this.pendingFirstSeq);
       } catch (err) {

@@ -31,7 +31,7 @@ export interface Store {
   runtime: Runtime;
   writer: LogWriter;
   /** What recovery found, for logs and tools. */
-  recovery: { snapshot: string | null; snapshotStartSeq: number; replayed: number; lastSeq: number; ms: number };
+  recovery: Recovery;
   /** Takes a snapshot now (one at a time), then prunes old ones. */
   snapshot(): Promise<SnapshotInfo>;
   /** Flushes the log and releases the lock. */
@@ -57,9 +57,10 @@ export function lockHolder(dataDir: string): number | undefined {
   }
 }
 
-/** Loads the newest snapshot that verifies, falling back to older ones. Returns the seq replay starts after. */
-function restoreNewestSnapshot(runtime: Runtime, dir: string, log: (line: string) => void, toSeq?: number): { name: string | null; startSeq: number } {
+/** Loads the newest snapshot that verifies (or the one named), falling back to older ones. Returns the seq replay starts after. */
+function restoreNewestSnapshot(runtime: Runtime, dir: string, log: (line: string) => void, toSeq?: number, only?: string): { name: string | null; startSeq: number } {
   for (const snap of listSnapshots(dir)) {
+    if (only !== undefined && snap.name !== only) continue;
     if (toSeq !== undefined && snap.startSeq > toSeq) continue;
     const verified = readSnapshot(snap.path);
     if (typeof verified === 'string') {
@@ -73,6 +74,43 @@ function restoreNewestSnapshot(runtime: Runtime, dir: string, log: (line: string
     return { name: snap.name, startSeq: loadSnapshot(runtime, verified) };
   }
   return { name: null, startSeq: 0 };
+}
+
+/** What recovery found. */
+export interface Recovery {
+  snapshot: string | null;
+  snapshotStartSeq: number;
+  replayed: number;
+  lastSeq: number;
+  ms: number;
+  tornAt?: { file: string; offset: number };
+}
+
+/**
+ * Rebuilds state from a data directory into `runtime`: the newest snapshot that
+ * verifies (or `onlySnapshot`), then the log after it, up to `toSeq`. Reads only.
+ */
+export function recover(
+  runtime: Runtime,
+  dir: string,
+  opts: { skipCorrupt: boolean; toSeq?: number; onlySnapshot?: string; log(line: string): void; onRecord?: (seq: number) => void },
+): Recovery {
+  const started = Date.now();
+  const snap = restoreNewestSnapshot(runtime, dir, opts.log, opts.toSeq, opts.onlySnapshot);
+  if (opts.onlySnapshot !== undefined && snap.name === null) throw new Error(`snapshot ${opts.onlySnapshot} is missing, does not verify, or reflects facts past seq ${opts.toSeq}`);
+  const segments = listSegments(dir);
+  if (segments.length > 0 && segments[0].firstSeq > snap.startSeq + 1) {
+    throw new LogCorruption(
+      `the log starts at seq ${segments[0].firstSeq}, but ${snap.name ? `snapshot ${snap.name} covers only up to seq ${snap.startSeq}` : 'no snapshot verifies'}: records ${snap.startSeq + 1} to ${segments[0].firstSeq - 1} are missing`,
+    );
+  }
+  const result = readLog(dir, { afterSeq: snap.startSeq, toSeq: opts.toSeq, skipCorrupt: opts.skipCorrupt, log: opts.log }, (s) => {
+    runtime.replay(s);
+    opts.onRecord?.(s.seq);
+  });
+  const lastSeq = Math.max(result.lastSeq, runtime.lastSeq);
+  runtime.restoredThrough(lastSeq);
+  return { snapshot: snap.name, snapshotStartSeq: snap.startSeq, replayed: result.records, lastSeq, ms: Date.now() - started, tornAt: result.tornAt };
 }
 
 /** Opens (creating if needed) a data directory and recovers its state. */
@@ -92,29 +130,20 @@ export function openStore(opts: StoreOptions): Store {
     ...defaultRuntimeOptions({ append: (records, onDurable) => writer!.append(records, onDurable) }),
     ...opts.runtime,
   } as RuntimeOptions);
-  const started = Date.now();
-  const snap = restoreNewestSnapshot(runtime, opts.dataDir, opts.log, opts.toSeq);
-  const segments = listSegments(opts.dataDir);
-  if (segments.length > 0 && segments[0].firstSeq > snap.startSeq + 1) {
-    throw new LogCorruption(
-      `the log starts at seq ${segments[0].firstSeq}, but ${snap.name ? `snapshot ${snap.name} covers only up to seq ${snap.startSeq}` : 'no snapshot verifies'}: records ${snap.startSeq + 1} to ${segments[0].firstSeq - 1} are missing`,
-    );
+  const recovery = recover(runtime, opts.dataDir, { skipCorrupt: opts.skipCorrupt, toSeq: opts.toSeq, log: opts.log });
+  if (recovery.tornAt) truncateTorn(recovery.tornAt, opts.log);
+  if (recovery.snapshot || recovery.replayed > 0) {
+    opts.log(`store: recovered to seq ${recovery.lastSeq} in ${recovery.ms} ms (${recovery.snapshot ? `snapshot ${recovery.snapshot}` : 'no snapshot'}, ${recovery.replayed} facts replayed)`);
   }
-  const result = readLog(opts.dataDir, { afterSeq: snap.startSeq, toSeq: opts.toSeq, skipCorrupt: opts.skipCorrupt, log: opts.log }, (s) => runtime.replay(s));
-  if (result.tornAt) truncateTorn(result.tornAt, opts.log);
-  const lastSeq = Math.max(result.lastSeq, runtime.lastSeq);
-  runtime.restoredThrough(lastSeq);
-  const ms = Date.now() - started;
-  if (snap.name || result.records > 0) {
-    opts.log(`store: recovered to seq ${lastSeq} in ${ms} ms (${snap.name ? `snapshot ${snap.name}` : 'no snapshot'}, ${result.records} facts replayed)`);
-  }
-  writer = new LogWriter(opts.dataDir, { fsync: opts.fsync, batchMs: opts.fsyncBatchMs, segmentBytes: opts.segmentBytes, onFatal: opts.onFatal }, lastSeq + 1);
+  writer = new LogWriter(opts.dataDir, { fsync: opts.fsync, batchMs: opts.fsyncBatchMs, segmentBytes: opts.segmentBytes, onFatal: opts.onFatal }, recovery.lastSeq + 1);
   let snapshotting: Promise<SnapshotInfo> | undefined;
   const store: Store = {
     runtime,
     writer,
-    recovery: { snapshot: snap.name, snapshotStartSeq: snap.startSeq, replayed: result.records, lastSeq, ms },
+    recovery,
     snapshot() {
+      // A fresh segment per snapshot lets older segments be deleted once snapshots cover them.
+      writer!.roll();
       snapshotting ??= writeSnapshot(opts.dataDir, runtime, () => writer!.drain(), defaultWriteOptions)
         .then((info) => {
           pruneSnapshots(opts.dataDir, opts.keepSnapshots ?? 3, opts.log);

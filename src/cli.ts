@@ -6,9 +6,9 @@
  *   parley create-org --data-dir DIR --name NAME --subdomain SUB
  *                     --owner-email EMAIL --owner-password PASSWORD [--owner-name NAME]
  */
-import { openStore } from '../snapshots/store.js';
 import { createOrganization } from './bootstrap.js';
 import { ApiError } from './http/errors.js';
+import { compactCommand, inspectCommand, listSnapshotsCommand, openOffline, restoreCommand, snapshotCommand, verifyCommand } from './operator/data_commands.js';
 
 const USAGE = `Usage:
   parley serve [options]                 run the server (see parley serve --help)
@@ -18,6 +18,16 @@ const USAGE = `Usage:
   parley deactivate-org --data-dir DIR --subdomain SUB
   parley reactivate-org --data-dir DIR --subdomain SUB
                                          deactivate or reactivate an organization (stopped server)
+  parley snapshot  [--data-dir DIR]      take a snapshot now (asks the running server, or works offline)
+  parley snapshots [--data-dir DIR]      list snapshots: time, seq, size, verified or not
+  parley verify    [--data-dir DIR]      verify every snapshot and log segment (exit 1 if any is corrupt)
+  parley inspect   [--data-dir DIR]      counts per organization: users, channels, messages, queues
+  parley restore --from SNAPSHOT --to NEW_DIR [--to-seq N] [--data-dir DIR]
+                                         rebuild a snapshot (plus the log up to seq N) into a fresh directory
+  parley compact   [--data-dir DIR] [--keep K]
+                                         snapshot, then delete older snapshots and the log they alone cover
+
+--data-dir defaults to $PARLEY_DATA_DIR or ./data.
 `;
 
 /** Parses `--flag value` pairs; every flag must be one of `allowed`. */
@@ -37,22 +47,6 @@ function required(flags: Map<string, string>, name: string): string {
   const v = flags.get(name);
   if (v === undefined) throw new Error(`${name} is required`);
   return v;
-}
-
-/** Opens a stopped server's data directory for an offline command. */
-function openOffline(dataDir: string) {
-  return openStore({
-    dataDir,
-    fsync: 'always',
-    fsyncBatchMs: 100,
-    segmentBytes: 64 * 1024 * 1024,
-    skipCorrupt: false,
-    log: (line) => console.error(line),
-    onFatal: (err) => {
-      console.error(`fatal: ${err.message}`);
-      process.exit(70);
-    },
-  });
 }
 
 async function createOrg(argv: string[]): Promise<void> {
@@ -83,6 +77,10 @@ async function setOrgActive(argv: string[], active: boolean): Promise<void> {
   }
 }
 
+function dataDirOf(flags: Map<string, string>): string {
+  return flags.get('--data-dir') ?? process.env.PARLEY_DATA_DIR ?? './data';
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
@@ -99,6 +97,32 @@ async function main(): Promise<void> {
     case 'reactivate-org':
       await setOrgActive(rest, true);
       return;
+    case 'snapshot':
+      await snapshotCommand(dataDirOf(parseFlags(rest, ['--data-dir'])));
+      return;
+    case 'snapshots':
+      listSnapshotsCommand(dataDirOf(parseFlags(rest, ['--data-dir'])));
+      return;
+    case 'verify':
+      if (!verifyCommand(dataDirOf(parseFlags(rest, ['--data-dir'])))) process.exitCode = 1;
+      return;
+    case 'inspect':
+      inspectCommand(dataDirOf(parseFlags(rest, ['--data-dir'])));
+      return;
+    case 'restore': {
+      const flags = parseFlags(rest, ['--data-dir', '--from', '--to', '--to-seq']);
+      const toSeq = flags.get('--to-seq');
+      if (toSeq !== undefined && !/^\d+$/.test(toSeq)) throw new Error('--to-seq must be a non-negative integer');
+      await restoreCommand(dataDirOf(flags), required(flags, '--from'), required(flags, '--to'), toSeq === undefined ? undefined : Number(toSeq));
+      return;
+    }
+    case 'compact': {
+      const flags = parseFlags(rest, ['--data-dir', '--keep']);
+      const keep = Number(flags.get('--keep') ?? '3');
+      if (!Number.isInteger(keep) || keep < 1) throw new Error('--keep must be a positive integer');
+      await compactCommand(dataDirOf(flags), keep);
+      return;
+    }
     case undefined:
     case 'help':
     case '--help':

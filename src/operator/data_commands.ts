@@ -1,0 +1,196 @@
+/**
+ * Operator commands on a data directory: snapshot, list snapshots, verify, inspect,
+ * restore and compact. Commands that change a directory refuse while a server holds
+ * it, except `snapshot`, which asks the running server to take one.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime.js';
+import { checkSegmentHeader, decodeFrame, SEGMENT_HEADER_BYTES } from '../../snapshots/codec.js';
+import { listSegments } from '../../snapshots/log.js';
+import { listSnapshots, pruneSnapshots, readSnapshot, writeSnapshot } from '../../snapshots/snapshot.js';
+import { lockHolder, openStore, recover } from '../../snapshots/store.js';
+import { progress } from './progress.js';
+
+/** Opens a stopped server's data directory for a command that writes. */
+export function openOffline(dataDir: string) {
+  return openStore({
+    dataDir,
+    fsync: 'always',
+    fsyncBatchMs: 100,
+    segmentBytes: 64 * 1024 * 1024,
+    skipCorrupt: false,
+    log: (line) => console.error(line),
+    onFatal: (err) => {
+      console.error(`fatal: ${err.message}`);
+      process.exit(70);
+    },
+  });
+}
+
+/** A runtime that only reads: for inspecting or restoring without touching the directory. */
+function readOnlyRuntime(): Runtime {
+  return new Runtime(defaultRuntimeOptions(volatileSink));
+}
+
+/** `parley snapshot`: asks a running server for a snapshot, or takes one offline. */
+export async function snapshotCommand(dataDir: string): Promise<void> {
+  const pid = lockHolder(dataDir);
+  if (pid !== undefined) {
+    const before = new Set(listSnapshots(dataDir).map((s) => `${s.name}:${s.mtimeMs}`));
+    process.kill(pid, 'SIGUSR2');
+    const deadline = Date.now() + 10 * 60 * 1000;
+    while (Date.now() < deadline) {
+      const fresh = listSnapshots(dataDir).find((s) => !before.has(`${s.name}:${s.mtimeMs}`));
+      if (fresh) {
+        console.log(JSON.stringify({ snapshot: fresh.path, start_seq: fresh.startSeq, bytes: fresh.size, server_pid: pid }));
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`the server (pid ${pid}) did not write a snapshot within 10 minutes`);
+  }
+  const store = openOffline(dataDir);
+  try {
+    const info = await store.snapshot();
+    console.log(JSON.stringify({ snapshot: info.path, start_seq: info.startSeq, end_seq: info.endSeq, bytes: info.bytes }));
+  } finally {
+    await store.close();
+  }
+}
+
+/** `parley snapshots`: lists snapshots with time, seq, size and whether each verifies. */
+export function listSnapshotsCommand(dataDir: string): void {
+  const snaps = listSnapshots(dataDir);
+  if (snaps.length === 0) {
+    console.log('no snapshots');
+    return;
+  }
+  const bar = progress('verifying', snaps.length);
+  const rows = snaps.map((s, i) => {
+    const v = readSnapshot(s.path, false);
+    bar.update(i + 1);
+    return {
+      name: s.name,
+      time: typeof v === 'string' ? new Date(s.mtimeMs).toISOString() : new Date(v.header.createdAt).toISOString(),
+      start_seq: s.startSeq,
+      end_seq: typeof v === 'string' ? null : v.endSeq,
+      bytes: s.size,
+      verified: typeof v === 'string' ? `no: ${v}` : 'yes',
+    };
+  });
+  bar.finish();
+  console.log(['name'.padEnd(30), 'time'.padEnd(25), 'start seq'.padStart(10), 'end seq'.padStart(10), 'bytes'.padStart(12), '  verified'].join(' '));
+  for (const r of rows) {
+    console.log([r.name.padEnd(30), r.time.padEnd(25), String(r.start_seq).padStart(10), String(r.end_seq ?? '-').padStart(10), String(r.bytes).padStart(12), `  ${r.verified}`].join(' '));
+  }
+}
+
+/** Checks one log segment frame by frame; returns problems found. A torn tail of the last segment is only a note. */
+function verifySegment(path: string, isLast: boolean): { records: number; problem?: string; note?: string } {
+  const buf = readFileSync(path);
+  const header = checkSegmentHeader(buf);
+  if (header) return { records: 0, problem: `offset 0: ${header}` };
+  let offset = SEGMENT_HEADER_BYTES;
+  let records = 0;
+  for (;;) {
+    const frame = decodeFrame(buf, offset);
+    if (frame.kind === 'end') return { records };
+    if (frame.kind === 'record') {
+      records++;
+      offset = frame.next;
+      continue;
+    }
+    if (frame.kind === 'torn' && isLast) return { records, note: `torn final record at offset ${offset} (${frame.reason}); it is dropped at the next start` };
+    return { records, problem: `offset ${offset}: ${frame.reason}` };
+  }
+}
+
+/** `parley verify`: checks every snapshot and every log segment. Returns true when all verify. */
+export function verifyCommand(dataDir: string): boolean {
+  const snaps = listSnapshots(dataDir);
+  const segments = listSegments(dataDir);
+  const bar = progress('verifying', snaps.length + segments.length);
+  let ok = true;
+  const lines: string[] = [];
+  let done = 0;
+  for (const s of snaps) {
+    const v = readSnapshot(s.path);
+    if (typeof v === 'string') {
+      ok = false;
+      lines.push(`CORRUPT  ${s.name}: ${v}`);
+    } else lines.push(`ok       ${s.name}: seq ${v.header.startSeq}..${v.endSeq}, ${v.chunks.length} chunks`);
+    bar.update(++done);
+  }
+  segments.forEach((seg, i) => {
+    const r = verifySegment(join(dataDir, seg.name), i === segments.length - 1);
+    if (r.problem) {
+      ok = false;
+      lines.push(`CORRUPT  ${seg.name} at ${r.problem} (after ${r.records} good records)`);
+    } else lines.push(`ok       ${seg.name}: ${r.records} records${r.note ? `; ${r.note}` : ''}`);
+    bar.update(++done);
+  });
+  bar.finish();
+  for (const l of lines) console.log(l);
+  console.log(ok ? 'all snapshots and log segments verify' : 'some files do not verify');
+  return ok;
+}
+
+/** `parley inspect`: counts per organization, read without touching the directory. */
+export function inspectCommand(dataDir: string): void {
+  const runtime = readOnlyRuntime();
+  const rec = recover(runtime, dataDir, { skipCorrupt: false, log: (l) => console.error(l) });
+  const server = runtime.server();
+  const rows = [...server.orgs.values()].map((org) => {
+    const ctx = runtime.org(org.id)!;
+    let messages = ctx.directMessages.size;
+    const channels = runtime.channelIds(org.id);
+    for (const id of channels) messages += runtime.channel(org.id, id)!.ids.length;
+    const queues = runtime.queues.exportQueues().filter((q) => q.org === org.id).length;
+    return { organization_id: org.id, subdomain: org.subdomain, name: org.name, deactivated: org.deactivated, users: ctx.users.size, channels: channels.length, messages, queues };
+  });
+  console.log(JSON.stringify({ seq: rec.lastSeq, snapshot: rec.snapshot, replayed: rec.replayed, organizations: rows }, null, 2));
+  runtime.stop();
+}
+
+/**
+ * `parley restore --from SNAPSHOT --to DIR [--to-seq N]`: rebuilds the state of a
+ * snapshot (plus the log after it, up to N) into a fresh data directory. The source
+ * directory is only read.
+ */
+export async function restoreCommand(dataDir: string, from: string, to: string, toSeq: number | undefined): Promise<void> {
+  const fromPath = existsSync(from) ? resolve(from) : join(dataDir, from);
+  const sourceDir = existsSync(from) ? dirname(fromPath) : dataDir;
+  if (!existsSync(fromPath)) throw new Error(`no snapshot at ${fromPath}`);
+  if (existsSync(to) && readdirSync(to).length > 0) throw new Error(`${to} is not empty; restore writes only into a fresh data directory`);
+  if (resolve(to) === resolve(sourceDir)) throw new Error('restore never writes into the directory it reads');
+  const runtime = readOnlyRuntime();
+  const total = toSeq ?? Math.max(0, ...listSegments(sourceDir).map((s) => s.firstSeq));
+  const bar = progress('replaying', total);
+  const rec = recover(runtime, sourceDir, { skipCorrupt: false, toSeq, onlySnapshot: basename(fromPath), log: (l) => console.error(l), onRecord: (seq) => bar.update(seq) });
+  bar.finish(`at seq ${rec.lastSeq}`);
+  if (toSeq !== undefined && rec.lastSeq < toSeq) throw new Error(`the log ends at seq ${rec.lastSeq}, before the requested seq ${toSeq}`);
+  mkdirSync(to, { recursive: true });
+  const info = await writeSnapshot(to, runtime, async () => {});
+  runtime.stop();
+  console.log(JSON.stringify({ restored_to: resolve(to), seq: rec.lastSeq, snapshot: info.path, bytes: info.bytes }));
+}
+
+/** `parley compact`: snapshot, then drop older snapshots and the log segments they alone needed. */
+export async function compactCommand(dataDir: string, keep: number): Promise<void> {
+  const sizeOf = (): number => readdirSync(dataDir).reduce((n, f) => n + statSync(join(dataDir, f)).size, 0);
+  const before = sizeOf();
+  if (lockHolder(dataDir) !== undefined) {
+    // The running server prunes after every snapshot, with its own --keep-snapshots.
+    await snapshotCommand(dataDir);
+  } else {
+    const store = openOffline(dataDir);
+    try {
+      await store.snapshot();
+    } finally {
+      await store.close();
+    }
+    pruneSnapshots(dataDir, keep, (l) => console.error(l));
+  }
+  console.log(JSON.stringify({ bytes_before: before, bytes_after: sizeOf() }));
+}
