@@ -3,7 +3,7 @@
  * messages. Channel messages are decided here, so that sends to different channels
  * never queue behind each other.
  */
-import { ApiError, badRequest } from '../src/http/errors.js';
+import { badRequest } from '../src/http/errors.js';
 import type { Fact } from './facts.js';
 import { domainLogic, type Decision, type DecideEnv } from './logic.js';
 import { renderMarkdown, type MentionResolver } from './markdown.js';
@@ -28,6 +28,39 @@ export interface ChannelContext {
   /** Message ids, ascending. */
   ids: number[];
   messages: Map<number, MessageRecord>;
+  /**
+   * Which messages each user received: flat [from, to, from, to, ...] message-id
+   * bounds of their subscription periods, `to` exclusive and -1 while subscribed.
+   * This is what Zulip keeps as UserMessage rows, at a few numbers per user.
+   */
+  history: Map<number, number[]>;
+}
+
+/** The id bound for "every message from now on" in a channel. */
+function nextBound(ctx: ChannelContext): number {
+  return ctx.ids.length > 0 ? ctx.ids[ctx.ids.length - 1] + 1 : 0;
+}
+
+/** Whether a user received a channel message (was subscribed when it was sent). */
+export function received(ctx: ChannelContext, userId: number, messageId: number): boolean {
+  const bounds = ctx.history.get(userId);
+  if (!bounds) return false;
+  for (let i = 0; i < bounds.length; i += 2) {
+    if (messageId >= bounds[i] && (bounds[i + 1] === -1 || messageId < bounds[i + 1])) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether a user may read a channel's whole history, not only what they received:
+ * public channels for everyone but guests, shared-history private channels for
+ * their subscribers.
+ */
+export function readsFullHistory(ctx: ChannelContext, user: { user_id: number; role: number }): boolean {
+  const c = ctx.channel;
+  if (c.invite_only) return c.history_public_to_subscribers && ctx.subscribers.has(user.user_id);
+  if (user.role === Role.GUEST) return c.history_public_to_subscribers && ctx.subscribers.has(user.user_id);
+  return c.history_public_to_subscribers;
 }
 
 /** Send a message to a topic of this channel. */
@@ -55,6 +88,7 @@ export function emptyChannel(streamId: number): ChannelContext {
     topics: new Map(),
     ids: [],
     messages: new Map(),
+    history: new Map(),
   };
 }
 
@@ -77,10 +111,19 @@ function reduce(ctx: ChannelContext, fact: Fact): void {
       ctx.channel = { ...fact.channel };
       break;
     case 'Subscribed':
-      for (const id of fact.user_ids) ctx.subscribers.add(id);
+      for (const id of fact.user_ids) {
+        ctx.subscribers.add(id);
+        const bounds = ctx.history.get(id);
+        if (!bounds) ctx.history.set(id, [nextBound(ctx), -1]);
+        else if (bounds[bounds.length - 1] !== -1) bounds.push(nextBound(ctx), -1);
+      }
       break;
     case 'Unsubscribed':
-      for (const id of fact.user_ids) ctx.subscribers.delete(id);
+      for (const id of fact.user_ids) {
+        ctx.subscribers.delete(id);
+        const bounds = ctx.history.get(id);
+        if (bounds && bounds[bounds.length - 1] === -1) bounds[bounds.length - 1] = nextBound(ctx);
+      }
       break;
     case 'MessageSent': {
       const m = fact.message;
@@ -107,7 +150,7 @@ export function channelLogic(world: World) {
     if (channel.is_archived) throw badRequest(`Not authorized to send to channel '${channel.name}'`);
     const subscribed = ctx.subscribers.has(sender.user_id);
     if (!subscribed && (channel.invite_only || sender.role === Role.GUEST)) {
-      throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel with ID '${channel.stream_id}' does not exist`, { stream_id: channel.stream_id });
+      throw badRequest(`Not authorized to send to channel '${channel.name}'`);
     }
     const topic = checkTopic(command.topic);
     const content = checkContent(command.content);

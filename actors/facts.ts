@@ -62,6 +62,7 @@ export interface QueueRegistered {
   narrow: NarrowTerm[];
   client: string;
   lifespan_ms: number;
+  empty_topic_name: boolean;
 }
 /** Event queues went away: deleted by their client, idle too long, or overflowed. */
 export interface QueuesDropped { type: 'QueuesDropped'; queue_ids: string[]; reason: string }

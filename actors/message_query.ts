@@ -5,9 +5,9 @@
  * own size, not the size of the history.
  */
 import { ApiError, badRequest } from '../src/http/errors.js';
-import type { ChannelContext } from './channel.js';
+import { readsFullHistory, received, type ChannelContext } from './channel.js';
 import { narrowPredicate, resolveChannel, type NarrowTerm } from './narrow.js';
-import { Role, type MessageRecord } from './types.js';
+import type { MessageRecord } from './types.js';
 import type { World } from './world.js';
 
 /** Zulip's anchor value that stands for "after every message". */
@@ -32,17 +32,22 @@ export interface MessagePage {
   history_limited: boolean;
 }
 
-/** A sorted id array and how to load its messages. */
+/** A sorted id array, how to load its messages, and which of them the viewer may read. */
 interface Source {
   ids: number[];
   get(id: number): MessageRecord | undefined;
+  readable?: (id: number) => boolean;
 }
 
-/** Whether a user may read a channel's history. */
-export function canReadChannel(ch: ChannelContext, userId: number, role: number): boolean {
-  if (ch.subscribers.has(userId)) return true;
-  if (ch.channel.invite_only) return false;
-  return role !== Role.GUEST;
+/** Whether a user may read one message of a channel: all history, or what they received. */
+export function canReadChannelMessage(ch: ChannelContext, user: { user_id: number; role: number }, messageId: number): boolean {
+  return readsFullHistory(ch, user) || received(ch, user.user_id, messageId);
+}
+
+/** A channel as a message source for one viewer. */
+function channelSource(ch: ChannelContext, user: { user_id: number; role: number }, receivedOnly: boolean): Source {
+  const all = !receivedOnly && readsFullHistory(ch, user);
+  return { ids: ch.ids, get: (mid) => ch.messages.get(mid), readable: all ? undefined : (mid) => received(ch, user.user_id, mid) };
 }
 
 function sourcesFor(world: World, q: MessageQuery): Source[] {
@@ -54,19 +59,18 @@ function sourcesFor(world: World, q: MessageQuery): Source[] {
   if (channelTerm) {
     const id = resolveChannel(org, channelTerm.operand);
     const ch = id === undefined ? undefined : world.channel(q.org, id);
-    if (!ch || !canReadChannel(ch, q.user_id, user.role)) {
-      throw new ApiError('BAD_NARROW', `Invalid narrow operator: unknown channel`);
-    }
-    sources.push({ ids: ch.ids, get: (mid) => ch.messages.get(mid) });
+    if (!ch) throw new ApiError('BAD_NARROW', `Invalid narrow operator: unknown channel ${String(channelTerm.operand)}`);
+    // A channel the user may not read yields only what they received there, often nothing.
+    sources.push(channelSource(ch, user, false));
     return sources;
   }
   const dmIds = org.directIdsByUser.get(q.user_id) ?? [];
   sources.push({ ids: dmIds, get: (mid) => org.directMessages.get(mid) });
   if (dmOnly) return sources;
-  const me = world.user(q.org, q.user_id);
-  for (const streamId of me?.subs.keys() ?? []) {
-    const ch = world.channel(q.org, streamId);
-    if (ch) sources.push({ ids: ch.ids, get: (mid) => ch.messages.get(mid) });
+  // The personal feed: what the user received, in every channel they were ever in.
+  for (const streamId of world.channelIdsOf(q.org)) {
+    const ch = world.channel(q.org, streamId)!;
+    if (ch.history.has(q.user_id)) sources.push(channelSource(ch, user, true));
   }
   return sources;
 }
@@ -96,6 +100,8 @@ function* walk(sources: Source[], start: number, forward: boolean, keep: (m: Mes
     if (best < 0) return;
     const id = sources[best].ids[pos[best]];
     pos[best] += forward ? 1 : -1;
+    const readable = sources[best].readable;
+    if (readable && !readable(id)) continue;
     const m = sources[best].get(id);
     if (m && keep(m)) yield m;
   }
@@ -135,7 +141,7 @@ export function queryMessages(world: World, q: MessageQuery): MessagePage {
   return {
     messages,
     anchor,
-    found_anchor: foundAnchor,
+    found_anchor: foundAnchor && q.include_anchor,
     found_oldest: !before.more,
     found_newest: !after.more,
     history_limited: false,

@@ -46,7 +46,8 @@ export function truncateCodePoints(s: string, max: number, suffix: string): stri
  */
 export function checkContent(content: string): string {
   if (content.includes('\u0000')) throw badRequest('Message must not contain null bytes');
-  const trimmed = content.replace(/\s+$/u, '');
+  // As Zulip's normalize_body: trailing whitespace and leading blank lines go.
+  const trimmed = content.replace(/\s+$/u, '').replace(/^\n+/, '');
   if (trimmed.trim().length === 0) throw badRequest('Message must not be empty');
   return truncateCodePoints(trimmed, LIMITS.max_message_length, '\n[message truncated]');
 }

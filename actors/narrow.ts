@@ -31,7 +31,7 @@ export function checkNarrow(raw: unknown): NarrowTerm[] {
     if (Array.isArray(item) && item.length === 2) [operator, operand] = item;
     else if (item && typeof item === 'object') ({ operator, operand, negated = false } = item as Record<string, unknown>);
     else throw badNarrow('Invalid narrow: each term must be an object or a pair');
-    if (typeof operator !== 'string' || !OPERATORS.has(operator)) throw badNarrow(`Invalid narrow operator: ${String(operator)}`);
+    if (typeof operator !== 'string' || !OPERATORS.has(operator)) throw badNarrow(`Invalid narrow operator: unknown operator ${String(operator)}`);
     if (typeof negated !== 'boolean') throw badNarrow('Invalid narrow: negated must be a boolean');
     const okOperand = typeof operand === 'string' || (typeof operand === 'number' && Number.isInteger(operand)) ||
       (Array.isArray(operand) && operand.every((x) => typeof x === 'string' || (typeof x === 'number' && Number.isInteger(x))));
@@ -41,15 +41,15 @@ export function checkNarrow(raw: unknown): NarrowTerm[] {
   });
 }
 
-/** Resolves a user operand (id, email, or list of either) to user ids. */
-export function resolveUsers(org: OrgContext, operand: NarrowTerm['operand']): number[] {
+/** Resolves a user operand (id, email, or list of either) to user ids; `phrase` names the operand in errors. */
+export function resolveUsers(org: OrgContext, operand: NarrowTerm['operand'], phrase = 'unknown user'): number[] {
   const items = Array.isArray(operand) ? operand : typeof operand === 'string' ? operand.split(',') : [operand];
   return items.map((item) => {
     if (typeof item === 'number') return item;
     const trimmed = item.trim();
     if (/^\d+$/.test(trimmed)) return Number(trimmed);
     const id = org.byEmail.get(trimmed.toLowerCase());
-    if (id === undefined) throw badNarrow(`Invalid narrow operand: unknown user ${trimmed}`);
+    if (id === undefined) throw badNarrow(`Invalid narrow operator: ${phrase} ${trimmed}`);
     return id;
   });
 }
@@ -94,7 +94,7 @@ function termTest(org: OrgContext, term: NarrowTerm, viewer: UserContext | undef
     case 'dm':
     case 'pm-with':
     case 'group-pm-with': {
-      const ids = new Set(resolveUsers(org, operand));
+      const ids = new Set(resolveUsers(org, operand, 'unknown user in'));
       if (viewer) ids.add(viewer.user_id);
       const key = [...ids].sort((a, b) => a - b).join(',');
       return (m) => m.dm_user_ids !== null && m.dm_user_ids.join(',') === key;

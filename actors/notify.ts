@@ -15,8 +15,11 @@ export interface Delivery {
   org: number;
   seq: number;
   user_ids: Iterable<number>;
-  /** The same event for everyone, or one built per user. */
-  event: OutgoingEvent | ((userId: number) => OutgoingEvent);
+  /**
+   * The same event for everyone, or one built per user (and per whether the client
+   * shows the empty topic as `""`).
+   */
+  event: OutgoingEvent | ((userId: number, emptyTopicName: boolean) => OutgoingEvent);
   /** For message events: the message, so that queues with a narrow can filter. */
   message?: MessageRecord;
   channelName?: string;
@@ -57,16 +60,33 @@ export function notify(world: World, stamped: Stamped): Delivery[] {
       const viewers = [...org.users.values()].filter((u) => u.is_active && u.role !== Role.GUEST).map((u) => u.user_id);
       return [{ org: fact.org, seq, user_ids: viewers, event: json('stream', { op: 'create', streams: [channelView(ch)] }) }];
     }
-    case 'FlagsUpdated':
-      return [{
-        org: fact.org,
-        seq,
-        user_ids: [fact.user_id],
-        event: json('update_message_flags', { op: fact.op, operation: fact.op, flag: fact.flag, messages: fact.messages, all: false }),
-      }];
+    case 'FlagsUpdated': {
+      const body: Record<string, unknown> = { op: fact.op, operation: fact.op, flag: fact.flag, messages: fact.messages, all: false };
+      if (fact.flag === 'read' && fact.op === 'remove') body.message_details = messageDetails(world, fact.org, fact.user_id, fact.messages);
+      return [{ org: fact.org, seq, user_ids: [fact.user_id], event: json('update_message_flags', body) }];
+    }
     default:
       return [];
   }
+}
+
+/** What a client needs to put messages marked unread back into its unread counts. */
+function messageDetails(world: World, orgId: number, userId: number, ids: number[]): Record<string, unknown> {
+  const org = world.org(orgId)!;
+  const me = world.user(orgId, userId);
+  const out: Record<string, unknown> = {};
+  for (const id of ids) {
+    const mentioned = me?.flags.mentioned.has(id) ?? false;
+    const streamId = org.messageChannel.get(id);
+    if (streamId !== undefined) {
+      const m = world.channel(orgId, streamId)?.messages.get(id);
+      out[id] = { type: 'stream', mentioned, stream_id: streamId, topic: m?.topic ?? '', unmuted_stream_msg: !(me?.subs.get(streamId)?.is_muted ?? false) };
+    } else {
+      const m = org.directMessages.get(id);
+      out[id] = { type: 'private', mentioned, user_ids: (m?.dm_user_ids ?? []).filter((u) => u !== userId) };
+    }
+  }
+  return out;
 }
 
 function notifyMessage(world: World, fact: Extract<Fact, { type: 'MessageSent' }>, seq: number): Delivery {
@@ -74,7 +94,12 @@ function notifyMessage(world: World, fact: Extract<Fact, { type: 'MessageSent' }
   const org = world.org(fact.org)!;
   const channel = m.stream_id === null ? undefined : world.channel(fact.org, m.stream_id);
   const channelName = channel?.channel.name ?? '';
-  const shared = '"type":"message","message":' + JSON.stringify(messageView(org, m, channelName)) + ',"flags":';
+  // The shared part is serialized once per variant, however many recipients there are.
+  const shared: string[] = [];
+  const sharedFor = (emptyTopicName: boolean): string => {
+    const key = emptyTopicName || m.topic !== '' ? 0 : 1;
+    return (shared[key] ??= '"type":"message","message":' + JSON.stringify(messageView(org, m, channelName, { allowEmptyTopicName: emptyTopicName })) + ',"flags":');
+  };
   const recipients = channel ? [...channel.subscribers] : (m.dm_user_ids ?? []);
   return {
     org: fact.org,
@@ -82,9 +107,9 @@ function notifyMessage(world: World, fact: Extract<Fact, { type: 'MessageSent' }
     user_ids: recipients,
     message: m,
     channelName,
-    event: (userId) => {
+    event: (userId, emptyTopicName) => {
       const user = world.user(fact.org, userId);
-      return { type: 'message', json: shared + JSON.stringify(user ? flagsOf(user, m.id) : []) };
+      return { type: 'message', json: sharedFor(emptyTopicName) + JSON.stringify(user ? flagsOf(user, m.id) : []) };
     },
   };
 }

@@ -3,12 +3,13 @@
  * and return API-shaped data; they never change state.
  */
 import { ApiError, badRequest } from '../src/http/errors.js';
-import { canReadChannel } from './message_query.js';
+import { canReadChannelMessage } from './message_query.js';
+import { received } from './channel.js';
 import { userByEmail } from './organization.js';
 import type { Runtime } from './runtime.js';
 import type { MessageRecord, UserRecord } from './types.js';
 import { flagsOf } from './user.js';
-import { channelView, messageView, subscriptionView, userView } from './views.js';
+import { channelView, messageView, subscriptionView, userView, type MessageViewOptions } from './views.js';
 import { canAccessChannel } from './subscriptions.js';
 import { Role } from './types.js';
 
@@ -33,7 +34,7 @@ export function getUser(rt: Runtime, org: number, userId: number): Record<string
 /** The channels a user can see, as `GET /streams` lists them. */
 export function listChannels(rt: Runtime, org: number, viewer: UserRecord, opts: { include_public: boolean; include_subscribed: boolean; include_all: boolean }): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
-  for (const id of rt.channelIds(org)) {
+  for (const id of rt.channelIdsOf(org)) {
     const ch = rt.channel(org, id)!;
     const subscribed = ch.subscribers.has(viewer.user_id);
     const isPublic = !ch.channel.invite_only && viewer.role !== Role.GUEST;
@@ -54,12 +55,23 @@ export function listSubscriptions(rt: Runtime, org: number, userId: number, with
   return out.sort((a, b) => (a.stream_id as number) - (b.stream_id as number));
 }
 
-/** Channels a user can see but is not subscribed to, for `register`'s `never_subscribed`. */
+/** Channels a user left, for `register`'s `unsubscribed`. */
+export function listUnsubscribed(rt: Runtime, org: number, userId: number): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const [streamId, props] of rt.user(org, userId)?.former ?? []) {
+    const ch = rt.channel(org, streamId);
+    if (ch) out.push(subscriptionView(ch, props, true));
+  }
+  return out.sort((a, b) => (a.stream_id as number) - (b.stream_id as number));
+}
+
+/** Channels a user can see and was never subscribed to, for `register`'s `never_subscribed`. */
 export function listNeverSubscribed(rt: Runtime, org: number, user: UserRecord): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
-  for (const id of rt.channelIds(org)) {
+  const former = rt.user(org, user.user_id)?.former;
+  for (const id of rt.channelIdsOf(org)) {
     const ch = rt.channel(org, id)!;
-    if (ch.subscribers.has(user.user_id) || !canAccessChannel(user, ch.channel, ch.subscribers)) continue;
+    if (ch.subscribers.has(user.user_id) || former?.has(id) || !canAccessChannel(user, ch.channel, ch.subscribers)) continue;
     out.push({ ...channelView(ch), subscribers: [...ch.subscribers].sort((a, b) => a - b) });
   }
   return out;
@@ -99,7 +111,7 @@ export function accessMessage(rt: Runtime, org: number, viewer: UserRecord, id: 
   if (streamId !== undefined) {
     const ch = rt.channel(org, streamId);
     const m = ch?.messages.get(id);
-    if (m && canReadChannel(ch!, viewer.user_id, viewer.role)) return m;
+    if (m && canReadChannelMessage(ch!, viewer, id)) return m;
   } else {
     const m = ctx.directMessages.get(id);
     if (m && m.dm_user_ids!.includes(viewer.user_id)) return m;
@@ -107,10 +119,18 @@ export function accessMessage(rt: Runtime, org: number, viewer: UserRecord, id: 
   throw badRequest('Invalid message(s)');
 }
 
-/** A message with the viewer's flags, as `GET /messages` shows it. */
-export function messageForViewer(rt: Runtime, org: number, viewerId: number, m: MessageRecord, applyMarkdown: boolean): Record<string, unknown> {
+/**
+ * A message with the viewer's flags, as `GET /messages` shows it. A channel message the
+ * viewer never received is `historical` (and read), as in Zulip.
+ */
+export function messageForViewer(rt: Runtime, org: number, viewerId: number, m: MessageRecord, opts: MessageViewOptions): Record<string, unknown> {
   const orgCtx = rt.org(org)!;
-  const name = m.stream_id === null ? '' : (rt.channel(org, m.stream_id)?.channel.name ?? '');
+  const ch = m.stream_id === null ? undefined : rt.channel(org, m.stream_id);
   const me = rt.user(org, viewerId);
-  return { ...messageView(orgCtx, m, name, applyMarkdown), flags: me ? flagsOf(me, m.id) : ['read', 'historical'] };
+  const flags = me ? flagsOf(me, m.id) : ['read'];
+  if (ch && !received(ch, viewerId, m.id)) {
+    if (!flags.includes('read')) flags.unshift('read');
+    flags.push('historical');
+  }
+  return { ...messageView(orgCtx, m, ch?.channel.name ?? '', opts), flags };
 }

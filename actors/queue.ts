@@ -45,6 +45,8 @@ export interface QueueContext {
   /** Unix ms of the last time a request touched this queue (not persisted meaningfully). */
   last_active: number;
   lifespan_ms: number;
+  /** The client shows the empty topic as `""`; otherwise events carry its display name. */
+  empty_topic_name: boolean;
   /** The seq of the newest fact this queue reflects. */
   seq: number;
 }

@@ -53,6 +53,8 @@ export interface QueueRegistration {
   narrow: NarrowTerm[];
   client: string;
   lifespan_secs: number | null;
+  /** The client shows the empty topic as `""` (capability `empty_topic_name`). */
+  empty_topic_name: boolean;
 }
 
 type QueueActor = Actor<typeof queueLogic>;
@@ -134,6 +136,7 @@ export class EventQueues {
       newest_pruned_id: -1,
       last_active: this.opts.now(),
       lifespan_ms: fact.lifespan_ms,
+      empty_topic_name: fact.empty_topic_name,
       seq,
     };
     this.adopt(ctx);
@@ -169,7 +172,8 @@ export class EventQueues {
    */
   register(reg: QueueRegistration): { queueId: string; durable: Promise<void> } {
     const queueId = this.opts.token();
-    const lifespan = reg.lifespan_secs === null ? this.opts.defaultLifespanMs : Math.min(reg.lifespan_secs * 1000, this.opts.maxLifespanMs);
+    // As in Zulip, an absent or zero lifespan means the default one.
+    const lifespan = !reg.lifespan_secs ? this.opts.defaultLifespanMs : Math.min(reg.lifespan_secs * 1000, this.opts.maxLifespanMs);
     const durable = this.opts.commit([{
       type: 'QueueRegistered',
       org: reg.org,
@@ -179,6 +183,7 @@ export class EventQueues {
       narrow: reg.narrow,
       client: reg.client,
       lifespan_ms: Math.max(lifespan, 1000),
+      empty_topic_name: reg.empty_topic_name,
     }]);
     return { queueId, durable };
   }
@@ -335,8 +340,10 @@ export class EventQueues {
       for (const queueId of bucket) {
         const parked = this.parked.get(queueId);
         if (!parked || parked.heartbeatAt === Infinity) continue;
-        if (parked.heartbeatAt > now) later.push(queueId);
-        else {
+        if (parked.heartbeatAt > now) {
+          // An entry left by an earlier poll of this queue; the current poll has its own.
+          if (Math.ceil(parked.heartbeatAt / 1000) === s) later.push(queueId);
+        } else {
           parked.heartbeatAt = Infinity;
           due.push(queueId);
         }

@@ -4,7 +4,7 @@
  * created, so that every fact is either in this state or delivered to the queue.
  */
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from './message_rules.js';
-import { listNeverSubscribed, listSubscriptions, listChannels } from './queries.js';
+import { listChannels, listNeverSubscribed, listSubscriptions, listUnsubscribed } from './queries.js';
 import type { Runtime } from './runtime.js';
 import { Role, type OrgRecord, type UserRecord } from './types.js';
 import { avatarUrl, SYSTEM_GROUPS, userView } from './views.js';
@@ -210,7 +210,7 @@ export function fetchInitialState(rt: Runtime, r: InitialStateRequest): Record<s
   }
   if (want('subscription')) {
     state.subscriptions = listSubscriptions(rt, org, r.user.user_id, r.includeSubscribers);
-    state.unsubscribed = [];
+    state.unsubscribed = listUnsubscribed(rt, org, r.user.user_id);
     state.never_subscribed = listNeverSubscribed(rt, org, r.user);
   }
   if (want('stream')) state.streams = listChannels(rt, org, r.user, { include_public: true, include_subscribed: true, include_all: false });

@@ -132,8 +132,7 @@ export class Runtime implements World {
     const actor = this.shards.get(orgId)?.users.get(userId);
     return actor && contextOf(actor);
   }
-  /** Ids of every channel of an organization. */
-  channelIds(orgId: number): number[] {
+  channelIdsOf(orgId: number): number[] {
     return [...(this.shards.get(orgId)?.channels.keys() ?? [])];
   }
   /** Unix seconds now, by the injected clock. */
@@ -246,15 +245,18 @@ export class Runtime implements World {
   private resolve(d: Delivery, out: Routed): void {
     const org = d.message ? this.org(d.org) : undefined;
     for (const userId of d.user_ids) {
-      let event: SequencedEvent | undefined;
+      // Built at most once per user and variant, however many queues the user has.
+      const built: SequencedEvent[] = [];
       for (const queueId of this.queues.queuesOf(d.org, userId)) {
         const q = this.queues.peek(queueId)!;
         const type = typeof d.event === 'function' ? 'message' : d.event.type;
         if (q.event_types !== null && !q.event_types.includes(type)) continue;
         if (d.message && q.narrow.length > 0 && !narrowPredicate(org!, q.narrow, this.user(d.org, userId))(d.message)) continue;
+        const variant = q.empty_topic_name ? 1 : 0;
+        let event = built[variant];
         if (!event) {
-          const e: OutgoingEvent = typeof d.event === 'function' ? d.event(userId) : d.event;
-          event = { seq: d.seq, type: e.type, json: e.json };
+          const e: OutgoingEvent = typeof d.event === 'function' ? d.event(userId, q.empty_topic_name) : d.event;
+          event = built[variant] = { seq: d.seq, type: e.type, json: e.json };
         }
         out.push([queueId, event]);
       }

@@ -125,10 +125,12 @@ export function decideSubscribe(ctx: OrgContext, command: Subscribe, env: Decide
         continue;
       }
       (subscribed[key] ??= []).push(channel.name);
-      const count = subCount.get(target.user_id) ?? world.user(ctx.org.id, target.user_id)?.subs.size ?? 0;
+      const targetState = world.user(ctx.org.id, target.user_id);
+      const count = subCount.get(target.user_id) ?? targetState?.subs.size ?? 0;
       subCount.set(target.user_id, count + 1);
       added.push(target.user_id);
-      props.push(defaultSubscriptionProps(COLORS[count % COLORS.length]));
+      // Rejoining a channel brings back the settings the user had there.
+      props.push(targetState?.former.get(channel.stream_id) ?? defaultSubscriptionProps(COLORS[count % COLORS.length]));
     }
     if (added.length > 0) {
       facts.push({ type: 'Subscribed', org: ctx.org.id, stream_id: channel.stream_id, user_ids: added, props, acting_user_id: actor.user_id });

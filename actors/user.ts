@@ -11,6 +11,8 @@ import type { SubscriptionProps } from './types.js';
 
 /** Flags a client may set or clear. */
 export const SETTABLE_FLAGS = new Set(['read', 'starred', 'collapsed']);
+/** Flags that exist but only the server changes. */
+const SERVER_FLAGS = new Set(['mentioned', 'stream_wildcard_mentioned', 'topic_wildcard_mentioned', 'wildcard_mentioned', 'has_alert_word', 'historical']);
 /** Every flag that is kept as a set of message ids (`read` is kept as `unread`). */
 export const STORED_FLAGS = ['starred', 'collapsed', 'mentioned', 'stream_wildcard_mentioned', 'topic_wildcard_mentioned', 'has_alert_word'] as const;
 export type StoredFlag = (typeof STORED_FLAGS)[number];
@@ -20,6 +22,8 @@ export interface UserContext {
   seq: number;
   user_id: number;
   subs: Map<number, SubscriptionProps>;
+  /** Settings of channels the user left, kept for `unsubscribed` and for rejoining. */
+  former: Map<number, SubscriptionProps>;
   unread: Set<number>;
   flags: Record<StoredFlag, Set<number>>;
 }
@@ -32,13 +36,15 @@ export interface UpdateFlags {
   flag: string;
   /** Ids the caller has already checked the user may see. */
   messages: number[];
+  /** The channel of each channel message among `messages`, by id (needed to mark unread). */
+  channels?: Record<number, number>;
 }
 export type UserCommand = UpdateFlags;
 
 export function emptyUser(userId: number): UserContext {
   const flags = {} as Record<StoredFlag, Set<number>>;
   for (const f of STORED_FLAGS) flags[f] = new Set();
-  return { seq: 0, user_id: userId, subs: new Map(), unread: new Set(), flags };
+  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new Set(), flags };
 }
 
 /** The flags of one message for this user, as Zulip lists them. */
@@ -70,12 +76,20 @@ function reduce(ctx: UserContext, fact: Fact): void {
   switch (fact.type) {
     case 'Subscribed': {
       const i = fact.user_ids.indexOf(ctx.user_id);
-      if (i >= 0) ctx.subs.set(fact.stream_id, { ...fact.props[i] });
+      if (i >= 0) {
+        ctx.subs.set(fact.stream_id, { ...fact.props[i] });
+        ctx.former.delete(fact.stream_id);
+      }
       break;
     }
-    case 'Unsubscribed':
-      ctx.subs.delete(fact.stream_id);
+    case 'Unsubscribed': {
+      const props = ctx.subs.get(fact.stream_id);
+      if (props && fact.user_ids.includes(ctx.user_id)) {
+        ctx.former.set(fact.stream_id, props);
+        ctx.subs.delete(fact.stream_id);
+      }
       break;
+    }
     case 'MessageSent': {
       const id = fact.message.id;
       if (!(fact.read_by_sender && fact.message.sender_id === ctx.user_id)) ctx.unread.add(id);
@@ -93,11 +107,20 @@ function reduce(ctx: UserContext, fact: Fact): void {
 }
 
 function decide(ctx: UserContext, command: UserCommand): Decision {
+  if (SERVER_FLAGS.has(command.flag)) throw badRequest(`Flag not editable: '${command.flag}'`);
   if (!SETTABLE_FLAGS.has(command.flag)) throw badRequest(`Invalid flag: '${command.flag}'`);
   const on = command.op === 'add';
-  const changed = command.messages.filter((id) => hasFlag(ctx, command.flag, id) !== on);
+  // Marking unread only applies in channels the user is subscribed to, as in Zulip.
+  const ignoredChannels = new Set<number>();
+  const eligible = command.messages.filter((id) => {
+    const streamId = command.channels?.[id];
+    if (command.flag !== 'read' || on || streamId === undefined || ctx.subs.has(streamId)) return true;
+    ignoredChannels.add(streamId);
+    return false;
+  });
+  const changed = eligible.filter((id) => hasFlag(ctx, command.flag, id) !== on);
   const facts: Fact[] = changed.length === 0 ? [] : [{ type: 'FlagsUpdated', org: command.org, user_id: ctx.user_id, op: command.op, flag: command.flag, messages: changed }];
-  return { facts, value: { messages: changed } };
+  return { facts, value: { messages: changed, ignored_because_not_subscribed_channels: [...ignoredChannels].sort((a, b) => a - b) } };
 }
 
 /** XState logic of user actors. */

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { ChannelContext } from './channel.js';
 import type { OrgContext } from './organization.js';
+import { EMPTY_TOPIC_DISPLAY_NAME } from './message_rules.js';
 import { Role, type MessageRecord, type SubscriptionProps, type UserRecord } from './types.js';
 
 /** Ids of the system user groups, the same in every organization. */
@@ -112,15 +113,28 @@ export function subscriptionView(ch: ChannelContext, props: SubscriptionProps, w
 /** How a message names its recipient: a channel name, or the participants of a direct message. */
 function displayRecipient(org: OrgContext, m: MessageRecord, channelName: string): unknown {
   if (m.stream_id !== null) return channelName;
-  return (m.dm_user_ids ?? []).map((id) => {
+  const people = (m.dm_user_ids ?? []).map((id) => {
     const u = org.users.get(id)!;
     return { id: u.user_id, email: u.email, full_name: u.full_name, is_mirror_dummy: false };
   });
+  // Zulip lists the two people of a one-to-one conversation in email order.
+  if (people.length === 2) people.sort((a, b) => a.email.localeCompare(b.email));
+  return people;
+}
+
+/** How a client wants messages rendered. */
+export interface MessageViewOptions {
+  /** HTML (true, the default) or the Markdown source. */
+  applyMarkdown?: boolean;
+  /** Whether the client shows the empty topic as `""`; otherwise it gets its display name. */
+  allowEmptyTopicName?: boolean;
 }
 
 /** A message as Zulip renders it, without the per-user `flags`. */
-export function messageView(org: OrgContext, m: MessageRecord, channelName: string, applyMarkdown = true): Record<string, unknown> {
+export function messageView(org: OrgContext, m: MessageRecord, channelName: string, opts: MessageViewOptions = {}): Record<string, unknown> {
   const sender = org.users.get(m.sender_id)!;
+  const applyMarkdown = opts.applyMarkdown ?? true;
+  const topic = m.stream_id !== null && m.topic === '' && !opts.allowEmptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : m.topic;
   const view: Record<string, unknown> = {
     id: m.id,
     sender_id: m.sender_id,
@@ -128,7 +142,7 @@ export function messageView(org: OrgContext, m: MessageRecord, channelName: stri
     recipient_id: m.recipient_id,
     timestamp: m.timestamp,
     client: m.client,
-    subject: m.topic,
+    subject: topic,
     topic_links: [],
     is_me_message: m.content.startsWith('/me '),
     reactions: [],

@@ -13,4 +13,6 @@ export interface World {
   org(orgId: number): OrgContext | undefined;
   channel(orgId: number, streamId: number): ChannelContext | undefined;
   user(orgId: number, userId: number): UserContext | undefined;
+  /** Ids of every channel of an organization. */
+  channelIdsOf(orgId: number): number[];
 }

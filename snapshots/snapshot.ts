@@ -26,9 +26,9 @@ export type Chunk =
   | { k: 'server'; seq: number; orgs: OrgRecord[]; maxMessageId: number }
   | { k: 'org'; seq: number; org: OrgRecord; users: UserRecord[]; channelsByName: Array<[string, number]>; nextUserId: number; nextChannelId: number; nextRecipientId: number; groupRecipients: Array<[string, number]> }
   | { k: 'dms'; org: number; msgs: MessageRecord[] }
-  | { k: 'channel'; org: number; seq: number; channel: ChannelContext['channel']; subscribers: number[]; topics: TopicEntry[] }
+  | { k: 'channel'; org: number; seq: number; channel: ChannelContext['channel']; subscribers: number[]; topics: TopicEntry[]; history: Array<[number, number[]]> }
   | { k: 'msgs'; org: number; stream_id: number; msgs: MessageRecord[] }
-  | { k: 'user'; org: number; seq: number; user_id: number; subs: Array<[number, SubscriptionProps]>; unread: number[]; flags: Record<string, number[]> }
+  | { k: 'user'; org: number; seq: number; user_id: number; subs: Array<[number, SubscriptionProps]>; former: Array<[number, SubscriptionProps]>; unread: number[]; flags: Record<string, number[]> }
   | { k: 'queues'; list: QueueContext[] };
 
 const SNAPSHOT = /^snap-(\d{16})\.psnap$/;
@@ -104,7 +104,10 @@ function* chunksOf(runtime: Runtime, sliceSize: number): Generator<() => Chunk> 
       let count = 0;
       yield () => {
         count = ch.ids.length;
-        return { k: 'channel', org: org.org.id, seq: ch.seq, channel: ch.channel, subscribers: [...ch.subscribers], topics: [...ch.topics.values()] };
+        return {
+          k: 'channel', org: org.org.id, seq: ch.seq, channel: ch.channel, subscribers: [...ch.subscribers], topics: [...ch.topics.values()],
+          history: [...ch.history].map(([uid, bounds]) => [uid, [...bounds]]),
+        };
       };
       // Message records are never mutated in place, and ids only grow at the end.
       for (let from = 0; from < count; from += sliceSize) {
@@ -116,7 +119,7 @@ function* chunksOf(runtime: Runtime, sliceSize: number): Generator<() => Chunk> 
       yield () => {
         const flags: Record<string, number[]> = {};
         for (const f of STORED_FLAGS) flags[f] = [...u.flags[f]];
-        return { k: 'user', org: org.org.id, seq: u.seq, user_id: u.user_id, subs: [...u.subs], unread: [...u.unread], flags };
+        return { k: 'user', org: org.org.id, seq: u.seq, user_id: u.user_id, subs: [...u.subs], former: [...u.former], unread: [...u.unread], flags };
       };
     }
   }
@@ -259,6 +262,7 @@ export function loadSnapshot(runtime: Runtime, snap: VerifiedSnapshot): number {
           topics: new Map(c.topics.map((t) => [t.name.toLowerCase(), t])),
           ids: [],
           messages: new Map(),
+          history: new Map(c.history),
         };
         channels.set(`${c.org}:${c.channel.stream_id}`, ctx);
         runtime.restoreChannel(c.org, ctx);
@@ -277,7 +281,7 @@ export function loadSnapshot(runtime: Runtime, snap: VerifiedSnapshot): number {
       case 'user': {
         const flags = {} as Record<StoredFlag, Set<number>>;
         for (const f of STORED_FLAGS) flags[f] = new Set(c.flags[f] ?? []);
-        const ctx: UserContext = { seq: c.seq, user_id: c.user_id, subs: new Map(c.subs), unread: new Set(c.unread), flags };
+        const ctx: UserContext = { seq: c.seq, user_id: c.user_id, subs: new Map(c.subs), former: new Map(c.former), unread: new Set(c.unread), flags };
         runtime.restoreUser(c.org, ctx);
         break;
       }

@@ -90,7 +90,7 @@ export class ChatApp {
     const { values, files } = decodeParams(req.headers['content-type'], req.body, req.query);
     const { params, ignored } = this.checkers.get(route)!.check(values, pathParams);
     const agent = req.headers['user-agent'] ?? '';
-    const client = agent.split(/[/ ]/)[0] || 'API';
+    const client = agent.split(/[/ ]/)[0] || 'Unspecified';
     const reply = route.handler({ params, user, org, runtime: this.runtime, config: this.config, request: req, abort, files, client });
     if (reply instanceof Promise) return reply.then((r) => render(r, ignored));
     return render(reply, ignored);

@@ -106,13 +106,25 @@ export function compileParams(route: Route): ParamChecker {
           if (p.spec.required) throw missingArgument(p.name);
           continue;
         }
+        if (p.spec.in === 'path') {
+          // A path segment of the wrong shape means no such resource, as Zulip's typed URL patterns do.
+          let value: unknown;
+          try {
+            value = convert(p.name, raw, p.types);
+          } catch {
+            throw new ApiError('NOT_FOUND', 'Endpoint not found');
+          }
+          if (!p.validate(value)) throw new ApiError('NOT_FOUND', 'Endpoint not found');
+          params[p.name] = value;
+          continue;
+        }
         const value = convert(p.name, raw, p.types);
         if (!p.validate(value)) throw new ApiError('BAD_REQUEST', describe(p.name, p.validate), { var_name: p.name });
         params[p.name] = value;
       }
       const ignored: string[] = [];
       for (const name of values.keys()) if (!known.has(name)) ignored.push(name);
-      return { params, ignored };
+      return { params, ignored: ignored.sort() };
     },
   };
 }

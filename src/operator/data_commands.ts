@@ -144,7 +144,7 @@ export function inspectCommand(dataDir: string): void {
   const rows = [...server.orgs.values()].map((org) => {
     const ctx = runtime.org(org.id)!;
     let messages = ctx.directMessages.size;
-    const channels = runtime.channelIds(org.id);
+    const channels = runtime.channelIdsOf(org.id);
     for (const id of channels) messages += runtime.channel(org.id, id)!.ids.length;
     const queues = runtime.queues.exportQueues().filter((q) => q.org === org.id).length;
     return { organization_id: org.id, subdomain: org.subdomain, name: org.name, deactivated: org.deactivated, users: ctx.users.size, channels: channels.length, messages, queues };

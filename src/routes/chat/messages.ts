@@ -2,13 +2,15 @@
  * Messages: send, fetch with narrows and anchors, fetch one, and personal flags.
  */
 import { queryMessages, type MessageQuery } from '../../../actors/message_query.js';
-import { checkNarrow } from '../../../actors/narrow.js';
+import { highlightHtml, highlightText } from '../../../actors/highlight.js';
+import { checkNarrow, type NarrowTerm } from '../../../actors/narrow.js';
+import type { MessageRecord } from '../../../actors/types.js';
 import { accessMessage, channelIdByName, checkChannelId, messageForViewer, resolveUserIds } from '../../../actors/queries.js';
 import { ApiError, badRequest } from '../../http/errors.js';
 import { route, S, type Schema } from '../../http/route.js';
 
-/** Clients that show a message to its sender as they send it; their sends start out read. */
-const INTERACTIVE_CLIENTS = new Set(['website', 'ZulipWeb', 'ZulipMobile', 'ZulipElectron', 'ZulipDesktop', 'ZulipFlutter', 'ZulipTerminal']);
+/** Clients that show a message to its sender as they send it (lower case); their sends start out read. */
+const INTERACTIVE_CLIENTS = new Set(['website', 'zulipweb', 'zulipmobile', 'zulipandroid', 'zulipios', 'zulipelectron', 'zulipdesktop', 'zulipflutter', 'zulipterminal']);
 
 const recipientSchema: Schema = {
   oneOf: [{ type: 'string' }, { type: 'integer' }, { type: 'array', items: { type: ['integer', 'string'] } }],
@@ -39,11 +41,11 @@ export const sendMessage = route<SendParams>({
     read_by_sender: { schema: S.bool },
   },
   async handler({ params, org, user, runtime, client }) {
-    const readBySender = params.read_by_sender ?? INTERACTIVE_CLIENTS.has(client);
+    const readBySender = params.read_by_sender ?? INTERACTIVE_CLIENTS.has(client.toLowerCase());
     const hints = params.queue_id !== undefined && params.local_id !== undefined ? { localEcho: { queue_id: params.queue_id, local_id: params.local_id } } : undefined;
     if (params.type === 'stream' || params.type === 'channel') {
       const to = Array.isArray(params.to) ? params.to : [params.to];
-      if (to.length !== 1) throw badRequest('Channel messages need exactly one channel');
+      if (to.length !== 1) throw badRequest('Expected exactly one channel');
       const target = to[0];
       const streamId = typeof target === 'number' ? checkChannelId(runtime, org.id, target) : /^\d+$/.test(target) ? checkChannelId(runtime, org.id, Number(target)) : channelIdByName(runtime, org.id, target);
       if (params.topic === undefined) throw new ApiError('BAD_REQUEST', 'Missing topic', { var_name: 'topic' });
@@ -71,14 +73,21 @@ interface GetMessagesParams {
   include_anchor?: boolean;
   apply_markdown?: boolean;
   use_first_unread_anchor?: boolean;
+  allow_empty_topic_name?: boolean;
 }
 
 function parseAnchor(raw: string | number | undefined, useFirstUnread: boolean): MessageQuery['anchor'] {
   if (useFirstUnread) return 'first_unread';
-  if (raw === undefined) return 'first_unread';
-  if (typeof raw === 'number') return raw;
+  if (raw === undefined) throw new ApiError('BAD_REQUEST', "Missing 'anchor' argument.", { var_name: 'anchor' });
+  // Zulip reads a negative anchor as the oldest possible one.
+  if (typeof raw === 'number') return Math.max(0, raw);
   if (raw === 'newest' || raw === 'oldest' || raw === 'first_unread') return raw;
   throw new ApiError('BAD_REQUEST', 'Invalid anchor', { var_name: 'anchor' });
+}
+
+/** The words of every search term of a narrow, for highlighting. */
+function searchWords(narrow: NarrowTerm[]): string[] {
+  return narrow.filter((t) => t.operator === 'search' && !t.negated).flatMap((t) => String(t.operand).split(/\s+/).filter((w) => w.length > 0));
 }
 
 export const getMessages = route<GetMessagesParams>({
@@ -87,29 +96,40 @@ export const getMessages = route<GetMessagesParams>({
   auth: 'user',
   summary: 'Fetch messages around an anchor, filtered by a narrow',
   params: {
-    anchor: { schema: { oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string' }] } },
-    num_before: { schema: S.nonNegInt, required: true },
-    num_after: { schema: S.nonNegInt, required: true },
+    anchor: { schema: { oneOf: [{ type: 'integer' }, { type: 'string' }] } },
+    num_before: { schema: S.nonNegInt },
+    num_after: { schema: S.nonNegInt },
     narrow: { schema: { type: 'array' } },
     include_anchor: { schema: S.bool },
     apply_markdown: { schema: S.bool },
     client_gravatar: { schema: S.bool },
     use_first_unread_anchor: { schema: S.bool },
+    allow_empty_topic_name: { schema: S.bool },
   },
   handler({ params, org, user, runtime }) {
+    const narrow = checkNarrow(params.narrow ?? []);
     const page = queryMessages(runtime, {
       org: org.id,
       user_id: user.user_id,
       anchor: parseAnchor(params.anchor, params.use_first_unread_anchor ?? false),
-      num_before: params.num_before!,
-      num_after: params.num_after!,
+      num_before: params.num_before ?? 0,
+      num_after: params.num_after ?? 0,
       include_anchor: params.include_anchor ?? true,
-      narrow: checkNarrow(params.narrow ?? []),
+      narrow,
     });
-    const applyMarkdown = params.apply_markdown ?? true;
+    const view = { applyMarkdown: params.apply_markdown ?? true, allowEmptyTopicName: params.allow_empty_topic_name ?? false };
+    const words = searchWords(narrow);
+    const render = (m: MessageRecord): Record<string, unknown> => {
+      const out = messageForViewer(runtime, org.id, user.user_id, m, view);
+      if (words.length > 0) {
+        out.match_content = highlightHtml(m.rendered, words);
+        out.match_subject = highlightText(out.subject as string, words);
+      }
+      return out;
+    };
     return {
       json: {
-        messages: page.messages.map((m) => messageForViewer(runtime, org.id, user.user_id, m, applyMarkdown)),
+        messages: page.messages.map(render),
         anchor: page.anchor,
         found_anchor: page.found_anchor,
         found_oldest: page.found_oldest,
@@ -120,15 +140,16 @@ export const getMessages = route<GetMessagesParams>({
   },
 });
 
-export const getMessage = route<{ message_id: number; apply_markdown?: boolean }>({
+export const getMessage = route<{ message_id: number; apply_markdown?: boolean; allow_empty_topic_name?: boolean }>({
   method: 'GET',
   path: '/api/v1/messages/{message_id}',
   auth: 'user',
   summary: 'Fetch one message',
-  params: { message_id: { schema: S.nonNegInt, in: 'path', required: true }, apply_markdown: { schema: S.bool } },
+  params: { message_id: { schema: S.nonNegInt, in: 'path', required: true }, apply_markdown: { schema: S.bool }, allow_empty_topic_name: { schema: S.bool } },
   handler({ params, org, user, runtime }) {
     const m = accessMessage(runtime, org.id, user, params.message_id);
-    return { json: { raw_content: m.content, message: messageForViewer(runtime, org.id, user.user_id, m, params.apply_markdown ?? true) } };
+    const view = { applyMarkdown: params.apply_markdown ?? true, allowEmptyTopicName: params.allow_empty_topic_name ?? false };
+    return { json: { raw_content: m.content, message: messageForViewer(runtime, org.id, user.user_id, m, view) } };
   },
 });
 
@@ -143,10 +164,19 @@ export const updateFlags = route<{ messages: number[]; op: 'add' | 'remove'; fla
     flag: { schema: S.str, required: true },
   },
   async handler({ params, org, user, runtime }) {
-    for (const id of params.messages) accessMessage(runtime, org.id, user, id);
-    const value = (await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'UPDATE_FLAGS', org: org.id, op: params.op, flag: params.flag, messages: params.messages } })) as { messages: number[] };
+    const channels: Record<number, number> = {};
+    for (const id of params.messages) {
+      const m = accessMessage(runtime, org.id, user, id);
+      if (m.stream_id !== null) channels[id] = m.stream_id;
+    }
+    const value = (await runtime.execute({
+      kind: 'user',
+      org: org.id,
+      user_id: user.user_id,
+      command: { type: 'UPDATE_FLAGS', org: org.id, op: params.op, flag: params.flag, messages: params.messages, channels },
+    })) as { messages: number[]; ignored_because_not_subscribed_channels: number[] };
     const json: Record<string, unknown> = { messages: value.messages };
-    if (params.flag === 'read' && params.op === 'remove') json.ignored_because_not_subscribed_channels = [];
+    if (params.flag === 'read' && params.op === 'remove') json.ignored_because_not_subscribed_channels = value.ignored_because_not_subscribed_channels;
     return { json };
   },
 });

@@ -34,6 +34,7 @@ export interface RegisterParams {
   narrow?: unknown[];
   queue_lifespan_secs?: number;
   include_subscribers?: boolean | 'partial';
+  client_capabilities?: Record<string, unknown>;
 }
 
 /**
@@ -49,6 +50,7 @@ export function createQueue(runtime: Runtime, org: OrgRecord, user: UserRecord, 
     narrow,
     client,
     lifespan_secs: params.queue_lifespan_secs ?? null,
+    empty_topic_name: params.client_capabilities?.empty_topic_name === true,
   });
 }
 
