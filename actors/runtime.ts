@@ -135,6 +135,11 @@ export class Runtime implements World {
   channelIdsOf(orgId: number): number[] {
     return [...(this.shards.get(orgId)?.channels.keys() ?? [])];
   }
+  /** Milliseconds now, by the injected clock. */
+  nowMs(): number {
+    return this.opts.now();
+  }
+
   /** Unix seconds now, by the injected clock. */
   nowSeconds(): number {
     return Math.floor(this.opts.now() / 1000);

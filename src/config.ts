@@ -3,6 +3,7 @@
  * then defaults. Every setting is documented in the README.
  */
 import type { FsyncPolicy } from '../snapshots/log.js';
+import { parseRateLimit, type RateLimit } from './http/rate_limit.js';
 
 export interface Config {
   host: string;
@@ -26,6 +27,10 @@ export interface Config {
   snapshotEveryRecords: number;
   /** Snapshots kept on disk. */
   keepSnapshots: number;
+  /** Requests per window for each user (`N/S`, or `0` for none); the event queue endpoints are exempt. */
+  rateLimit: RateLimit;
+  /** Requests per window for each address without credentials. */
+  rateLimitAnonymous: RateLimit;
 }
 
 /** Each setting: its flag, its environment variable, its default and how to parse it. */
@@ -46,6 +51,8 @@ const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v:
   { key: 'snapshotIntervalMs', flag: '--snapshot-interval-ms', env: 'PARLEY_SNAPSHOT_INTERVAL_MS', parse: int, def: 300000 },
   { key: 'snapshotEveryRecords', flag: '--snapshot-every-records', env: 'PARLEY_SNAPSHOT_EVERY_RECORDS', parse: int, def: 100000 },
   { key: 'keepSnapshots', flag: '--keep-snapshots', env: 'PARLEY_KEEP_SNAPSHOTS', parse: positiveInt, def: 3 },
+  { key: 'rateLimit', flag: '--rate-limit', env: 'PARLEY_RATE_LIMIT', parse: parseRateLimit, def: { requests: 200, windowSecs: 60 } },
+  { key: 'rateLimitAnonymous', flag: '--rate-limit-anonymous', env: 'PARLEY_RATE_LIMIT_ANONYMOUS', parse: parseRateLimit, def: { requests: 100, windowSecs: 60 } },
 ];
 
 function int(v: string): number {
@@ -100,5 +107,6 @@ function wrap<T>(name: string, fn: () => T): T {
 
 /** The settings table, for `--help` and the README. */
 export function describeSettings(): string {
-  return SETTINGS.map((s) => `  ${s.flag.padEnd(20)} ${s.env.padEnd(26)} default ${JSON.stringify(s.def)}`).join('\n');
+  const show = (v: unknown): string => (v && typeof v === 'object' && 'windowSecs' in v ? `${(v as RateLimit).requests}/${(v as RateLimit).windowSecs}` : JSON.stringify(v));
+  return SETTINGS.map((s) => `  ${s.flag.padEnd(24)} ${s.env.padEnd(30)} default ${show(s.def)}`).join('\n');
 }

@@ -65,7 +65,8 @@ export async function chatFixture(opts: FixtureOptions = {}): Promise<ChatFixtur
   const clock = { t: 1_800_000_000_000 };
   const defaults = defaultRuntimeOptions(opts.sink ?? volatileSink);
   const runtime = new Runtime({ ...defaults, now: () => clock.t, random: () => 0.5, queues: { ...defaults.queues, ...opts.queues } });
-  const config: Config = { ...loadConfig([], {}), ...opts.config };
+  // Rate limits are off unless a test asks for them: route tests make many requests per user.
+  const config: Config = { ...loadConfig([], {}), rateLimit: { requests: 0, windowSecs: 60 }, rateLimitAnonymous: { requests: 0, windowSecs: 60 }, ...opts.config };
   const logs: string[] = [];
   const app = new ChatApp(chatRoutes, runtime, config, (line) => logs.push(line));
   const org = await createOrganization(runtime, { name: 'Test Org', subdomain: '', ownerEmail: 'owner@example.com', ownerPassword: 'owner-pass', ownerName: 'Olivia Owner' });

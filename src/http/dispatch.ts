@@ -13,6 +13,7 @@ import { decodeParams, MalformedBody } from './body.js';
 import { ApiError, errorBody, statusOf } from './errors.js';
 import { compileParams, type ParamChecker } from './params.js';
 import type { Reply, Route } from './route.js';
+import { RateLimiter, type RateDecision } from './rate_limit.js';
 import { Router } from './router.js';
 import { Abortable, type AbortHook, type IncomingRequest, type OutgoingResponse } from './types.js';
 
@@ -43,21 +44,34 @@ export function errorResponse(err: ApiError): OutgoingResponse {
   return respond(status, errorBody(err.code, err.message, err.extra), status === 401 ? [WWW_AUTHENTICATE] : undefined);
 }
 
-function render(reply: Reply, ignored: string[]): OutgoingResponse {
-  if ('raw' in reply) return respond(reply.status ?? 200, reply.raw);
+function render(reply: Reply, ignored: string[], extra?: Array<[string, string]>): OutgoingResponse {
+  if ('raw' in reply) return respond(reply.status ?? 200, reply.raw, extra);
   const body: Record<string, unknown> = { result: 'success', msg: '', ...reply.json };
   if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
-  return respond(reply.status ?? 200, JSON.stringify(body));
+  return respond(reply.status ?? 200, JSON.stringify(body), extra);
+}
+
+/** 429 with `Retry-After`, in Zulip's shape. */
+function rateLimited(decision: RateDecision): OutgoingResponse {
+  return respond(429, errorBody('RATE_LIMIT_HIT', 'API usage exceeded rate limit', { 'retry-after': decision.retryAfter }), [
+    ['Retry-After', String(decision.retryAfter)],
+    ...decision.headers,
+  ]);
 }
 
 /** The chat API as a function from request to response. */
 export class ChatApp {
   readonly router: Router;
   private readonly checkers = new Map<Route, ParamChecker>();
+  private readonly userLimiter: RateLimiter;
+  private readonly anonymousLimiter: RateLimiter;
 
   constructor(readonly routes: Route[], private readonly runtime: Runtime, private readonly config: Config, private readonly log: (line: string) => void = console.error) {
     this.router = new Router(routes);
     for (const r of routes) this.checkers.set(r, compileParams(r));
+    const now = (): number => runtime.nowMs();
+    this.userLimiter = new RateLimiter(config.rateLimit, now);
+    this.anonymousLimiter = new RateLimiter(config.rateLimitAnonymous, now);
   }
 
   /** Answers one request; long-polls answer later, through the returned promise. */
@@ -87,13 +101,22 @@ export class ChatApp {
     const { route, pathParams } = found.match;
     const org = this.organization(req);
     const user = route.auth === 'user' ? this.authenticate(req, org) : (undefined as unknown as UserRecord);
+    let limitHeaders: Array<[string, string]> | undefined;
+    if (!route.unlimited) {
+      const limiter = route.auth === 'user' ? this.userLimiter : this.anonymousLimiter;
+      if (limiter.enabled) {
+        const decision = limiter.hit(route.auth === 'user' ? `${org.id}:${user.user_id}` : `ip:${req.remoteAddress}`);
+        if (!decision.allowed) return rateLimited(decision);
+        limitHeaders = decision.headers;
+      }
+    }
     const { values, files } = decodeParams(req.headers['content-type'], req.body, req.query);
     const { params, ignored } = this.checkers.get(route)!.check(values, pathParams);
     const agent = req.headers['user-agent'] ?? '';
     const client = agent.split(/[/ ]/)[0] || 'Unspecified';
     const reply = route.handler({ params, user, org, runtime: this.runtime, config: this.config, request: req, abort, files, client });
-    if (reply instanceof Promise) return reply.then((r) => render(r, ignored));
-    return render(reply, ignored);
+    if (reply instanceof Promise) return reply.then((r) => render(r, ignored, limitHeaders));
+    return render(reply, ignored, limitHeaders);
   }
 
   /** The organization the Host names. */

@@ -53,6 +53,8 @@ export interface Route<P = any> {
   auth: 'user' | 'none';
   summary: string;
   params: Record<string, ParamSpec>;
+  /** Exempt from rate limiting, as Zulip's event-queue server is. */
+  unlimited?: boolean;
   handler(ctx: RouteContext<P>): Reply | Promise<Reply>;
 }
 

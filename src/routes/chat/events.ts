@@ -18,6 +18,7 @@ export const getEvents = route<GetEventsParams>({
   path: '/api/v1/events',
   auth: 'user',
   summary: 'Long-poll an event queue for new events',
+  unlimited: true,
   params: {
     queue_id: { schema: S.str },
     last_event_id: { schema: { type: 'integer', minimum: -1 } },
@@ -52,6 +53,7 @@ export const deleteEvents = route<{ queue_id: string }>({
   path: '/api/v1/events',
   auth: 'user',
   summary: 'Delete an event queue',
+  unlimited: true,
   params: { queue_id: { schema: S.str, required: true } },
   async handler({ params, org, user, runtime }) {
     await runtime.queues.delete(params.queue_id, org.id, user.user_id);
