@@ -67,10 +67,20 @@ function searchWords(operand: NarrowTerm['operand']): string[] {
   return String(operand).toLowerCase().split(/\s+/).filter((w) => w.length > 0);
 }
 
-/** Builds a test of one message against every term of a narrow, for one viewer. */
-export function narrowPredicate(org: OrgContext, terms: NarrowTerm[], viewer: UserContext | undefined): (m: MessageRecord) => boolean {
+/**
+ * Builds a test of one message against every term of a narrow, for one viewer. With
+ * `strict` (a query), an operand naming nobody is an error; otherwise (an event queue's
+ * narrow, checked for every new message) such a term simply matches nothing.
+ */
+export function narrowPredicate(org: OrgContext, terms: NarrowTerm[], viewer: UserContext | undefined, strict = true): (m: MessageRecord) => boolean {
   const tests = terms.map((term): ((m: MessageRecord) => boolean) => {
-    const t = termTest(org, term, viewer);
+    let t: (m: MessageRecord) => boolean;
+    try {
+      t = termTest(org, term, viewer);
+    } catch (err) {
+      if (strict) throw err;
+      t = () => false;
+    }
     return term.negated ? (m) => !t(m) : t;
   });
   return (m) => tests.every((t) => t(m));

@@ -14,6 +14,8 @@ import { Role } from './types.js';
 export interface Delivery {
   org: number;
   seq: number;
+  /** The event type, for queues that filter by type. */
+  type: string;
   user_ids: Iterable<number>;
   /**
    * The same event for everyone, or one built per user (and per whether the client
@@ -48,22 +50,25 @@ export function notify(world: World, stamped: Stamped): Delivery[] {
     case 'Unsubscribed':
       return notifySubscription(world, fact, seq);
     case 'UserCreated':
-      return [{ org: fact.org, seq, user_ids: activeUserIds(world, fact.org), event: json('realm_user', { op: 'add', person: userView(fact.user) }) }];
+      return [{ org: fact.org, seq, type: 'realm_user', user_ids: activeUserIds(world, fact.org), event: json('realm_user', { op: 'add', person: userView(fact.user) }) }];
     case 'UserActivationChanged': {
       const everyone = [...world.org(fact.org)!.users.values()].map((u) => u.user_id).filter((id) => id !== fact.user_id || fact.active);
-      return [{ org: fact.org, seq, user_ids: everyone, event: json('realm_user', { op: 'update', person: { user_id: fact.user_id, is_active: fact.active } }) }];
+      return [{ org: fact.org, seq, type: 'realm_user', user_ids: everyone, event: json('realm_user', { op: 'update', person: { user_id: fact.user_id, is_active: fact.active } }) }];
     }
     case 'ChannelCreated': {
-      if (fact.channel.invite_only) return [];
+      // Public channels are announced to everyone but guests; private ones to administrators,
+      // and to each member as they are added (see notifySubscription).
       const ch = world.channel(fact.org, fact.channel.stream_id)!;
       const org = world.org(fact.org)!;
-      const viewers = [...org.users.values()].filter((u) => u.is_active && u.role !== Role.GUEST).map((u) => u.user_id);
-      return [{ org: fact.org, seq, user_ids: viewers, event: json('stream', { op: 'create', streams: [channelView(ch)] }) }];
+      const viewers = [...org.users.values()]
+        .filter((u) => u.is_active && (fact.channel.invite_only ? u.role <= Role.ADMIN : u.role !== Role.GUEST))
+        .map((u) => u.user_id);
+      return [{ org: fact.org, seq, type: 'stream', user_ids: viewers, event: json('stream', { op: 'create', streams: [channelView(ch)] }) }];
     }
     case 'FlagsUpdated': {
       const body: Record<string, unknown> = { op: fact.op, operation: fact.op, flag: fact.flag, messages: fact.messages, all: false };
       if (fact.flag === 'read' && fact.op === 'remove') body.message_details = messageDetails(world, fact.org, fact.user_id, fact.messages);
-      return [{ org: fact.org, seq, user_ids: [fact.user_id], event: json('update_message_flags', body) }];
+      return [{ org: fact.org, seq, type: 'update_message_flags', user_ids: [fact.user_id], event: json('update_message_flags', body) }];
     }
     default:
       return [];
@@ -104,6 +109,7 @@ function notifyMessage(world: World, fact: Extract<Fact, { type: 'MessageSent' }
   return {
     org: fact.org,
     seq,
+    type: 'message',
     user_ids: recipients,
     message: m,
     channelName,
@@ -123,9 +129,16 @@ function notifySubscription(world: World, fact: Extract<Fact, { type: 'Subscribe
   const peerOp = fact.type === 'Subscribed' ? 'peer_add' : 'peer_remove';
   const out: Delivery[] = [];
   if (fact.type === 'Subscribed') {
+    if (ch.channel.invite_only) {
+      // Members learn of a private channel when they are added; administrators already know it.
+      const org = world.org(fact.org)!;
+      const newcomers = fact.user_ids.filter((id) => (org.users.get(id)?.role ?? Role.MEMBER) > Role.ADMIN);
+      if (newcomers.length > 0) out.push({ org: fact.org, seq, type: 'stream', user_ids: newcomers, event: json('stream', { op: 'create', streams: [channelView(ch)] }) });
+    }
     out.push({
       org: fact.org,
       seq,
+      type: 'subscription',
       user_ids: fact.user_ids,
       event: (userId) => {
         const props = fact.props[fact.user_ids.indexOf(userId)];
@@ -133,10 +146,10 @@ function notifySubscription(world: World, fact: Extract<Fact, { type: 'Subscribe
       },
     });
   } else {
-    out.push({ org: fact.org, seq, user_ids: fact.user_ids, event: json('subscription', { op: 'remove', subscriptions: [{ name: ch.channel.name, stream_id: ch.channel.stream_id }] }) });
+    out.push({ org: fact.org, seq, type: 'subscription', user_ids: fact.user_ids, event: json('subscription', { op: 'remove', subscriptions: [{ name: ch.channel.name, stream_id: ch.channel.stream_id }] }) });
   }
   if (others.length > 0) {
-    out.push({ org: fact.org, seq, user_ids: others, event: json('subscription', { op: peerOp, stream_ids: [fact.stream_id], user_ids: fact.user_ids }) });
+    out.push({ org: fact.org, seq, type: 'subscription', user_ids: others, event: json('subscription', { op: peerOp, stream_ids: [fact.stream_id], user_ids: fact.user_ids }) });
   }
   return out;
 }

@@ -84,6 +84,14 @@ export function channelIdByName(rt: Runtime, org: number, name: string): number 
   return id;
 }
 
+/** A channel id by name, if the user may know the channel exists; else "Invalid channel name". */
+export function visibleChannelId(rt: Runtime, org: number, user: UserRecord, name: string): number {
+  const id = rt.org(org)!.channelsByName.get(name.trim().toLowerCase());
+  const ch = id === undefined ? undefined : rt.channel(org, id);
+  if (!ch || !canAccessChannel(user, ch.channel, ch.subscribers)) throw badRequest(`Invalid channel name '${name}'`);
+  return id!;
+}
+
 /** Checks that a channel id exists, or `STREAM_DOES_NOT_EXIST`. */
 export function checkChannelId(rt: Runtime, org: number, id: number): number {
   if (!rt.channel(org, id)) throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel with ID '${id}' does not exist`, { stream_id: id });

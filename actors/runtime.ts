@@ -254,9 +254,8 @@ export class Runtime implements World {
       const built: SequencedEvent[] = [];
       for (const queueId of this.queues.queuesOf(d.org, userId)) {
         const q = this.queues.peek(queueId)!;
-        const type = typeof d.event === 'function' ? 'message' : d.event.type;
-        if (q.event_types !== null && !q.event_types.includes(type)) continue;
-        if (d.message && q.narrow.length > 0 && !narrowPredicate(org!, q.narrow, this.user(d.org, userId))(d.message)) continue;
+        if (q.event_types !== null && !q.event_types.includes(d.type)) continue;
+        if (d.message && q.narrow.length > 0 && !narrowPredicate(org!, q.narrow, this.user(d.org, userId), false)(d.message)) continue;
         const variant = q.empty_topic_name ? 1 : 0;
         let event = built[variant];
         if (!event) {

@@ -64,7 +64,8 @@ export function canAccessChannel(user: UserRecord, channel: ChannelRecord, subsc
 
 export function decideSubscribe(ctx: OrgContext, command: Subscribe, env: DecideEnv, world: World): Decision {
   const actor = activeUser(ctx, command.actor_id);
-  const targets = (command.principals ?? [actor.user_id]).map((id) => activeUser(ctx, id));
+  // Principals are a set: naming a user twice (or by id and by email) subscribes them once.
+  const targets = [...new Set(command.principals ?? [actor.user_id])].map((id) => activeUser(ctx, id));
   if (targets.some((t) => t.user_id !== actor.user_id) && actor.role === Role.GUEST) throw badRequest('Insufficient permission');
   if (command.channels.length === 0) throw badRequest('Nothing to do. Specify at least one channel.');
   const facts: Fact[] = [];
@@ -143,7 +144,7 @@ export function decideSubscribe(ctx: OrgContext, command: Subscribe, env: Decide
 
 export function decideUnsubscribe(ctx: OrgContext, command: Unsubscribe, world: World): Decision {
   const actor = activeUser(ctx, command.actor_id);
-  const targets = (command.principals ?? [actor.user_id]).map((id) => {
+  const targets = [...new Set(command.principals ?? [actor.user_id])].map((id) => {
     const user = ctx.users.get(id);
     if (!user) throw badRequest(`Invalid user ID: ${id}`);
     return user;
@@ -153,8 +154,11 @@ export function decideUnsubscribe(ctx: OrgContext, command: Unsubscribe, world: 
   const facts: Fact[] = [];
   const removed: string[] = [];
   const notRemoved: string[] = [];
+  const seen = new Set<string>();
   for (const raw of command.names) {
     const name = String(raw).trim();
+    if (seen.has(name.toLowerCase())) continue;
+    seen.add(name.toLowerCase());
     const id = ctx.channelsByName.get(name.toLowerCase());
     const state = id === undefined ? undefined : world.channel(ctx.org.id, id);
     if (!state || !canAccessChannel(actor, state.channel, state.subscribers)) {

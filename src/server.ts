@@ -7,6 +7,7 @@ import type { RuntimeOptions } from '../actors/runtime.js';
 import { openStore, type Store } from '../snapshots/store.js';
 import { createOrganization, randomPassword, type CreatedOrg } from './bootstrap.js';
 import type { Config } from './config.js';
+import { startControl, type ControlHandler } from './control.js';
 import { ChatApp, errorResponse } from './http/dispatch.js';
 import { ApiError } from './http/errors.js';
 import { listen, type Listener } from './http/uws.js';
@@ -78,6 +79,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   if (runtime.queues.size > 0) await runtime.commitFacts([{ type: 'ServerRestarted' }]);
   runtime.queues.start();
   const scheduler = scheduleSnapshots(store, config, opts.log);
+  const control = await startControl(config.dataDir, controlHandlers(store), opts.log);
   let stopping: Promise<void> | undefined;
   return {
     port: listener.port,
@@ -87,6 +89,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     stop() {
       stopping ??= (async () => {
         listener.close();
+        control.close();
         clearInterval(scheduler);
         runtime.queues.releaseAll();
         await store.writer.drain();
@@ -95,6 +98,16 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
         await store.close();
       })();
       return stopping;
+    },
+  };
+}
+
+/** Commands the operator CLI sends to a running server. */
+function controlHandlers(store: Store): Record<string, ControlHandler> {
+  return {
+    snapshot: async () => {
+      const info = await store.snapshot();
+      return { snapshot: info.path, start_seq: info.startSeq, end_seq: info.endSeq, bytes: info.bytes };
     },
   };
 }

@@ -266,15 +266,19 @@ t.test('SUBSCRIBE to a missing channel creates it, then subscribes', async (t) =
   t.same(repeat.already_subscribed, { 1: ['design'] });
 });
 
-t.test('an invite-only channel is announced to nobody but its subscribers', async (t) => {
+t.test('an invite-only channel is announced to administrators and to its members only', async (t) => {
   const r = await populated();
   const before = r.records.length;
   await r.run(subscribe(1, ['secret'], [1, 2], true));
   const [created, subscribed] = r.since(before);
-  t.same(notify(r.runtime, created), [], 'no stream/create for a private channel');
+  const createEvents = notify(r.runtime, created);
+  t.same(eventsFor(createEvents, 1).map((e) => [e.type, e.op]), [['stream', 'create']], 'administrators learn of it when it is made');
+  t.same(eventsFor(createEvents, 2), [], 'members do not, until they are added');
+  t.same(eventsFor(createEvents, 3), []);
   const subEvents = notify(r.runtime, subscribed);
   t.same(eventsFor(subEvents, 3), [], 'a non-subscriber hears nothing of a private channel');
-  t.same(eventsFor(subEvents, 2).map((e) => e.op), ['add']);
+  t.same(eventsFor(subEvents, 2).map((e) => [e.type, e.op]), [['stream', 'create'], ['subscription', 'add']], 'a member added learns of it, then of the subscription');
+  t.same(eventsFor(subEvents, 1).map((e) => [e.type, e.op]), [['subscription', 'add']]);
 });
 
 t.test('guests are not told of public channels being created', async (t) => {

@@ -10,6 +10,7 @@ import { checkSegmentHeader, decodeFrame, SEGMENT_HEADER_BYTES } from '../../sna
 import { listSegments } from '../../snapshots/log.js';
 import { listSnapshots, pruneSnapshots, readSnapshot, writeSnapshot } from '../../snapshots/snapshot.js';
 import { lockHolder, openStore, recover } from '../../snapshots/store.js';
+import { callControl } from '../control.js';
 import { progress } from './progress.js';
 
 /** Opens a stopped server's data directory for a command that writes. */
@@ -37,18 +38,9 @@ function readOnlyRuntime(): Runtime {
 export async function snapshotCommand(dataDir: string): Promise<void> {
   const pid = lockHolder(dataDir);
   if (pid !== undefined) {
-    const before = new Set(listSnapshots(dataDir).map((s) => `${s.name}:${s.mtimeMs}`));
-    process.kill(pid, 'SIGUSR2');
-    const deadline = Date.now() + 10 * 60 * 1000;
-    while (Date.now() < deadline) {
-      const fresh = listSnapshots(dataDir).find((s) => !before.has(`${s.name}:${s.mtimeMs}`));
-      if (fresh) {
-        console.log(JSON.stringify({ snapshot: fresh.path, start_seq: fresh.startSeq, bytes: fresh.size, server_pid: pid }));
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`the server (pid ${pid}) did not write a snapshot within 10 minutes`);
+    const result = (await callControl(dataDir, { command: 'snapshot' })) as Record<string, unknown>;
+    console.log(JSON.stringify({ ...result, server_pid: pid }));
+    return;
   }
   const store = openOffline(dataDir);
   try {

@@ -2,7 +2,7 @@
  * Channels and subscriptions: list channels, look one up by name, list, add and
  * remove subscriptions. Subscribing to a missing channel creates it where permitted.
  */
-import { channelIdByName, listChannels, listSubscriptions, resolveUserIds } from '../../../actors/queries.js';
+import { listChannels, listSubscriptions, resolveUserIds, visibleChannelId } from '../../../actors/queries.js';
 import { route, S, type Schema } from '../../http/route.js';
 
 export const listStreams = route<{ include_public?: boolean; include_subscribed?: boolean; include_all?: boolean; include_all_active?: boolean }>({
@@ -37,8 +37,8 @@ export const getStreamId = route<{ stream: string }>({
   auth: 'user',
   summary: 'Look a channel id up by name',
   params: { stream: { schema: S.str, required: true } },
-  handler({ params, org, runtime }) {
-    return { json: { stream_id: channelIdByName(runtime, org.id, params.stream) } };
+  handler({ params, org, user, runtime }) {
+    return { json: { stream_id: visibleChannelId(runtime, org.id, user, params.stream) } };
   },
 });
 
