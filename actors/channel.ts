@@ -172,5 +172,5 @@ export function channelLogic(world: World) {
       value: { id: message.id },
     };
   }
-  return domainLogic<ChannelContext, ChannelCommand>({ decide, reduce }, (input) => input);
+  return domainLogic<ChannelContext, ChannelCommand>({ decide, reduce });
 }

@@ -3,6 +3,7 @@
  * thing written to the log, and the source of every client event. Facts carry every
  * value the decision step chose (ids, timestamps, keys), so replaying them is exact.
  */
+import type { BoardMessage, BoardSwitch, GuestbookEntry } from './board_types.js';
 import type { NarrowTerm } from './narrow.js';
 import type { ChannelRecord, MessageRecord, OrgRecord, SubscriptionProps, UserRecord } from './types.js';
 
@@ -77,7 +78,23 @@ export type QueueFact = QueueRegistered | QueuesDropped | HeartbeatsDue | Server
 /** Facts about organizations and what lives in them. */
 export type DomainFact = OrgCreated | OrgActivationChanged | UserCreated | UserActivationChanged | ChannelCreated | Subscribed | Unsubscribed | MessageSent | FlagsUpdated;
 
-export type Fact = DomainFact | QueueFact;
+/**
+ * A message was posted to the public board. When it was published through the GET
+ * compatibility path, `nonceHash` is the SHA-256 of the nonce it used: the nonce is
+ * consumed by this very record, so no crash or replay can separate the two.
+ */
+export interface BoardMessagePosted { type: 'BoardMessagePosted'; message: BoardMessage; nonceHash: string | null }
+/** A visitor signed the guestbook. */
+export interface GuestbookEntryPosted { type: 'GuestbookEntryPosted'; entry: GuestbookEntry }
+/** An operator turned a board switch on or off. */
+export interface BoardSwitchChanged { type: 'BoardSwitchChanged'; name: BoardSwitch; on: boolean }
+/** A write-challenge nonce was issued; only its SHA-256 is recorded, never the nonce. */
+export interface NonceIssued { type: 'NonceIssued'; hash: string; issuedAt: number; expiresAt: number }
+
+/** Facts about the public message board. */
+export type BoardFact = BoardMessagePosted | GuestbookEntryPosted | BoardSwitchChanged | NonceIssued;
+
+export type Fact = DomainFact | QueueFact | BoardFact;
 export type FactType = Fact['type'];
 
 /** A fact stamped with its place in the server-wide log order. */

@@ -9,7 +9,8 @@
  * - `apply`: a fact decided elsewhere (or replayed from the log) that concerns this
  *   actor. Applying is a pure reducer: replay runs the very same code.
  */
-import { createActor, fromTransition, type Actor } from 'xstate';
+import { createActor, type Actor } from 'xstate';
+import { fromInPlaceTransition, type InPlaceLogic } from './inPlaceLogic.js';
 import type { Fact, Stamped } from './facts.js';
 
 /** Everything non-deterministic a decision may use. Reducers never see it. */
@@ -63,17 +64,17 @@ export interface DomainSpec<Ctx extends Versioned, C> {
  * in place: actor contexts hold millions of messages, and copying them per event would
  * be ruinous. Only the actor itself ever holds a reference that writes.
  */
-export function domainLogic<Ctx extends Versioned, C>(spec: DomainSpec<Ctx, C>, initial: (input: Ctx) => Ctx) {
-  return fromTransition<Ctx, DomainEvent<C>, any, Ctx>((ctx, event, scope) => {
+export function domainLogic<Ctx extends Versioned, C>(spec: DomainSpec<Ctx, C>): InPlaceLogic<Ctx, DomainEvent<C>> {
+  return fromInPlaceTransition<Ctx, DomainEvent<C>>((ctx, event, scope) => {
     if (event.type === 'apply') {
       // An actor restored from a snapshot already reflects facts up to its own seq.
-      if (event.stamped.seq <= ctx.seq) return ctx;
+      if (event.stamped.seq <= ctx.seq) return;
       spec.reduce(ctx, event.stamped.fact);
       ctx.seq = event.stamped.seq;
-      return ctx;
+      return;
     }
     // XState's own lifecycle events (such as stop) pass through unchanged.
-    if (event.type !== 'command') return ctx;
+    if (event.type !== 'command') return;
     let outcome: Outcome;
     try {
       const decision = spec.decide(ctx, event.command, event.env);
@@ -88,18 +89,17 @@ export function domainLogic<Ctx extends Versioned, C>(spec: DomainSpec<Ctx, C>, 
     }
     const done = event.done;
     scope.defer(() => done(outcome));
-    return ctx;
-  }, ({ input }) => initial(input));
+  });
 }
 
 /** A running domain actor. */
-export type DomainActor<Ctx, C> = Actor<ReturnType<typeof domainLogic<Ctx & Versioned, C>>>;
+export type DomainActor<Ctx, C> = Actor<InPlaceLogic<Ctx, DomainEvent<C>>>;
 
 /** Creates and starts an actor from domain logic and its initial context. */
-export function startActor<Ctx extends Versioned, C>(logic: ReturnType<typeof domainLogic<Ctx, C>>, context: Ctx): DomainActor<Ctx, C> {
+export function startActor<Ctx extends Versioned, C>(logic: InPlaceLogic<Ctx, DomainEvent<C>>, context: Ctx): DomainActor<Ctx, C> {
   const actor = createActor(logic, { input: context });
   actor.start();
-  return actor as DomainActor<Ctx, C>;
+  return actor;
 }
 
 /** Reads an actor's current context. Reads are synchronous and never queue. */

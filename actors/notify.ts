@@ -4,7 +4,6 @@
  */
 import type { Fact, Stamped } from './facts.js';
 import type { OutgoingEvent } from './queue.js';
-import { flagsOf } from './user.js';
 import type { MessageRecord } from './types.js';
 import { channelView, messageView, subscriptionView, userView } from './views.js';
 import type { World } from './world.js';
@@ -106,6 +105,11 @@ function notifyMessage(world: World, fact: Extract<Fact, { type: 'MessageSent' }
     return (shared[key] ??= '"type":"message","message":' + JSON.stringify(messageView(org, m, channelName, { allowEmptyTopicName: emptyTopicName })) + ',"flags":');
   };
   const recipients = channel ? [...channel.subscribers] : (m.dm_user_ids ?? []);
+  // A new message's flags follow from the fact alone (the same rule the user actor applies),
+  // so recipients share a handful of prebuilt events instead of one each.
+  const mentioned = new Set(fact.mentioned);
+  const wildcardFlags = fact.wildcard === 'stream' ? ['stream_wildcard_mentioned', 'wildcard_mentioned'] : fact.wildcard === 'topic' ? ['topic_wildcard_mentioned', 'wildcard_mentioned'] : [];
+  const built: OutgoingEvent[] = [];
   return {
     org: fact.org,
     seq,
@@ -114,8 +118,15 @@ function notifyMessage(world: World, fact: Extract<Fact, { type: 'MessageSent' }
     message: m,
     channelName,
     event: (userId, emptyTopicName) => {
-      const user = world.user(fact.org, userId);
-      return { type: 'message', json: sharedFor(emptyTopicName) + JSON.stringify(user ? flagsOf(user, m.id) : []) };
+      const read = fact.read_by_sender && userId === m.sender_id;
+      const isMentioned = mentioned.has(userId);
+      const key = (emptyTopicName ? 4 : 0) + (read ? 2 : 0) + (isMentioned ? 1 : 0);
+      let event = built[key];
+      if (!event) {
+        const flags = [...(read ? ['read'] : []), ...(isMentioned ? ['mentioned'] : []), ...wildcardFlags];
+        event = built[key] = { type: 'message', json: sharedFor(emptyTopicName) + JSON.stringify(flags) };
+      }
+      return event;
     },
   };
 }

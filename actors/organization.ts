@@ -122,7 +122,7 @@ export function orgLogic(world: World) {
         return decideSendDirect(ctx, command, env);
     }
   }
-  return domainLogic<OrgContext, OrgCommand>({ decide, reduce }, (input) => input);
+  return domainLogic<OrgContext, OrgCommand>({ decide, reduce });
 }
 
 /** Looks a user up by API email, case-insensitively. */

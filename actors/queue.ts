@@ -8,7 +8,7 @@
  * the fact it came from, and a queue ignores facts it already reflects. Replaying the
  * log into a queue restored from a snapshot therefore rebuilds it exactly, ids included.
  */
-import { fromTransition } from 'xstate';
+import { fromInPlaceTransition } from './inPlaceLogic.js';
 import type { NarrowTerm } from './narrow.js';
 
 /** An event as it sits in a queue. */
@@ -80,32 +80,26 @@ function push(ctx: QueueContext, events: SequencedEvent[]): void {
   }
 }
 
-/** The queue's transition function: XState logic below, and the whole of its behaviour. */
-function queueTransition(ctx: QueueContext, event: QueueEvent, defer: (fn: () => void) => void): QueueContext {
+/** XState logic of an event queue: the whole of its behaviour. */
+export const queueLogic = fromInPlaceTransition<QueueContext, QueueEvent>((ctx, event, scope) => {
   switch (event.type) {
     case 'push':
       push(ctx, event.events);
-      return ctx;
+      break;
     case 'ack': {
       const error = prune(ctx, event.last_event_id);
       ctx.last_active = event.now;
       const reply = event.reply;
-      defer(() => reply(error));
-      return ctx;
+      scope.defer(() => reply(error));
+      break;
     }
     case 'touch':
       ctx.last_active = event.now;
-      return ctx;
+      break;
     default:
-      return ctx;
+      break;
   }
-}
-
-/** XState logic of an event queue. */
-export const queueLogic = fromTransition<QueueContext, QueueEvent, any, QueueContext>(
-  (ctx, event, scope) => queueTransition(ctx, event, scope.defer),
-  ({ input }) => input,
-);
+});
 
 /** The body of a successful `GET /events` reply carrying `events`. */
 export function renderEvents(queueId: string, events: QueuedEvent[]): string {

@@ -8,8 +8,9 @@
  * - A parked `GET /events` is a `Waiter` kept beside its queue, never in actor state.
  * - One timer drives everything periodic: a wheel of one-second buckets for heartbeats,
  *   and a sweep for idle queues and for passivation.
- * - Completions are batched: queues woken during a loop turn complete together from
- *   `setImmediate`, outside any request handler, so each completion is one corked write.
+ * - Completions are batched: events that became durable during a loop turn are pushed
+ *   and their parked polls completed in one pass from `setImmediate`, outside any
+ *   request handler, so each completion is one corked write.
  * - Passivation: a queue's XState actor is stopped when the queue has been unused for a
  *   while and kept as plain data, and started again on its next message, as Orleans
  *   deactivates idle grains. An idle queue then costs a few hundred bytes, not an actor.
@@ -75,14 +76,16 @@ const MAX_TOMBSTONES = 10000;
 
 export class EventQueues {
   private readonly cells = new Map<string, Cell>();
-  private readonly byUser = new Map<string, Set<string>>();
+  /** Queue ids by organization, then user: numeric keys, no string building on the fan-out path. */
+  private readonly byUser = new Map<number, Map<number, Set<string>>>();
   private readonly parked = new Map<string, Parked>();
   private readonly wheel = new Map<number, string[]>();
-  private readonly woken = new Set<string>();
   private readonly staged = new Map<string, SequencedEvent[]>();
   /** Why recently dropped queues are gone, for a clearer `BAD_EVENT_QUEUE_ID`. */
   private readonly tombstones = new Map<string, string>();
-  private flushScheduled = false;
+  private completionScheduled = false;
+  /** Queues with a parked poll that got events, to complete on the next turn. */
+  private woken: string[] = [];
   private timer: NodeJS.Timeout | undefined;
   private lastWheelSecond: number;
   private lastSweep: number;
@@ -149,7 +152,7 @@ export class EventQueues {
       if (!cell) continue;
       this.passivate(cell);
       this.cells.delete(queueId);
-      this.byUser.get(userKey(cell.ctx.org, cell.ctx.user_id))?.delete(queueId);
+      this.byUser.get(cell.ctx.org)?.get(cell.ctx.user_id)?.delete(queueId);
       this.staged.delete(queueId);
       const parked = this.parked.get(queueId);
       this.parked.delete(queueId);
@@ -249,7 +252,7 @@ export class EventQueues {
 
   /** The queues of one user, for fan-out. */
   queuesOf(org: number, userId: number): Iterable<string> {
-    return this.byUser.get(userKey(org, userId)) ?? [];
+    return this.byUser.get(org)?.get(userId) ?? NO_QUEUES;
   }
 
   /** The context of a queue, if it exists. */
@@ -269,7 +272,11 @@ export class EventQueues {
     else this.staged.set(queueId, [event]);
   }
 
-  /** Pushes every staged event into its queue, wakes parked polls, and drops overflowing queues. */
+  /**
+   * Pushes every staged event into its queue (so that an acknowledged write's events
+   * are already in their queues), drops overflowing queues, and schedules the parked
+   * polls of the queues that got events.
+   */
   flushStaged(): void {
     const overflowed: string[] = [];
     for (const [queueId, events] of this.staged) {
@@ -277,10 +284,34 @@ export class EventQueues {
       if (!cell) continue;
       this.send(cell, { type: 'push', events });
       if (cell.ctx.events.length > this.opts.maxEvents) overflowed.push(queueId);
-      else if (this.parked.has(queueId)) this.wake(queueId);
+      else if (this.parked.has(queueId)) this.woken.push(queueId);
     }
     this.staged.clear();
+    if (this.woken.length > 0 && !this.completionScheduled) {
+      this.completionScheduled = true;
+      setImmediate(() => this.completeWoken());
+    }
     if (overflowed.length > 0) void this.opts.commit([{ type: 'QueuesDropped', queue_ids: overflowed, reason: `more than ${this.opts.maxEvents} events were not fetched` }]);
+  }
+
+  /**
+   * Completes the parked polls of queues that got events, in one pass per loop turn.
+   * It runs from `setImmediate`, never inside a request handler, so each completion is
+   * its own corked write.
+   */
+  private completeWoken(): void {
+    this.completionScheduled = false;
+    const woken = this.woken;
+    this.woken = [];
+    const now = this.opts.now();
+    for (const queueId of woken) {
+      const parked = this.parked.get(queueId);
+      const cell = this.cells.get(queueId);
+      if (!parked || !cell || cell.ctx.events.length === 0) continue;
+      this.parked.delete(queueId);
+      cell.ctx.last_active = now;
+      parked.waiter.deliver(renderEvents(queueId, cell.ctx.events));
+    }
   }
 
   /** Pushes events at once, without waking anyone: for replay at startup. */
@@ -302,28 +333,6 @@ export class EventQueues {
     if (!cell.actor) return;
     cell.actor.stop();
     cell.actor = undefined;
-  }
-
-  private wake(queueId: string): void {
-    this.woken.add(queueId);
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => this.completeWoken());
-  }
-
-  /** Completes every woken parked poll; runs once per loop turn, outside any handler. */
-  private completeWoken(): void {
-    this.flushScheduled = false;
-    const now = this.opts.now();
-    for (const queueId of this.woken) {
-      const parked = this.parked.get(queueId);
-      const cell = this.cells.get(queueId);
-      if (!parked || !cell || cell.ctx.events.length === 0) continue;
-      this.parked.delete(queueId);
-      cell.ctx.last_active = now;
-      parked.waiter.deliver(renderEvents(queueId, cell.ctx.events));
-    }
-    this.woken.clear();
   }
 
   // Periodic work.
@@ -395,13 +404,12 @@ export class EventQueues {
 
   private adopt(ctx: QueueContext): void {
     this.cells.set(ctx.id, { ctx, actor: undefined, usedAt: this.opts.now() });
-    const key = userKey(ctx.org, ctx.user_id);
-    let ids = this.byUser.get(key);
-    if (!ids) this.byUser.set(key, (ids = new Set()));
+    let users = this.byUser.get(ctx.org);
+    if (!users) this.byUser.set(ctx.org, (users = new Map()));
+    let ids = users.get(ctx.user_id);
+    if (!ids) users.set(ctx.user_id, (ids = new Set()));
     ids.add(ctx.id);
   }
 }
 
-function userKey(org: number, userId: number): string {
-  return `${org}:${userId}`;
-}
+const NO_QUEUES: ReadonlySet<string> = new Set();

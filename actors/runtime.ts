@@ -7,6 +7,7 @@
  * read-only questions through the query modules, which read actor snapshots.
  */
 import { randomBytes } from 'node:crypto';
+import { boardLogic, emptyBoard, type BoardCommand, type BoardContext } from './board.js';
 import { channelLogic, emptyChannel, type ChannelCommand, type ChannelContext } from './channel.js';
 import type { Fact, Stamped } from './facts.js';
 import { contextOf, startActor, type DecideEnv, type DomainActor, type Outcome } from './logic.js';
@@ -48,7 +49,8 @@ export type Target =
   | { kind: 'server'; command: ServerCommand }
   | { kind: 'org'; org: number; command: OrgCommand }
   | { kind: 'channel'; org: number; stream_id: number; command: ChannelCommand }
-  | { kind: 'user'; org: number; user_id: number; command: UserCommand };
+  | { kind: 'user'; org: number; user_id: number; command: UserCommand }
+  | { kind: 'board'; command: BoardCommand };
 
 /** The actors of one organization. */
 interface Shard {
@@ -92,12 +94,13 @@ export class Runtime implements World {
   /** Every fact up to this seq is durable and its events are in their queues. */
   deliveredSeq = 0;
   private serverActor: DomainActor<ServerContext, ServerCommand>;
+  private boardActor: DomainActor<BoardContext, BoardCommand> = startActor(boardLogic, emptyBoard());
   private readonly shards = new Map<number, Shard>();
   private readonly orgLogic = orgLogic(this);
   private readonly channelLogic = channelLogic(this);
   private messageIdCounter = 0;
-  private readonly env: DecideEnv;
   private flushQueued = false;
+  private readonly env: DecideEnv;
 
   constructor(private readonly opts: RuntimeOptions) {
     this.serverActor = startActor(serverLogic, emptyServer());
@@ -131,6 +134,10 @@ export class Runtime implements World {
   user(orgId: number, userId: number): UserContext | undefined {
     const actor = this.shards.get(orgId)?.users.get(userId);
     return actor && contextOf(actor);
+  }
+  /** The public message board's state. */
+  board(): BoardContext {
+    return contextOf(this.boardActor);
   }
   channelIdsOf(orgId: number): number[] {
     return [...(this.shards.get(orgId)?.channels.keys() ?? [])];
@@ -173,6 +180,7 @@ export class Runtime implements World {
 
   private actorFor(target: Target): AnyDomainActor {
     if (target.kind === 'server') return this.serverActor;
+    if (target.kind === 'board') return this.boardActor;
     const shard = this.shards.get(target.org);
     const actor = !shard ? undefined
       : target.kind === 'org' ? shard.org
@@ -216,6 +224,16 @@ export class Runtime implements World {
     return new Promise((resolve) => this.commit(null, stamped, resolve));
   }
 
+  /** Pushes staged events once per batch of durable facts, before their writes are acknowledged. */
+  private scheduleDelivery(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(() => {
+      this.flushQueued = false;
+      this.queues.flushStaged();
+    });
+  }
+
   /** The events a fact causes, resolved to the queues that get them. */
   private derive(s: Stamped, out: Routed): void {
     const fact = s.fact;
@@ -230,21 +248,17 @@ export class Runtime implements World {
       }
       case 'QueueRegistered':
       case 'QueuesDropped':
+      case 'BoardMessagePosted':
+      case 'GuestbookEntryPosted':
+      case 'BoardSwitchChanged':
+      case 'NonceIssued':
         return;
       default:
         for (const d of notify(this, s)) this.resolve(d, out);
     }
   }
 
-  /** Pushes staged events once per batch of durable facts, not once per fact. */
-  private scheduleDelivery(): void {
-    if (this.flushQueued) return;
-    this.flushQueued = true;
-    queueMicrotask(() => {
-      this.flushQueued = false;
-      this.queues.flushStaged();
-    });
-  }
+
 
   /** Resolves a delivery to the queues that should get it, and builds each user's event once. */
   private resolve(d: Delivery, out: Routed): void {
@@ -282,6 +296,12 @@ export class Runtime implements World {
         return;
       case 'HeartbeatsDue':
       case 'ServerRestarted':
+        return;
+      case 'BoardMessagePosted':
+      case 'GuestbookEntryPosted':
+      case 'BoardSwitchChanged':
+      case 'NonceIssued':
+        apply(this.boardActor);
         return;
       case 'OrgCreated': {
         apply(this.serverActor);
@@ -360,9 +380,10 @@ export class Runtime implements World {
    * Live references to every actor's context, for the snapshot writer. The writer
    * encodes them one by one across event-loop turns; each records the seq it reflects.
    */
-  snapshotSources(): { server: ServerContext; orgs: Array<{ org: OrgContext; channels: ChannelContext[]; users: UserContext[] }> } {
+  snapshotSources(): { server: ServerContext; board: BoardContext; orgs: Array<{ org: OrgContext; channels: ChannelContext[]; users: UserContext[] }> } {
     return {
       server: this.server(),
+      board: this.board(),
       orgs: [...this.shards.values()].map((shard) => ({
         org: contextOf(shard.org),
         channels: [...shard.channels.values()].map((a) => contextOf(a)),
@@ -376,6 +397,12 @@ export class Runtime implements World {
     this.serverActor.stop();
     this.serverActor = startActor(serverLogic, ctx);
     this.messageIdCounter = Math.max(this.messageIdCounter, ctx.maxMessageId);
+  }
+
+  /** Starts the board actor again from a restored context. */
+  restoreBoard(ctx: BoardContext): void {
+    this.boardActor.stop();
+    this.boardActor = startActor(boardLogic, ctx);
   }
 
   /** Starts an organization's actor from a restored context. */
@@ -408,5 +435,6 @@ export class Runtime implements World {
       for (const a of shard.users.values()) a.stop();
     }
     this.serverActor.stop();
+    this.boardActor.stop();
   }
 }

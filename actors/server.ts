@@ -92,4 +92,4 @@ function reduce(ctx: ServerContext, fact: Fact): void {
 }
 
 /** XState logic of the server actor. */
-export const serverLogic = domainLogic<ServerContext, ServerCommand>({ decide, reduce }, (input) => input);
+export const serverLogic = domainLogic<ServerContext, ServerCommand>({ decide, reduce });

@@ -124,4 +124,4 @@ function decide(ctx: UserContext, command: UserCommand): Decision {
 }
 
 /** XState logic of user actors. */
-export const userLogic = domainLogic<UserContext, UserCommand>({ decide, reduce }, (input) => input);
+export const userLogic = domainLogic<UserContext, UserCommand>({ decide, reduce });

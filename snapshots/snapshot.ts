@@ -8,7 +8,7 @@
  * place (then the directory is fsync'd) only once the log is durable through every
  * fact the snapshot reflects.
  */
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fsync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import type { ChannelContext, TopicEntry } from '../actors/channel.js';
@@ -18,6 +18,7 @@ import type { Runtime } from '../actors/runtime.js';
 import type { ServerContext } from '../actors/server.js';
 import type { MessageRecord, OrgRecord, SubscriptionProps, UserRecord } from '../actors/types.js';
 import { STORED_FLAGS, type StoredFlag, type UserContext } from '../actors/user.js';
+import { boardChunks, loadBoardChunk, type BoardChunk } from './board_chunks.js';
 import { fsyncDir, listSegments } from './log.js';
 import { encodeChunk, encodeHeader, encodeTrailer, verifySnapshot, type VerifiedSnapshot } from './snapshot_format.js';
 
@@ -29,7 +30,8 @@ export type Chunk =
   | { k: 'channel'; org: number; seq: number; channel: ChannelContext['channel']; subscribers: number[]; topics: TopicEntry[]; history: Array<[number, number[]]> }
   | { k: 'msgs'; org: number; stream_id: number; msgs: MessageRecord[] }
   | { k: 'user'; org: number; seq: number; user_id: number; subs: Array<[number, SubscriptionProps]>; former: Array<[number, SubscriptionProps]>; unread: number[]; flags: Record<string, number[]> }
-  | { k: 'queues'; list: QueueContext[] };
+  | { k: 'queues'; list: QueueContext[] }
+  | BoardChunk;
 
 const SNAPSHOT = /^snap-(\d{16})\.psnap$/;
 
@@ -77,6 +79,7 @@ function* chunksOf(runtime: Runtime, sliceSize: number): Generator<() => Chunk> 
   const sources = runtime.snapshotSources();
   const server: ServerContext = sources.server;
   yield () => ({ k: 'server', seq: server.seq, orgs: [...server.orgs.values()], maxMessageId: server.maxMessageId });
+  yield* boardChunks(sources.board, sliceSize);
   for (const { org, channels, users } of sources.orgs) {
     let dmCount = 0;
     yield () => {
@@ -170,7 +173,8 @@ export async function writeSnapshot(dir: string, runtime: Runtime, drain: () => 
     // Never let a snapshot reflect a fact that the log could still lose.
     await drain();
     write(encodeTrailer(endSeq, chunks, crc));
-    fsyncSync(fd);
+    // Flushing a large file can take a while: off the event loop.
+    await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
     closeSync(fd);
     renameSync(temp, final);
     fsyncDir(dir);
@@ -287,6 +291,11 @@ export function loadSnapshot(runtime: Runtime, snap: VerifiedSnapshot): number {
       }
       case 'queues':
         for (const q of c.list) runtime.queues.restore(q);
+        break;
+      case 'board':
+      case 'boardMsgs':
+      case 'guestbook':
+        loadBoardChunk(runtime, c);
         break;
     }
   }

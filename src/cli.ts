@@ -8,6 +8,7 @@
  */
 import { createOrganization } from './bootstrap.js';
 import { ApiError } from './http/errors.js';
+import { boardStatusCommand, boardSwitchCommand, parseBoardArgs } from './operator/board_commands.js';
 import { compactCommand, inspectCommand, listSnapshotsCommand, openOffline, restoreCommand, snapshotCommand, verifyCommand } from './operator/data_commands.js';
 
 const USAGE = `Usage:
@@ -26,6 +27,11 @@ const USAGE = `Usage:
                                          rebuild a snapshot (plus the log up to seq N) into a fresh directory
   parley compact   [--data-dir DIR] [--keep K]
                                          snapshot, then delete older snapshots and the log they alone cover
+  parley board guestbook on|off [--data-dir DIR]
+                                         turn guestbook publication on or off (running server: at once)
+  parley board compat on|off [--data-dir DIR]
+                                         turn GET compatibility publication on or off
+  parley board status [--data-dir DIR]   show both board switches
 
 --data-dir defaults to $PARLEY_DATA_DIR or ./data.
 `;
@@ -121,6 +127,13 @@ async function main(): Promise<void> {
       const keep = Number(flags.get('--keep') ?? '3');
       if (!Number.isInteger(keep) || keep < 1) throw new Error('--keep must be a positive integer');
       await compactCommand(dataDirOf(flags), keep);
+      return;
+    }
+    case 'board': {
+      const parsed = parseBoardArgs(rest);
+      const dir = dataDirOf(parseFlags(parsed.rest, ['--data-dir']));
+      if (parsed.kind === 'status') await boardStatusCommand(dir);
+      else await boardSwitchCommand(dir, parsed.name, parsed.on);
       return;
     }
     case undefined:

@@ -31,6 +31,16 @@ export interface Config {
   rateLimit: RateLimit;
   /** Requests per window for each address without credentials. */
   rateLimitAnonymous: RateLimit;
+  /** Port of the message board's own listener (0: any free port). */
+  boardPort: number;
+  /** Host name that selects the board on the main port too (empty: never). */
+  boardHost: string;
+  /** Lifetime of a board write-challenge nonce, in seconds. */
+  boardNonceTtlSecs: number;
+  /** Per-address limit shared by the guestbook and the GET publication path. */
+  boardRateLimit: RateLimit;
+  /** Per-address limit of the board's POST /api/v1/messages. */
+  boardMessageRateLimit: RateLimit;
 }
 
 /** Each setting: its flag, its environment variable, its default and how to parse it. */
@@ -53,6 +63,11 @@ const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v:
   { key: 'keepSnapshots', flag: '--keep-snapshots', env: 'PARLEY_KEEP_SNAPSHOTS', parse: positiveInt, def: 3 },
   { key: 'rateLimit', flag: '--rate-limit', env: 'PARLEY_RATE_LIMIT', parse: parseRateLimit, def: { requests: 200, windowSecs: 60 } },
   { key: 'rateLimitAnonymous', flag: '--rate-limit-anonymous', env: 'PARLEY_RATE_LIMIT_ANONYMOUS', parse: parseRateLimit, def: { requests: 100, windowSecs: 60 } },
+  { key: 'boardPort', flag: '--board-port', env: 'PARLEY_BOARD_PORT', parse: int, def: 9992 },
+  { key: 'boardHost', flag: '--board-host', env: 'PARLEY_BOARD_HOST', parse: String, def: '' },
+  { key: 'boardNonceTtlSecs', flag: '--board-nonce-ttl-secs', env: 'PARLEY_BOARD_NONCE_TTL_SECS', parse: positiveInt, def: 300 },
+  { key: 'boardRateLimit', flag: '--board-rate-limit', env: 'PARLEY_BOARD_RATE_LIMIT', parse: parseRateLimit, def: { requests: 10, windowSecs: 60 } },
+  { key: 'boardMessageRateLimit', flag: '--board-message-rate-limit', env: 'PARLEY_BOARD_MESSAGE_RATE_LIMIT', parse: parseRateLimit, def: { requests: 60, windowSecs: 60 } },
 ];
 
 function int(v: string): number {
@@ -93,6 +108,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
     config[s.key] = wrap(flag, () => s.parse(value));
   }
   const c = config as unknown as Config;
+  // A main port of 0 (any free port, as tests use) means the same for the board unless it is set.
+  if (c.port === 0 && env.PARLEY_BOARD_PORT === undefined && !argv.some((a) => a.split('=')[0] === '--board-port')) c.boardPort = 0;
   if (c.heartbeatMaxMs < c.heartbeatMinMs) throw new Error('heartbeat max must not be below heartbeat min');
   return c;
 }

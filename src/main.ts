@@ -15,6 +15,8 @@ async function main(): Promise<void> {
   const config = loadConfig(argv, process.env);
   const server = await startServer(config, { log });
   const base = `http://${config.host}:${server.port}`;
+  const boardHost = config.boardHost ? ` (and on port ${server.port} for Host ${config.boardHost})` : '';
+  log(`Parley is serving the message board on http://${config.host}:${server.boardPort}${boardHost}`);
   log(`Parley is serving the chat API on ${base}/api/v1 (data in ${config.dataDir}, fsync ${config.fsync})`);
   if (server.bootstrapped) {
     const b = server.bootstrapped;
@@ -40,12 +42,6 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGUSR2', () => {
-    server.store.snapshot().then(
-      (info) => log(`snapshot on demand: ${info.path} at seq ${info.endSeq}`),
-      (err: Error) => log(`snapshot on demand failed: ${err.message}`),
-    );
-  });
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
 }

@@ -12,11 +12,18 @@ import { ChatApp, errorResponse } from './http/dispatch.js';
 import { ApiError } from './http/errors.js';
 import { listen, type Listener } from './http/uws.js';
 import { chatRoutes } from './routes/chat/index.js';
+import { BoardApp } from './board/app.js';
+import { boardSettings, listenBoard, mainPort } from './board/listen.js';
+import { boardControlHandlers } from './operator/board_commands.js';
+import { boardRoutes } from './routes/board/index.js';
 
 export interface RunningServer {
   port: number;
   store: Store;
   app: ChatApp;
+  /** The message board, and the port of its own listener. */
+  board: BoardApp;
+  boardPort: number;
   /** Set when this start created the default organization. */
   bootstrapped?: CreatedOrg & { password: string };
   stop(): Promise<void>;
@@ -65,12 +72,19 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     bootstrapped = { ...created, password };
   }
   const app = new ChatApp(chatRoutes, runtime, config, opts.log);
+  const board = new BoardApp(boardRoutes, runtime, boardSettings(config), opts.log);
   let listener: Listener;
+  let boardListener: Listener;
   try {
-    listener = await listen(
-      { host: config.host, port: config.port, maxBodyBytes: config.maxBodyBytes, tooLarge: () => errorResponse(new ApiError('PAYLOAD_TOO_LARGE', `Request body too large (limit: ${config.maxBodyBytes} bytes)`)) },
-      (req, abort) => app.handle(req, abort),
-    );
+    const main = mainPort(config, board, {
+      handler: (req, abort) => app.handle(req, abort),
+      tooLarge: () => errorResponse(new ApiError('PAYLOAD_TOO_LARGE', `Request body too large (limit: ${config.maxBodyBytes} bytes)`)),
+    });
+    listener = await listen(main.options, main.handler);
+    boardListener = await listenBoard(config, board).catch((err: unknown) => {
+      listener.close();
+      throw err;
+    });
   } catch (err) {
     await store.close();
     throw err;
@@ -85,10 +99,13 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     port: listener.port,
     store,
     app,
+    board,
+    boardPort: boardListener.port,
     bootstrapped,
     stop() {
       stopping ??= (async () => {
         listener.close();
+        boardListener.close();
         control.close();
         clearInterval(scheduler);
         runtime.queues.releaseAll();
@@ -109,6 +126,7 @@ function controlHandlers(store: Store): Record<string, ControlHandler> {
       const info = await store.snapshot();
       return { snapshot: info.path, start_seq: info.startSeq, end_seq: info.endSeq, bytes: info.bytes };
     },
+    ...boardControlHandlers(store.runtime),
   };
 }
 

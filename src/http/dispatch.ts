@@ -15,7 +15,7 @@ import { compileParams, type ParamChecker } from './params.js';
 import type { Reply, Route } from './route.js';
 import { RateLimiter, type RateDecision } from './rate_limit.js';
 import { Router } from './router.js';
-import { Abortable, type AbortHook, type IncomingRequest, type OutgoingResponse } from './types.js';
+import { Abortable, type Exchange, type IncomingRequest, type OutgoingResponse } from './types.js';
 
 const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
 const WWW_AUTHENTICATE: [string, string] = ['WWW-Authenticate', 'Basic realm="zulip"'];
@@ -44,7 +44,7 @@ export function errorResponse(err: ApiError): OutgoingResponse {
   return respond(status, errorBody(err.code, err.message, err.extra), status === 401 ? [WWW_AUTHENTICATE] : undefined);
 }
 
-function render(reply: Reply, ignored: string[], extra?: Array<[string, string]>): OutgoingResponse {
+function render(reply: Exclude<Reply, null>, ignored: string[], extra?: Array<[string, string]>): OutgoingResponse {
   if ('raw' in reply) return respond(reply.status ?? 200, reply.raw, extra);
   const body: Record<string, unknown> = { result: 'success', msg: '', ...reply.json };
   if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
@@ -74,10 +74,13 @@ export class ChatApp {
     this.anonymousLimiter = new RateLimiter(config.rateLimitAnonymous, now);
   }
 
-  /** Answers one request; long-polls answer later, through the returned promise. */
-  handle(req: IncomingRequest, abort: AbortHook): OutgoingResponse | Promise<OutgoingResponse> {
+  /**
+   * Answers one request: at once, through a promise, or (null) later through
+   * `exchange.respond`, as a parked long-poll does.
+   */
+  handle(req: IncomingRequest, exchange: Exchange): OutgoingResponse | Promise<OutgoingResponse> | null {
     try {
-      const result = this.run(req, abort);
+      const result = this.run(req, exchange);
       if (result instanceof Promise) return result.catch((err: unknown) => this.failure(err, req));
       return result;
     } catch (err) {
@@ -92,7 +95,7 @@ export class ChatApp {
     return respond(500, errorBody('INTERNAL_SERVER_ERROR', 'Internal server error'));
   }
 
-  private run(req: IncomingRequest, abort: AbortHook): OutgoingResponse | Promise<OutgoingResponse> {
+  private run(req: IncomingRequest, exchange: Exchange): OutgoingResponse | Promise<OutgoingResponse> | null {
     const found = this.router.lookup(req.method, req.path);
     if (found.kind === 'none') throw new ApiError('NOT_FOUND', 'Endpoint not found');
     if (found.kind === 'method') {
@@ -114,8 +117,14 @@ export class ChatApp {
     const { params, ignored } = this.checkers.get(route)!.check(values, pathParams);
     const agent = req.headers['user-agent'] ?? '';
     const client = agent.split(/[/ ]/)[0] || 'Unspecified';
-    const reply = route.handler({ params, user, org, runtime: this.runtime, config: this.config, request: req, abort, files, client });
-    if (reply instanceof Promise) return reply.then((r) => render(r, ignored, limitHeaders));
+    const reply = route.handler({ params, user, org, runtime: this.runtime, config: this.config, request: req, exchange, files, client });
+    if (reply === null) return null;
+    if (reply instanceof Promise) {
+      return reply.then((r) => {
+        if (r === null) throw new Error(`${route.method} ${route.path}: an asynchronous handler cannot answer later`);
+        return render(r, ignored, limitHeaders);
+      });
+    }
     return render(reply, ignored, limitHeaders);
   }
 
@@ -161,7 +170,7 @@ export interface InjectRequest {
 }
 
 /** Runs a request through an app without a socket, as Fastify's `inject` does. */
-export async function inject(app: { handle: ChatApp['handle'] }, r: InjectRequest): Promise<{ status: number; headers: Record<string, string>; body: string; json: any }> {
+export async function inject(app: { handle(req: IncomingRequest, exchange: Exchange): OutgoingResponse | Promise<OutgoingResponse> | null }, r: InjectRequest): Promise<{ status: number; headers: Record<string, string>; body: string; json: any }> {
   const q = r.url.indexOf('?');
   const headers: Record<string, string> = { host: '127.0.0.1', ...Object.fromEntries(Object.entries(r.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])) };
   const req: IncomingRequest = {
@@ -172,7 +181,11 @@ export async function inject(app: { handle: ChatApp['handle'] }, r: InjectReques
     body: typeof r.body === 'string' ? Buffer.from(r.body) : (r.body ?? Buffer.alloc(0)),
     remoteAddress: r.remoteAddress ?? '127.0.0.1',
   };
-  const res = await app.handle(req, r.abort ?? new Abortable());
+  const exchange = r.abort ?? new Abortable();
+  const later = new Promise<OutgoingResponse>((resolve) => {
+    exchange.responder = resolve;
+  });
+  const res = (await app.handle(req, exchange)) ?? (await later);
   const body = res.body.toString();
   let json: unknown;
   try {

@@ -7,7 +7,7 @@ import type { Runtime } from '../../actors/runtime.js';
 import type { OrgRecord, UserRecord } from '../../actors/types.js';
 import type { Config } from '../config.js';
 import type { UploadedFile } from './body.js';
-import type { AbortHook, IncomingRequest } from './types.js';
+import type { Exchange, IncomingRequest, LATER } from './types.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -34,7 +34,8 @@ export interface RouteContext<P = Record<string, any>> {
   runtime: Runtime;
   config: Config;
   request: IncomingRequest;
-  abort: AbortHook;
+  /** The transport's side of the request: abort notice, and `respond` for answers given later. */
+  exchange: Exchange;
   files: UploadedFile[];
   /** Client name (from `client` or the User-Agent), as Zulip records it. */
   client: string;
@@ -43,7 +44,9 @@ export interface RouteContext<P = Record<string, any>> {
 /** What a handler answers: fields merged into a success body, or a ready body. */
 export type Reply =
   | { json: Record<string, unknown>; status?: number }
-  | { raw: string; status?: number };
+  | { raw: string; status?: number }
+  /** The handler will answer later through `exchange.respond`. */
+  | typeof LATER;
 
 export interface Route<P = any> {
   method: Method;

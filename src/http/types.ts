@@ -33,13 +33,29 @@ export interface AbortHook {
   onAbort(fn: () => void): void;
 }
 
-/** A minimal `AbortHook` for requests that can be aborted from code (tests, transports). */
-export class Abortable implements AbortHook {
+/**
+ * The transport's side of one request: it tells when the client went away, and takes a
+ * response given later (a parked long-poll answers through `respond`, with no promise
+ * chain between the event and the socket write).
+ */
+export interface Exchange extends AbortHook {
+  respond(out: OutgoingResponse): void;
+}
+
+/** A response that will be given later through `Exchange.respond`. */
+export const LATER = null;
+
+/** An `Exchange` whose responses go to `responder` (set by the transport or by `inject`). */
+export class Abortable implements Exchange {
   aborted = false;
+  responder: ((out: OutgoingResponse) => void) | undefined;
   private fns: Array<() => void> | undefined;
   onAbort(fn: () => void): void {
     if (this.aborted) fn();
     else (this.fns ??= []).push(fn);
+  }
+  respond(out: OutgoingResponse): void {
+    this.responder?.(out);
   }
   abort(): void {
     if (this.aborted) return;
@@ -48,6 +64,13 @@ export class Abortable implements AbortHook {
     this.fns = undefined;
     if (fns) for (const fn of fns) fn();
   }
+}
+
+const JSON_HEADERS: Array<[string, string]> = [['Content-Type', 'application/json']];
+
+/** A JSON response with a body already serialized. */
+export function jsonResponse(status: number, body: string): OutgoingResponse {
+  return { status, headers: JSON_HEADERS, body };
 }
 
 /** HTTP reason phrases for the statuses Parley answers with. */

@@ -7,18 +7,26 @@
  * - write every response inside one `cork`.
  */
 import uWS from 'uWebSockets.js';
-import { Abortable, STATUS_TEXT, type AbortHook, type IncomingRequest, type OutgoingResponse } from './types.js';
+import { Abortable, STATUS_TEXT, type Exchange, type IncomingRequest, type OutgoingResponse } from './types.js';
 
-/** Anything that answers requests: the chat API, the board. */
-export type Handler = (req: IncomingRequest, abort: AbortHook) => OutgoingResponse | Promise<OutgoingResponse>;
+/**
+ * Anything that answers requests: the chat API, the board. A null result means the
+ * handler answers later through `exchange.respond`.
+ */
+export type Handler = (req: IncomingRequest, exchange: Exchange) => OutgoingResponse | Promise<OutgoingResponse> | null;
 
 export interface ListenOptions {
   host: string;
   port: number;
   /** Largest request body accepted; larger ones get 413. */
   maxBodyBytes: number;
-  /** Body for a 413, in the API's own error shape. */
-  tooLarge: () => OutgoingResponse;
+  /**
+   * A per-request ceiling, decided from the request line and headers (the body is
+   * still empty) before any body byte is read; `maxBodyBytes` when absent.
+   */
+  maxBodyBytesFor?: (req: IncomingRequest) => number;
+  /** Answer to a body over the ceiling (a 413 in the API's own error shape). */
+  tooLarge: (req: IncomingRequest) => OutgoingResponse;
 }
 
 /** A listening server. */
@@ -45,7 +53,8 @@ function write(res: uWS.HttpResponse & { answered?: boolean }, abort: Abortable,
   });
 }
 
-function reply(res: uWS.HttpResponse, abort: Abortable, result: OutgoingResponse | Promise<OutgoingResponse>): void {
+function reply(res: uWS.HttpResponse, abort: Abortable, result: OutgoingResponse | Promise<OutgoingResponse> | null): void {
+  if (result === null) return;
   if (result instanceof Promise) {
     result.then(
       (out) => write(res, abort, out),
@@ -60,6 +69,7 @@ export function listen(opts: ListenOptions, handler: Handler): Promise<Listener>
   app.any('/*', (res, req) => {
     const abort = new Abortable();
     res.onAborted(() => abort.abort());
+    abort.responder = (out) => write(res, abort, out);
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const headers: Record<string, string> = {};
     req.forEach((k, v) => {
@@ -79,8 +89,9 @@ export function listen(opts: ListenOptions, handler: Handler): Promise<Listener>
       reply(res, abort, handler(request, abort));
       return;
     }
-    if (declared !== undefined && Number(declared) > opts.maxBodyBytes) {
-      write(res, abort, opts.tooLarge(), true);
+    const maxBody = opts.maxBodyBytesFor?.(request) ?? opts.maxBodyBytes;
+    if (declared !== undefined && Number(declared) > maxBody) {
+      write(res, abort, opts.tooLarge(request), true);
       return;
     }
     const chunks: Buffer[] = [];
@@ -88,8 +99,8 @@ export function listen(opts: ListenOptions, handler: Handler): Promise<Listener>
     res.onData((chunk, isLast) => {
       if (abort.aborted) return;
       size += chunk.byteLength;
-      if (size > opts.maxBodyBytes) {
-        write(res, abort, opts.tooLarge(), true);
+      if (size > maxBody) {
+        write(res, abort, opts.tooLarge(request), true);
         return;
       }
       chunks.push(Buffer.from(chunk.slice(0)));

@@ -5,6 +5,7 @@
 import type { Waiter } from '../../../actors/queues.js';
 import { missingArgument } from '../../http/errors.js';
 import { route, S, type Reply } from '../../http/route.js';
+import { jsonResponse, LATER } from '../../http/types.js';
 import { createQueue, REGISTER_PARAMS, type RegisterParams } from './register.js';
 
 interface GetEventsParams extends RegisterParams {
@@ -25,7 +26,7 @@ export const getEvents = route<GetEventsParams>({
     dont_block: { schema: S.bool },
     ...REGISTER_PARAMS,
   },
-  handler({ params, org, user, runtime, abort, client }): Reply | Promise<Reply> {
+  handler({ params, org, user, runtime, exchange, client }): Reply | Promise<Reply> {
     const dontBlock = params.dont_block ?? false;
     if (params.queue_id === undefined) {
       if (!dontBlock) throw missingArgument('queue_id');
@@ -33,15 +34,12 @@ export const getEvents = route<GetEventsParams>({
       return durable.then(() => ({ raw: runtime.queues.poll(queueId, org.id, user.user_id, null, true, NO_WAITER)! }));
     }
     const queueId = params.queue_id;
-    let deliver: ((reply: Reply) => void) | undefined;
-    const waiter: Waiter = { deliver: (raw, status) => deliver!({ raw, status }) };
+    // A parked poll is answered straight from the queue's completion batch, with one corked write.
+    const waiter: Waiter = { deliver: (raw, status = 200) => exchange.respond(jsonResponse(status, raw)) };
     const body = runtime.queues.poll(queueId, org.id, user.user_id, params.last_event_id ?? null, dontBlock, waiter);
     if (body !== null) return { raw: body };
-    const id = queueId;
-    abort.onAbort(() => runtime.queues.unpark(id, waiter));
-    return new Promise<Reply>((resolve) => {
-      deliver = resolve;
-    });
+    exchange.onAbort(() => runtime.queues.unpark(queueId, waiter));
+    return LATER;
   },
 });
 

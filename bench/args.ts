@@ -1,0 +1,76 @@
+/**
+ * Command-line options of `npm run bench`.
+ */
+import type { Mode, Options } from './scenario.js';
+
+/** Parsed command line: the scenario options plus which scenarios to run. */
+export interface Cli extends Options {
+  scenarios: string[] | null;
+  help: boolean;
+}
+
+export const USAGE = `Usage: npm run bench -- [options]
+
+  (no options)              every scenario in quick mode (a few minutes)
+  --smoke                   every scenario at tiny sizes (CI; under a minute)
+  --scenario NAME[,NAME]    only these scenarios, at full size unless --smoke/--quick
+  --quick | --full          force a mode
+  --n N                     size: fanout N polls, send senders, poll connections, idle-queues
+                            queues, parked polls, heartbeat queues, correctness queues
+  --duration S              measuring window of one run, in seconds
+  --runs R                  measured runs per figure (default 3, smoke 1); the median is reported
+  --seed S                  seed of the correctness scenario's random choices (default 1)
+  --fsync always|batch|none fsync policy of the servers the bench starts
+  --target URL --email E --api-key K
+                            drive an existing Parley (the organization owner's credentials);
+                            only the scenarios that need nothing but the API run
+  --sources A,B,...         source addresses for large connection pools
+  --server-node-args "ARGS" extra node flags for the servers the bench starts,
+                            e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
+  --help                    this text
+`;
+
+/** Parses argv (without node and script). Throws with a clear message on bad input. */
+export function parseArgs(argv: string[]): Cli {
+  const flags = new Map<string, string>();
+  const booleans = new Set(['--smoke', '--quick', '--full', '--help']);
+  const valued = new Set(['--scenario', '--n', '--duration', '--runs', '--seed', '--fsync', '--target', '--email', '--api-key', '--sources', '--server-node-args']);
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
+    if (booleans.has(flag)) flags.set(flag, 'true');
+    else if (valued.has(flag)) {
+      const value = inline ?? argv[++i];
+      if (value === undefined) throw new Error(`${flag} needs a value`);
+      flags.set(flag, value);
+    } else throw new Error(`unknown option ${flag}\n\n${USAGE}`);
+  }
+  const scenarios = flags.get('--scenario')?.split(',').map((s) => s.trim()).filter(Boolean) ?? null;
+  const mode: Mode = flags.has('--smoke') ? 'smoke' : flags.has('--quick') ? 'quick' : flags.has('--full') || scenarios ? 'full' : 'quick';
+  const fsync = flags.get('--fsync');
+  if (fsync !== undefined && fsync !== 'always' && fsync !== 'batch' && fsync !== 'none') throw new Error('--fsync must be always, batch or none');
+  const target = flags.get('--target');
+  const email = flags.get('--email');
+  const apiKey = flags.get('--api-key');
+  if (target && (!email || !apiKey)) throw new Error('--target needs --email and --api-key (the organization owner)');
+  return {
+    mode,
+    scenarios,
+    help: flags.has('--help'),
+    n: positive(flags, '--n'),
+    durationS: positive(flags, '--duration'),
+    runs: positive(flags, '--runs') ?? (mode === 'smoke' ? 1 : 3),
+    seed: positive(flags, '--seed') ?? 1,
+    fsync: fsync as Options['fsync'],
+    sources: flags.get('--sources')?.split(',').filter(Boolean),
+    serverNodeArgs: flags.get('--server-node-args')?.split(/\s+/).filter(Boolean),
+    remote: target ? { url: target, email: email!, apiKey: apiKey! } : undefined,
+  };
+}
+
+function positive(flags: Map<string, string>, name: string): number | undefined {
+  const raw = flags.get(name);
+  if (raw === undefined) return undefined;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} must be a positive number, got '${raw}'`);
+  return v;
+}

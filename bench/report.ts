@@ -1,0 +1,89 @@
+/**
+ * The two outputs of every run: a table on stdout, and `bench/results/<timestamp>.json`
+ * with the machine, the versions under test, every figure with its per-run values,
+ * and the baselines measured in the same run.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { arch, cpus, release, totalmem, type } from 'node:os';
+import { join } from 'node:path';
+import { openFileLimit, which } from './proc.js';
+import type { Figure, Options, ScenarioResult } from './scenario.js';
+import { REPO_ROOT } from './target.js';
+
+function readJson(path: string): any {
+  try {
+    return JSON.parse(readFileSync(join(REPO_ROOT, path), 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+/** The machine and software a run measured. */
+export function environment(): Record<string, unknown> {
+  const pkg = readJson('package.json');
+  const installed = (dir: string): string | undefined => readJson(`node_modules/${dir}/package.json`).version;
+  const c = cpus();
+  return {
+    machine: { cpus: c.length, cpuModel: c[0]?.model, memoryBytes: totalmem(), node: process.version, os: `${type()} ${release()} ${arch()}`, openFileLimit: openFileLimit() },
+    versions: {
+      parley: pkg.version,
+      uWebSockets: { declared: pkg.dependencies?.['uWebSockets.js'], installed: installed('uWebSockets.js') },
+      xstate: { declared: pkg.dependencies?.xstate, installed: installed('xstate') },
+    },
+    tools: { wrk: which('wrk'), redisServer: which('redis-server') },
+  };
+}
+
+function num(v: number | undefined, unit = ''): string {
+  if (v === undefined || Number.isNaN(v)) return '-';
+  if (Number.isInteger(v)) return `${v}${unit ? ' ' + unit : ''}`;
+  const digits = Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2;
+  return `${v.toFixed(digits)}${unit ? ' ' + unit : ''}`;
+}
+
+function status(f: Figure): string {
+  return f.pass === undefined ? '' : f.pass ? 'PASS' : 'MISS';
+}
+
+/** Renders results as a fixed-width table, notes under each scenario. */
+export function table(results: ScenarioResult[]): string {
+  const header = ['scenario', 'figure', 'value', 'baseline', 'ratio', 'target', 'status'];
+  const rows: string[][] = [];
+  const notes: string[] = [];
+  for (const r of results) {
+    if (r.failed) rows.push([r.scenario, 'FAILED', '', '', '', '', 'FAIL']);
+    for (const f of r.figures) {
+      const base = f.baseline === undefined ? '' : `${num(f.baseline, f.unit)}${f.baselineName ? ` (${f.baselineName})` : ''}`;
+      rows.push([r.scenario, f.name, num(f.value, f.unit), base, f.ratio === undefined ? '' : `${num(f.ratio)}x`, f.target ?? '', status(f)]);
+    }
+    const where = r.clientCpuWhere ? ` (${r.clientCpuWhere})` : '';
+    const bound = r.clientBound ? '; CLIENT-BOUND: the load generator may have set the pace there' : '';
+    const cpu = r.clientCpu === undefined ? [] : [`client CPU max ${(r.clientCpu * 100).toFixed(0)}% of a core${where}${bound}`];
+    notes.push(`${r.scenario}: ${[`${r.seconds.toFixed(0)} s`, ...cpu, ...r.notes, ...(r.failed ? [`FAILED: ${r.failed}`] : [])].join('; ')}`);
+  }
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), '', ...notes].join('\n');
+}
+
+/** Writes the JSON record of a run; returns its path. */
+export function writeResults(startedAt: Date, opts: Options, argv: string[], results: ScenarioResult[]): string {
+  const dir = join(REPO_ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  const baselines = results.flatMap((r) =>
+    r.figures.filter((f) => f.baseline !== undefined).map((f) => ({ scenario: r.scenario, figure: f.name, baseline: f.baselineName, value: f.baseline, unit: f.unit })),
+  );
+  const record = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    argv,
+    mode: opts.mode,
+    options: { ...opts, remote: opts.remote ? { url: opts.remote.url, email: opts.remote.email } : undefined },
+    ...environment(),
+    scenarios: results,
+    baselines,
+  };
+  writeFileSync(path, JSON.stringify(record, null, 2) + '\n');
+  return path;
+}

@@ -1,0 +1,123 @@
+/**
+ * `npm run bench`: runs the scenarios, prints a table, writes bench/results/<time>.json.
+ * Exits non-zero when a scenario errors or finds a correctness violation (a missed
+ * performance target is reported, not fatal). Every scenario runs under a time budget,
+ * and every child process it started is killed when the bench exits.
+ */
+import { parseArgs, USAGE, type Cli } from './args.js';
+import { killAllChildren } from './children.js';
+import { ForeignCpuMeter } from './proc.js';
+import { table, writeResults } from './report.js';
+import { newResult, within, type Mode, type Scenario, type ScenarioContext, type ScenarioResult } from './scenario.js';
+import { scenarios } from './scenarios/index.js';
+import { nowMs } from './stats.js';
+import { remoteTarget, startParley, type Target } from './target.js';
+
+/** Longest one scenario may take, by mode, before it is failed. */
+const BUDGET_S: Record<Mode, number> = { smoke: 45, quick: 240, full: 1800 };
+
+/** CPU used by unrelated processes, in cores, above which a scenario's figures are flagged. */
+const BUSY_CORES = 0.2;
+
+function log(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+function contextFor(cli: Cli, scenario: Scenario): ScenarioContext {
+  return {
+    opts: cli,
+    log: (m) => log(`${scenario.name}: ${m}`),
+    server(local = {}): Promise<Target> {
+      if (cli.remote) return remoteTarget(cli.remote.url, cli.remote.email, cli.remote.apiKey);
+      return startParley({ ...local, fsync: cli.fsync ?? local.fsync, nodeArgs: cli.serverNodeArgs });
+    },
+  };
+}
+
+/** Smoke sizes are too small for performance targets to mean anything; correctness still counts. */
+function judgeNothing(result: ScenarioResult): void {
+  let cleared = false;
+  for (const f of result.figures) {
+    if (f.pass === undefined || result.scenario === 'correctness') continue;
+    delete f.pass;
+    cleared = true;
+  }
+  if (cleared) result.notes.push('smoke sizes: performance targets shown, not judged');
+}
+
+async function runOne(cli: Cli, scenario: Scenario): Promise<ScenarioResult> {
+  const started = nowMs();
+  const foreign = new ForeignCpuMeter();
+  let result: ScenarioResult;
+  try {
+    result = await within(scenario.run(contextFor(cli, scenario)), BUDGET_S[cli.mode] * 1000, `scenario ${scenario.name}`);
+  } catch (err) {
+    result = newResult(scenario.name, {});
+    result.failed = (err as Error).stack ?? String(err);
+    log(`${scenario.name}: FAILED: ${result.failed}`);
+  }
+  if (cli.mode === 'smoke') judgeNothing(result);
+  result.seconds = (nowMs() - started) / 1000;
+  result.foreignCpu = foreign.read();
+  if (result.foreignCpu >= BUSY_CORES) result.notes.push(`MACHINE BUSY: other processes used ${result.foreignCpu.toFixed(2)} cores on average meanwhile; figures are unreliable`);
+  return result;
+}
+
+/** Rejections nobody awaited (e.g. a request still in flight when its scenario failed). */
+const stray: string[] = [];
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  const cli = parseArgs(argv);
+  if (cli.help) {
+    process.stdout.write(USAGE + `\nScenarios:\n${scenarios.map((s) => `  ${s.name.padEnd(13)} ${s.summary}`).join('\n')}\n`);
+    return 0;
+  }
+  const unknown = (cli.scenarios ?? []).filter((n) => !scenarios.some((s) => s.name === n));
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
+  const selected = scenarios.filter((s) => cli.scenarios === null || cli.scenarios.includes(s.name));
+  const startedAt = new Date();
+  const results: ScenarioResult[] = [];
+  // A hard stop for the whole run, in case a budget check itself cannot fire.
+  const watchdog = setTimeout(() => {
+    log('the run exceeded its overall time budget; stopping');
+    killAllChildren();
+    process.exit(3);
+  }, (BUDGET_S[cli.mode] * selected.length + 60) * 1000);
+  watchdog.unref();
+  for (const scenario of selected) {
+    if (cli.remote && !scenario.remote) {
+      const skipped = newResult(scenario.name, {});
+      skipped.notes.push('skipped: needs a server the bench starts (it reads the server process from /proc)');
+      results.push(skipped);
+      continue;
+    }
+    log(`${scenario.name} (${cli.mode}): ${scenario.summary}`);
+    results.push(await runOne(cli, scenario));
+  }
+  const path = writeResults(startedAt, cli, argv, results);
+  process.stdout.write(`\nParley bench, ${cli.mode} mode${cli.remote ? `, target ${cli.remote.url}` : ''} (median of ${cli.runs} run${cli.runs > 1 ? 's' : ''} after a warm-up)\n\n`);
+  process.stdout.write(table(results) + `\n\nresults: ${path}\n`);
+  if (stray.length > 0) process.stdout.write(`\n${stray.length} unhandled rejection(s); first: ${stray[0]}\n`);
+  return results.some((r) => r.failed) || stray.length > 0 ? 1 : 0;
+}
+
+process.once('exit', killAllChildren);
+process.on('unhandledRejection', (err) => {
+  stray.push((err as Error)?.message ?? String(err));
+  log(`unhandled rejection: ${(err as Error)?.stack ?? String(err)}`);
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killAllChildren();
+    process.exit(130);
+  });
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: Error) => {
+    process.stderr.write(`bench: ${err.message}\n`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,166 @@
+/**
+ * What a scenario is, what it reports, and the bookkeeping every scenario shares:
+ * per-run samples reduced to their median, figures with a baseline and a target,
+ * and the flag for runs where the load generator itself was the bottleneck.
+ */
+import { median } from './stats.js';
+import type { LocalOptions, Target } from './target.js';
+
+/** smoke: tiny and fast (CI); quick: every scenario in minutes; full: one scenario at size. */
+export type Mode = 'smoke' | 'quick' | 'full';
+
+/** Options from the command line that scenarios read. */
+export interface Options {
+  mode: Mode;
+  /** Overrides the scenario's size (connections, queues, subscribers...). */
+  n?: number;
+  /** Overrides the measuring window of one run, in seconds. */
+  durationS?: number;
+  /** Measured runs per figure, after one warm-up; the median is reported. */
+  runs: number;
+  seed: number;
+  /** Overrides the fsync policy of servers the bench starts. */
+  fsync?: 'always' | 'batch' | 'none';
+  /** Extra node flags for the servers the bench starts (profiling). */
+  serverNodeArgs?: string[];
+  /** Source addresses for large connection pools (default: 127.0.0.2... on loopback). */
+  sources?: string[];
+  /** Set when driving an existing deployment instead of starting servers. */
+  remote?: { url: string; email: string; apiKey: string };
+}
+
+/** One reported number. */
+export interface Figure {
+  name: string;
+  value: number;
+  unit: string;
+  /** The same quantity measured on the raw baseline in the same run. */
+  baseline?: number;
+  baselineName?: string;
+  /** value / baseline. */
+  ratio?: number;
+  /** The goal, in words, e.g. `<= 1.5x baseline`. */
+  target?: string;
+  /** Whether the goal was met; absent when there is no goal. */
+  pass?: boolean;
+  /** The per-run values the median was taken from. */
+  runs?: number[];
+}
+
+/** Everything a scenario reports. */
+export interface ScenarioResult {
+  scenario: string;
+  params: Record<string, unknown>;
+  figures: Figure[];
+  notes: string[];
+  /** True when some measured run had the client process near 100% of a core. */
+  clientBound: boolean;
+  /** The highest client CPU seen in a measured run, as a fraction of one core (if measured). */
+  clientCpu?: number;
+  /** Which measurement that highest client CPU belongs to, e.g. `uWS N=1000`. */
+  clientCpuWhere?: string;
+  /** Average CPU cores used by other processes on the machine meanwhile. */
+  foreignCpu?: number;
+  /** Set when the scenario errored or found a correctness violation. */
+  failed?: string;
+  seconds: number;
+}
+
+/** What a scenario gets from the runner. */
+export interface ScenarioContext {
+  opts: Options;
+  /** A server to test: a fresh local one (with these settings), or the remote target. */
+  server(local?: LocalOptions): Promise<Target>;
+  log(message: string): void;
+}
+
+/** A runnable benchmark. */
+export interface Scenario {
+  name: string;
+  summary: string;
+  /** Whether it only needs the API, and so can run against `--target`. */
+  remote: boolean;
+  run(ctx: ScenarioContext): Promise<ScenarioResult>;
+}
+
+/** Client CPU above this fraction of a core marks a run as client-bound. */
+export const CLIENT_BOUND = 0.9;
+
+/** Picks a size by mode, unless `--n` overrides it. */
+export function sized<T>(opts: Options, sizes: Record<Mode, T>, fromN?: (n: number) => T): T {
+  return opts.n !== undefined && fromN ? fromN(opts.n) : sizes[opts.mode];
+}
+
+/** Picks a window length in ms by mode, unless `--duration` overrides it. */
+export function windowMs(opts: Options, seconds: Record<Mode, number>): number {
+  return Math.round((opts.durationS ?? seconds[opts.mode]) * 1000);
+}
+
+/** Collects per-run samples of named quantities and reduces them to medians. */
+export class Runs {
+  private readonly values = new Map<string, number[]>();
+  private cpuMax: number | undefined;
+  private cpuWhere: string | undefined;
+
+  add(name: string, value: number): void {
+    const list = this.values.get(name);
+    if (list) list.push(value);
+    else this.values.set(name, [value]);
+  }
+
+  /** Records the client's CPU over a measured run of `where` (e.g. `parley`, `uWS N=1000`). */
+  clientCpu(fraction: number, where: string): void {
+    if (this.cpuMax !== undefined && fraction <= this.cpuMax) return;
+    this.cpuMax = fraction;
+    this.cpuWhere = where;
+  }
+
+  get maxClientCpu(): number | undefined {
+    return this.cpuMax;
+  }
+
+  get maxClientCpuWhere(): string | undefined {
+    return this.cpuWhere;
+  }
+
+  all(name: string): number[] {
+    return this.values.get(name) ?? [];
+  }
+
+  median(name: string): number {
+    return median(this.all(name));
+  }
+
+  /** A figure from the median of `name`, optionally against the median of `baseline`. */
+  figure(name: string, label: string, unit: string, extra: Partial<Figure> & { baselineOf?: string } = {}): Figure {
+    const { baselineOf, ...rest } = extra;
+    const f: Figure = { name: label, value: this.median(name), unit, runs: this.all(name), ...rest };
+    if (baselineOf !== undefined) {
+      f.baseline = this.median(baselineOf);
+      f.ratio = f.value / f.baseline;
+    }
+    return f;
+  }
+}
+
+/** Rejects if `promise` has not settled within `ms`. */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Starts a result; the scenario fills in figures and notes. */
+export function newResult(scenario: string, params: Record<string, unknown>): ScenarioResult {
+  return { scenario, params, figures: [], notes: [], clientBound: false, seconds: 0 };
+}
+
+/** Copies the client-CPU findings of `runs` into `result`. */
+export function noteClientCpu(result: ScenarioResult, runs: Runs): void {
+  if (runs.maxClientCpu === undefined || runs.maxClientCpu <= (result.clientCpu ?? -1)) return;
+  result.clientCpu = runs.maxClientCpu;
+  result.clientCpuWhere = runs.maxClientCpuWhere;
+  result.clientBound = result.clientCpu >= CLIENT_BOUND;
+}

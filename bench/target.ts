@@ -1,0 +1,151 @@
+/**
+ * The Parley server a scenario drives: either one this bench starts (a child process on
+ * 127.0.0.1 with a fresh data directory, which bootstraps its own organization), or an
+ * existing deployment given with `--target URL --email E --api-key K`.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { call, type Credentials } from './api.js';
+import { forgetTempDir, onLines, removeOnExit, spawnTracked, stopChild } from './children.js';
+import { Connection, type Endpoint } from './client.js';
+
+/** What the bench probe (`bench/probe.ts`) reports from inside a local server. */
+export interface ProbeReading {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+  gc: boolean;
+  /** Event-loop delay inside the server since the previous reading, in ms. */
+  loop: { p50: number; p99: number; max: number };
+}
+
+/** A server under test. */
+export interface Target {
+  endpoint: Endpoint;
+  owner: Credentials;
+  /** Set for a server this bench started; the remote case has no pid and no probe. */
+  pid?: number;
+  probe?(): Promise<ProbeReading>;
+  stop(): Promise<void>;
+}
+
+/** Settings for a server the bench starts. */
+export interface LocalOptions {
+  fsync?: 'always' | 'batch' | 'none';
+  /** Extra `PARLEY_*` variables, e.g. heartbeat timings. */
+  env?: Record<string, string>;
+  /** Extra node flags, e.g. `--cpu-prof`. */
+  nodeArgs?: string[];
+}
+
+/** The repository root: the nearest folder above this file with a package.json (works from bench/ and dist/bench/). */
+export const REPO_ROOT = ((): string => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+})();
+/** The bench measures the server, not its rate limiter: every request must be served. */
+const UNLIMITED = { PARLEY_RATE_LIMIT: '0', PARLEY_RATE_LIMIT_ANONYMOUS: '0' };
+const SERVING = /is serving the chat API on http:\/\/[^:]+:(\d+)\//;
+const STARTUP_MS = 30000;
+
+/** Starts Parley as a child process on a free loopback port and logs in as its owner. */
+export async function startParley(opts: LocalOptions = {}): Promise<Target> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
+  removeOnExit(dataDir);
+  const removeDataDir = (): void => {
+    rmSync(dataDir, { recursive: true, force: true });
+    forgetTempDir(dataDir);
+  };
+  const child = spawnTracked(process.execPath, ['--expose-gc', ...(opts.nodeArgs ?? []), '--import', './dist/bench/probe.js', 'dist/src/main.js'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...UNLIMITED, PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '0', PARLEY_DATA_DIR: dataDir, PARLEY_FSYNC: opts.fsync ?? 'always', ...opts.env },
+  });
+  const probes: Array<(r: ProbeReading) => void> = [];
+  const tail: string[] = [];
+  let port = 0;
+  let email = '';
+  let apiKey = '';
+  let timer: NodeJS.Timeout | undefined;
+  const ready = new Promise<void>((resolve, reject) => {
+    const check = (): void => {
+      if (port && email && apiKey) resolve();
+    };
+    timer = setTimeout(() => reject(new Error(`Parley did not start within ${STARTUP_MS} ms:\n${tail.join('\n')}`)), STARTUP_MS);
+    child.once('exit', (code) => reject(new Error(`Parley exited with ${code} during startup:\n${tail.join('\n')}`)));
+    onLines(child.stdout, (line) => {
+      const m = /^\s+(email|API key):\s+(\S+)/.exec(line);
+      if (m && m[1] === 'email') email = m[2];
+      if (m && m[1] === 'API key') apiKey = m[2];
+      check();
+    });
+    onLines(child.stderr, (line) => {
+      if (line.startsWith('parley-bench-probe ')) {
+        probes.shift()?.(JSON.parse(line.slice('parley-bench-probe '.length)) as ProbeReading);
+        return;
+      }
+      tail.push(line);
+      if (tail.length > 40) tail.shift();
+      const m = SERVING.exec(line);
+      if (m) port = Number(m[1]);
+      check();
+    });
+  });
+  try {
+    await ready;
+  } catch (err) {
+    clearTimeout(timer);
+    await stopChild(child, 2000);
+    removeDataDir();
+    throw err;
+  }
+  clearTimeout(timer);
+  const endpoint: Endpoint = { host: '127.0.0.1', port, hostHeader: `127.0.0.1:${port}` };
+  const owner = await whoAmI(endpoint, email, apiKey);
+  return {
+    endpoint,
+    owner,
+    pid: child.pid,
+    probe: () => probeOnce(child, probes),
+    async stop() {
+      const code = await stopChild(child);
+      removeDataDir();
+      if (code !== 0 && code !== null) throw new Error(`Parley exited with ${code} on SIGTERM:\n${tail.join('\n')}`);
+    },
+  };
+}
+
+function probeOnce(child: ChildProcess, probes: Array<(r: ProbeReading) => void>): Promise<ProbeReading> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the bench probe in the server did not answer within 10 s')), 10000);
+    probes.push((r) => {
+      clearTimeout(timer);
+      resolve(r);
+    });
+    child.kill('SIGUSR2');
+  });
+}
+
+/** An existing deployment; the bench only uses its API. */
+export async function remoteTarget(url: string, email: string, apiKey: string): Promise<Target> {
+  const u = new URL(url);
+  if (u.protocol !== 'http:') throw new Error(`--target must be an http:// URL (the bench client does not speak TLS): ${url}`);
+  const endpoint: Endpoint = { host: u.hostname, port: Number(u.port || 80), hostHeader: u.host };
+  const owner = await whoAmI(endpoint, email, apiKey);
+  return { endpoint, owner, stop: async () => undefined };
+}
+
+async function whoAmI(endpoint: Endpoint, email: string, apiKey: string): Promise<Credentials> {
+  const conn = await Connection.open(endpoint);
+  try {
+    const me = await call(conn, { user_id: 0, email, api_key: apiKey }, 'GET', '/api/v1/users/me');
+    return { user_id: me.user_id as number, email, api_key: apiKey };
+  } finally {
+    conn.close();
+  }
+}

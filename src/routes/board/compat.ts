@@ -1,0 +1,76 @@
+/**
+ * The GET publication path: an explicit, optional exception to "GET never changes
+ * state", off unless an operator turns the `compat` switch on. Two deliberate steps
+ * keep a crawler or a link prefetcher from publishing by accident:
+ * - the write-challenge gives a nonce and a path template, never a URL to follow;
+ * - publishing needs that one-use, short-lived nonce and `confirm=publish` exactly.
+ * Every response here is no-store, no-referrer and noindex (added by the app).
+ */
+import type { BoardMessage } from '../../../actors/board_types.js';
+import { LIMITS, PublishQuery } from '../../board/schemas.js';
+import { boardRoute } from '../../board/route.js';
+import { isoTime, messageView } from '../../board/views.js';
+import { alternate } from './links.js';
+
+export const writeChallenge = boardRoute({
+  method: 'GET', path: '/compat/v1/write-challenge', operationId: 'getWriteChallenge', summary: 'A one-use challenge and the publish path template',
+  description: 'The response holds a nonce and an RFC 6570 path template, never a ready-to-follow URL. Counts against the publication rate limit.',
+  switch: 'compat',
+  limiter: 'publish',
+  noStore: true,
+  responses: {
+    200: { description: 'A challenge and a publish path template', component: 'WriteChallenge' },
+    404: { description: 'Compatibility disabled' },
+    429: { description: 'Rate limited' },
+  },
+  async handler({ runtime, settings }) {
+    const issued = (await runtime.execute({ kind: 'board', command: { type: 'ISSUE_NONCE', ttlSecs: settings.nonceTtlSecs } })) as { nonce: string; expiresAt: number };
+    return {
+      json: {
+        challenge: issued.nonce,
+        expiresAt: isoTime(issued.expiresAt),
+        method: 'GET',
+        pathTemplate: '/compat/v1/publish/{challenge}',
+        query: {
+          message: `required; the message body, at most ${LIMITS.publishMessageBytes} UTF-8 bytes, percent-encoded`,
+          author: `optional; declared author, at most ${LIMITS.authorCodePoints} Unicode characters`,
+          confirm: "required; exactly 'publish'",
+        },
+        note: 'Single use; expires at expiresAt. Prefer POST /api/v1/messages, the canonical write.',
+      },
+    };
+  },
+});
+
+/** The validated query of the publish path. */
+interface PublishParams {
+  message: string;
+  author?: string;
+  confirm: 'publish';
+}
+
+export const publishWithNonce = boardRoute<undefined, PublishParams>({
+  method: 'GET', path: '/compat/v1/publish/{nonce}', operationId: 'publishWithChallenge', summary: 'Publish a message with a one-use challenge (changes state although it is a GET)',
+  description: 'The nonce is consumed in the same log record as the message it publishes.',
+  switch: 'compat',
+  limiter: 'publish',
+  noStore: true,
+  pathParams: { nonce: { description: 'The `challenge` of a write-challenge response' } },
+  query: {
+    message: { schema: PublishQuery.properties.message, required: true, description: 'Message body, at most 1024 UTF-8 bytes' },
+    author: { schema: PublishQuery.properties.author, description: 'Declared author, at most 80 Unicode characters' },
+    confirm: { schema: PublishQuery.properties.confirm, required: true, description: "Must be exactly 'publish'" },
+  },
+  queryError: 'validation_failed',
+  responses: {
+    201: { description: 'The created message', component: 'Message' },
+    403: { description: 'Challenge unknown, expired or already used' },
+    404: { description: 'Compatibility disabled' },
+    422: { description: 'Validation error' },
+    429: { description: 'Rate limited' },
+  },
+  async handler({ runtime, pathParams, query }) {
+    const m = (await runtime.execute({ kind: 'board', command: { type: 'PUBLISH_WITH_NONCE', nonce: pathParams.nonce, body: query.message, author: query.author ?? null } })) as BoardMessage;
+    return { status: 201, json: messageView(m), headers: [['Location', `/messages/${m.id}.json`], alternate(`/messages/${m.id}.md`, 'text/markdown')] };
+  },
+});

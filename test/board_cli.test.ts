@@ -1,0 +1,107 @@
+/**
+ * `parley board ...` against a stopped data directory (offline) and a running server
+ * (online, taking effect without a restart), switches persisting across restarts, and
+ * a nonce that stays consumed after the server is SIGKILLed.
+ */
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../snapshots/store.js';
+import { startServerProcess, type ServerProcess } from './server_process.js';
+
+const root = join(import.meta.dirname, '..');
+
+function parley(args: string[]): { status: number | null; stdout: string; stderr: string; json: any } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 120000 });
+  let json: unknown;
+  try {
+    json = JSON.parse(r.stdout);
+  } catch {
+    json = undefined;
+  }
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, json };
+}
+
+/** Starts a server on the data directory; resolves with it and its board's base URL. */
+async function serve(dir: string): Promise<{ server: ServerProcess; board: string }> {
+  const server = await startServerProcess({ PARLEY_DATA_DIR: dir, PARLEY_FSYNC: 'always' });
+  const m = /serving the message board on (http:\/\/[\d.]+:\d+)/.exec(server.stderr());
+  if (!m) throw new Error(`no board address in:\n${server.stderr()}`);
+  return { server, board: m[1] };
+}
+
+async function stop(server: ServerProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  server.child.kill(signal);
+  await server.exited;
+}
+
+const sign = (board: string) => fetch(`${board}/api/v1/guestbook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"message":"hello"}' });
+
+t.test('offline: switches are facts in the stopped directory', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-board-cli-'));
+  const missing = parley(['board', 'status', '--data-dir', join(dir, 'nope')]);
+  t.equal(missing.status, 2);
+  t.match(missing.stderr, /no data directory/);
+  const on = parley(['board', 'guestbook', 'on', '--data-dir', dir]);
+  t.equal(on.status, 0, on.stderr);
+  t.same(on.json, { guestbook: 'on', compat: 'off', changed: true, offline: true });
+  t.same(parley(['board', 'status', '--data-dir', dir]).json, { guestbook: 'on', compat: 'off', offline: true });
+  t.same(parley(['board', 'compat', 'on', '--data-dir', dir]).json, { guestbook: 'on', compat: 'on', changed: true, offline: true });
+  t.equal(parley(['board', 'compat', 'on', '--data-dir', dir]).json.changed, false, 'turning on what is on changes nothing');
+  t.same(parley(['board', 'guestbook', 'off', '--data-dir', dir]).json, { guestbook: 'off', compat: 'on', changed: true, offline: true });
+  const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 1 << 20, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+  t.same(store.runtime.board().switches, { guestbook: false, compat: true });
+  await store.close();
+  for (const bad of [['board', 'guestbook', 'maybe'], ['board', 'everything', 'on'], ['board'], ['board', 'compat', 'on', '--force']]) {
+    const r = parley([...bad, '--data-dir', dir]);
+    t.equal(r.status, 2, bad.join(' '));
+    t.match(r.stderr, /usage|unknown option/);
+  }
+  t.match(parley(['help']).stdout, /parley board guestbook on\|off/);
+});
+
+t.test('online: the running server switches at once, and the switches survive a restart', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-board-cli-'));
+  let { server, board } = await serve(dir);
+  t.teardown(() => stop(server));
+  t.equal((await sign(board)).status, 404, 'guestbook publication is off by default');
+  t.equal((await fetch(`${board}/compat/v1/write-challenge`)).status, 404, 'compatibility is off by default');
+  const on = parley(['board', 'guestbook', 'on', '--data-dir', dir]);
+  t.equal(on.status, 0, on.stderr);
+  t.same(on.json, { guestbook: 'on', compat: 'off', changed: true, server_pid: server.child.pid });
+  t.equal((await sign(board)).status, 201, 'no restart needed');
+  t.same(parley(['board', 'status', '--data-dir', dir]).json, { guestbook: 'on', compat: 'off', server_pid: server.child.pid });
+  t.equal(parley(['board', 'compat', 'on', '--data-dir', dir]).status, 0);
+  t.equal((await fetch(`${board}/compat/v1/write-challenge`)).status, 200);
+  t.equal(parley(['board', 'guestbook', 'off', '--data-dir', dir]).status, 0);
+  t.equal((await sign(board)).status, 404);
+  await stop(server);
+  t.same(parley(['board', 'status', '--data-dir', dir]).json, { guestbook: 'off', compat: 'on', offline: true });
+  ({ server, board } = await serve(dir));
+  t.equal((await sign(board)).status, 404, 'guestbook still off after a restart');
+  t.equal((await fetch(`${board}/compat/v1/write-challenge`)).status, 200, 'compat still on after a restart');
+  const entries = (await (await fetch(`${board}/guestbook.json`)).json()) as { items: unknown[] };
+  t.equal(entries.items.length, 1, 'the entry made before the restart is there');
+});
+
+t.test('a nonce used before a SIGKILL is still used after the restart', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-board-kill-'));
+  t.equal(parley(['board', 'compat', 'on', '--data-dir', dir]).status, 0);
+  let { server, board } = await serve(dir);
+  t.teardown(() => stop(server));
+  const challenge = async (): Promise<string> => ((await (await fetch(`${board}/compat/v1/write-challenge`)).json()) as { challenge: string }).challenge;
+  const publish = (nonce: string) => fetch(`${board}/compat/v1/publish/${nonce}?message=hi&confirm=publish`);
+  const used = await challenge();
+  const unused = await challenge();
+  t.equal((await publish(used)).status, 201);
+  await stop(server, 'SIGKILL');
+  ({ server, board } = await serve(dir));
+  const replay = await publish(used);
+  t.equal(replay.status, 403, 'the replay after the crash is rejected');
+  t.equal(replay.headers.get('cache-control'), 'no-store');
+  t.equal((await publish(unused)).status, 201, 'a nonce issued before the crash can still be used once');
+  const messages = (await (await fetch(`${board}/messages.json`)).json()) as { items: unknown[] };
+  t.equal(messages.items.length, 2);
+});
