@@ -1,6 +1,7 @@
 /** Every scenario, in the order a full run executes them. */
 import type { Scenario } from '../scenario.js';
 import { correctness } from './correctness.js';
+import { durability } from './durability.js';
 import { fanout } from './fanout.js';
 import { heartbeat } from './heartbeat.js';
 import { idleQueues } from './idle_queues.js';
@@ -8,4 +9,4 @@ import { parked } from './parked.js';
 import { poll } from './poll.js';
 import { send } from './send.js';
 
-export const scenarios: Scenario[] = [fanout, send, poll, idleQueues, parked, heartbeat, correctness];
+export const scenarios: Scenario[] = [fanout, send, poll, idleQueues, parked, heartbeat, correctness, durability];
