@@ -108,5 +108,6 @@ export function renderEvents(queueId: string, events: QueuedEvent[]): string {
     const e = events[i];
     out += (i === 0 ? '{"id":' : ',{"id":') + e.id + ',' + e.json + '}';
   }
-  return out + '],"queue_id":' + JSON.stringify(queueId) + '}';
+  // Queue ids are url-safe base64 (see EventQueues.register): no escaping is needed.
+  return out + '],"queue_id":"' + queueId + '"}';
 }

@@ -64,6 +64,9 @@ export class ChatApp {
   readonly router: Router;
   private readonly checkers = new Map<Route, ParamChecker>();
   private readonly userLimiter: RateLimiter;
+  /** Parsed Host and Authorization headers: a long-polling client sends the same ones every time. */
+  private readonly subdomains = new Map<string, string>();
+  private readonly parsedAuth = new Map<string, { email: string; key: string }>();
   private readonly anonymousLimiter: RateLimiter;
 
   constructor(readonly routes: Route[], private readonly runtime: Runtime, private readonly config: Config, private readonly log: (line: string) => void = console.error) {
@@ -130,7 +133,13 @@ export class ChatApp {
 
   /** The organization the Host names. */
   private organization(req: IncomingRequest): OrgRecord {
-    const sub = subdomainOf(req.headers.host, this.config.externalHost);
+    const host = req.headers.host ?? '';
+    let sub = this.subdomains.get(host);
+    if (sub === undefined) {
+      sub = subdomainOf(host, this.config.externalHost);
+      if (this.subdomains.size >= CACHE_LIMIT) this.subdomains.clear();
+      this.subdomains.set(host, sub);
+    }
     const server = this.runtime.server();
     const id = server.bySubdomain.get(sub);
     const org = id === undefined ? undefined : server.orgs.get(id);
@@ -139,17 +148,22 @@ export class ChatApp {
     return org;
   }
 
+  /** The email and key of a Basic header. Only the parse is cached; the key is checked on every request. */
+  private credentials(header: string): { email: string; key: string } {
+    let parsed = this.parsedAuth.get(header);
+    if (!parsed) {
+      parsed = decodeBasic(header);
+      if (this.parsedAuth.size >= CACHE_LIMIT) this.parsedAuth.clear();
+      this.parsedAuth.set(header, parsed);
+    }
+    return parsed;
+  }
+
   /** HTTP Basic `email:api_key`, the key compared in constant time. */
   private authenticate(req: IncomingRequest, org: OrgRecord): UserRecord {
     const header = req.headers.authorization;
     if (!header) throw new ApiError('UNAUTHORIZED', 'Not logged in: API authentication or user session required');
-    const [scheme, encoded] = header.trim().split(/\s+/, 2);
-    if (scheme.toLowerCase() !== 'basic' || !encoded) throw new ApiError('UNAUTHORIZED', 'Only Basic authentication is supported.');
-    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon < 0) throw new ApiError('UNAUTHORIZED', 'Invalid authorization header for basic auth');
-    const email = decoded.slice(0, colon);
-    const key = decoded.slice(colon + 1);
+    const { email, key } = this.credentials(header);
     const orgCtx = this.runtime.org(org.id)!;
     const user = userByEmail(orgCtx, email);
     const matches = secretsEqual(key, user?.api_key ?? DUMMY_KEY);
@@ -157,6 +171,19 @@ export class ChatApp {
     if (!user.is_active) throw new ApiError('USER_DEACTIVATED', 'Account is deactivated');
     return user;
   }
+}
+
+/** Entries kept by each small parse cache before it starts over. */
+const CACHE_LIMIT = 10000;
+
+/** Decodes `Basic base64(email:key)`; throws `UNAUTHORIZED` for anything else. */
+function decodeBasic(header: string): { email: string; key: string } {
+  const [scheme, encoded] = header.trim().split(/\s+/, 2);
+  if (scheme.toLowerCase() !== 'basic' || !encoded) throw new ApiError('UNAUTHORIZED', 'Only Basic authentication is supported.');
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw new ApiError('UNAUTHORIZED', 'Invalid authorization header for basic auth');
+  return { email: decoded.slice(0, colon), key: decoded.slice(colon + 1) };
 }
 
 /** A request for `inject`: only method and url are required. */

@@ -48,6 +48,8 @@ export const LATER = null;
 /** An `Exchange` whose responses go to `responder` (set by the transport or by `inject`). */
 export class Abortable implements Exchange {
   aborted = false;
+  /** Set by the transport once a response has been written. */
+  answered = false;
   responder: ((out: OutgoingResponse) => void) | undefined;
   private fns: Array<() => void> | undefined;
   onAbort(fn: () => void): void {

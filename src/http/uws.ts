@@ -38,18 +38,23 @@ export interface Listener {
 
 const decoder = new TextDecoder();
 
+/** Status lines, built once: a fan-out writes thousands of them in one pass. */
+const STATUS_LINES = new Map(Object.entries(STATUS_TEXT).map(([code, text]) => [Number(code), `${code} ${text}`]));
+
 function statusLine(status: number): string {
-  return `${status} ${STATUS_TEXT[status] ?? 'Unknown'}`;
+  return STATUS_LINES.get(status) ?? `${status} Unknown`;
 }
 
 /** Writes a response in one corked batch, unless the client has gone or it was answered already. */
-function write(res: uWS.HttpResponse & { answered?: boolean }, abort: Abortable, out: OutgoingResponse, close = false): void {
-  if (abort.aborted || res.answered) return;
-  res.answered = true;
+function write(res: uWS.HttpResponse, abort: Abortable, out: OutgoingResponse, close = false): void {
+  if (abort.aborted || abort.answered) return;
+  abort.answered = true;
   res.cork(() => {
     res.writeStatus(statusLine(out.status));
-    for (const [k, v] of out.headers) res.writeHeader(k, v);
-    res.end(out.body, close);
+    const headers = out.headers;
+    for (let i = 0; i < headers.length; i++) res.writeHeader(headers[i][0], headers[i][1]);
+    if (close) res.end(out.body, true);
+    else res.end(out.body);
   });
 }
 
