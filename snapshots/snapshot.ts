@@ -8,7 +8,8 @@
  * place (then the directory is fsync'd) only once the log is durable through every
  * fact the snapshot reflects.
  */
-import { closeSync, fsync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import type { ChannelContext, TopicEntry } from '../actors/channel.js';
@@ -145,25 +146,34 @@ export async function writeSnapshot(dir: string, runtime: Runtime, drain: () => 
   const createdAt = opts.now();
   const final = join(dir, snapshotName(startSeq));
   const temp = `${final}.${process.pid}.tmp`;
-  const fd = openSync(temp, 'w');
+  const file = await open(temp, 'w');
   let crc = 0;
   let bytes = 0;
   let chunks = 0;
   let longestSliceMs = 0;
-  const write = (buf: Buffer): void => {
-    writeSync(fd, buf);
+  // Encoded chunks wait here and are written off the event loop between slices: a
+  // synchronous write can block for tens of ms once the kernel throttles dirty pages.
+  let pending: Buffer[] = [];
+  const add = (buf: Buffer): void => {
+    pending.push(buf);
     crc = crc32(buf, crc);
     bytes += buf.length;
   };
+  const flushPending = async (): Promise<void> => {
+    const buf = pending.length === 1 ? pending[0] : Buffer.concat(pending);
+    pending = [];
+    for (let off = 0; off < buf.length; ) off += (await file.write(buf, off, buf.length - off)).bytesWritten;
+  };
   try {
-    write(encodeHeader({ startSeq, createdAt }));
+    add(encodeHeader({ startSeq, createdAt }));
     let sliceStart = performance.now();
     for (const make of chunksOf(runtime, opts.sliceSize)) {
-      write(encodeChunk(make()));
+      add(encodeChunk(make()));
       chunks++;
       const elapsed = performance.now() - sliceStart;
       if (elapsed >= opts.maxSliceMs) {
         longestSliceMs = Math.max(longestSliceMs, elapsed);
+        await flushPending();
         await yieldToLoop();
         sliceStart = performance.now();
       }
@@ -172,19 +182,15 @@ export async function writeSnapshot(dir: string, runtime: Runtime, drain: () => 
     const endSeq = runtime.lastSeq;
     // Never let a snapshot reflect a fact that the log could still lose.
     await drain();
-    write(encodeTrailer(endSeq, chunks, crc));
-    // Flushing a large file can take a while: off the event loop.
-    await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
-    closeSync(fd);
+    add(encodeTrailer(endSeq, chunks, crc));
+    await flushPending();
+    await file.sync();
+    await file.close();
     renameSync(temp, final);
     fsyncDir(dir);
     return { path: final, startSeq, endSeq, bytes, chunks, longestSliceMs };
   } catch (err) {
-    try {
-      closeSync(fd);
-    } catch {
-      // already closed
-    }
+    await file.close().catch(() => undefined);
     rmSync(temp, { force: true });
     throw err;
   }

@@ -15,13 +15,13 @@ t.test('SIGTERM completes parked polls, snapshots, and exits 0', async (t) => {
   while (!/API key:\s+\S+/.test(server.stdout()) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
   const key = /API key:\s+(\S+)/.exec(server.stdout())![1];
   const auth = 'Basic ' + Buffer.from(`owner@localhost:${key}`).toString('base64');
-  const reg = await (await fetch(`${server.base}/api/v1/register`, { method: 'POST', headers: { authorization: auth } })).json();
+  const reg = (await (await fetch(`${server.base}/api/v1/register`, { method: "POST", headers: { authorization: auth } })).json()) as { queue_id: string };
   const parked = fetch(`${server.base}/api/v1/events?queue_id=${reg.queue_id}&last_event_id=-1`, { headers: { authorization: auth }, signal: AbortSignal.timeout(15000) });
   await new Promise((r) => setTimeout(r, 300));
   server.child.kill('SIGTERM');
   const res = await parked;
   t.equal(res.status, 200, 'the parked poll was completed, not dropped');
-  t.same((await res.json()).events, []);
+  t.same(((await res.json()) as { events: unknown[] }).events, []);
   const exit = await server.exited;
   t.equal(exit.code, 0);
   t.ok(readdirSync(dir).some((n) => n.endsWith('.psnap')), 'a final snapshot was written');
