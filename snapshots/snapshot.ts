@@ -9,7 +9,7 @@
  * fact the snapshot reflects.
  */
 import { readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import type { ChannelContext, TopicEntry } from '../actors/channel.js';
@@ -200,10 +200,11 @@ export async function writeSnapshot(dir: string, runtime: Runtime, drain: () => 
  * Keeps the newest `keep` snapshots, and deletes log segments that even the oldest
  * kept snapshot no longer needs. The active (last) segment is never deleted.
  */
-export function pruneSnapshots(dir: string, keep: number, log: (line: string) => void): void {
+export async function pruneSnapshots(dir: string, keep: number, log: (line: string) => void): Promise<void> {
+  // Unlinking files of hundreds of MB can take a while: off the event loop.
   const snaps = listSnapshots(dir);
   for (const old of snaps.slice(keep)) {
-    rmSync(old.path);
+    await rm(old.path);
     log(`snapshot: removed old snapshot ${old.name}`);
   }
   const kept = snaps.slice(0, keep);
@@ -212,7 +213,7 @@ export function pruneSnapshots(dir: string, keep: number, log: (line: string) =>
   const segments = listSegments(dir);
   for (let i = 0; i + 1 < segments.length; i++) {
     if (segments[i + 1].firstSeq - 1 <= oldestCovered) {
-      rmSync(join(dir, segments[i].name));
+      await rm(join(dir, segments[i].name));
       log(`snapshot: removed log segment ${segments[i].name}, covered by ${kept[kept.length - 1].name}`);
     }
   }

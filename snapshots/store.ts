@@ -145,8 +145,8 @@ export function openStore(opts: StoreOptions): Store {
       // A fresh segment per snapshot lets older segments be deleted once snapshots cover them.
       writer!.roll();
       snapshotting ??= writeSnapshot(opts.dataDir, runtime, () => writer!.drain(), defaultWriteOptions)
-        .then((info) => {
-          pruneSnapshots(opts.dataDir, opts.keepSnapshots ?? 3, opts.log);
+        .then(async (info) => {
+          await pruneSnapshots(opts.dataDir, opts.keepSnapshots ?? 3, opts.log);
           return info;
         })
         .finally(() => {

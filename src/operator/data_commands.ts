@@ -182,7 +182,7 @@ export async function compactCommand(dataDir: string, keep: number): Promise<voi
     } finally {
       await store.close();
     }
-    pruneSnapshots(dataDir, keep, (l) => console.error(l));
+    await pruneSnapshots(dataDir, keep, (l) => console.error(l));
   }
   console.log(JSON.stringify({ bytes_before: before, bytes_after: sizeOf() }));
 }
