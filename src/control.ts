@@ -7,6 +7,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { lockHolder } from '../snapshots/store.js';
 
 /** A control request: a command name and its arguments. */
 export interface ControlRequest {
@@ -67,6 +68,19 @@ export function startControl(dataDir: string, handlers: Record<string, ControlHa
       resolve(server);
     });
   });
+}
+
+/**
+ * Runs a command on the live server that holds `dataDir` and prints its result (with the
+ * server's pid) as one JSON line. Returns false, having done nothing, when no server
+ * holds the directory, so the caller can work offline instead.
+ */
+export async function printFromServer(dataDir: string, request: ControlRequest): Promise<boolean> {
+  const pid = lockHolder(dataDir);
+  if (pid === undefined) return false;
+  const result = (await callControl(dataDir, request)) as Record<string, unknown>;
+  console.log(JSON.stringify({ ...result, server_pid: pid }));
+  return true;
 }
 
 /** Sends one command to the server owning `dataDir`; rejects with its error. */

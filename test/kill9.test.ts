@@ -4,22 +4,11 @@
  * is there and the state is consistent. Several seeded rounds; the seed is printed.
  */
 import t from 'tap';
+import { prng } from './prng.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServerProcess, type ServerProcess } from './server_process.js';
-
-/** A small seeded PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const seed = Number(process.env.PARLEY_KILL9_SEED ?? Date.now() % 100000);
 const ROUNDS = 3;

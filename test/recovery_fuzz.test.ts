@@ -4,23 +4,13 @@
  * log) or refuses with a message that names the damaged file.
  */
 import t from 'tap';
+import { prng } from './prng.js';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, DataDirLocked } from '../snapshots/store.js';
 import { LogCorruption } from '../snapshots/log.js';
 import { createOrganization } from '../src/bootstrap.js';
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const seed = Number(process.env.PARLEY_FUZZ_SEED ?? Date.now() % 100000);
 const ROUNDS = 150;

@@ -9,7 +9,6 @@ import { closePool, encodeRequest, openPool, type Connection, type Endpoint } fr
 import { closedLoop } from '../load.js';
 import { ProcessCpuMeter } from '../proc.js';
 import { newResult, noteClientCpu, Runs, sized, windowMs, type Scenario, type ScenarioContext, type ScenarioResult } from '../scenario.js';
-import type { Target } from '../target.js';
 import { findWrk, runWrk } from '../wrk.js';
 
 export const poll: Scenario = {

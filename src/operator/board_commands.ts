@@ -14,8 +14,8 @@ import { existsSync } from 'node:fs';
 import type { BoardSwitch } from '../../actors/board_types.js';
 import { BOARD_SWITCHES } from '../../actors/board_types.js';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime.js';
-import { lockHolder, recover } from '../../snapshots/store.js';
-import { callControl, type ControlHandler } from '../control.js';
+import { recover } from '../../snapshots/store.js';
+import { printFromServer, type ControlHandler } from '../control.js';
 import { openOffline } from './data_commands.js';
 
 /** Both switches, as the CLI shows them. */
@@ -52,12 +52,7 @@ export function boardControlHandlers(runtime: Runtime): Record<string, ControlHa
 
 /** `parley board guestbook|compat on|off`: online through the server, or offline on DIR. */
 export async function boardSwitchCommand(dataDir: string, name: BoardSwitch, on: boolean): Promise<void> {
-  const pid = lockHolder(dataDir);
-  if (pid !== undefined) {
-    const result = (await callControl(dataDir, { command: 'board-switch', args: { name, on } })) as Record<string, unknown>;
-    console.log(JSON.stringify({ ...result, server_pid: pid }));
-    return;
-  }
+  if (await printFromServer(dataDir, { command: 'board-switch', args: { name, on } })) return;
   const store = openOffline(dataDir);
   try {
     console.log(JSON.stringify({ ...(await setBoardSwitch(store.runtime, name, on)), offline: true }));
@@ -68,12 +63,7 @@ export async function boardSwitchCommand(dataDir: string, name: BoardSwitch, on:
 
 /** `parley board status`: asks the running server, or reads DIR without changing it. */
 export async function boardStatusCommand(dataDir: string): Promise<void> {
-  const pid = lockHolder(dataDir);
-  if (pid !== undefined) {
-    const result = (await callControl(dataDir, { command: 'board-status' })) as Record<string, unknown>;
-    console.log(JSON.stringify({ ...result, server_pid: pid }));
-    return;
-  }
+  if (await printFromServer(dataDir, { command: 'board-status' })) return;
   if (!existsSync(dataDir)) throw new Error(`no data directory at ${dataDir}`);
   const runtime = new Runtime(defaultRuntimeOptions(volatileSink));
   try {

@@ -10,7 +10,7 @@ import { checkSegmentHeader, decodeFrame, SEGMENT_HEADER_BYTES } from '../../sna
 import { listSegments } from '../../snapshots/log.js';
 import { listSnapshots, pruneSnapshots, readSnapshot, writeSnapshot } from '../../snapshots/snapshot.js';
 import { lockHolder, openStore, recover } from '../../snapshots/store.js';
-import { callControl } from '../control.js';
+import { printFromServer } from '../control.js';
 import { progress } from './progress.js';
 
 /** Opens a stopped server's data directory for a command that writes. */
@@ -36,12 +36,7 @@ function readOnlyRuntime(): Runtime {
 
 /** `parley snapshot`: asks a running server for a snapshot, or takes one offline. */
 export async function snapshotCommand(dataDir: string): Promise<void> {
-  const pid = lockHolder(dataDir);
-  if (pid !== undefined) {
-    const result = (await callControl(dataDir, { command: 'snapshot' })) as Record<string, unknown>;
-    console.log(JSON.stringify({ ...result, server_pid: pid }));
-    return;
-  }
+  if (await printFromServer(dataDir, { command: 'snapshot' })) return;
   const store = openOffline(dataDir);
   try {
     const info = await store.snapshot();
