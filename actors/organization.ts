@@ -130,8 +130,3 @@ export function userByEmail(ctx: OrgContext, email: string): UserRecord | undefi
   const id = ctx.byEmail.get(email.toLowerCase());
   return id === undefined ? undefined : ctx.users.get(id);
 }
-
-/** True for owners and administrators. */
-export function isAdmin(user: UserRecord): boolean {
-  return user.role <= 200;
-}
