@@ -21,10 +21,18 @@ export const SYSTEM_GROUPS = {
   internet: 8,
 } as const;
 
-/** Gravatar URL of an email address, Zulip's default avatar. */
+const avatarUrls = new Map<string, string>();
+
+/** Gravatar URL of an email address, Zulip's default avatar (memoized: every message view needs its sender's). */
 export function avatarUrl(email: string): string {
-  const hash = createHash('md5').update(email.trim().toLowerCase()).digest('hex');
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=1`;
+  let url = avatarUrls.get(email);
+  if (url === undefined) {
+    const hash = createHash('md5').update(email.trim().toLowerCase()).digest('hex');
+    url = `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=1`;
+    if (avatarUrls.size >= 100000) avatarUrls.clear();
+    avatarUrls.set(email, url);
+  }
+  return url;
 }
 
 /** A user as `GET /users` and `realm_users` show it. */

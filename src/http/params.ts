@@ -47,6 +47,7 @@ function typesOf(schema: Schema): Set<string> {
 }
 
 const INTEGER = /^-?\d{1,16}$/;
+const LOOKS_LIKE_JSON = /^\s*[[{"]|^null$/;
 const NUMBER = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
 
 /** Converts one raw string by what its schema allows. */
@@ -55,7 +56,9 @@ function convert(name: string, raw: string, types: Set<string>): unknown {
   if (types.has('number') && !types.has('integer') && NUMBER.test(raw)) return Number(raw);
   if (types.has('boolean') && (raw === 'true' || raw === 'false')) return raw === 'true';
   const structured = types.has('array') || types.has('object') || (types.has('null') && raw === 'null');
-  if (structured) {
+  // A parameter that may also be a plain string (a channel name in `to`) is parsed as JSON
+  // only when it looks like JSON: a thrown SyntaxError costs more than the rest of a request.
+  if (structured && (!types.has('string') || LOOKS_LIKE_JSON.test(raw))) {
     try {
       return JSON.parse(raw);
     } catch {
