@@ -83,9 +83,8 @@ export class EventQueues {
   private readonly staged = new Map<string, SequencedEvent[]>();
   /** Why recently dropped queues are gone, for a clearer `BAD_EVENT_QUEUE_ID`. */
   private readonly tombstones = new Map<string, string>();
-  private completionScheduled = false;
-  /** Queues with a parked poll that got events, to complete on the next turn. */
-  private woken: string[] = [];
+  private flushScheduled = false;
+  private afterFlush: Array<() => void> = [];
   private timer: NodeJS.Timeout | undefined;
   private lastWheelSecond: number;
   private lastSweep: number;
@@ -273,45 +272,48 @@ export class EventQueues {
   }
 
   /**
-   * Pushes every staged event into its queue (so that an acknowledged write's events
-   * are already in their queues), drops overflowing queues, and schedules the parked
-   * polls of the queues that got events.
+   * Delivers what is staged on the next loop turn, once per turn however many facts
+   * became durable. It runs from `setImmediate`: after the writes that caused the events
+   * have been acknowledged (their replies go out first), before any later request is
+   * read, and never inside a request handler, so each completion is one corked write.
+   */
+  scheduleFlush(afterFlush: () => void): void {
+    this.afterFlush.push(afterFlush);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flushStaged();
+      const done = this.afterFlush;
+      this.afterFlush = [];
+      for (const fn of done) fn();
+    });
+  }
+
+  /**
+   * One pass over the staged queues: push each queue's events and complete its parked
+   * poll at once, so the first responses leave while later queues are still being
+   * filled. Overflowing queues are dropped.
    */
   flushStaged(): void {
     const overflowed: string[] = [];
+    const now = this.opts.now();
     for (const [queueId, events] of this.staged) {
       const cell = this.cells.get(queueId);
       if (!cell) continue;
       this.send(cell, { type: 'push', events });
       if (cell.ctx.events.length > this.opts.maxEvents) overflowed.push(queueId);
-      else if (this.parked.has(queueId)) this.woken.push(queueId);
+      else {
+        const parked = this.parked.get(queueId);
+        if (parked) {
+          this.parked.delete(queueId);
+          cell.ctx.last_active = now;
+          parked.waiter.deliver(renderEvents(queueId, cell.ctx.events));
+        }
+      }
     }
     this.staged.clear();
-    if (this.woken.length > 0 && !this.completionScheduled) {
-      this.completionScheduled = true;
-      setImmediate(() => this.completeWoken());
-    }
     if (overflowed.length > 0) void this.opts.commit([{ type: 'QueuesDropped', queue_ids: overflowed, reason: `more than ${this.opts.maxEvents} events were not fetched` }]);
-  }
-
-  /**
-   * Completes the parked polls of queues that got events, in one pass per loop turn.
-   * It runs from `setImmediate`, never inside a request handler, so each completion is
-   * its own corked write.
-   */
-  private completeWoken(): void {
-    this.completionScheduled = false;
-    const woken = this.woken;
-    this.woken = [];
-    const now = this.opts.now();
-    for (const queueId of woken) {
-      const parked = this.parked.get(queueId);
-      const cell = this.cells.get(queueId);
-      if (!parked || !cell || cell.ctx.events.length === 0) continue;
-      this.parked.delete(queueId);
-      cell.ctx.last_active = now;
-      parked.waiter.deliver(renderEvents(queueId, cell.ctx.events));
-    }
   }
 
   /** Pushes events at once, without waking anyone: for replay at startup. */

@@ -91,7 +91,7 @@ export class Runtime implements World {
   readonly queues: EventQueues;
   /** The seq of the newest fact applied to state. */
   lastSeq = 0;
-  /** Every fact up to this seq is durable and its events are in their queues. */
+  /** Every fact up to this seq is durable and its events are in their queues (not merely staged). */
   deliveredSeq = 0;
   private serverActor: DomainActor<ServerContext, ServerCommand>;
   private boardActor: DomainActor<BoardContext, BoardCommand> = startActor(boardLogic, emptyBoard());
@@ -99,7 +99,6 @@ export class Runtime implements World {
   private readonly orgLogic = orgLogic(this);
   private readonly channelLogic = channelLogic(this);
   private messageIdCounter = 0;
-  private flushQueued = false;
   private readonly env: DecideEnv;
 
   constructor(private readonly opts: RuntimeOptions) {
@@ -212,26 +211,21 @@ export class Runtime implements World {
     const last = stamped[stamped.length - 1].seq;
     this.opts.sink.append(stamped, () => {
       for (const [queueId, event] of routed) this.queues.stage(queueId, event);
-      this.deliveredSeq = last;
-      this.scheduleDelivery();
+      // deliveredSeq moves only once the events are in their queues (snapshots rely on it).
+      this.queues.scheduleFlush(() => {
+        if (last > this.deliveredSeq) this.deliveredSeq = last;
+      });
       reply();
     });
   }
 
-  /** Commits facts decided outside the domain actors (the queue system's); resolves when durable. */
+  /**
+   * Commits facts decided outside the domain actors (the queue system's); resolves once
+   * they are durable and the events they cause are in their queues.
+   */
   commitFacts(facts: Fact[]): Promise<void> {
     const stamped = this.env.stamp(facts);
-    return new Promise((resolve) => this.commit(null, stamped, resolve));
-  }
-
-  /** Pushes staged events once per batch of durable facts, before their writes are acknowledged. */
-  private scheduleDelivery(): void {
-    if (this.flushQueued) return;
-    this.flushQueued = true;
-    queueMicrotask(() => {
-      this.flushQueued = false;
-      this.queues.flushStaged();
-    });
+    return new Promise((resolve) => this.commit(null, stamped, () => this.queues.scheduleFlush(resolve)));
   }
 
   /** The events a fact causes, resolved to the queues that get them. */

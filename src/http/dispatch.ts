@@ -213,6 +213,9 @@ export async function inject(app: { handle(req: IncomingRequest, exchange: Excha
     exchange.responder = resolve;
   });
   const res = (await app.handle(req, exchange)) ?? (await later);
+  // A real client reads the response and sends its next request on a later loop turn;
+  // resolving on the next turn keeps in-process tests as faithful as a socket.
+  await new Promise((resolve) => setImmediate(resolve));
   const body = res.body.toString();
   let json: unknown;
   try {
