@@ -547,7 +547,8 @@ t.test('message events carry each recipient\'s own flags', async (t) => {
   t.same(carolAfter.json.events.map((e: any) => e.message.id), [unread.json.id], 'a direct message reaches only its participants');
 });
 
-t.test('events reach queues only once their fact is durable', async (t) => {
+/** A log that makes facts durable at once, or holds them (`hold(true)`) until released. */
+function holdingSink(): { sink: FactSink; held: Array<() => void>; hold(on: boolean): void } {
   let holding = false;
   const held: Array<() => void> = [];
   const sink: FactSink = {
@@ -556,6 +557,11 @@ t.test('events reach queues only once their fact is durable', async (t) => {
       else queueMicrotask(onDurable);
     },
   };
+  return { sink, held, hold: (on) => (holding = on) };
+}
+
+t.test('events reach queues only once their fact is durable', async (t) => {
+  const { sink, held, hold } = holdingSink();
   const { f, bob } = await world({ sink });
   t.teardown(f.stop);
   const queueId = await register(f, bob);
@@ -563,7 +569,7 @@ t.test('events reach queues only once their fact is durable', async (t) => {
   const pollWatched = track(poll.result);
   await settle();
 
-  holding = true;
+  hold(true);
   const sending = send(f, f.owner, 'durable first');
   const sendWatched = track(sending);
   for (let i = 0; i < 5; i++) await settle();
@@ -572,7 +578,7 @@ t.test('events reach queues only once their fact is durable', async (t) => {
   t.equal(pollWatched.done, false, 'the parked poll got nothing');
   t.same(f.runtime.queues.peek(queueId)!.events, [], 'nothing is in the queue');
 
-  holding = false;
+  hold(false);
   for (const release of held.splice(0)) release();
   const sent = await sending;
   t.equal(sent.status, 200, sent.body);
@@ -582,18 +588,11 @@ t.test('events reach queues only once their fact is durable', async (t) => {
 });
 
 t.test('a message racing a register is in the state or in the queue, exactly once', async (t) => {
-  let holding = false;
-  const held: Array<() => void> = [];
-  const sink: FactSink = {
-    append(_records, onDurable) {
-      if (holding) held.push(onDurable);
-      else queueMicrotask(onDurable);
-    },
-  };
+  const { sink, held, hold } = holdingSink();
   const { f, bob } = await world({ sink });
   t.teardown(f.stop);
   for (const order of ['send first', 'register first'] as const) {
-    holding = true;
+    hold(true);
     let sending: Promise<ApiResult>;
     let registering: Promise<ApiResult>;
     if (order === 'send first') {
@@ -606,7 +605,7 @@ t.test('a message racing a register is in the state or in the queue, exactly onc
       sending = send(f, f.owner, order);
     }
     await settle();
-    holding = false;
+    hold(false);
     for (const release of held.splice(0)) release();
     const [sent, reg] = await Promise.all([sending, registering]);
     t.equal(sent.status, 200, sent.body);
