@@ -60,27 +60,38 @@ export interface QueueRegistration {
 
 type QueueActor = Actor<typeof queueLogic>;
 
-/** A queue: its data, and its actor while it is active. */
-interface Cell {
-  ctx: QueueContext;
-  actor: QueueActor | undefined;
-  usedAt: number;
-}
-
 interface Parked {
   waiter: Waiter;
   heartbeatAt: number;
+}
+
+/**
+ * A queue: its data, its actor while it is active, and what the fan-out path needs
+ * beside it (the parked poll, events staged for the next flush). Fan-out holds cells,
+ * not queue ids, so delivering to a queue costs no string-keyed lookups.
+ */
+export interface Cell {
+  readonly ctx: QueueContext;
+  actor: QueueActor | undefined;
+  usedAt: number;
+  parked: Parked | undefined;
+  /** Events waiting for the next flush; undefined when none. */
+  staged: SequencedEvent[] | undefined;
+  /** Set once the queue is dropped, so that a staged delivery to it is skipped. */
+  dropped: boolean;
 }
 
 const MAX_TOMBSTONES = 10000;
 
 export class EventQueues {
   private readonly cells = new Map<string, Cell>();
-  /** Queue ids by organization, then user: numeric keys, no string building on the fan-out path. */
-  private readonly byUser = new Map<number, Map<number, Set<string>>>();
-  private readonly parked = new Map<string, Parked>();
-  private readonly wheel = new Map<number, string[]>();
-  private readonly staged = new Map<string, SequencedEvent[]>();
+  /** Queues by organization, then user: numeric keys, no string building on the fan-out path. */
+  private readonly byUser = new Map<number, Map<number, Set<Cell>>>();
+  private parkedTotal = 0;
+  /** Heartbeat wheel: one-second buckets of queues whose parked poll may come due then. */
+  private readonly wheel = new Map<number, Cell[]>();
+  /** Cells with staged events, in staging order. */
+  private stagedCells: Cell[] = [];
   /** Why recently dropped queues are gone, for a clearer `BAD_EVENT_QUEUE_ID`. */
   private readonly tombstones = new Map<string, string>();
   private flushScheduled = false;
@@ -111,7 +122,7 @@ export class EventQueues {
   }
 
   get parkedCount(): number {
-    return this.parked.size;
+    return this.parkedTotal;
   }
 
   /** Number of queues whose actor is running. */
@@ -151,19 +162,29 @@ export class EventQueues {
       if (!cell) continue;
       this.passivate(cell);
       this.cells.delete(queueId);
-      this.byUser.get(cell.ctx.org)?.get(cell.ctx.user_id)?.delete(queueId);
-      this.staged.delete(queueId);
-      const parked = this.parked.get(queueId);
-      this.parked.delete(queueId);
+      this.byUser.get(cell.ctx.org)?.get(cell.ctx.user_id)?.delete(cell);
+      cell.dropped = true;
+      cell.staged = undefined;
+      const parked = this.takeParked(cell);
       if (parked) parked.waiter.deliver(JSON.stringify({ result: 'error', msg: `Bad event queue ID: ${queueId} (${fact.reason})`, code: 'BAD_EVENT_QUEUE_ID', queue_id: queueId }), 400);
       this.tombstones.set(queueId, fact.reason);
       if (this.tombstones.size > MAX_TOMBSTONES) this.tombstones.delete(this.tombstones.keys().next().value as string);
     }
   }
 
-  /** Every queue id, for facts addressed to all queues. */
-  allIds(): string[] {
-    return [...this.cells.keys()];
+  /** Every queue, for facts addressed to all queues. */
+  allCells(): Cell[] {
+    return [...this.cells.values()];
+  }
+
+  /** The queues with these ids that still exist. */
+  cellsOf(queueIds: string[]): Cell[] {
+    const out: Cell[] = [];
+    for (const id of queueIds) {
+      const cell = this.cells.get(id);
+      if (cell) out.push(cell);
+    }
+    return out;
   }
 
   // Client operations.
@@ -192,13 +213,17 @@ export class EventQueues {
 
   /** The context of a queue the user owns, or `BAD_EVENT_QUEUE_ID`. */
   access(queueId: string, org: number, userId: number): QueueContext {
-    const ctx = this.cells.get(queueId)?.ctx;
-    if (!ctx || ctx.org !== org || ctx.user_id !== userId) {
+    return this.accessCell(queueId, org, userId).ctx;
+  }
+
+  private accessCell(queueId: string, org: number, userId: number): Cell {
+    const cell = this.cells.get(queueId);
+    if (!cell || cell.ctx.org !== org || cell.ctx.user_id !== userId) {
       const why = this.tombstones.get(queueId);
-      if (why && ctx === undefined) throw new ApiError('BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queueId} (${why})`, { queue_id: queueId });
+      if (why && cell === undefined) throw new ApiError('BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queueId} (${why})`, { queue_id: queueId });
       throw badQueue(queueId);
     }
-    return ctx;
+    return cell;
   }
 
   /**
@@ -207,8 +232,8 @@ export class EventQueues {
    * Returns the reply body, or null when parked.
    */
   poll(queueId: string, org: number, userId: number, lastEventId: number | null, dontBlock: boolean, waiter: Waiter): string | null {
-    const ctx = this.access(queueId, org, userId);
-    const cell = this.cells.get(queueId)!;
+    const cell = this.accessCell(queueId, org, userId);
+    const ctx = cell.ctx;
     const now = this.opts.now();
     if (lastEventId !== null) {
       let error: string | null = null;
@@ -217,30 +242,37 @@ export class EventQueues {
     } else {
       this.send(cell, { type: 'touch', now });
     }
-    const previous = this.parked.get(queueId);
-    if (previous) {
-      this.parked.delete(queueId);
-      previous.waiter.deliver(renderEvents(queueId, ctx.events));
-    }
+    // One waiter per queue, as in Zulip: an older poll is answered with what there is.
+    const previous = this.takeParked(cell);
+    if (previous) previous.waiter.deliver(renderEvents(queueId, ctx.events));
     if (ctx.events.length > 0 || dontBlock) return renderEvents(queueId, ctx.events);
     const span = this.opts.heartbeatMaxMs - this.opts.heartbeatMinMs;
     const heartbeatAt = now + this.opts.heartbeatMinMs + Math.floor(this.opts.random() * (span + 1));
-    this.parked.set(queueId, { waiter, heartbeatAt });
+    cell.parked = { waiter, heartbeatAt };
+    this.parkedTotal++;
     const second = Math.ceil(heartbeatAt / 1000);
     const bucket = this.wheel.get(second);
-    if (bucket) bucket.push(queueId);
-    else this.wheel.set(second, [queueId]);
+    if (bucket) bucket.push(cell);
+    else this.wheel.set(second, [cell]);
     return null;
   }
 
   /** Forgets a parked poll whose client went away, if it is still the parked one. */
   unpark(queueId: string, waiter: Waiter): void {
-    const current = this.parked.get(queueId);
-    if (current && current.waiter === waiter) {
-      this.parked.delete(queueId);
-      const cell = this.cells.get(queueId);
-      if (cell) cell.ctx.last_active = this.opts.now();
+    const cell = this.cells.get(queueId);
+    if (cell && cell.parked?.waiter === waiter) {
+      this.takeParked(cell);
+      cell.ctx.last_active = this.opts.now();
     }
+  }
+
+  private takeParked(cell: Cell): Parked | undefined {
+    const parked = cell.parked;
+    if (parked) {
+      cell.parked = undefined;
+      this.parkedTotal--;
+    }
+    return parked;
   }
 
   /** Deletes a queue the user owns (`DELETE /events`); resolves once durable. */
@@ -250,7 +282,7 @@ export class EventQueues {
   }
 
   /** The queues of one user, for fan-out. */
-  queuesOf(org: number, userId: number): Iterable<string> {
+  queuesOf(org: number, userId: number): Iterable<Cell> {
     return this.byUser.get(org)?.get(userId) ?? NO_QUEUES;
   }
 
@@ -265,10 +297,13 @@ export class EventQueues {
    * Stages an event for a queue. Staged events reach their queues in one `push` per
    * queue at `flushStaged`, however many facts produced them.
    */
-  stage(queueId: string, event: SequencedEvent): void {
-    const list = this.staged.get(queueId);
-    if (list) list.push(event);
-    else this.staged.set(queueId, [event]);
+  stage(cell: Cell, event: SequencedEvent): void {
+    if (cell.dropped) return;
+    if (cell.staged) cell.staged.push(event);
+    else {
+      cell.staged = [event];
+      this.stagedCells.push(cell);
+    }
   }
 
   /**
@@ -298,28 +333,30 @@ export class EventQueues {
   flushStaged(): void {
     const overflowed: string[] = [];
     const now = this.opts.now();
-    for (const [queueId, events] of this.staged) {
-      const cell = this.cells.get(queueId);
-      if (!cell) continue;
+    const cells = this.stagedCells;
+    this.stagedCells = [];
+    for (let i = 0; i < cells.length; i++) {
+      const cell = cells[i];
+      const events = cell.staged;
+      cell.staged = undefined;
+      if (!events || cell.dropped) continue;
       this.send(cell, { type: 'push', events });
-      if (cell.ctx.events.length > this.opts.maxEvents) overflowed.push(queueId);
+      const ctx = cell.ctx;
+      if (ctx.events.length > this.opts.maxEvents) overflowed.push(ctx.id);
       else {
-        const parked = this.parked.get(queueId);
+        const parked = this.takeParked(cell);
         if (parked) {
-          this.parked.delete(queueId);
-          cell.ctx.last_active = now;
-          parked.waiter.deliver(renderEvents(queueId, cell.ctx.events));
+          ctx.last_active = now;
+          parked.waiter.deliver(renderEvents(ctx.id, ctx.events));
         }
       }
     }
-    this.staged.clear();
     if (overflowed.length > 0) void this.opts.commit([{ type: 'QueuesDropped', queue_ids: overflowed, reason: `more than ${this.opts.maxEvents} events were not fetched` }]);
   }
 
   /** Pushes events at once, without waking anyone: for replay at startup. */
-  pushNow(queueId: string, events: SequencedEvent[]): void {
-    const cell = this.cells.get(queueId);
-    if (cell) this.send(cell, { type: 'push', events });
+  pushNow(cell: Cell, events: SequencedEvent[]): void {
+    if (!cell.dropped) this.send(cell, { type: 'push', events });
   }
 
   private send(cell: Cell, event: QueueEvent): void {
@@ -347,16 +384,16 @@ export class EventQueues {
     for (let s = this.lastWheelSecond; s <= second + 1; s++) {
       const bucket = this.wheel.get(s);
       if (!bucket) continue;
-      const later: string[] = [];
-      for (const queueId of bucket) {
-        const parked = this.parked.get(queueId);
-        if (!parked || parked.heartbeatAt === Infinity) continue;
+      const later: Cell[] = [];
+      for (const cell of bucket) {
+        const parked = cell.parked;
+        if (!parked || cell.dropped || parked.heartbeatAt === Infinity) continue;
         if (parked.heartbeatAt > now) {
           // An entry left by an earlier poll of this queue; the current poll has its own.
-          if (Math.ceil(parked.heartbeatAt / 1000) === s) later.push(queueId);
+          if (Math.ceil(parked.heartbeatAt / 1000) === s) later.push(cell);
         } else {
           parked.heartbeatAt = Infinity;
-          due.push(queueId);
+          due.push(cell.ctx.id);
         }
       }
       if (later.length > 0) this.wheel.set(s, later);
@@ -377,7 +414,7 @@ export class EventQueues {
   sweepIdle(now: number): number {
     const idle: string[] = [];
     for (const [queueId, cell] of this.cells) {
-      if (this.parked.has(queueId)) continue;
+      if (cell.parked) continue;
       if (now - cell.ctx.last_active > cell.ctx.lifespan_ms) idle.push(queueId);
       else if (cell.actor && now - cell.usedAt >= this.opts.passivateAfterMs) this.passivate(cell);
     }
@@ -387,8 +424,10 @@ export class EventQueues {
 
   /** Completes every parked poll with what its queue holds (at shutdown). */
   releaseAll(): void {
-    for (const [queueId, parked] of this.parked) parked.waiter.deliver(renderEvents(queueId, this.cells.get(queueId)?.ctx.events ?? []));
-    this.parked.clear();
+    for (const cell of this.cells.values()) {
+      const parked = this.takeParked(cell);
+      if (parked) parked.waiter.deliver(renderEvents(cell.ctx.id, cell.ctx.events));
+    }
   }
 
   // Snapshots.
@@ -405,13 +444,14 @@ export class EventQueues {
   }
 
   private adopt(ctx: QueueContext): void {
-    this.cells.set(ctx.id, { ctx, actor: undefined, usedAt: this.opts.now() });
+    const cell: Cell = { ctx, actor: undefined, usedAt: this.opts.now(), parked: undefined, staged: undefined, dropped: false };
+    this.cells.set(ctx.id, cell);
     let users = this.byUser.get(ctx.org);
     if (!users) this.byUser.set(ctx.org, (users = new Map()));
-    let ids = users.get(ctx.user_id);
-    if (!ids) users.set(ctx.user_id, (ids = new Set()));
-    ids.add(ctx.id);
+    let cells = users.get(ctx.user_id);
+    if (!cells) users.set(ctx.user_id, (cells = new Set()));
+    cells.add(cell);
   }
 }
 
-const NO_QUEUES: ReadonlySet<string> = new Set();
+const NO_QUEUES: ReadonlySet<Cell> = new Set();

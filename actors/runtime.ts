@@ -16,7 +16,7 @@ import { notify, type Delivery } from './notify.js';
 import { emptyOrg, orgLogic, type OrgCommand, type OrgContext } from './organization.js';
 import type { OutgoingEvent, SequencedEvent } from './queue.js';
 import { versionFields } from './register_state.js';
-import { EventQueues, type QueueOptions } from './queues.js';
+import { EventQueues, type Cell, type QueueOptions } from './queues.js';
 import { emptyServer, serverLogic, type ServerCommand, type ServerContext } from './server.js';
 import { emptyUser, userLogic, type UserCommand, type UserContext } from './user.js';
 import type { World } from './world.js';
@@ -68,7 +68,7 @@ export interface DeliveryHints {
 }
 
 /** A queue and the event it gets, resolved when the fact was applied. */
-type Routed = Array<[queueId: string, event: SequencedEvent]>;
+type Routed = Array<[queue: Cell, event: SequencedEvent]>;
 
 const HEARTBEAT_JSON = '"type":"heartbeat"';
 
@@ -171,7 +171,7 @@ export class Runtime implements World {
     this.route(stamped, null);
     const routed: Routed = [];
     this.derive(stamped, routed);
-    for (const [queueId, event] of routed) this.queues.pushNow(queueId, [event]);
+    for (const [cell, event] of routed) this.queues.pushNow(cell, [event]);
     if (stamped.seq > this.lastSeq) this.lastSeq = stamped.seq;
     this.deliveredSeq = this.lastSeq;
     if (stamped.fact.type === 'MessageSent' && stamped.fact.message.id > this.messageIdCounter) this.messageIdCounter = stamped.fact.message.id;
@@ -203,14 +203,14 @@ export class Runtime implements World {
     const echo = hints?.localEcho;
     if (echo) {
       for (const pair of routed) {
-        if (pair[0] === echo.queue_id && pair[1].type === 'message') {
+        if (pair[0].ctx.id === echo.queue_id && pair[1].type === 'message') {
           pair[1] = { ...pair[1], json: `${pair[1].json},"local_message_id":${JSON.stringify(echo.local_id)}` };
         }
       }
     }
     const last = stamped[stamped.length - 1].seq;
     this.opts.sink.append(stamped, () => {
-      for (const [queueId, event] of routed) this.queues.stage(queueId, event);
+      for (const [cell, event] of routed) this.queues.stage(cell, event);
       // deliveredSeq moves only once the events are in their queues (snapshots rely on it).
       this.queues.scheduleFlush(() => {
         if (last > this.deliveredSeq) this.deliveredSeq = last;
@@ -233,11 +233,11 @@ export class Runtime implements World {
     const fact = s.fact;
     switch (fact.type) {
       case 'HeartbeatsDue':
-        for (const queueId of fact.queue_ids) out.push([queueId, { seq: s.seq, type: 'heartbeat', json: HEARTBEAT_JSON }]);
+        for (const cell of this.queues.cellsOf(fact.queue_ids)) out.push([cell, { seq: s.seq, type: 'heartbeat', json: HEARTBEAT_JSON }]);
         return;
       case 'ServerRestarted': {
         const json = JSON.stringify({ type: 'restart', ...versionFields(), server_generation: s.seq, immediate: false }).slice(1, -1);
-        for (const queueId of this.queues.allIds()) out.push([queueId, { seq: s.seq, type: 'restart', json }]);
+        for (const cell of this.queues.allCells()) out.push([cell, { seq: s.seq, type: 'restart', json }]);
         return;
       }
       case 'QueueRegistered':
@@ -260,8 +260,8 @@ export class Runtime implements World {
     for (const userId of d.user_ids) {
       // Built at most once per user and variant, however many queues the user has.
       const built: SequencedEvent[] = [];
-      for (const queueId of this.queues.queuesOf(d.org, userId)) {
-        const q = this.queues.peek(queueId)!;
+      for (const cell of this.queues.queuesOf(d.org, userId)) {
+        const q = cell.ctx;
         if (q.event_types !== null && !q.event_types.includes(d.type)) continue;
         if (d.message && q.narrow.length > 0 && !narrowPredicate(org!, q.narrow, this.user(d.org, userId), false)(d.message)) continue;
         const variant = q.empty_topic_name ? 1 : 0;
@@ -270,7 +270,7 @@ export class Runtime implements World {
           const e: OutgoingEvent = typeof d.event === 'function' ? d.event(userId, q.empty_topic_name) : d.event;
           event = built[variant] = { seq: d.seq, type: e.type, json: e.json };
         }
-        out.push([queueId, event]);
+        out.push([cell, event]);
       }
     }
   }

@@ -6,6 +6,7 @@
  */
 import { badRequest } from '../src/http/errors.js';
 import type { Fact } from './facts.js';
+import { IdSet } from './id_set.js';
 import { domainLogic, type Decision } from './logic.js';
 import type { SubscriptionProps } from './types.js';
 
@@ -24,8 +25,8 @@ export interface UserContext {
   subs: Map<number, SubscriptionProps>;
   /** Settings of channels the user left, kept for `unsubscribed` and for rejoining. */
   former: Map<number, SubscriptionProps>;
-  unread: Set<number>;
-  flags: Record<StoredFlag, Set<number>>;
+  unread: IdSet;
+  flags: Record<StoredFlag, IdSet>;
 }
 
 /** Add or remove a personal flag on messages the user can see. */
@@ -42,9 +43,9 @@ export interface UpdateFlags {
 export type UserCommand = UpdateFlags;
 
 export function emptyUser(userId: number): UserContext {
-  const flags = {} as Record<StoredFlag, Set<number>>;
-  for (const f of STORED_FLAGS) flags[f] = new Set();
-  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new Set(), flags };
+  const flags = {} as Record<StoredFlag, IdSet>;
+  for (const f of STORED_FLAGS) flags[f] = new IdSet();
+  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags };
 }
 
 /** The flags of one message for this user, as Zulip lists them. */
@@ -61,15 +62,11 @@ function hasFlag(ctx: UserContext, flag: string, id: number): boolean {
   return ctx.flags[flag as StoredFlag]?.has(id) ?? false;
 }
 
-function setFlag(ctx: UserContext, flag: string, id: number, on: boolean): void {
-  if (flag === 'read') {
-    if (on) ctx.unread.delete(id);
-    else ctx.unread.add(id);
-    return;
-  }
-  const set = ctx.flags[flag as StoredFlag];
-  if (on) set.add(id);
-  else set.delete(id);
+function setFlag(ctx: UserContext, flag: string, ids: number[], on: boolean): void {
+  // `read` is stored inverted, as the unread set.
+  const set = flag === 'read' ? ctx.unread : ctx.flags[flag as StoredFlag];
+  if (on === (flag !== 'read')) set.addMany(ids);
+  else set.deleteMany(ids);
 }
 
 function reduce(ctx: UserContext, fact: Fact): void {
@@ -99,7 +96,7 @@ function reduce(ctx: UserContext, fact: Fact): void {
       break;
     }
     case 'FlagsUpdated':
-      for (const id of fact.messages) setFlag(ctx, fact.flag, id, fact.op === 'add');
+      setFlag(ctx, fact.flag, fact.messages, fact.op === 'add');
       break;
     default:
       break;

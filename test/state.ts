@@ -2,9 +2,11 @@
  * A canonical digest of a runtime's whole state, for tests that compare states
  * (replay, snapshots, restore, crash recovery). Sets and maps are sorted.
  */
+import { IdSet } from '../actors/id_set.js';
 import type { Runtime } from '../actors/runtime.js';
 
 function canon(value: unknown): unknown {
+  if (value instanceof IdSet) return value.toArray();
   if (value instanceof Set) return [...value].map(canon).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
   if (value instanceof Map) return [...value.entries()].map(([k, v]) => [canon(k), canon(v)]).sort((a, b) => JSON.stringify(a[0]).localeCompare(JSON.stringify(b[0])));
   if (Array.isArray(value)) return value.map(canon);
