@@ -9,9 +9,10 @@
  * - `apply`: a fact decided elsewhere (or replayed from the log) that concerns this
  *   actor. Applying is a pure reducer: replay runs the very same code.
  */
-import { createActor, type Actor } from 'xstate';
+import type { Actor } from 'xstate';
 import { fromInPlaceTransition, type InPlaceLogic } from './inPlaceLogic.js';
 import type { Fact, Stamped } from './facts.js';
+import type { ActorSystem } from './system.js';
 
 /** Everything non-deterministic a decision may use. Reducers never see it. */
 export interface DecideEnv {
@@ -95,11 +96,9 @@ export function domainLogic<Ctx extends Versioned, C>(spec: DomainSpec<Ctx, C>):
 /** A running domain actor. */
 export type DomainActor<Ctx, C> = Actor<InPlaceLogic<Ctx, DomainEvent<C>>>;
 
-/** Creates and starts an actor from domain logic and its initial context. */
-export function startActor<Ctx extends Versioned, C>(logic: InPlaceLogic<Ctx, DomainEvent<C>>, context: Ctx): DomainActor<Ctx, C> {
-  const actor = createActor(logic, { input: context });
-  actor.start();
-  return actor;
+/** Creates and starts an actor in `system` from domain logic and its initial context. */
+export function startActor<Ctx extends Versioned, C>(system: ActorSystem, logic: InPlaceLogic<Ctx, DomainEvent<C>>, context: Ctx): DomainActor<Ctx, C> {
+  return system.spawn(logic, context);
 }
 
 /** Reads an actor's current context. Reads are synchronous and never queue. */

@@ -15,11 +15,12 @@
  *   while and kept as plain data, and started again on its next message, as Orleans
  *   deactivates idle grains. An idle queue then costs a few hundred bytes, not an actor.
  */
-import { createActor, type Actor } from 'xstate';
+import type { Actor } from 'xstate';
 import { ApiError, badQueue, badRequest } from '../src/http/errors.js';
 import type { QueueFact, QueueRegistered, QueuesDropped } from './facts.js';
 import type { NarrowTerm } from './narrow.js';
 import { queueLogic, renderEvents, type QueueContext, type QueueEvent, type SequencedEvent } from './queue.js';
+import type { ActorSystem } from './system.js';
 
 /** A parked long-poll, provided by the transport. */
 export interface Waiter {
@@ -100,7 +101,10 @@ export class EventQueues {
   private lastWheelSecond: number;
   private lastSweep: number;
 
-  constructor(private readonly opts: QueueOptions) {
+  constructor(
+    private readonly system: ActorSystem,
+    private readonly opts: QueueOptions,
+  ) {
     this.lastWheelSecond = Math.floor(opts.now() / 1000);
     this.lastSweep = opts.now();
   }
@@ -361,8 +365,7 @@ export class EventQueues {
 
   private send(cell: Cell, event: QueueEvent): void {
     if (!cell.actor) {
-      cell.actor = createActor(queueLogic, { input: cell.ctx });
-      cell.actor.start();
+      cell.actor = this.system.spawn(queueLogic, cell.ctx);
     }
     cell.usedAt = this.opts.now();
     cell.actor.send(event);
@@ -370,7 +373,7 @@ export class EventQueues {
 
   private passivate(cell: Cell): void {
     if (!cell.actor) return;
-    cell.actor.stop();
+    this.system.stop(cell.actor);
     cell.actor = undefined;
   }
 

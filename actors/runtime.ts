@@ -17,6 +17,7 @@ import { emptyOrg, orgLogic, type OrgCommand, type OrgContext } from './organiza
 import type { OutgoingEvent, SequencedEvent } from './queue.js';
 import { versionFields } from './register_state.js';
 import { EventQueues, type Cell, type QueueOptions } from './queues.js';
+import { ActorSystem } from './system.js';
 import { emptyServer, serverLogic, type ServerCommand, type ServerContext } from './server.js';
 import { emptyUser, userLogic, type UserCommand, type UserContext } from './user.js';
 import type { World } from './world.js';
@@ -94,7 +95,9 @@ export class Runtime implements World {
   /** Every fact up to this seq is durable and its events are in their queues (not merely staged). */
   deliveredSeq = 0;
   private serverActor: DomainActor<ServerContext, ServerCommand>;
-  private boardActor: DomainActor<BoardContext, BoardCommand> = startActor(boardLogic, emptyBoard());
+  /** One XState system for every actor of this runtime. */
+  private readonly system = new ActorSystem();
+  private boardActor: DomainActor<BoardContext, BoardCommand> = startActor(this.system, boardLogic, emptyBoard());
   private readonly shards = new Map<number, Shard>();
   private readonly orgLogic = orgLogic(this);
   private readonly channelLogic = channelLogic(this);
@@ -102,8 +105,8 @@ export class Runtime implements World {
   private readonly env: DecideEnv;
 
   constructor(private readonly opts: RuntimeOptions) {
-    this.serverActor = startActor(serverLogic, emptyServer());
-    this.queues = new EventQueues({
+    this.serverActor = startActor(this.system, serverLogic, emptyServer());
+    this.queues = new EventQueues(this.system, {
       ...opts.queues,
       now: opts.now,
       random: opts.random,
@@ -350,7 +353,7 @@ export class Runtime implements World {
   private ensureShard(orgId: number): Shard {
     let shard = this.shards.get(orgId);
     if (!shard) {
-      shard = { org: startActor(this.orgLogic, emptyOrg(orgId)), channels: new Map(), users: new Map() };
+      shard = { org: startActor(this.system, this.orgLogic, emptyOrg(orgId)), channels: new Map(), users: new Map() };
       this.shards.set(orgId, shard);
     }
     return shard;
@@ -358,13 +361,13 @@ export class Runtime implements World {
 
   private ensureUser(shard: Shard, userId: number): AnyDomainActor {
     let actor = shard.users.get(userId);
-    if (!actor) shard.users.set(userId, (actor = startActor(userLogic, emptyUser(userId))));
+    if (!actor) shard.users.set(userId, (actor = startActor(this.system, userLogic, emptyUser(userId))));
     return actor;
   }
 
   private ensureChannel(shard: Shard, streamId: number): AnyDomainActor {
     let actor = shard.channels.get(streamId);
-    if (!actor) shard.channels.set(streamId, (actor = startActor(this.channelLogic, emptyChannel(streamId))));
+    if (!actor) shard.channels.set(streamId, (actor = startActor(this.system, this.channelLogic, emptyChannel(streamId))));
     return actor;
   }
 
@@ -388,30 +391,30 @@ export class Runtime implements World {
 
   /** Starts the server actor again from a restored context. Call before any other restore. */
   restoreServer(ctx: ServerContext): void {
-    this.serverActor.stop();
-    this.serverActor = startActor(serverLogic, ctx);
+    this.system.stop(this.serverActor);
+    this.serverActor = startActor(this.system, serverLogic, ctx);
     this.messageIdCounter = Math.max(this.messageIdCounter, ctx.maxMessageId);
   }
 
   /** Starts the board actor again from a restored context. */
   restoreBoard(ctx: BoardContext): void {
-    this.boardActor.stop();
-    this.boardActor = startActor(boardLogic, ctx);
+    this.system.stop(this.boardActor);
+    this.boardActor = startActor(this.system, boardLogic, ctx);
   }
 
   /** Starts an organization's actor from a restored context. */
   restoreOrg(ctx: OrgContext): void {
-    this.shards.set(ctx.org.id, { org: startActor(this.orgLogic, ctx), channels: new Map(), users: new Map() });
+    this.shards.set(ctx.org.id, { org: startActor(this.system, this.orgLogic, ctx), channels: new Map(), users: new Map() });
   }
 
   /** Starts a channel's actor from a restored context. */
   restoreChannel(orgId: number, ctx: ChannelContext): void {
-    this.shards.get(orgId)!.channels.set(ctx.channel.stream_id, startActor(this.channelLogic, ctx));
+    this.shards.get(orgId)!.channels.set(ctx.channel.stream_id, startActor(this.system, this.channelLogic, ctx));
   }
 
   /** Starts a user's actor from a restored context. */
   restoreUser(orgId: number, ctx: UserContext): void {
-    this.shards.get(orgId)!.users.set(ctx.user_id, startActor(userLogic, ctx));
+    this.shards.get(orgId)!.users.set(ctx.user_id, startActor(this.system, userLogic, ctx));
   }
 
   /** After a restore, log order continues after everything the snapshot covered. */
@@ -424,11 +427,12 @@ export class Runtime implements World {
   stop(): void {
     this.queues.stop();
     for (const shard of this.shards.values()) {
-      shard.org.stop();
-      for (const a of shard.channels.values()) a.stop();
-      for (const a of shard.users.values()) a.stop();
+      this.system.stop(shard.org);
+      for (const a of shard.channels.values()) this.system.stop(a);
+      for (const a of shard.users.values()) this.system.stop(a);
     }
-    this.serverActor.stop();
-    this.boardActor.stop();
+    this.system.stop(this.serverActor);
+    this.system.stop(this.boardActor);
+    this.system.shutdown();
   }
 }
