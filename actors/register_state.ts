@@ -6,6 +6,7 @@
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from './message_rules.js';
 import { listChannels, listNeverSubscribed, listSubscriptions, listUnsubscribed } from './queries.js';
 import type { Runtime } from './runtime.js';
+import { unreadMessages } from './unread.js';
 import { Role, type OrgRecord, type UserRecord } from './types.js';
 import { avatarUrl, SYSTEM_GROUPS, userView } from './views.js';
 
@@ -174,6 +175,8 @@ export interface InitialStateRequest {
   realmUrl: string;
   heartbeatMaxMs: number;
   includeSubscribers: boolean;
+  /** The client shows the empty topic as `""` (capability `empty_topic_name`). */
+  emptyTopicName: boolean;
 }
 
 /** Builds the sections of a register response. */
@@ -217,8 +220,8 @@ export function fetchInitialState(rt: Runtime, r: InitialStateRequest): Record<s
   if (want('message')) state.max_message_id = rt.server().maxMessageId;
   if (want('update_message_flags')) {
     const me = rt.user(org, r.user.user_id);
-    state.starred_messages = [...(me?.flags.starred ?? [])].sort((a, b) => a - b);
-    state.unread_msgs = { count: me?.unread.size ?? 0, pms: [], streams: [], huddles: [], mentions: [...(me?.flags.mentioned ?? [])].filter((id) => me!.unread.has(id)), old_unreads_missing: false };
+    state.starred_messages = me?.flags.starred.toArray() ?? [];
+    state.unread_msgs = unreadMessages(rt, rt.org(org)!, me, r.emptyTopicName);
   }
   if (want('realm_user_groups') || want('user_group')) state.realm_user_groups = systemGroups(rt, org);
   if (want('presence')) {

@@ -388,3 +388,50 @@ t.test('a bad narrow is 400', async (t) => {
   const ok = await f.call(f.owner, 'POST', REGISTER, { narrow: [], fetch_event_types: [] });
   t.equal(ok.status, 200, 'an empty narrow is fine');
 });
+
+t.test('unread_msgs groups unread ids by conversation, as Zulip does', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const cy = await f.createUser('cy@example.com', 'Cy');
+  await f.subscribe(f.owner, 'general', [f.owner.user_id, bob.user_id, cy.user_id]);
+  await f.subscribe(f.owner, 'random', [f.owner.user_id, bob.user_id]);
+  const ids: Record<string, number> = {};
+  const post = async (name: string, who: Credentials, params: Record<string, unknown>): Promise<void> => {
+    const res = await f.call(who, 'POST', '/api/v1/messages', params);
+    t.equal(res.status, 200, `${name}: ${res.body}`);
+    ids[name] = res.json.id;
+  };
+  await post('g1', f.owner, { type: 'stream', to: 'general', topic: 'Lunch', content: 'hi' });
+  await post('g2', cy, { type: 'stream', to: 'general', topic: 'lunch', content: 'hello @**Bob**' });
+  await post('g3', f.owner, { type: 'stream', to: 'general', topic: 'plans', content: 'x' });
+  await post('r1', f.owner, { type: 'stream', to: 'random', topic: '', content: 'no topic' });
+  await post('dm', cy, { type: 'direct', to: JSON.stringify([bob.user_id]), content: 'psst' });
+  await post('group', f.owner, { type: 'direct', to: JSON.stringify([bob.user_id, cy.user_id]), content: 'all of us' });
+  await post('self', bob, { type: 'direct', to: JSON.stringify([bob.user_id]), content: 'note to self' });
+  await post('read', f.owner, { type: 'stream', to: 'general', topic: 'plans', content: 'seen' });
+  const marked = await f.call(bob, 'POST', '/api/v1/messages/flags', { messages: JSON.stringify([ids.read]), op: 'add', flag: 'read' });
+  t.equal(marked.status, 200, marked.body);
+
+  const res = await f.call(bob, 'POST', REGISTER, { fetch_event_types: JSON.stringify(['message', 'update_message_flags']) });
+  t.equal(res.status, 200, res.body);
+  const u = res.json.unread_msgs;
+  t.same(u.streams, [
+    { stream_id: u.streams[0].stream_id, topic: 'Lunch', unread_message_ids: [ids.g1, ids.g2] },
+    { stream_id: u.streams[0].stream_id, topic: 'plans', unread_message_ids: [ids.g3] },
+    { stream_id: u.streams[2].stream_id, topic: 'general chat', unread_message_ids: [ids.r1] },
+  ], 'one entry per channel and case-folded topic; the read message is left out; the empty topic has its display name');
+  t.ok(u.streams[0].stream_id < u.streams[2].stream_id, 'channels in id order');
+  t.same(u.pms, [
+    { other_user_id: bob.user_id, sender_id: bob.user_id, unread_message_ids: [ids.self] },
+    { other_user_id: cy.user_id, sender_id: cy.user_id, unread_message_ids: [ids.dm] },
+  ].sort((a, b) => a.other_user_id - b.other_user_id), 'one-to-one conversations, including the one with oneself');
+  const group = [f.owner.user_id, bob.user_id, cy.user_id].sort((a, b) => a - b).join(',');
+  t.same(u.huddles, [{ user_ids_string: group, unread_message_ids: [ids.group] }], 'group conversations by their sorted members');
+  t.same(u.mentions, [ids.g2], 'the unread mention');
+  t.equal(u.count, 7, 'every unread message counts');
+  t.equal(u.old_unreads_missing, false);
+
+  const modern = await f.call(bob, 'POST', REGISTER, { fetch_event_types: JSON.stringify(['update_message_flags']), client_capabilities: JSON.stringify({ empty_topic_name: true }) });
+  t.equal(modern.json.unread_msgs.streams[2].topic, '', 'a client that shows the empty topic gets it as ""');
+});

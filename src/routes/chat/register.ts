@@ -64,6 +64,7 @@ export function registerResponse(runtime: Runtime, config: Config, org: OrgRecor
     realmUrl: realmUrl(host),
     heartbeatMaxMs: config.heartbeatMaxMs,
     includeSubscribers: params.include_subscribers !== false,
+    emptyTopicName: params.client_capabilities?.empty_topic_name === true,
   });
   return { queue_id: queueId, last_event_id: -1, ...versionFields(), ...state };
 }
