@@ -13,6 +13,7 @@ import { open, rm } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import type { ChannelContext, TopicEntry } from '../actors/channel.js';
+import { IdSet } from '../actors/id_set.js';
 import type { OrgContext } from '../actors/organization.js';
 import type { QueueContext } from '../actors/queue.js';
 import type { Runtime } from '../actors/runtime.js';
@@ -122,8 +123,8 @@ function* chunksOf(runtime: Runtime, sliceSize: number): Generator<() => Chunk> 
     for (const u of users) {
       yield () => {
         const flags: Record<string, number[]> = {};
-        for (const f of STORED_FLAGS) flags[f] = [...u.flags[f]];
-        return { k: 'user', org: org.org.id, seq: u.seq, user_id: u.user_id, subs: [...u.subs], former: [...u.former], unread: [...u.unread], flags };
+        for (const f of STORED_FLAGS) flags[f] = u.flags[f].toArray();
+        return { k: 'user', org: org.org.id, seq: u.seq, user_id: u.user_id, subs: [...u.subs], former: [...u.former], unread: u.unread.toArray(), flags };
       };
     }
   }
@@ -290,9 +291,9 @@ export function loadSnapshot(runtime: Runtime, snap: VerifiedSnapshot): number {
         break;
       }
       case 'user': {
-        const flags = {} as Record<StoredFlag, Set<number>>;
-        for (const f of STORED_FLAGS) flags[f] = new Set(c.flags[f] ?? []);
-        const ctx: UserContext = { seq: c.seq, user_id: c.user_id, subs: new Map(c.subs), former: new Map(c.former), unread: new Set(c.unread), flags };
+        const flags = {} as Record<StoredFlag, IdSet>;
+        for (const f of STORED_FLAGS) flags[f] = IdSet.from(c.flags[f] ?? []);
+        const ctx: UserContext = { seq: c.seq, user_id: c.user_id, subs: new Map(c.subs), former: new Map(c.former), unread: IdSet.from(c.unread), flags };
         runtime.restoreUser(c.org, ctx);
         break;
       }
