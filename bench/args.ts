@@ -7,6 +7,10 @@ import type { Mode, Options } from './scenario.js';
 export interface Cli extends Options {
   scenarios: string[] | null;
   help: boolean;
+  /** Pin the load and the servers to separate cores: always, never, or when there are 4 cores or more. */
+  pin: 'auto' | 'yes' | 'no';
+  /** What was done about placement, in words (set by run.ts). */
+  placement?: string;
 }
 
 export const USAGE = `Usage: npm run bench -- [options]
@@ -27,13 +31,16 @@ export const USAGE = `Usage: npm run bench -- [options]
   --sources A,B,...         source addresses for large connection pools
   --server-node-args "ARGS" extra node flags for the servers the bench starts,
                             e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
+  --pin | --no-pin          pin the load (core 0) and the servers (the other cores)
+                            apart with taskset, or not; by default they are pinned
+                            when the machine has 4 cores or more
   --help                    this text
 `;
 
 /** Parses argv (without node and script). Throws with a clear message on bad input. */
 export function parseArgs(argv: string[]): Cli {
   const flags = new Map<string, string>();
-  const booleans = new Set(['--smoke', '--quick', '--full', '--help']);
+  const booleans = new Set(['--smoke', '--quick', '--full', '--help', '--pin', '--no-pin']);
   const valued = new Set(['--scenario', '--n', '--duration', '--runs', '--seed', '--fsync', '--target', '--email', '--api-key', '--sources', '--server-node-args']);
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split(/=(.*)/s, 2);
@@ -56,6 +63,7 @@ export function parseArgs(argv: string[]): Cli {
     mode,
     scenarios,
     help: flags.has('--help'),
+    pin: flags.has('--no-pin') ? 'no' : flags.has('--pin') ? 'yes' : 'auto',
     n: positive(flags, '--n'),
     durationS: positive(flags, '--duration'),
     runs: positive(flags, '--runs') ?? (mode === 'smoke' ? 1 : 3),

@@ -16,7 +16,7 @@ export interface Baseline {
 
 /** Starts the raw uWS baseline server on a free loopback port. */
 export async function startBaseline(): Promise<Baseline> {
-  const child = spawnTracked(process.execPath, ['dist/bench/baseline_server.js'], { cwd: REPO_ROOT });
+  const child = spawnTracked(process.execPath, ['dist/bench/baseline_server.js'], { cwd: REPO_ROOT, role: 'server' });
   const errors: string[] = [];
   onLines(child.stderr, (line) => errors.push(line));
   const port = await new Promise<number>((resolve, reject) => {

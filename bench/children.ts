@@ -8,6 +8,13 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { rmSync } from 'node:fs';
 
 const running = new Set<ChildProcess>();
+/** CPUs the servers run on (`taskset -c` syntax), when the load and the servers are pinned apart. */
+let serverCpus: string | undefined;
+
+/** From now on, servers start pinned to `cpus` (see bench/cpus.ts). */
+export function pinServersTo(cpus: string | undefined): void {
+  serverCpus = cpus;
+}
 const tempDirs = new Set<string>();
 
 /** Removes `dir` at exit unless `forgetTempDir` was called first (it was removed already). */
@@ -19,9 +26,17 @@ export function forgetTempDir(dir: string): void {
   tempDirs.delete(dir);
 }
 
-/** Spawns a child with piped stdout/stderr and tracks it until it exits. */
-export function spawnTracked(command: string, args: string[], opts: SpawnOptions = {}): ChildProcess {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+/**
+ * Spawns a child with piped stdout/stderr and tracks it until it exits. A server is
+ * started through `taskset` on the server CPUs when those are set (taskset execs it,
+ * so the pid is the server's own); load generators inherit this process's CPUs.
+ */
+export function spawnTracked(command: string, args: string[], opts: SpawnOptions & { role?: 'server' | 'load' } = {}): ChildProcess {
+  const { role = 'load', ...spawnOpts } = opts;
+  const pinned = role === 'server' && serverCpus !== undefined;
+  const child = pinned
+    ? spawn('taskset', ['-c', serverCpus!, command, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...spawnOpts })
+    : spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...spawnOpts });
   running.add(child);
   child.once('exit', () => running.delete(child));
   return child;

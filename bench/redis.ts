@@ -39,7 +39,7 @@ export async function startRedis(): Promise<Redis | null> {
   removeOnExit(dir);
   const port = await freePort();
   const args = ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--daemonize', 'no'];
-  const child = spawnTracked(binary, args);
+  const child = spawnTracked(binary, args, { role: 'server' });
   const output: string[] = [];
   onLines(child.stdout, (l) => output.push(l));
   onLines(child.stderr, (l) => output.push(l));

@@ -5,7 +5,8 @@
  * and every child process it started is killed when the bench exits.
  */
 import { parseArgs, USAGE, type Cli } from './args.js';
-import { killAllChildren } from './children.js';
+import { killAllChildren, pinServersTo } from './children.js';
+import { pinSelf, planPlacement } from './cpus.js';
 import { ForeignCpuMeter } from './proc.js';
 import { table, writeResults } from './report.js';
 import { newResult, within, type Mode, type Scenario, type ScenarioContext, type ScenarioResult } from './scenario.js';
@@ -63,6 +64,18 @@ async function runOne(cli: Cli, scenario: Scenario): Promise<ScenarioResult> {
   return result;
 }
 
+/** Pins the load and the servers apart when asked and possible; describes what was done. */
+function placeProcesses(cli: Cli): string {
+  if (cli.pin === 'no') return 'not pinned (--no-pin): the servers and the load share every core';
+  if (cli.remote) return 'not pinned: the target runs elsewhere';
+  const plan = planPlacement(cli.pin === 'yes');
+  if (typeof plan === 'string') return plan;
+  const failed = pinSelf(plan.load);
+  if (failed) return `not pinned (${failed})`;
+  pinServersTo(plan.servers);
+  return `load (this process, wrk) on CPU ${plan.load}, servers on CPU ${plan.servers} (taskset)`;
+}
+
 /** Rejections nobody awaited (e.g. a request still in flight when its scenario failed). */
 const stray: string[] = [];
 
@@ -76,6 +89,8 @@ async function main(): Promise<number> {
   const unknown = (cli.scenarios ?? []).filter((n) => !scenarios.some((s) => s.name === n));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
   const selected = scenarios.filter((s) => cli.scenarios === null || cli.scenarios.includes(s.name));
+  cli.placement = placeProcesses(cli);
+  log(`placement: ${cli.placement}`);
   const startedAt = new Date();
   const results: ScenarioResult[] = [];
   // A hard stop for the whole run, in case a budget check itself cannot fire.
@@ -96,7 +111,7 @@ async function main(): Promise<number> {
     results.push(await runOne(cli, scenario));
   }
   const path = writeResults(startedAt, cli, argv, results);
-  process.stdout.write(`\nParley bench, ${cli.mode} mode${cli.remote ? `, target ${cli.remote.url}` : ''} (median of ${cli.runs} run${cli.runs > 1 ? 's' : ''} after a warm-up)\n\n`);
+  process.stdout.write(`\nParley bench, ${cli.mode} mode${cli.remote ? `, target ${cli.remote.url}` : ''} (median of ${cli.runs} run${cli.runs > 1 ? 's' : ''} after a warm-up)\nplacement: ${cli.placement}\n\n`);
   process.stdout.write(table(results) + `\n\nresults: ${path}\n`);
   if (stray.length > 0) process.stdout.write(`\n${stray.length} unhandled rejection(s); first: ${stray[0]}\n`);
   return results.some((r) => r.failed) || stray.length > 0 ? 1 : 0;

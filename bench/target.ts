@@ -63,6 +63,7 @@ export async function startParley(opts: LocalOptions = {}): Promise<Target> {
     forgetTempDir(dataDir);
   };
   const child = spawnTracked(process.execPath, ['--expose-gc', ...(opts.nodeArgs ?? []), '--import', './dist/bench/probe.js', 'dist/src/main.js'], {
+    role: 'server',
     cwd: REPO_ROOT,
     env: { ...process.env, ...UNLIMITED, PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '0', PARLEY_DATA_DIR: dataDir, PARLEY_FSYNC: opts.fsync ?? 'always', ...opts.env },
   });
