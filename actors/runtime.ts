@@ -69,7 +69,15 @@ export interface DeliveryHints {
 }
 
 /** A queue and the event it gets, resolved when the fact was applied. */
-type Routed = Array<[queue: Cell, event: SequencedEvent]>;
+/** Events resolved to the queues that get them: `cells[i]` gets `events[i]` (no tuple per pair). */
+class Routed {
+  readonly cells: Cell[] = [];
+  readonly events: SequencedEvent[] = [];
+  add(cell: Cell, event: SequencedEvent): void {
+    this.cells.push(cell);
+    this.events.push(event);
+  }
+}
 
 const HEARTBEAT_JSON = '"type":"heartbeat"';
 
@@ -172,9 +180,9 @@ export class Runtime implements World {
   /** Applies a fact read back from the log, through the same reducers as live traffic. */
   replay(stamped: Stamped): void {
     this.route(stamped, null);
-    const routed: Routed = [];
+    const routed = new Routed();
     this.derive(stamped, routed);
-    for (const [cell, event] of routed) this.queues.pushNow(cell, [event]);
+    for (let i = 0; i < routed.cells.length; i++) this.queues.pushNow(routed.cells[i], [routed.events[i]]);
     if (stamped.seq > this.lastSeq) this.lastSeq = stamped.seq;
     this.deliveredSeq = this.lastSeq;
     if (stamped.fact.type === 'MessageSent' && stamped.fact.message.id > this.messageIdCounter) this.messageIdCounter = stamped.fact.message.id;
@@ -198,22 +206,23 @@ export class Runtime implements World {
       reply();
       return;
     }
-    const routed: Routed = [];
+    const routed = new Routed();
     for (const s of stamped) {
       this.route(s, origin);
       this.derive(s, routed);
     }
     const echo = hints?.localEcho;
     if (echo) {
-      for (const pair of routed) {
-        if (pair[0].ctx.id === echo.queue_id && pair[1].type === 'message') {
-          pair[1] = { ...pair[1], json: `${pair[1].json},"local_message_id":${JSON.stringify(echo.local_id)}` };
+      for (let i = 0; i < routed.cells.length; i++) {
+        const event = routed.events[i];
+        if (routed.cells[i].ctx.id === echo.queue_id && event.type === 'message') {
+          routed.events[i] = { ...event, json: `${event.json},"local_message_id":${JSON.stringify(echo.local_id)}` };
         }
       }
     }
     const last = stamped[stamped.length - 1].seq;
     this.opts.sink.append(stamped, () => {
-      for (const [cell, event] of routed) this.queues.stage(cell, event);
+      for (let i = 0; i < routed.cells.length; i++) this.queues.stage(routed.cells[i], routed.events[i]);
       // deliveredSeq moves only once the events are in their queues (snapshots rely on it).
       this.queues.scheduleFlush(() => {
         if (last > this.deliveredSeq) this.deliveredSeq = last;
@@ -236,11 +245,15 @@ export class Runtime implements World {
     const fact = s.fact;
     switch (fact.type) {
       case 'HeartbeatsDue':
-        for (const cell of this.queues.cellsOf(fact.queue_ids)) out.push([cell, { seq: s.seq, type: 'heartbeat', json: HEARTBEAT_JSON }]);
+      {
+        const heartbeat: SequencedEvent = { seq: s.seq, type: 'heartbeat', json: HEARTBEAT_JSON };
+        for (const cell of this.queues.cellsOf(fact.queue_ids)) out.add(cell, heartbeat);
         return;
+      }
       case 'ServerRestarted': {
         const json = JSON.stringify({ type: 'restart', ...versionFields(), server_generation: s.seq, immediate: false }).slice(1, -1);
-        for (const cell of this.queues.allCells()) out.push([cell, { seq: s.seq, type: 'restart', json }]);
+        const restart: SequencedEvent = { seq: s.seq, type: 'restart', json };
+        for (const cell of this.queues.allCells()) out.add(cell, restart);
         return;
       }
       case 'QueueRegistered':
@@ -254,8 +267,6 @@ export class Runtime implements World {
         for (const d of notify(this, s)) this.resolve(d, out);
     }
   }
-
-
 
   /** Resolves a delivery to the queues that should get it, and builds each user's event once. */
   private resolve(d: Delivery, out: Routed): void {
@@ -273,7 +284,7 @@ export class Runtime implements World {
           const e: OutgoingEvent = typeof d.event === 'function' ? d.event(userId, q.empty_topic_name) : d.event;
           event = built[variant] = { seq: d.seq, type: e.type, json: e.json };
         }
-        out.push([cell, event]);
+        out.add(cell, event);
       }
     }
   }
