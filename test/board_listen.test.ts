@@ -126,3 +126,17 @@ t.test('on the main port, the board Host reaches the board and every other Host 
   const chatBig = await fetch(`${url}/api/v1/guestbook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(9000) });
   t.equal(chatBig.status, 200, 'the chat API keeps its own ceiling');
 });
+
+t.test('a handler reads the peer address of a real socket, with and without a body', async (t) => {
+  const seen: string[] = [];
+  const listener = await listen({ host: '127.0.0.1', port: 0, maxBodyBytes: 1024, tooLarge: () => ({ status: 413, headers: [], body: '{}' }) }, (req) => {
+    seen.push(`${req.method} ${req.remoteAddress}`);
+    return { status: 200, headers: [['Content-Type', 'application/json']], body: '{}' };
+  });
+  t.teardown(() => listener.close());
+  const get = await raw(listener.port, (send) => void send('GET /x HTTP/1.1\r\nHost: a\r\n\r\n'));
+  t.match(get, /^HTTP\/1.1 200/);
+  const post = await raw(listener.port, (send) => void send('POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n{}'));
+  t.match(post, /^HTTP\/1.1 200/);
+  t.same(seen, ['GET 127.0.0.1', 'POST 127.0.0.1'], 'the address the rate limiters key on');
+});
