@@ -127,7 +127,9 @@ export function listen(opts: ListenOptions, handler: Handler): Promise<Listener>
         write(res, abort, opts.tooLarge(request), true);
         return;
       }
-      chunks.push(Buffer.from(chunk.slice(0)));
+      // Copied now (uWS reuses the chunk's memory); a small copy comes from Node's buffer pool,
+      // where chunk.slice(0) would allocate an ArrayBuffer per request.
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (!isLast) return;
       request.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
       reply(res, abort, handler(request, abort));
