@@ -3,7 +3,9 @@
  * starts it) so that the server and the load generator never share a core's time:
  *
  *   GET /hello            "Hello World!", the ceiling for request throughput;
- *   GET /poll             parks the response, as a long-poll with nothing to say;
+ *   GET /poll             parks the response, as a long-poll with nothing to say
+ *                         (also at GET /api/v1/events, so that the fan-out scenario can
+ *                         send it the very requests Parley gets);
  *   GET /parked           how many responses are parked;
  *   GET /trigger?bytes=B  answers, then completes every parked response from one
  *                         setImmediate, each corked, with a body of about B bytes:
@@ -37,10 +39,12 @@ const app = uWS.App();
 app.get('/hello', (res) => {
   res.end('Hello World!');
 });
-app.get('/poll', (res) => {
+function park(res: uWS.HttpResponse): void {
   res.onAborted(() => held.delete(res));
   held.add(res);
-});
+}
+app.get('/poll', park);
+app.get('/api/v1/events', park);
 app.get('/parked', (res) => {
   res.end(String(held.size));
 });

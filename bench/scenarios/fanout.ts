@@ -2,10 +2,12 @@
  * fanout: one channel message to N parked `GET /events`, all delivered. Latency runs
  * from just before the `POST /messages` is written to the moment each poll's response
  * is fully read; p50/p99/max over the N deliveries. The baseline is a raw uWS server
- * holding N responses and completing them all from one setImmediate, corked, with a
- * body of the same size. Targets: N=5000 max <= 1.5x baseline; N=15000 max <= 300 ms.
+ * holding N responses and completing them all from one setImmediate, corked. Both
+ * servers get the same bytes: the baseline's polls are the very `GET /api/v1/events`
+ * requests Parley's were (query, Authorization header), and its replies have the size
+ * of Parley's. Targets: N=5000 max <= 1.5x baseline; N=15000 max <= 300 ms.
  */
-import { apiRequest, createUsers, expectSuccess, QueuePoller, registerQueues, subscribe, type Credentials } from '../api.js';
+import { apiRequest, createUsers, expectSuccess, QueuePoller, registerQueues, subscribe, type Credentials, type RegisteredQueue } from '../api.js';
 import { baselineParked, startBaseline } from '../baselines.js';
 import { closePool, openPool, type Connection, type HttpResponse } from '../client.js';
 import { newResult, noteClientCpu, Runs, within, type Scenario, type ScenarioContext, type ScenarioResult } from '../scenario.js';
@@ -72,8 +74,9 @@ async function parleyRound(pollers: QueuePoller[], control: Connection, owner: C
 }
 
 /** One round on the raw uWS baseline, delivering bodies of `bytes` bytes. */
-async function baselineRound(conns: Connection[], control: Connection, bytes: number): Promise<RoundSample> {
-  const parked: Array<Promise<HttpResponse>> = conns.map((c) => c.request('GET', '/poll'));
+async function baselineRound(pollers: QueuePoller[], control: Connection, bytes: number): Promise<RoundSample> {
+  const parked: Array<Promise<HttpResponse>> = pollers.map((p) => p.poll());
+  const conns = pollers.map((p) => p.conn);
   const until = Date.now() + deadline(conns.length);
   while ((await baselineParked(control)) < conns.length) {
     if (Date.now() > until) throw new Error('the baseline never held every poll');
@@ -88,7 +91,8 @@ async function baselineRound(conns: Connection[], control: Connection, bytes: nu
   return { latencies: responses.map((r) => r.doneAt - t0), ackMs: (await ack).doneAt - t0, bytes, clientCpu };
 }
 
-async function measureParley(ctx: ScenarioContext, runs: Runs, n: number, key: string): Promise<number> {
+/** Measures Parley; returns its median reply size and the queues its polls used. */
+async function measureParley(ctx: ScenarioContext, runs: Runs, n: number, key: string): Promise<{ bytes: number; queues: RegisteredQueue[] }> {
   const target = await ctx.server({ env: NO_HEARTBEAT });
   let conns: Connection[] = [];
   const setup = await openPool(target.endpoint, 16);
@@ -105,7 +109,7 @@ async function measureParley(ctx: ScenarioContext, runs: Runs, n: number, key: s
       if (round > 0) record(runs, key, s, `Parley N=${n}`);
       ctx.log(`N=${n} parley ${round === 0 ? 'warm-up' : `run ${round}`}: max ${summarize(s.latencies).max.toFixed(1)} ms, client CPU ${(s.clientCpu * 100).toFixed(0)}%`);
     }
-    return runs.median(`${key}.bytes`);
+    return { bytes: runs.median(`${key}.bytes`), queues };
   } finally {
     closePool(conns);
     closePool(setup);
@@ -113,14 +117,15 @@ async function measureParley(ctx: ScenarioContext, runs: Runs, n: number, key: s
   }
 }
 
-async function measureBaseline(ctx: ScenarioContext, runs: Runs, n: number, key: string, bytes: number): Promise<void> {
+async function measureBaseline(ctx: ScenarioContext, runs: Runs, n: number, key: string, bytes: number, queues: RegisteredQueue[]): Promise<void> {
   const baseline = await startBaseline();
   let conns: Connection[] = [];
   const control = await openPool(baseline.endpoint, 1);
   try {
     conns = await openPool(baseline.endpoint, n, { sources: ctx.opts.sources });
+    const pollers = queues.map((q, i) => new QueuePoller(conns[i], q));
     for (let round = 0; round <= ctx.opts.runs; round++) {
-      const s = await baselineRound(conns, control[0], bytes);
+      const s = await baselineRound(pollers, control[0], bytes);
       if (round > 0) record(runs, key, s, `uWS N=${n}`);
       ctx.log(`N=${n} uWS ${round === 0 ? 'warm-up' : `run ${round}`}: max ${summarize(s.latencies).max.toFixed(1)} ms, client CPU ${(s.clientCpu * 100).toFixed(0)}%`);
     }
@@ -142,8 +147,8 @@ export const fanout: Scenario = {
     result.notes.push('deliveries wait for the message to be durable (fsync policy above); "send ack" is the POST /messages response time');
     const runs = new Runs();
     for (const n of ns) {
-      const bytes = await measureParley(ctx, runs, n, `p${n}`);
-      await measureBaseline(ctx, runs, n, `b${n}`, bytes);
+      const { bytes, queues } = await measureParley(ctx, runs, n, `p${n}`);
+      await measureBaseline(ctx, runs, n, `b${n}`, bytes, queues);
       const vs = { baselineName: 'uWS long-poll' };
       const max = runs.figure(`p${n}.max`, `delivery max N=${n}`, 'ms', { ...vs, baselineOf: `b${n}.max` });
       if (n >= 15000) {
