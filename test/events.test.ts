@@ -742,3 +742,27 @@ t.test('convergence: initial state plus the events equals a fresh register', asy
   t.same(state.max_message_id, fresh.max_message_id, 'max_message_id');
   t.same(state.starred_messages, fresh.starred_messages, 'starred_messages');
 });
+
+t.test('passivation: an unused queue gives up its actor, keeps its events, and wakes on the next message', async (t) => {
+  const f = await chatFixture({ queues: { passivateAfterMs: 60_000, defaultLifespanMs: 600_000 } });
+  t.teardown(f.stop);
+  await f.subscribe(f.owner, 'general');
+  const reg = await f.call(f.owner, 'POST', '/api/v1/register', { event_types: JSON.stringify(['message']) });
+  const queueId = reg.json.queue_id as string;
+  const send = (content: string): Promise<ApiResult> => f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content });
+  t.equal((await send('one')).status, 200);
+  await settle();
+  t.ok(f.runtime.queues.activeCount >= 1, 'the queue actor runs once the queue is used');
+
+  f.clock.t += 61_000;
+  f.runtime.queues.sweepIdle(f.clock.t);
+  t.equal(f.runtime.queues.activeCount, 0, 'stopped through the supervisor after 60 s unused');
+  t.same(f.runtime.queues.peek(queueId)!.events.map((e) => e.id), [0], 'its events stay, as plain data');
+
+  t.equal((await send('two')).status, 200);
+  await settle();
+  t.ok(f.runtime.queues.activeCount >= 1, 'a new message starts the actor again');
+  const res = await f.call(f.owner, 'GET', '/api/v1/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
+  t.equal(res.status, 200, res.body);
+  t.same(res.json.events.map((e: { id: number; message: { content: string } }) => [e.id, e.message.content]), [[0, '<p>one</p>'], [1, '<p>two</p>']], 'nothing lost or renumbered across passivation');
+});
