@@ -70,14 +70,25 @@ function prune(ctx: QueueContext, last: number): string | null {
   return null;
 }
 
-/** Appends events from facts newer than the queue; older ones are already in it. */
+/**
+ * What a push of `events` appends to the queue: the events from facts newer than the
+ * queue (older ones are already in it), numbered on from `next_id`. Pure, so that the
+ * fan-out can render a parked poll's reply from it before the push is processed; the
+ * push itself applies exactly this.
+ */
+export function numberEvents(ctx: QueueContext, events: SequencedEvent[]): QueuedEvent[] {
+  const out: QueuedEvent[] = [];
+  let next = ctx.next_id;
+  for (const e of events) if (e.seq > ctx.seq) out.push({ id: next++, type: e.type, json: e.json });
+  return out;
+}
+
+/** Appends what `numberEvents` says, and moves the queue's seq and next id past it. */
 function push(ctx: QueueContext, events: SequencedEvent[]): void {
-  const reflected = ctx.seq;
-  for (const e of events) {
-    if (e.seq <= reflected) continue;
-    ctx.events.push({ id: ctx.next_id++, type: e.type, json: e.json });
-    if (e.seq > ctx.seq) ctx.seq = e.seq;
-  }
+  const added = numberEvents(ctx, events);
+  for (const e of events) if (e.seq > ctx.seq) ctx.seq = e.seq;
+  for (const e of added) ctx.events.push(e);
+  ctx.next_id += added.length;
 }
 
 /** XState logic of an event queue: the whole of its behaviour. */
@@ -102,12 +113,19 @@ export const queueLogic = fromInPlaceTransition<QueueContext, QueueEvent>((ctx, 
 });
 
 /** The body of a successful `GET /events` reply carrying `events`. */
-export function renderEvents(queueId: string, events: QueuedEvent[]): string {
+export function renderEvents(queueId: string, events: QueuedEvent[], more: QueuedEvent[] = NO_EVENTS): string {
   let out = '{"result":"success","msg":"","events":[';
+  let open = '{"id":';
   for (let i = 0; i < events.length; i++) {
-    const e = events[i];
-    out += (i === 0 ? '{"id":' : ',{"id":') + e.id + ',' + e.json + '}';
+    out += open + events[i].id + ',' + events[i].json + '}';
+    open = ',{"id":';
+  }
+  for (let i = 0; i < more.length; i++) {
+    out += open + more[i].id + ',' + more[i].json + '}';
+    open = ',{"id":';
   }
   // Queue ids are url-safe base64 (see EventQueues.register): no escaping is needed.
   return out + '],"queue_id":"' + queueId + '"}';
 }
+
+const NO_EVENTS: QueuedEvent[] = [];

@@ -19,7 +19,7 @@ import type { Actor } from 'xstate';
 import { ApiError, badQueue, badRequest } from '../src/http/errors.js';
 import type { QueueFact, QueueRegistered, QueuesDropped } from './facts.js';
 import type { NarrowTerm } from './narrow.js';
-import { queueLogic, renderEvents, type QueueContext, type QueueEvent, type SequencedEvent } from './queue.js';
+import { numberEvents, queueLogic, renderEvents, type QueueContext, type QueueEvent, type SequencedEvent } from './queue.js';
 import type { ActorSystem } from './system.js';
 
 /** A parked long-poll, provided by the transport. */
@@ -330,30 +330,39 @@ export class EventQueues {
   }
 
   /**
-   * One pass over the staged queues: push each queue's events and complete its parked
-   * poll at once, so the first responses leave while later queues are still being
-   * filled. Overflowing queues are dropped.
+   * Delivers the staged events. First every parked poll is answered, with the reply
+   * rendered from what its queue holds plus `numberEvents` of what is staged, the very
+   * events the push will append; then each queue's actor processes its push. Both loops
+   * run in one synchronous pass, so no request ever sees a queue between the two, and
+   * the last reply leaves before the pushes rather than after them (they cost about
+   * 1.5 us per queue). Overflowing queues are dropped.
    */
   flushStaged(): void {
     const overflowed: string[] = [];
     const now = this.opts.now();
     const cells = this.stagedCells;
     this.stagedCells = [];
+    const pushes: Array<SequencedEvent[] | undefined> = new Array(cells.length);
     for (let i = 0; i < cells.length; i++) {
       const cell = cells[i];
       const events = cell.staged;
       cell.staged = undefined;
       if (!events || cell.dropped) continue;
-      this.send(cell, { type: 'push', events });
+      pushes[i] = events;
       const ctx = cell.ctx;
-      if (ctx.events.length > this.opts.maxEvents) overflowed.push(ctx.id);
-      else {
-        const parked = this.takeParked(cell);
-        if (parked) {
-          ctx.last_active = now;
-          parked.waiter.deliver(renderEvents(ctx.id, ctx.events));
-        }
-      }
+      if (cell.parked === undefined) continue;
+      const added = numberEvents(ctx, events);
+      if (added.length === 0 || ctx.events.length + added.length > this.opts.maxEvents) continue;
+      const parked = this.takeParked(cell)!;
+      ctx.last_active = now;
+      parked.waiter.deliver(renderEvents(ctx.id, ctx.events, added));
+    }
+    for (let i = 0; i < cells.length; i++) {
+      const events = pushes[i];
+      if (!events) continue;
+      const cell = cells[i];
+      this.send(cell, { type: 'push', events });
+      if (cell.ctx.events.length > this.opts.maxEvents) overflowed.push(cell.ctx.id);
     }
     if (overflowed.length > 0) void this.opts.commit([{ type: 'QueuesDropped', queue_ids: overflowed, reason: `more than ${this.opts.maxEvents} events were not fetched` }]);
   }
