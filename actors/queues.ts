@@ -8,9 +8,10 @@
  * - A parked `GET /events` is a `Waiter` kept beside its queue, never in actor state.
  * - One timer drives everything periodic: a wheel of one-second buckets for heartbeats,
  *   and a sweep for idle queues and for passivation.
- * - Completions are batched: events that became durable during a loop turn are pushed
- *   and their parked polls completed in one pass from `setImmediate`, outside any
- *   request handler, so each completion is one corked write.
+ * - Completions are batched: events that became durable during a loop turn are
+ *   delivered in one synchronous pass from `setImmediate`, outside any request handler,
+ *   so each completion is one corked write: parked polls are answered first, then the
+ *   queue actors process their pushes.
  * - Passivation: a queue's XState actor is stopped when the queue has been unused for a
  *   while and kept as plain data, and started again on its next message, as Orleans
  *   deactivates idle grains. An idle queue then costs a few hundred bytes, not an actor.
