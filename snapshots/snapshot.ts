@@ -31,7 +31,7 @@ export type Chunk =
   | { k: 'dms'; org: number; msgs: MessageRecord[] }
   | { k: 'channel'; org: number; seq: number; channel: ChannelContext['channel']; subscribers: number[]; topics: TopicEntry[]; history: Array<[number, number[]]> }
   | { k: 'msgs'; org: number; stream_id: number; msgs: MessageRecord[] }
-  | { k: 'user'; org: number; seq: number; user_id: number; subs: Array<[number, SubscriptionProps]>; former: Array<[number, SubscriptionProps]>; unread: number[]; flags: Record<string, number[]> }
+  | { k: 'user'; org: number; seq: number; user_id: number; subs: Array<[number, SubscriptionProps]>; former: Array<[number, SubscriptionProps]>; unread: StoredIds; flags: Record<string, StoredIds> }
   | { k: 'queues'; list: QueueContext[] }
   | BoardChunk;
 
@@ -122,9 +122,9 @@ function* chunksOf(runtime: Runtime, sliceSize: number): Generator<() => Chunk> 
     }
     for (const u of users) {
       yield () => {
-        const flags: Record<string, number[]> = {};
-        for (const f of STORED_FLAGS) flags[f] = u.flags[f].toArray();
-        return { k: 'user', org: org.org.id, seq: u.seq, user_id: u.user_id, subs: [...u.subs], former: [...u.former], unread: u.unread.toArray(), flags };
+        const flags: Record<string, StoredIds> = {};
+        for (const f of STORED_FLAGS) flags[f] = u.flags[f].toBytes();
+        return { k: 'user', org: org.org.id, seq: u.seq, user_id: u.user_id, subs: [...u.subs], former: [...u.former], unread: u.unread.toBytes(), flags };
       };
     }
   }
@@ -220,6 +220,13 @@ export async function pruneSnapshots(dir: string, keep: number, log: (line: stri
   }
 }
 
+/** A set of message ids in a snapshot: bytes (format 2) or an array (format 1). */
+type StoredIds = Uint8Array | number[];
+
+function storedIds(stored: StoredIds): IdSet {
+  return stored instanceof Uint8Array ? IdSet.fromBytes(stored) : IdSet.from(stored);
+}
+
 /** Installs a verified snapshot into an empty runtime. Returns the seq replay starts after. */
 export function loadSnapshot(runtime: Runtime, snap: VerifiedSnapshot): number {
   const orgs = new Map<number, OrgContext>();
@@ -292,8 +299,8 @@ export function loadSnapshot(runtime: Runtime, snap: VerifiedSnapshot): number {
       }
       case 'user': {
         const flags = {} as Record<StoredFlag, IdSet>;
-        for (const f of STORED_FLAGS) flags[f] = IdSet.from(c.flags[f] ?? []);
-        const ctx: UserContext = { seq: c.seq, user_id: c.user_id, subs: new Map(c.subs), former: new Map(c.former), unread: IdSet.from(c.unread), flags };
+        for (const f of STORED_FLAGS) flags[f] = storedIds(c.flags[f] ?? []);
+        const ctx: UserContext = { seq: c.seq, user_id: c.user_id, subs: new Map(c.subs), former: new Map(c.former), unread: storedIds(c.unread), flags };
         runtime.restoreUser(c.org, ctx);
         break;
       }

@@ -13,7 +13,13 @@ import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 
 /** Bumped whenever the snapshot encoding changes incompatibly. */
-export const SNAPSHOT_FORMAT_VERSION = 1;
+export const SNAPSHOT_FORMAT_VERSION = 2;
+/**
+ * Versions this build reads. Version 1 stored a user's flag sets as arrays of ids;
+ * version 2 stores them as bytes (`IdSet.toBytes`), a memory copy instead of one
+ * msgpack integer per id.
+ */
+export const READABLE_SNAPSHOT_VERSIONS: readonly number[] = [1, 2];
 export const SNAPSHOT_MAGIC = Buffer.from('PRLYSNAP', 'latin1');
 export const TRAILER_MAGIC = Buffer.from('PRLYEND\u0000', 'latin1');
 export const HEADER_BYTES = 32;
@@ -42,7 +48,7 @@ export function decodeHeader(buf: Buffer): SnapshotHeader | string {
   if (buf.length < HEADER_BYTES) return 'file shorter than a snapshot header';
   if (!buf.subarray(0, 8).equals(SNAPSHOT_MAGIC)) return 'not a Parley snapshot (bad magic)';
   const version = buf.readUInt32LE(8);
-  if (version !== SNAPSHOT_FORMAT_VERSION) return `unsupported snapshot format version ${version}`;
+  if (!READABLE_SNAPSHOT_VERSIONS.includes(version)) return `unsupported snapshot format version ${version}`;
   return { version, startSeq: Number(buf.readBigUInt64LE(16)), createdAt: Number(buf.readBigUInt64LE(24)) };
 }
 

@@ -84,3 +84,20 @@ t.test('appending in id order keeps every id (the common path)', async (t) => {
   t.notOk(set.has(3));
   t.equal(set.ceiling(1), 9);
 });
+
+t.test('toBytes and fromBytes round-trip, as snapshots store flag sets', async (t) => {
+  fc.assert(
+    fc.property(fc.array(id, { maxLength: 300 }), (ids) => {
+      const set = IdSet.from(ids);
+      const bytes = set.toBytes();
+      return bytes.length === set.size * 4 && JSON.stringify([...IdSet.fromBytes(bytes)]) === JSON.stringify([...set]);
+    }),
+    { numRuns: 500 },
+  );
+  const le = Buffer.alloc(8);
+  le.writeUInt32LE(9, 0);
+  le.writeUInt32LE(3, 4);
+  t.same([...IdSet.fromBytes(le)], [3, 9], 'bytes out of order are sorted rather than trusted');
+  t.same([...IdSet.fromBytes(new Uint8Array(le.buffer, le.byteOffset + 4, 4))], [3], 'a view at an offset reads its own bytes');
+  t.throws(() => IdSet.fromBytes(Buffer.alloc(6)), /not a whole number of 4-byte ids/);
+});
