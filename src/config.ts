@@ -25,6 +25,8 @@ export interface Config {
   snapshotIntervalMs: number;
   /** Take a snapshot after this many facts since the last one (0: never by count). */
   snapshotEveryRecords: number;
+  /** ... and after facts amounting to this percent of those the last snapshot covered (0: off). */
+  snapshotGrowthPercent: number;
   /** Snapshots kept on disk. */
   keepSnapshots: number;
   /** Requests per window for each user (`N/S`, or `0` for none); the event queue endpoints are exempt. */
@@ -60,6 +62,7 @@ const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v:
   { key: 'skipCorrupt', flag: '--skip-corrupt', env: 'PARLEY_SKIP_CORRUPT', parse: bool, def: false },
   { key: 'snapshotIntervalMs', flag: '--snapshot-interval-ms', env: 'PARLEY_SNAPSHOT_INTERVAL_MS', parse: int, def: 300000 },
   { key: 'snapshotEveryRecords', flag: '--snapshot-every-records', env: 'PARLEY_SNAPSHOT_EVERY_RECORDS', parse: int, def: 100000 },
+  { key: 'snapshotGrowthPercent', flag: '--snapshot-growth-percent', env: 'PARLEY_SNAPSHOT_GROWTH_PERCENT', parse: int, def: 100 },
   { key: 'keepSnapshots', flag: '--keep-snapshots', env: 'PARLEY_KEEP_SNAPSHOTS', parse: positiveInt, def: 3 },
   { key: 'rateLimit', flag: '--rate-limit', env: 'PARLEY_RATE_LIMIT', parse: parseRateLimit, def: { requests: 200, windowSecs: 60 } },
   { key: 'rateLimitAnonymous', flag: '--rate-limit-anonymous', env: 'PARLEY_RATE_LIMIT_ANONYMOUS', parse: parseRateLimit, def: { requests: 100, windowSecs: 60 } },

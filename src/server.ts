@@ -5,6 +5,7 @@
  */
 import type { RuntimeOptions } from '../actors/runtime.js';
 import { openStore, type Store } from '../snapshots/store.js';
+import { snapshotDue } from '../snapshots/schedule.js';
 import { createOrganization, randomPassword, type CreatedOrg } from './bootstrap.js';
 import type { Config } from './config.js';
 import { startControl, type ControlHandler } from './control.js';
@@ -130,15 +131,14 @@ function controlHandlers(store: Store): Record<string, ControlHandler> {
   };
 }
 
-/** Takes snapshots by interval and by number of facts; a failed snapshot is logged and retried later. */
+/** Takes snapshots as `snapshotDue` says; a failed snapshot is logged and retried later. */
 function scheduleSnapshots(store: Store, config: Config, log: (line: string) => void): NodeJS.Timeout {
   let lastSeq = store.runtime.lastSeq;
   let lastAt = Date.now();
+  const policy = { intervalMs: config.snapshotIntervalMs, everyRecords: config.snapshotEveryRecords, growthPercent: config.snapshotGrowthPercent };
   const timer = setInterval(() => {
     const seq = store.runtime.lastSeq;
-    const dueByTime = config.snapshotIntervalMs > 0 && Date.now() - lastAt >= config.snapshotIntervalMs && seq !== lastSeq;
-    const dueByCount = config.snapshotEveryRecords > 0 && seq - lastSeq >= config.snapshotEveryRecords;
-    if (!dueByTime && !dueByCount) return;
+    if (!snapshotDue({ seq, lastSeq, sinceMs: Date.now() - lastAt }, policy)) return;
     lastSeq = seq;
     lastAt = Date.now();
     store.snapshot().then(

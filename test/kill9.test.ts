@@ -37,7 +37,7 @@ t.test(`kill -9 at random moments never loses an acknowledged write (seed ${seed
   t.comment(`seed ${seed}; rerun with PARLEY_KILL9_SEED=${seed}`);
   const random = prng(seed);
   const dir = mkdtempSync(join(tmpdir(), 'parley-kill9-'));
-  const env = { PARLEY_DATA_DIR: dir, PARLEY_FSYNC: 'always', PARLEY_RATE_LIMIT: '0', PARLEY_SNAPSHOT_EVERY_RECORDS: '40', PARLEY_SEGMENT_BYTES: '16384' };
+  const env = { PARLEY_DATA_DIR: dir, PARLEY_FSYNC: 'always', PARLEY_RATE_LIMIT: '0', PARLEY_SNAPSHOT_EVERY_RECORDS: '40', PARLEY_SNAPSHOT_GROWTH_PERCENT: '0', PARLEY_SEGMENT_BYTES: '16384' };
   let server: ServerProcess = await startServerProcess(env);
   await waitFor(() => /API key:\s+\S+/.test(server.stdout()), 10000);
   const key = /API key:\s+(\S+)/.exec(server.stdout())![1];
