@@ -104,18 +104,9 @@ export class IdSet implements Iterable<number> {
     this.count = w;
   }
 
-  clear(): void {
-    this.count = 0;
-    this.ids = new Uint32Array(0);
-  }
-
   /** Ids in ascending order. */
   *[Symbol.iterator](): Iterator<number> {
     for (let i = 0; i < this.count; i++) yield this.ids[i];
-  }
-
-  values(): Iterator<number> {
-    return this[Symbol.iterator]();
   }
 
   /** A copy of the ids, ascending. */
@@ -143,12 +134,6 @@ export class IdSet implements Iterable<number> {
     set.ids = ids;
     set.count = ids.length;
     return set;
-  }
-
-  /** Smallest id >= `id`, or undefined. */
-  ceiling(id: number): number | undefined {
-    const at = this.lowerBound(id);
-    return at < this.count ? this.ids[at] : undefined;
   }
 
   private indexOf(id: number): number {

@@ -53,7 +53,8 @@ export interface QueueContext {
 
 /** Messages a queue actor processes. */
 export type QueueEvent =
-  | { type: 'push'; events: SequencedEvent[] }
+  /** `numbered`: `numberEvents(ctx, events)`, when the sender computed it earlier in the same synchronous pass. */
+  | { type: 'push'; events: SequencedEvent[]; numbered?: QueuedEvent[] }
   | { type: 'ack'; last_event_id: number; now: number; reply: (error: string | null) => void }
   | { type: 'touch'; now: number };
 
@@ -84,8 +85,7 @@ export function numberEvents(ctx: QueueContext, events: SequencedEvent[]): Queue
 }
 
 /** Appends what `numberEvents` says, and moves the queue's seq and next id past it. */
-function push(ctx: QueueContext, events: SequencedEvent[]): void {
-  const added = numberEvents(ctx, events);
+function push(ctx: QueueContext, events: SequencedEvent[], added = numberEvents(ctx, events)): void {
   for (const e of events) if (e.seq > ctx.seq) ctx.seq = e.seq;
   for (const e of added) ctx.events.push(e);
   ctx.next_id += added.length;
@@ -95,7 +95,7 @@ function push(ctx: QueueContext, events: SequencedEvent[]): void {
 export const queueLogic = fromInPlaceTransition<QueueContext, QueueEvent>((ctx, event, scope) => {
   switch (event.type) {
     case 'push':
-      push(ctx, event.events);
+      push(ctx, event.events, event.numbered);
       break;
     case 'ack': {
       const error = prune(ctx, event.last_event_id);

@@ -20,7 +20,7 @@ import type { Actor } from 'xstate';
 import { ApiError, badQueue, badRequest } from '../src/http/errors.js';
 import type { QueueFact, QueueRegistered, QueuesDropped } from './facts.js';
 import type { NarrowTerm } from './narrow.js';
-import { numberEvents, queueLogic, renderEvents, type QueueContext, type QueueEvent, type SequencedEvent } from './queue.js';
+import { numberEvents, queueLogic, renderEvents, type QueueContext, type QueuedEvent, type QueueEvent, type SequencedEvent } from './queue.js';
 import type { ActorSystem } from './system.js';
 
 /** A parked long-poll, provided by the transport. */
@@ -332,8 +332,8 @@ export class EventQueues {
 
   /**
    * Delivers the staged events. First every parked poll is answered, with the reply
-   * rendered from what its queue holds plus `numberEvents` of what is staged, the very
-   * events the push will append; then each queue's actor processes its push. Both loops
+   * rendered from what its queue holds plus `numberEvents` of what is staged; then each
+   * queue's actor processes its push, which appends those very event objects. Both loops
    * run in one synchronous pass, so no request ever sees a queue between the two, and
    * the last reply leaves before the pushes rather than after them (they cost about
    * 1.5 us per queue). Overflowing queues are dropped.
@@ -344,6 +344,8 @@ export class EventQueues {
     const cells = this.stagedCells;
     this.stagedCells = [];
     const pushes: Array<SequencedEvent[] | undefined> = new Array(cells.length);
+    // What a parked queue's reply carried: its push appends these very events.
+    const replied: Array<QueuedEvent[] | undefined> = new Array(cells.length);
     for (let i = 0; i < cells.length; i++) {
       const cell = cells[i];
       const events = cell.staged;
@@ -356,13 +358,14 @@ export class EventQueues {
       if (added.length === 0 || ctx.events.length + added.length > this.opts.maxEvents) continue;
       const parked = this.takeParked(cell)!;
       ctx.last_active = now;
+      replied[i] = added;
       parked.waiter.deliver(renderEvents(ctx.id, ctx.events, added));
     }
     for (let i = 0; i < cells.length; i++) {
       const events = pushes[i];
       if (!events) continue;
       const cell = cells[i];
-      this.send(cell, { type: 'push', events });
+      this.send(cell, { type: 'push', events, numbered: replied[i] });
       if (cell.ctx.events.length > this.opts.maxEvents) overflowed.push(cell.ctx.id);
     }
     if (overflowed.length > 0) void this.opts.commit([{ type: 'QueuesDropped', queue_ids: overflowed, reason: `more than ${this.opts.maxEvents} events were not fetched` }]);

@@ -16,11 +16,9 @@ import { fromInPlaceTransition } from './inPlaceLogic.js';
 type SupervisorEvent = { type: 'stop-child'; child: AnyActorRef } | { type: `xstate.error.actor.${string}`; error: unknown };
 
 const supervisorLogic = fromInPlaceTransition<Record<string, never>, SupervisorEvent>((_ctx, event, scope) => {
-  if (event.type === 'stop-child') {
-    scope.stopChild((event as { child: AnyActorRef }).child);
-    return;
-  }
-  if (event.type.startsWith('xstate.error.actor')) throw (event as { error: unknown }).error;
+  // XState's own lifecycle events carry neither field and pass through.
+  if ('child' in event) scope.stopChild(event.child);
+  else if ('error' in event) throw event.error;
 });
 
 export class ActorSystem {

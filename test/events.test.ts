@@ -744,13 +744,10 @@ t.test('convergence: initial state plus the events equals a fresh register', asy
 });
 
 t.test('passivation: an unused queue gives up its actor, keeps its events, and wakes on the next message', async (t) => {
-  const f = await chatFixture({ queues: { passivateAfterMs: 60_000, defaultLifespanMs: 600_000 } });
+  const { f, bob } = await world({ queues: { passivateAfterMs: 60_000, defaultLifespanMs: 600_000 } });
   t.teardown(f.stop);
-  await f.subscribe(f.owner, 'general');
-  const reg = await f.call(f.owner, 'POST', '/api/v1/register', { event_types: JSON.stringify(['message']) });
-  const queueId = reg.json.queue_id as string;
-  const send = (content: string): Promise<ApiResult> => f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content });
-  t.equal((await send('one')).status, 200);
+  const queueId = await register(f, bob);
+  t.equal((await send(f, f.owner, 'one')).status, 200);
   await settle();
   t.ok(f.runtime.queues.activeCount >= 1, 'the queue actor runs once the queue is used');
 
@@ -759,36 +756,33 @@ t.test('passivation: an unused queue gives up its actor, keeps its events, and w
   t.equal(f.runtime.queues.activeCount, 0, 'stopped through the supervisor after 60 s unused');
   t.same(f.runtime.queues.peek(queueId)!.events.map((e) => e.id), [0], 'its events stay, as plain data');
 
-  t.equal((await send('two')).status, 200);
+  t.equal((await send(f, f.owner, 'two')).status, 200);
   await settle();
   t.ok(f.runtime.queues.activeCount >= 1, 'a new message starts the actor again');
-  const res = await f.call(f.owner, 'GET', '/api/v1/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
+  const res = await fetchNow(f, bob, queueId, -1);
   t.equal(res.status, 200, res.body);
   t.same(res.json.events.map((e: { id: number; message: { content: string } }) => [e.id, e.message.content]), [[0, '<p>one</p>'], [1, '<p>two</p>']], 'nothing lost or renumbered across passivation');
 });
 
 t.test('a parked poll is answered with exactly what its queue then holds, ids included', async (t) => {
-  const f = await chatFixture();
+  const { f, bob } = await world();
   t.teardown(f.stop);
-  await f.subscribe(f.owner, 'general');
-  const reg = await f.call(f.owner, 'POST', '/api/v1/register', { event_types: JSON.stringify(['message']) });
-  const queueId = reg.json.queue_id as string;
+  const queueId = await register(f, bob);
   // One event already waiting and acknowledged, so numbering does not start at 0.
-  await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content: 'zero' });
+  await send(f, f.owner, 'zero');
   await settle();
-  const first = await f.call(f.owner, 'GET', '/api/v1/events', { queue_id: queueId, last_event_id: -1 });
-  t.same(first.json.events.map((e: { id: number }) => e.id), [0]);
-  const parked = startPoll(f, f.owner, { queue_id: queueId, last_event_id: 0 });
+  t.same(ids(await fetchNow(f, bob, queueId, -1)), [0]);
+  const parked = startPoll(f, bob, { queue_id: queueId, last_event_id: 0 });
   await settle();
   // Two messages committed in the same loop turn reach the queue in one flush.
-  const sends = ['one', 'two'].map((content) => f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content }));
+  const sends = ['one', 'two'].map((content) => send(f, f.owner, content));
   const res = await parked.result;
   await Promise.all(sends);
   t.equal(res.status, 200, res.body);
-  const got = res.json.events.map((e: { id: number; message: { content: string } }) => [e.id, e.message.content]);
-  t.same(got.map((g: [number, string]) => g[0]), got.map((_: unknown, i: number) => i + 1), 'numbered on from the acknowledged event');
+  const got = ids(res);
+  t.same(got, got.map((_, i) => i + 1), 'numbered on from the acknowledged event');
   const held = f.runtime.queues.peek(queueId)!.events.map((e) => e.id);
-  t.same(held.slice(0, got.length), got.map((g: [number, string]) => g[0]), 'the queue holds the very events the reply carried');
-  const all = await f.call(f.owner, 'GET', '/api/v1/events', { queue_id: queueId, last_event_id: 0, dont_block: true });
+  t.same(held.slice(0, got.length), got, 'the queue holds the very events the reply carried');
+  const all = await fetchNow(f, bob, queueId, 0);
   t.same(all.json.events.map((e: { id: number; message: { content: string } }) => [e.id, e.message.content]), [[1, '<p>one</p>'], [2, '<p>two</p>']], 'and a re-poll from the same cursor sees the same events');
 });
