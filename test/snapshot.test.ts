@@ -3,9 +3,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Store } from '../snapshots/store.js';
-import { listSnapshots } from '../snapshots/snapshot.js';
+import { listSnapshots, loadSnapshot } from '../snapshots/snapshot.js';
+import { verifySnapshot } from '../snapshots/snapshot_format.js';
+import { IdSet } from '../actors/id_set.js';
+import { defaultRuntimeOptions, Runtime, volatileSink } from '../actors/runtime.js';
 import { createOrganization } from '../src/bootstrap.js';
-import type { Runtime } from '../actors/runtime.js';
 import { stateDigest } from './state.js';
 
 function open(dir: string, logs: string[] = [], extra: { toSeq?: number } = {}): Store {
@@ -126,4 +128,31 @@ t.test('old snapshots and the log segments only they cover are pruned', async (t
   const oldest = snaps[snaps.length - 1].startSeq;
   for (let i = 0; i + 1 < segments.length; i++) t.ok(segments[i + 1].firstSeq - 1 > oldest || i === segments.length - 1, `segment ${segments[i].name} is still needed`);
   t.ok(segments[0].firstSeq <= oldest + 1, 'the oldest kept snapshot still has the log after it');
+});
+
+t.test('a format 1 snapshot, with flag sets as arrays of ids, still loads', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-snap-'));
+  const a = open(dir);
+  await seed(a.runtime);
+  for (let i = 0; i < 30; i++) await send(a.runtime, i);
+  await a.runtime.execute({ kind: 'user', org: 1, user_id: 2, command: { type: 'UPDATE_FLAGS', org: 1, op: 'add', flag: 'starred', messages: [3, 4] } });
+  const info = await a.snapshot();
+  const before = stateDigest(a.runtime);
+  await a.close();
+  const snap = verifySnapshot(readFileSync(info.path));
+  if (typeof snap === 'string') throw new Error(snap);
+  // Rewrite the users' flag sets as format 1 stored them.
+  const asArray = (v: unknown): unknown => (v instanceof Uint8Array ? [...IdSet.fromBytes(v)] : v);
+  let users = 0;
+  for (const c of snap.chunks as Array<Record<string, any>>) {
+    if (c.k !== 'user') continue;
+    users++;
+    c.unread = asArray(c.unread);
+    for (const f of Object.keys(c.flags)) c.flags[f] = asArray(c.flags[f]);
+  }
+  t.equal(users, 2);
+  const rt = new Runtime(defaultRuntimeOptions(volatileSink));
+  t.teardown(() => rt.stop());
+  loadSnapshot(rt, { ...snap, header: { ...snap.header, version: 1 } });
+  t.equal(stateDigest(rt), before, 'the same state as from the format 2 file');
 });
