@@ -10,20 +10,24 @@
  *                           the ceiling for fan-out;
  *   POST /api/v1/messages   the durable-write floor: appends the request body to a log
  *                           file with group commit (one write and one fdatasync per
- *                           batch, through libuv's threadpool, as Parley's log does) and
- *                           acknowledges once it is durable; each durable message becomes
- *                           an event of `event_bytes` bytes for the queues below;
+ *                           batch) and acknowledges once it is durable; each durable
+ *                           message becomes an event of `event_bytes` bytes for the
+ *                           queues below. A batch commits either through libuv's
+ *                           threadpool while the loop goes on (as Parley's log does),
+ *                           or on the loop itself, blocking it (as Redis does);
  *   GET /api/v1/events      a queue's long-poll (`queue_id`, `last_event_id`): answers
  *                           at once with the events after `last_event_id`, else parks
  *                           until the next commit or /trigger. The fan-out and send
  *                           scenarios send it the very requests Parley gets;
- *   GET /floor?event_bytes=B  sets the event size, to match Parley's measured one.
+ *   GET /floor?event_bytes=B&commit=threadpool|loop
+ *                           sets the event size (to match Parley's measured one) and
+ *                           where batches commit.
  *
  * The floor does nothing else: no parsing of the body, no auth, no state. It is what
  * a Node process on uWS pays for durable sends and their delivery, and no more.
  * It prints `{"port":P}` on stdout once listening on 127.0.0.1, and exits on SIGTERM.
  */
-import { fdatasync, mkdtempSync, openSync, rmSync, write } from 'node:fs';
+import { fdatasync, fdatasyncSync, mkdtempSync, openSync, rmSync, write, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import uWS from 'uWebSockets.js';
@@ -65,6 +69,7 @@ let logDir = '';
 let pending: Buffer[] = [];
 let pendingAcks: Array<() => void> = [];
 let committing = false;
+let commitOnLoop = false;
 let flushScheduled = false;
 let nextMessageId = 1;
 
@@ -76,22 +81,33 @@ function openLog(): void {
 function commit(): void {
   flushScheduled = false;
   if (pending.length === 0) return;
-  committing = true;
   const buf = Buffer.concat(pending);
   const acks = pendingAcks;
   pending = [];
   pendingAcks = [];
+  if (commitOnLoop) {
+    for (let off = 0; off < buf.length; ) off += writeSync(logFd, buf, off);
+    fdatasyncSync(logFd);
+    committed(acks);
+    return;
+  }
+  committing = true;
   write(logFd, buf, 0, buf.length, null, (err) => {
     if (err) throw err;
     fdatasync(logFd, (err2) => {
       if (err2) throw err2;
       committing = false;
-      for (const ack of acks) ack();
-      trim();
-      setImmediate(deliver);
+      committed(acks);
       commit();
     });
   });
+}
+
+/** Acknowledges a durable batch; its events go out from the next setImmediate. */
+function committed(acks: Array<() => void>): void {
+  for (const ack of acks) ack();
+  trim();
+  setImmediate(deliver);
 }
 
 function eventsAfter(lastEventId: number): string {
@@ -165,8 +181,9 @@ app.post('/api/v1/messages', (res) => {
   });
 });
 app.get('/floor', (res, req) => {
-  const bytes = Number(new URLSearchParams(req.getQuery() ?? '').get('event_bytes') ?? '600');
-  eventPad = 'x'.repeat(Math.max(0, bytes - 80));
+  const query = new URLSearchParams(req.getQuery() ?? '');
+  eventPad = 'x'.repeat(Math.max(0, Number(query.get('event_bytes') ?? '600') - 80));
+  commitOnLoop = query.get('commit') === 'loop';
   res.end('{"result":"success"}');
 });
 app.get('/parked', (res) => {

@@ -6,8 +6,9 @@
  * - Redis SET with appendfsync always, 50 clients, when redis-server is installed;
  * - the raw uWS durable floor (bench/baseline_server.ts): the same requests and polls,
  *   answered by a server that only group-commits the bodies and hands each poll events
- *   of Parley's size. It tells how much of the gap to Redis any Node and uWS server
- *   pays on this machine, and how much is Parley's own work.
+ *   of Parley's size, committing through the threadpool (as Parley does) and then on
+ *   the event loop (as Redis does). It tells how much of the gap to Redis any Node and
+ *   uWS server pays on this machine, and how much is Parley's own work.
  */
 import { apiRequest, createUsers, keepPolling, QueuePoller, registerQueues, subscribe, type Credentials, type RegisteredQueue } from '../api.js';
 import { startBaseline } from '../baselines.js';
@@ -23,7 +24,7 @@ const CONTENT = 'A benchmark message of a typical length: a sentence or two, wit
 
 /** A server under the send load: where it is, and its pid when it is local. */
 interface SendTarget {
-  key: 'parley' | 'floor';
+  key: 'parley' | 'floor' | 'floorLoop';
   endpoint: Endpoint;
   pid?: number;
 }
@@ -113,7 +114,7 @@ export const send: Scenario = {
       await target.stop();
     }
     await redisBaseline(ctx, runs, senders, durationMs, result);
-    await floorBaseline(ctx, runs, users, queues, channel, senders, durationMs, delivered.eventBytes);
+    for (const commit of ['threadpool', 'loop'] as const) await floorBaseline(ctx, runs, users, queues, channel, senders, durationMs, delivered.eventBytes, commit);
     const base = runs.all('redis.rps').length > 0;
     const rps = runs.figure('parley.rps', 'messages/s', 'msg/s', base ? { baselineOf: 'redis.rps', baselineName: 'redis SET fsync always', target: '>= 0.5x baseline' } : {});
     if (base) rps.pass = rps.ratio! >= 0.5;
@@ -121,7 +122,8 @@ export const send: Scenario = {
     p99.pass = p99.value <= 20;
     result.figures.push(
       rps,
-      runs.figure('parley.rps', 'messages/s vs floor', 'msg/s', { baselineOf: 'floor.rps', baselineName: 'uWS durable floor' }),
+      runs.figure('parley.rps', 'messages/s vs floor', 'msg/s', { baselineOf: 'floor.rps', baselineName: 'uWS floor, threadpool commit' }),
+      runs.figure('parley.rps', 'messages/s vs floor', 'msg/s', { baselineOf: 'floorLoop.rps', baselineName: 'uWS floor, commit on loop' }),
       runs.figure('parley.p50', 'send latency p50', 'ms', base ? { baselineOf: 'redis.p50', baselineName: 'redis' } : {}),
       p99,
     );
@@ -132,14 +134,14 @@ export const send: Scenario = {
 };
 
 /** The raw uWS durable floor, sent the same requests and polls as Parley. */
-async function floorBaseline(ctx: ScenarioContext, runs: Runs, users: Credentials[], queues: RegisteredQueue[], channel: string, senders: number, durationMs: number, eventBytes: number): Promise<void> {
+async function floorBaseline(ctx: ScenarioContext, runs: Runs, users: Credentials[], queues: RegisteredQueue[], channel: string, senders: number, durationMs: number, eventBytes: number, commit: 'threadpool' | 'loop'): Promise<void> {
   const floor = await startBaseline();
   try {
     const [control] = await openPool(floor.endpoint, 1);
-    await control.request('GET', `/floor?event_bytes=${Math.round(eventBytes)}`);
+    await control.request('GET', `/floor?event_bytes=${Math.round(eventBytes)}&commit=${commit}`);
     control.close();
     const fresh = queues.map((q) => ({ ...q, lastEventId: -1 }));
-    await drive(ctx, runs, { key: 'floor', endpoint: floor.endpoint, pid: floor.pid }, users, fresh, channel, senders, durationMs);
+    await drive(ctx, runs, { key: commit === 'loop' ? 'floorLoop' : 'floor', endpoint: floor.endpoint, pid: floor.pid }, users, fresh, channel, senders, durationMs);
   } finally {
     await floor.stop();
   }
