@@ -32,7 +32,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import uWS from 'uWebSockets.js';
 
-/** A parked poll, and the event id it has seen (-1 for a bare /poll). */
+/** A parked poll, and the event id it has seen (Infinity for a bare /poll, which only /trigger completes). */
 const held = new Map<uWS.HttpResponse, number>();
 let body = '';
 

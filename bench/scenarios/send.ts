@@ -32,7 +32,7 @@ interface SendTarget {
 /** What the subscribers saw over all runs against one server. */
 interface Delivered {
   sent: number;
-  /** Average bytes of event JSON per message event in the poll replies. */
+  /** Average bytes of poll reply (envelope included) per message event delivered. */
   eventBytes: number;
 }
 
@@ -54,7 +54,7 @@ async function drive(ctx: ScenarioContext, runs: Runs, target: SendTarget, users
     queues.forEach((q, i) => {
       const count = (events: Array<{ type: string }>, res: { body: string }): void => {
         for (const e of events) if (e.type === 'message') received[i]++;
-        bodyBytes += res.body.length;
+        bodyBytes += Buffer.byteLength(res.body);
       };
       loops.push(keepPolling(new QueuePoller(pollConns[i], q), count, () => polling));
     });
