@@ -94,13 +94,42 @@ class UwsRequest implements IncomingRequest {
   }
 }
 
+/**
+ * Hooks a response's abort and answer to its `Abortable`. The closures are made here,
+ * not in the request callback, so that a parked long-poll keeps only the response and
+ * its abort state alive, not the request with its headers: thousands of parked polls
+ * are young objects that every scavenge during a fan-out would otherwise copy.
+ */
+function watch(res: uWS.HttpResponse, abort: Abortable): void {
+  res.onAborted(() => abort.abort());
+  abort.responder = (out) => write(res, abort, out);
+}
+
+/** Reads the body chunk by chunk (each copied: uWS reuses its memory), then handles the request. */
+function readBody(res: uWS.HttpResponse, abort: Abortable, request: UwsRequest, maxBody: number, tooLarge: (req: IncomingRequest) => OutgoingResponse, handler: Handler): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  res.onData((chunk, isLast) => {
+    if (abort.aborted) return;
+    size += chunk.byteLength;
+    if (size > maxBody) {
+      write(res, abort, tooLarge(request), true);
+      return;
+    }
+    // A small copy comes from Node's buffer pool, where chunk.slice(0) would allocate an ArrayBuffer per request.
+    chunks.push(Buffer.from(new Uint8Array(chunk)));
+    if (!isLast) return;
+    request.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+    reply(res, abort, handler(request, abort));
+  });
+}
+
 /** Starts an HTTP listener that hands every request to `handler`. */
 export function listen(opts: ListenOptions, handler: Handler): Promise<Listener> {
   const app = uWS.App();
   app.any('/*', (res, req) => {
     const abort = new Abortable();
-    res.onAborted(() => abort.abort());
-    abort.responder = (out) => write(res, abort, out);
+    watch(res, abort);
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const headers: Record<string, string> = {};
     req.forEach((k, v) => {
@@ -118,22 +147,7 @@ export function listen(opts: ListenOptions, handler: Handler): Promise<Listener>
       write(res, abort, opts.tooLarge(request), true);
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.onData((chunk, isLast) => {
-      if (abort.aborted) return;
-      size += chunk.byteLength;
-      if (size > maxBody) {
-        write(res, abort, opts.tooLarge(request), true);
-        return;
-      }
-      // Copied now (uWS reuses the chunk's memory); a small copy comes from Node's buffer pool,
-      // where chunk.slice(0) would allocate an ArrayBuffer per request.
-      chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (!isLast) return;
-      request.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
-      reply(res, abort, handler(request, abort));
-    });
+    readBody(res, abort, request, maxBody, opts.tooLarge, handler);
   });
   return new Promise((resolve, reject) => {
     app.listen(opts.host, opts.port, (socket) => {
