@@ -64,9 +64,16 @@ export const parked: Scenario = {
       await probeLag(probe, 500);
       const idle = await probeLag(probe, Math.min(3000, durationMs));
       const queues: RegisteredQueue[] = await registerQueues(setup, [target.owner], n);
+      const unparked = await target.probe?.();
       conns = await openPool(target.endpoint, n, { sources: opts.sources });
       queues.forEach((q, i) => loops.push(keepPolling(new QueuePoller(conns[i], q), () => undefined, () => polling)));
       await sleep(Math.max(200, n / 20));
+      const held = await target.probe?.();
+      if (unparked && held) {
+        // What parking costs the server beyond the registered queues: connection, request and waiter state.
+        runs.add('heap', (held.heapUsed - unparked.heapUsed) / n / 1024);
+        runs.add('rss', (held.rss - unparked.rss) / n / 1024);
+      }
       ctx.log(`${n} polls parked; idle probe p99 was ${idle.p99.toFixed(2)} ms`);
       await probeLag(probe, 500);
       for (let run = 1; run <= opts.runs; run++) {
@@ -98,6 +105,10 @@ export const parked: Scenario = {
     const p99 = runs.figure('p99', `lag p99 N=${n}`, 'ms', { ...vs, baselineOf: 'idle.p99', target: '<= 50 ms' });
     p99.pass = p99.value <= 50;
     result.figures.push(runs.figure('p50', `lag p50 N=${n}`, 'ms', { ...vs, baselineOf: 'idle.p50' }), p99, runs.figure('max', `lag max N=${n}`, 'ms', { ...vs, baselineOf: 'idle.max' }));
+    if (runs.all('heap').length > 0) {
+      result.figures.push(runs.figure('heap', `heap per parked poll N=${n}`, 'KiB'), runs.figure('rss', `RSS per parked poll N=${n}`, 'KiB'));
+      result.notes.push('per parked poll: the server\'s heap (after a full GC) and RSS with every poll parked, less the same with the queues registered and no poll parked');
+    }
     if (runs.all('eld.p99').length > 0) {
       result.figures.push(runs.figure('eld.p99', 'in-server loop delay p99', 'ms'), runs.figure('eld.max', 'in-server loop delay max', 'ms'));
     }
