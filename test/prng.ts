@@ -1,11 +1,2 @@
-/** A small seeded PRNG (mulberry32), so randomized tests can be replayed from their seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG of randomized tests (mulberry32, shared with the bench), so a run can be replayed from its seed. */
+export { seededRandom as prng } from '../bench/stats.js';

@@ -25,12 +25,23 @@ function send(rt: Runtime, i: number): Promise<unknown> {
   return rt.execute({ kind: 'channel', org: 1, stream_id: 1 + (i % 2), command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1 + (i % 2), topic: `topic ${i % 4}`, content: `message ${i}`, client: 't', read_by_sender: false } });
 }
 
-t.test('a snapshot plus the log after it restores exactly the state before', async (t) => {
+/** A fresh data directory whose store holds the seeded organization and `messages` sent messages. */
+async function seeded(messages: number): Promise<{ dir: string; a: Store }> {
   const dir = mkdtempSync(join(tmpdir(), 'parley-snap-'));
   const a = open(dir);
   await seed(a.runtime);
-  for (let i = 0; i < 50; i++) await send(a.runtime, i);
-  await a.runtime.execute({ kind: 'user', org: 1, user_id: 2, command: { type: 'UPDATE_FLAGS', org: 1, op: 'add', flag: 'starred', messages: [3, 4] } });
+  for (let i = 0; i < messages; i++) await send(a.runtime, i);
+  return { dir, a };
+}
+
+/** User 2 stars messages 3 and 4. */
+function star(rt: Runtime): Promise<unknown> {
+  return rt.execute({ kind: 'user', org: 1, user_id: 2, command: { type: 'UPDATE_FLAGS', org: 1, op: 'add', flag: 'starred', messages: [3, 4] } });
+}
+
+t.test('a snapshot plus the log after it restores exactly the state before', async (t) => {
+  const { dir, a } = await seeded(50);
+  await star(a.runtime);
   const info = await a.snapshot();
   t.ok(info.chunks > 0);
   // Writes after the snapshot live only in the log.
@@ -46,10 +57,7 @@ t.test('a snapshot plus the log after it restores exactly the state before', asy
 });
 
 t.test('a snapshot taken while writes continue (fuzzy) still restores exactly', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'parley-snap-'));
-  const a = open(dir);
-  await seed(a.runtime);
-  for (let i = 0; i < 300; i++) await send(a.runtime, i);
+  const { dir, a } = await seeded(300);
   const writes: Promise<unknown>[] = [];
   const snap = a.snapshot();
   for (let i = 300; i < 400; i++) writes.push(send(a.runtime, i));
@@ -63,10 +71,7 @@ t.test('a snapshot taken while writes continue (fuzzy) still restores exactly', 
 });
 
 t.test('a corrupt newest snapshot falls back to the one before, and says so', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'parley-snap-'));
-  const a = open(dir);
-  await seed(a.runtime);
-  for (let i = 0; i < 20; i++) await send(a.runtime, i);
+  const { dir, a } = await seeded(20);
   await a.snapshot();
   for (let i = 20; i < 40; i++) await send(a.runtime, i);
   await a.snapshot();
@@ -131,11 +136,8 @@ t.test('old snapshots and the log segments only they cover are pruned', async (t
 });
 
 t.test('a format 1 snapshot, with flag sets as arrays of ids, still loads', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'parley-snap-'));
-  const a = open(dir);
-  await seed(a.runtime);
-  for (let i = 0; i < 30; i++) await send(a.runtime, i);
-  await a.runtime.execute({ kind: 'user', org: 1, user_id: 2, command: { type: 'UPDATE_FLAGS', org: 1, op: 'add', flag: 'starred', messages: [3, 4] } });
+  const { a } = await seeded(30);
+  await star(a.runtime);
   const info = await a.snapshot();
   const before = stateDigest(a.runtime);
   await a.close();
