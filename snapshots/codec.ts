@@ -42,7 +42,12 @@ export function encodeRecord(stamped: Stamped): Buffer {
   return record;
 }
 
-/** What was found at one offset of a segment. */
+/**
+ * What was found at one offset of a segment. `torn` and `corrupt` only describe the
+ * bytes at this offset; whether a bad frame is a torn tail (dropped at start) or
+ * corruption (refused) is decided for the whole segment by `readSegment` in log.ts,
+ * which looks for a valid frame after it with `findValidFrame`.
+ */
 export type FrameResult =
   | { kind: 'record'; stamped: Stamped; next: number }
   | { kind: 'end' }
@@ -83,6 +88,31 @@ export function decodeFrame(buf: Buffer, offset: number): FrameResult {
     return { kind: 'corrupt', reason: 'payload is not a fact' };
   }
   return { kind: 'record', stamped: { seq, fact }, next: end };
+}
+
+/** Seqs are JS numbers, so a stored seq at or above 2^53 was never written by Parley. */
+const MAX_SEQ_HIGH_WORD = 0x1fffff;
+
+/**
+ * The offset of the first valid frame at or after `from`, or -1: a position where a
+ * record header gives a plausible length that fits in the buffer, a seq above
+ * `afterSeq`, and a CRC that verifies. Scans byte by byte, because after a bad frame
+ * nothing says where the next frame would start. Off the happy path only (it runs
+ * once per bad frame); the CRC is computed only where the cheap checks pass, which
+ * random bytes almost never do.
+ */
+export function findValidFrame(buf: Buffer, from: number, afterSeq: number): number {
+  // The smallest frame is a header and one byte of payload.
+  const lastStart = buf.length - RECORD_HEADER_BYTES - 1;
+  for (let p = Math.max(0, from); p <= lastStart; p++) {
+    const length = buf.readUInt32LE(p);
+    if (length === 0 || length > MAX_RECORD_BYTES || length > buf.length - p - RECORD_HEADER_BYTES) continue;
+    const high = buf.readUInt32LE(p + 12);
+    if (high > MAX_SEQ_HIGH_WORD) continue;
+    if (high * 0x1_0000_0000 + buf.readUInt32LE(p + 8) <= afterSeq) continue;
+    if (crc32(buf.subarray(p + 8, p + RECORD_HEADER_BYTES + length)) === buf.readUInt32LE(p + 4)) return p;
+  }
+  return -1;
 }
 
 /** Checks a segment's header; returns an error message or null. */

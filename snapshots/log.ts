@@ -9,7 +9,7 @@ import { closeSync, fdatasync, fsyncSync, openSync, readdirSync, readFileSync, w
 import { join } from 'node:path';
 import type { Stamped } from '../actors/facts.js';
 import type { FactSink } from '../actors/runtime.js';
-import { checkSegmentHeader, decodeFrame, encodeRecord, segmentHeader, SEGMENT_HEADER_BYTES } from './codec.js';
+import { checkSegmentHeader, decodeFrame, encodeRecord, findValidFrame, segmentHeader, SEGMENT_HEADER_BYTES } from './codec.js';
 
 /** When appended records count as durable. */
 export type FsyncPolicy = 'always' | 'batch' | 'none';
@@ -72,54 +72,118 @@ export interface ReadResult {
   tornAt?: { file: string; offset: number };
 }
 
+/** How reading one segment ended. */
+export type SegmentEnd =
+  /** Every frame read. */
+  | { kind: 'end' }
+  /** The caller's `onRecord` asked to stop. */
+  | { kind: 'stopped' }
+  /**
+   * The last segment's tail from `offset` on holds no valid frame: a write that never
+   * completed, whatever its bytes. Dropped (and kept aside) at the next start.
+   */
+  | { kind: 'torn'; offset: number; bytes: number; reason: string }
+  /**
+   * A bad frame with a valid frame after it, or a bad frame in a segment other than
+   * the last: corruption. `resume`, for a well-formed record whose seq does not follow,
+   * is where reading may go on if the operator asked to skip corrupt records.
+   */
+  | { kind: 'corrupt'; offset: number; reason: string; header?: true; resume?: number };
+
+/** The result of `readSegment`. */
+export interface SegmentRead {
+  /** The seq of the last record read in order. */
+  lastSeq: number;
+  end: SegmentEnd;
+}
+
+/**
+ * Reads one segment's frames in order, calling `onRecord` for each record whose seq
+ * follows `lastSeq` (it returns false to stop). The one place that decides what a bad
+ * frame means, shared by recovery (`readLog`) and `parley verify`:
+ *   - in the last segment, a bad frame after which no valid frame follows (see
+ *     `findValidFrame`) is a torn tail, whatever its bytes;
+ *   - a bad frame with a valid frame after it, or a bad frame in any other segment, is
+ *     corruption.
+ * A bad frame is one that does not decode, or a record whose seq does not follow.
+ * `from` resumes after a skipped record; without it the segment header is checked first.
+ */
+export function readSegment(buf: Buffer, isLast: boolean, lastSeq: number, onRecord: (stamped: Stamped) => boolean, from?: number): SegmentRead {
+  if (from === undefined) {
+    const headerError = checkSegmentHeader(buf);
+    if (headerError) {
+      // A header that never landed: too short, or zeros with nothing valid after them.
+      const neverWritten = buf.length < SEGMENT_HEADER_BYTES || (buf.subarray(0, SEGMENT_HEADER_BYTES).every((b) => b === 0) && findValidFrame(buf, SEGMENT_HEADER_BYTES, lastSeq) < 0);
+      if (isLast && neverWritten) return { lastSeq, end: { kind: 'torn', offset: 0, bytes: buf.length, reason: 'segment header never completely written' } };
+      return { lastSeq, end: { kind: 'corrupt', offset: 0, reason: headerError, header: true } };
+    }
+  }
+  let offset = from ?? SEGMENT_HEADER_BYTES;
+  for (;;) {
+    const frame = decodeFrame(buf, offset);
+    if (frame.kind === 'end') return { lastSeq, end: { kind: 'end' } };
+    let reason: string;
+    let resume: number | undefined;
+    if (frame.kind === 'record') {
+      const { seq } = frame.stamped;
+      if (seq > lastSeq) {
+        lastSeq = seq;
+        if (!onRecord(frame.stamped)) return { lastSeq, end: { kind: 'stopped' } };
+        offset = frame.next;
+        continue;
+      }
+      reason = `seq ${seq} does not follow ${lastSeq}`;
+      resume = frame.next;
+    } else reason = frame.reason;
+    if (isLast && findValidFrame(buf, offset, lastSeq) < 0) return { lastSeq, end: { kind: 'torn', offset, bytes: buf.length - offset, reason } };
+    return { lastSeq, end: { kind: 'corrupt', offset, reason, resume } };
+  }
+}
+
+/** How a torn tail is described, the same way by recovery and by `parley verify`. */
+export function describeTorn(end: { offset: number; bytes: number; reason: string }): string {
+  return `torn tail (torn final record at offset ${end.offset}: ${end.reason}; ${end.bytes} bytes, no valid record after them)`;
+}
+
 /** Reads every record of the log in order, calling `onRecord` for each one after `afterSeq`. */
 export function readLog(dir: string, opts: ReadOptions, onRecord: (s: Stamped) => void): ReadResult {
   const segments = listSegments(dir);
   let lastSeq = 0;
   let records = 0;
   let tornAt: ReadResult['tornAt'];
+  const each = (stamped: Stamped): boolean => {
+    if (opts.toSeq !== undefined && stamped.seq > opts.toSeq) return false;
+    if (stamped.seq > opts.afterSeq) {
+      onRecord(stamped);
+      records++;
+    }
+    return true;
+  };
   for (let i = 0; i < segments.length; i++) {
     const file = join(dir, segments[i].name);
     const isLast = i === segments.length - 1;
     const buf = readFileSync(file);
-    const headerError = checkSegmentHeader(buf);
-    if (headerError) {
-      if (isLast && buf.length < SEGMENT_HEADER_BYTES) {
-        opts.log(`log: ${file}: dropping a segment whose header was never completely written`);
-        tornAt = { file, offset: 0 };
-        break;
-      }
-      throw new LogCorruption(`${file} at offset 0: ${headerError}`);
-    }
-    let offset = SEGMENT_HEADER_BYTES;
+    let from: number | undefined;
     for (;;) {
-      const frame = decodeFrame(buf, offset);
-      if (frame.kind === 'end') break;
-      if (frame.kind === 'torn' && isLast) {
-        opts.log(`log: ${file}: dropping a torn final record at offset ${offset} (${frame.reason})`);
-        tornAt = { file, offset };
+      const read = readSegment(buf, isLast, lastSeq, each, from);
+      lastSeq = read.lastSeq;
+      const { end } = read;
+      if (end.kind === 'end') break;
+      if (end.kind === 'stopped') return { lastSeq: opts.toSeq!, records };
+      if (end.kind === 'torn') {
+        opts.log(`log: ${file}: dropping a ${describeTorn(end)}`);
+        tornAt = { file, offset: end.offset };
         break;
       }
-      if (frame.kind !== 'record') {
-        const where = `${file} at offset ${offset}: ${frame.reason}`;
-        if (!opts.skipCorrupt) throw new LogCorruption(`corrupt log record in ${where}`);
+      const where = `${file} at offset ${end.offset}: ${end.reason}`;
+      if (end.header) throw new LogCorruption(where);
+      if (!opts.skipCorrupt) throw new LogCorruption(`corrupt log record in ${where}`);
+      if (end.resume === undefined) {
         opts.log(`log: skipping the rest of ${file} after a corrupt record (${where}), as asked`);
         break;
       }
-      const { stamped } = frame;
-      if (stamped.seq <= lastSeq) {
-        const where = `${file} at offset ${offset}: seq ${stamped.seq} does not follow ${lastSeq}`;
-        if (!opts.skipCorrupt) throw new LogCorruption(`corrupt log record in ${where}`);
-        opts.log(`log: skipping out-of-order record (${where}), as asked`);
-      } else {
-        lastSeq = stamped.seq;
-        if (opts.toSeq !== undefined && stamped.seq > opts.toSeq) return { lastSeq: opts.toSeq, records };
-        if (stamped.seq > opts.afterSeq) {
-          onRecord(stamped);
-          records++;
-        }
-      }
-      offset = frame.next;
+      opts.log(`log: skipping out-of-order record (${where}), as asked`);
+      from = end.resume;
     }
   }
   return { lastSeq, records, tornAt };

@@ -108,3 +108,49 @@ t.test('a flipped byte in the middle refuses startup, naming file and offset', a
   t.teardown(() => store.close());
   t.match(logs.join('\n'), /skipping/);
 });
+
+/** Appends `tail` to the last segment; returns the segment and where the tail starts. */
+function appendTail(dir: string, tail: Buffer): { file: string; at: number } {
+  const file = lastSegment(dir);
+  const at = readFileSync(file).length;
+  appendFileSync(file, tail);
+  return { file, at };
+}
+
+t.test('a garbage tail is torn whatever its bytes, when no valid record follows it', async (t) => {
+  const impossible = Buffer.alloc(37, 0xa7);
+  impossible.writeUInt32LE(1457157651, 0);
+  const emptyThenBytes = Buffer.alloc(37, 0x5c);
+  emptyThenBytes.writeUInt32LE(0, 0);
+  const badCrcThenBytes = Buffer.alloc(60, 0x33);
+  badCrcThenBytes.writeUInt32LE(20, 0); // a complete frame of 20 payload bytes whose CRC is wrong, then more bytes
+  const tails: Array<[string, Buffer]> = [
+    ['an impossible length', impossible],
+    ['a zero length followed by non-zero bytes', emptyThenBytes],
+    ['a bad checksum followed by non-zero bytes', badCrcThenBytes],
+  ];
+  for (const [name, tail] of tails) {
+    const { dir, lastId } = await populated(8);
+    const { file, at } = appendTail(dir, tail);
+    const logs: string[] = [];
+    const store = open(dir, logs);
+    t.equal(store.runtime.server().maxMessageId, lastId, `${name}: every acknowledged message is there`);
+    t.match(logs.join('\n'), new RegExp(`torn final record at offset ${at}`), `${name}: logged with its offset`);
+    t.equal(readFileSync(file).length, at, `${name}: the tail is cut off`);
+    t.ok(readdirSync(dir).some((n) => n.includes('.torn-')), `${name}: the original bytes are kept beside it`);
+    await store.close();
+  }
+});
+
+t.test('a garbage tail in a segment before the last is still corruption', async (t) => {
+  const { dir } = await populated(3);
+  const first = lastSegment(dir);
+  // A later segment makes the first no longer the last.
+  const store = open(dir);
+  store.writer.roll();
+  await store.runtime.execute({ kind: 'channel', org: 1, stream_id: 1, command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1, topic: 't', content: 'next segment', client: 'test', read_by_sender: false } });
+  await store.close();
+  t.equal(listSegments(dir).length, 2);
+  appendFileSync(first, Buffer.alloc(37, 0xa7));
+  t.throws(() => open(dir), { constructor: LogCorruption, message: new RegExp(`${first.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} at offset \\d+`) });
+});

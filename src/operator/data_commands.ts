@@ -6,8 +6,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime.js';
-import { checkSegmentHeader, decodeFrame, SEGMENT_HEADER_BYTES } from '../../snapshots/codec.js';
-import { listSegments } from '../../snapshots/log.js';
+import { describeTorn, listSegments, readSegment } from '../../snapshots/log.js';
 import { listSnapshots, pruneSnapshots, readSnapshot, writeSnapshot } from '../../snapshots/snapshot.js';
 import { lockHolder, openStore, recover } from '../../snapshots/store.js';
 import { printFromServer } from '../control.js';
@@ -73,31 +72,29 @@ export function listSnapshotsCommand(dataDir: string): void {
   }
 }
 
-/** Checks one log segment frame by frame; returns problems found. A torn tail of the last segment is only a note. */
-function verifySegment(path: string, isLast: boolean): { records: number; problem?: string; note?: string } {
+/**
+ * Checks one log segment frame by frame with the rule recovery uses (`readSegment`),
+ * so a tail the start would drop is only a note, and what the start would refuse is a
+ * problem. `lastSeq` is the seq the log reached before this segment.
+ */
+export function verifySegment(path: string, isLast: boolean, lastSeq: number): { records: number; lastSeq: number; problem?: string; note?: string } {
   const buf = readFileSync(path);
-  const header = checkSegmentHeader(buf);
-  if (header) return { records: 0, problem: `offset 0: ${header}` };
-  let offset = SEGMENT_HEADER_BYTES;
   let records = 0;
-  for (;;) {
-    const frame = decodeFrame(buf, offset);
-    if (frame.kind === 'end') return { records };
-    if (frame.kind === 'record') {
-      records++;
-      offset = frame.next;
-      continue;
-    }
-    if (frame.kind === 'torn' && isLast) return { records, note: `torn final record at offset ${offset} (${frame.reason}); it is dropped at the next start` };
-    return { records, problem: `offset ${offset}: ${frame.reason}` };
-  }
+  const read = readSegment(buf, isLast, lastSeq, () => {
+    records++;
+    return true;
+  });
+  const { end } = read;
+  if (end.kind === 'torn') return { records, lastSeq: read.lastSeq, note: `${describeTorn(end)}; it is dropped at the next start` };
+  if (end.kind === 'corrupt') return { records, lastSeq: read.lastSeq, problem: `offset ${end.offset}: ${end.reason}` };
+  return { records, lastSeq: read.lastSeq };
 }
 
-/** `parley verify`: checks every snapshot and every log segment. Returns true when all verify. */
-export function verifyCommand(dataDir: string): boolean {
+/** Verifies every snapshot and log segment of a directory: the report lines, and whether all verify. */
+export function verifyReport(dataDir: string, onProgress: (done: number, total: number) => void = () => {}): { ok: boolean; lines: string[] } {
   const snaps = listSnapshots(dataDir);
   const segments = listSegments(dataDir);
-  const bar = progress('verifying', snaps.length + segments.length);
+  const total = snaps.length + segments.length;
   let ok = true;
   const lines: string[] = [];
   let done = 0;
@@ -107,19 +104,28 @@ export function verifyCommand(dataDir: string): boolean {
       ok = false;
       lines.push(`CORRUPT  ${s.name}: ${v}`);
     } else lines.push(`ok       ${s.name}: seq ${v.header.startSeq}..${v.endSeq}, ${v.chunks.length} chunks`);
-    bar.update(++done);
+    onProgress(++done, total);
   }
+  let lastSeq = 0;
   segments.forEach((seg, i) => {
-    const r = verifySegment(join(dataDir, seg.name), i === segments.length - 1);
+    const r = verifySegment(join(dataDir, seg.name), i === segments.length - 1, lastSeq);
+    lastSeq = r.lastSeq;
     if (r.problem) {
       ok = false;
       lines.push(`CORRUPT  ${seg.name} at ${r.problem} (after ${r.records} good records)`);
     } else lines.push(`ok       ${seg.name}: ${r.records} records${r.note ? `; ${r.note}` : ''}`);
-    bar.update(++done);
+    onProgress(++done, total);
   });
+  lines.push(ok ? 'all snapshots and log segments verify' : 'some files do not verify');
+  return { ok, lines };
+}
+
+/** `parley verify`: checks every snapshot and every log segment. Returns true when all verify. */
+export function verifyCommand(dataDir: string): boolean {
+  const bar = progress('verifying', listSnapshots(dataDir).length + listSegments(dataDir).length);
+  const { ok, lines } = verifyReport(dataDir, (done) => bar.update(done));
   bar.finish();
   for (const l of lines) console.log(l);
-  console.log(ok ? 'all snapshots and log segments verify' : 'some files do not verify');
   return ok;
 }
 
