@@ -9,6 +9,9 @@ import { listSnapshots } from '../snapshots/snapshot.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { stateDigest } from './state.js';
 import { startServerProcess } from './server_process.js';
+import { appendFileSync } from 'node:fs';
+import { decodeFrame, encodeRecord, SEGMENT_HEADER_BYTES } from '../snapshots/codec.js';
+import { LogCorruption } from '../snapshots/log.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -111,4 +114,42 @@ t.test('snapshot asks a running server, which writes it', async (t) => {
   const refused = parley(['create-org', '--data-dir', dir, '--name', 'X', '--subdomain', 'x', '--owner-email', 'x@example.com', '--owner-password', 'pw']);
   t.equal(refused.status, 2);
   t.match(refused.stderr, /in use by process/);
+});
+
+t.test('verify reports a garbage tail the way the start does: a torn tail, not corruption', async (t) => {
+  const { dir, states } = await populate();
+  const segs = listSegments(dir);
+  const name = segs[segs.length - 1].name;
+  const last = join(dir, name);
+  const clean = readFileSync(last);
+  // The tail from the issue: a header with an impossible length, then more garbage.
+  const garbage = Buffer.alloc(37, 0xa7);
+  garbage.writeUInt32LE(1457157651, 0);
+  appendFileSync(last, garbage);
+  const verify = parley(['verify', '--data-dir', dir]);
+  t.equal(verify.status, 0, verify.stdout);
+  t.notMatch(verify.stdout, /CORRUPT/);
+  const note = new RegExp(`ok {7}${name}: \\d+ records; (torn tail \\(torn final record at offset ${clean.length}: impossible record length 1457157651; 37 bytes, no valid record after them\\)); it is dropped at the next start`).exec(verify.stdout);
+  t.ok(note, verify.stdout);
+  const logs: string[] = [];
+  const s = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 8192, skipCorrupt: false, log: (l) => logs.push(l), onFatal: (e) => { throw e; } });
+  t.ok(logs.some((l) => l === `log: ${last}: dropping a ${note![1]}`), `the start logs what verify said: ${logs.join(' | ')}`);
+  t.equal(stateDigest(s.runtime), states.get(Math.max(...states.keys())), 'nothing acknowledged is lost');
+  await s.close();
+  t.same(readFileSync(last), clean, 'the start cut the tail off');
+  const after = parley(['verify', '--data-dir', dir]);
+  t.equal(after.status, 0, after.stdout);
+  t.notMatch(after.stdout, /torn tail/);
+  // Garbage with a valid record after it is corruption in the middle, for both.
+  let offset = SEGMENT_HEADER_BYTES;
+  let fact;
+  for (let f = decodeFrame(clean, offset); f.kind === 'record'; f = decodeFrame(clean, offset)) {
+    fact = f.stamped.fact;
+    offset = f.next;
+  }
+  appendFileSync(last, Buffer.concat([garbage, encodeRecord({ seq: Math.max(...states.keys()) + 1, fact: fact! })]));
+  const bad = parley(['verify', '--data-dir', dir]);
+  t.equal(bad.status, 1, bad.stdout);
+  t.match(bad.stdout, `CORRUPT  ${name} at offset ${clean.length}: impossible record length 1457157651`);
+  t.throws(() => open(dir), { constructor: LogCorruption, message: `corrupt log record in ${last} at offset ${clean.length}: impossible record length 1457157651` });
 });
