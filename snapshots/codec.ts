@@ -90,26 +90,37 @@ export function decodeFrame(buf: Buffer, offset: number): FrameResult {
   return { kind: 'record', stamped: { seq, fact }, next: end };
 }
 
+/** The highest byte of a plausible record length (MAX_RECORD_BYTES is 2^26). */
+const MAX_LENGTH_TOP_BYTE = MAX_RECORD_BYTES >>> 24;
 /** Seqs are JS numbers, so a stored seq at or above 2^53 was never written by Parley. */
 const MAX_SEQ_HIGH_WORD = 0x1fffff;
+
+/** True when a payload's first byte starts a msgpack map, as every encoded fact does. */
+function startsMap(byte: number): boolean {
+  return (byte >= 0x80 && byte <= 0x8f) || byte === 0xde || byte === 0xdf;
+}
 
 /**
  * The offset of the first valid frame at or after `from`, or -1: a position where a
  * record header gives a plausible length that fits in the buffer, a seq above
  * `afterSeq`, and a CRC that verifies. Scans byte by byte, because after a bad frame
  * nothing says where the next frame would start. Off the happy path only (it runs
- * once per bad frame); the CRC is computed only where the cheap checks pass, which
- * random bytes almost never do.
+ * once per bad frame), and cheap: the CRC is computed only where the header passes
+ * the checks that every frame Parley writes passes (length, seq below 2^53 and above
+ * `afterSeq`, a payload that starts a msgpack map), which random bytes almost never do.
  */
 export function findValidFrame(buf: Buffer, from: number, afterSeq: number): number {
   // The smallest frame is a header and one byte of payload.
   const lastStart = buf.length - RECORD_HEADER_BYTES - 1;
   for (let p = Math.max(0, from); p <= lastStart; p++) {
-    const length = buf.readUInt32LE(p);
+    const top = buf[p + 3];
+    if (top > MAX_LENGTH_TOP_BYTE) continue;
+    const length = buf[p] + buf[p + 1] * 0x100 + buf[p + 2] * 0x10000 + top * 0x1000000;
     if (length === 0 || length > MAX_RECORD_BYTES || length > buf.length - p - RECORD_HEADER_BYTES) continue;
     const high = buf.readUInt32LE(p + 12);
     if (high > MAX_SEQ_HIGH_WORD) continue;
     if (high * 0x1_0000_0000 + buf.readUInt32LE(p + 8) <= afterSeq) continue;
+    if (!startsMap(buf[p + RECORD_HEADER_BYTES])) continue;
     if (crc32(buf.subarray(p + 8, p + RECORD_HEADER_BYTES + length)) === buf.readUInt32LE(p + 4)) return p;
   }
   return -1;
