@@ -3,7 +3,14 @@
  * anchor. Sources (each channel's ids and the user's direct message ids) are sorted
  * arrays; they are merged lazily from the anchor outwards, so a page costs about its
  * own size, not the size of the history.
+ *
+ * A narrow that matches little (a search, a sender) may still have to look at the whole
+ * history to fill a page, so the scan runs in slices: after `SCAN_SLICE.messages`
+ * messages examined, or `SCAN_SLICE.ms` of work, it yields to the event loop
+ * (`setImmediate`) so that other requests are served in between. Between slices new
+ * messages may arrive; they are appended to the id arrays, which the walk reads live.
  */
+import { performance } from 'node:perf_hooks';
 import { ApiError, badRequest } from '../src/http/errors.js';
 import { readsFullHistory, received, type ChannelContext } from './channel.js';
 import { narrowPredicate, resolveChannel, type NarrowTerm } from './narrow.js';
@@ -87,8 +94,63 @@ function lowerBound(ids: number[], value: number): number {
   return lo;
 }
 
-/** Walks the merged sources from `start` in one direction, yielding messages that pass `keep`. */
-function* walk(sources: Source[], start: number, forward: boolean, keep: (m: MessageRecord) => boolean): Generator<MessageRecord> {
+/** How much of a scan runs in one turn of the event loop. */
+export const SCAN_SLICE = {
+  /** Messages examined (kept or not) before the scan yields. */
+  messages: 2000,
+  /** Milliseconds of scanning before the scan yields, whatever the count; the clock is read every 32 messages. */
+  ms: 4,
+};
+
+/** How a scan is cut into slices; tests pass their own. */
+export interface ScanOptions {
+  /** Messages per slice (default `SCAN_SLICE.messages`). */
+  sliceMessages?: number;
+  /** Milliseconds per slice (default `SCAN_SLICE.ms`). */
+  sliceMs?: number;
+  /** Called each time the scan yields. */
+  onYield?: () => void;
+  /** Polled at each yield: true once the client went away, which ends the scan. */
+  aborted?: () => boolean;
+}
+
+/** What a walk yields when its slice is used up. */
+const PAUSE = Symbol('pause');
+type Step = MessageRecord | typeof PAUSE;
+
+/** Counts the messages a query examines and says when a slice is used up. */
+class SliceBudget {
+  private count = 0;
+  private started = performance.now();
+  private readonly perSlice: number;
+  private readonly ms: number;
+  constructor(private readonly opts: ScanOptions) {
+    this.perSlice = Math.max(1, opts.sliceMessages ?? SCAN_SLICE.messages);
+    this.ms = opts.sliceMs ?? SCAN_SLICE.ms;
+  }
+
+  /** Counts one examined message; true when the slice is used up. */
+  tick(): boolean {
+    this.count++;
+    if (this.count >= this.perSlice) return true;
+    return (this.count & 31) === 0 && performance.now() - this.started >= this.ms;
+  }
+
+  /** Lets other work run, then starts a new slice. */
+  async pause(): Promise<void> {
+    this.opts.onYield?.();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.opts.aborted?.()) throw new ApiError('BAD_REQUEST', 'Request aborted by the client');
+    this.count = 0;
+    this.started = performance.now();
+  }
+}
+
+/**
+ * Walks the merged sources from `start` in one direction, yielding messages that pass
+ * `keep`, and `PAUSE` whenever the budget's slice is used up.
+ */
+function* walk(sources: Source[], start: number, forward: boolean, keep: (m: MessageRecord) => boolean, budget: SliceBudget): Generator<Step> {
   const pos = sources.map((s) => (forward ? lowerBound(s.ids, start) : lowerBound(s.ids, start + 1) - 1));
   for (;;) {
     let best = -1;
@@ -98,6 +160,7 @@ function* walk(sources: Source[], start: number, forward: boolean, keep: (m: Mes
       if (best < 0 || (forward ? sources[i].ids[p] < sources[best].ids[pos[best]] : sources[i].ids[p] > sources[best].ids[pos[best]])) best = i;
     }
     if (best < 0) return;
+    if (budget.tick()) yield PAUSE;
     const id = sources[best].ids[pos[best]];
     pos[best] += forward ? 1 : -1;
     const readable = sources[best].readable;
@@ -107,36 +170,66 @@ function* walk(sources: Source[], start: number, forward: boolean, keep: (m: Mes
   }
 }
 
-function take(gen: Generator<MessageRecord>, n: number): { items: MessageRecord[]; more: boolean } {
+/** Up to `n` messages of a walk, and whether it has more. */
+async function take(gen: Generator<Step>, n: number, budget: SliceBudget): Promise<{ items: MessageRecord[]; more: boolean }> {
   const items: MessageRecord[] = [];
-  for (const m of gen) {
+  for (let step = gen.next(); !step.done; step = gen.next()) {
+    if (step.value === PAUSE) {
+      await budget.pause();
+      continue;
+    }
     if (items.length === n) return { items, more: true };
-    items.push(m);
+    items.push(step.value);
   }
   return { items, more: false };
 }
 
-/** Runs a message query for one user. */
-export function queryMessages(world: World, q: MessageQuery): MessagePage {
+/** The first message of a walk, if any. */
+async function first(gen: Generator<Step>, budget: SliceBudget): Promise<MessageRecord | undefined> {
+  for (let step = gen.next(); !step.done; step = gen.next()) {
+    if (step.value === PAUSE) {
+      await budget.pause();
+      continue;
+    }
+    return step.value;
+  }
+  return undefined;
+}
+
+/** The message with id `anchor`, if the viewer may read it and it passes `keep`. */
+function messageAt(sources: Source[], anchor: number, keep: (m: MessageRecord) => boolean): MessageRecord | undefined {
+  for (const s of sources) {
+    const p = lowerBound(s.ids, anchor);
+    if (p >= s.ids.length || s.ids[p] !== anchor) continue;
+    if (s.readable && !s.readable(anchor)) continue;
+    const m = s.get(anchor);
+    if (m && keep(m)) return m;
+  }
+  return undefined;
+}
+
+/** Runs a message query for one user, scanning in slices (see `SCAN_SLICE`). */
+export async function queryMessages(world: World, q: MessageQuery, opts: ScanOptions = {}): Promise<MessagePage> {
   if (q.num_before < 0 || q.num_after < 0) throw badRequest('num_before and num_after must be non-negative');
   if (q.num_before + q.num_after > 5000) throw badRequest('Too many messages requested (maximum 5000).');
   const org = world.org(q.org)!;
   const viewer = world.user(q.org, q.user_id);
   const sources = sourcesFor(world, q);
   const keep = narrowPredicate(org, q.narrow, viewer);
+  const budget = new SliceBudget(opts);
   let anchor: number;
   if (q.anchor === 'newest') anchor = LARGER_THAN_MAX_MESSAGE_ID;
   else if (q.anchor === 'oldest') anchor = 0;
   else if (q.anchor === 'first_unread') {
-    const unread = walk(sources, 0, true, (m) => keep(m) && viewer !== undefined && viewer.unread.has(m.id)).next();
-    anchor = unread.done ? LARGER_THAN_MAX_MESSAGE_ID : unread.value.id;
+    const unread = await first(walk(sources, 0, true, (m) => keep(m) && viewer !== undefined && viewer.unread.has(m.id), budget), budget);
+    anchor = unread === undefined ? LARGER_THAN_MAX_MESSAGE_ID : unread.id;
   } else anchor = q.anchor;
-  const before = take(walk(sources, anchor - 1, false, keep), q.num_before);
-  const atAnchor = walk(sources, anchor, true, keep).next();
-  const foundAnchor = !atAnchor.done && atAnchor.value.id === anchor;
-  const after = take(walk(sources, anchor + 1, true, keep), q.num_after);
+  const before = await take(walk(sources, anchor - 1, false, keep, budget), q.num_before, budget);
+  const atAnchor = messageAt(sources, anchor, keep);
+  const foundAnchor = atAnchor !== undefined;
+  const after = await take(walk(sources, anchor + 1, true, keep, budget), q.num_after, budget);
   const messages = before.items.reverse();
-  if (foundAnchor && q.include_anchor) messages.push(atAnchor.value as MessageRecord);
+  if (atAnchor && q.include_anchor) messages.push(atAnchor);
   messages.push(...after.items);
   return {
     messages,

@@ -4,6 +4,8 @@
  * turns them into a test on one message.
  */
 import { ApiError } from '../src/http/errors.js';
+import { codePointLength } from './message_rules.js';
+import { isValidEmail } from './org_users.js';
 import type { OrgContext } from './organization.js';
 import type { MessageRecord } from './types.js';
 import type { UserContext } from './user.js';
@@ -19,11 +21,70 @@ export interface NarrowTerm {
 const OPERATORS = new Set(['channel', 'stream', 'topic', 'dm', 'pm-with', 'sender', 'is', 'search', 'id', 'dm-including', 'group-pm-with', 'channels', 'streams', 'near', 'with']);
 const IS_OPERANDS = new Set(['dm', 'private', 'starred', 'mentioned', 'unread', 'read', 'alerted', 'resolved', 'followed', 'muted']);
 
+/**
+ * The longest `search` operand, in code points. Zulip sets no explicit cap (its search
+ * is PostgreSQL full-text search); here a search is a substring test of each distinct
+ * word against every message scanned, so its cost grows with the operand. 1000 code
+ * points is far beyond anything typed or pasted into a search box (about 150 words,
+ * 16 times the longest topic), bounds a search to at most 500 distinct words, and keeps
+ * a narrow small enough to be stored with an event queue.
+ */
+export const MAX_SEARCH_LENGTH = 1000;
+
+/** The most terms one narrow may have; Zulip clients send a handful. */
+export const MAX_NARROW_TERMS = 100;
+
+/** Operators whose operand names one or more users (ids or emails). */
+const USER_OPERATORS = new Set(['dm', 'pm-with', 'group-pm-with', 'dm-including', 'sender']);
+
 const badNarrow = (msg: string): ApiError => new ApiError('BAD_NARROW', msg);
+
+/**
+ * A value as an error message may show it: strings as they are, anything else by its
+ * JSON type. (String() of a client's deeply nested array would recurse and overflow.)
+ */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return value.length > 100 ? `${value.slice(0, 100)}...` : value;
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
+  return Array.isArray(value) ? 'a list' : 'an object';
+}
+
+/** An operand as Zulip's `str(operand)` prints it in errors: `[1, 2]`, `['a@b.c']`, or the string itself. */
+function operandText(operand: NarrowTerm['operand']): string {
+  if (!Array.isArray(operand)) return shown(operand);
+  const items = operand.slice(0, 10).map((x) => (typeof x === 'number' ? String(x) : `'${shown(x)}'`));
+  return `[${items.join(', ')}${operand.length > 10 ? ', ...' : ''}]`;
+}
+
+/** Checks what an operator's operand must be, beyond its JSON type. */
+function checkOperand(operator: string, operand: NarrowTerm['operand']): void {
+  switch (operator) {
+    case 'search': {
+      if (typeof operand !== 'string' || operand.trim().length === 0) throw badNarrow('Invalid narrow operand for search: must be a non-empty string');
+      if (codePointLength(operand) > MAX_SEARCH_LENGTH) {
+        throw badNarrow(`Invalid narrow operator: search operand too long (limit: ${MAX_SEARCH_LENGTH} characters)`);
+      }
+      return;
+    }
+    case 'is':
+      if (typeof operand !== 'string' || !IS_OPERANDS.has(operand)) throw badNarrow(`Invalid narrow operator: unknown 'is' operand ${operandText(operand)}`);
+      return;
+    case 'id':
+    case 'with':
+      // As Zulip: a message id, as a number or a string of digits.
+      if (!(typeof operand === 'number' && operand >= 0) && !(typeof operand === 'string' && /^\d{1,16}$/.test(operand))) {
+        throw badNarrow(operator === 'id' ? 'Invalid narrow operator: Invalid message ID' : "Invalid narrow operator: Invalid 'with' operand");
+      }
+      return;
+    default:
+      if (Array.isArray(operand) && !USER_OPERATORS.has(operator)) throw badNarrow(`Invalid narrow operand for ${operator}`);
+  }
+}
 
 /** Validates a decoded `narrow` parameter (objects or legacy `[operator, operand]` pairs). */
 export function checkNarrow(raw: unknown): NarrowTerm[] {
   if (!Array.isArray(raw)) throw badNarrow('Invalid narrow: must be a list');
+  if (raw.length > MAX_NARROW_TERMS) throw badNarrow(`Invalid narrow: too many terms (limit: ${MAX_NARROW_TERMS})`);
   return raw.map((item): NarrowTerm => {
     let operator: unknown;
     let operand: unknown;
@@ -31,27 +92,52 @@ export function checkNarrow(raw: unknown): NarrowTerm[] {
     if (Array.isArray(item) && item.length === 2) [operator, operand] = item;
     else if (item && typeof item === 'object') ({ operator, operand, negated = false } = item as Record<string, unknown>);
     else throw badNarrow('Invalid narrow: each term must be an object or a pair');
-    if (typeof operator !== 'string' || !OPERATORS.has(operator)) throw badNarrow(`Invalid narrow operator: unknown operator ${String(operator)}`);
+    if (typeof operator !== 'string' || !OPERATORS.has(operator)) throw badNarrow(`Invalid narrow operator: unknown operator ${shown(operator)}`);
     if (typeof negated !== 'boolean') throw badNarrow('Invalid narrow: negated must be a boolean');
-    const okOperand = typeof operand === 'string' || (typeof operand === 'number' && Number.isInteger(operand)) ||
-      (Array.isArray(operand) && operand.every((x) => typeof x === 'string' || (typeof x === 'number' && Number.isInteger(x))));
+    const okOperand = typeof operand === 'string' || (typeof operand === 'number' && Number.isSafeInteger(operand)) ||
+      (Array.isArray(operand) && operand.every((x) => typeof x === 'string' || (typeof x === 'number' && Number.isSafeInteger(x))));
     if (!okOperand) throw badNarrow(`Invalid narrow operand for ${operator}`);
-    if (operator === 'is' && !IS_OPERANDS.has(String(operand))) throw badNarrow(`Invalid narrow operator: unknown 'is' operand ${String(operand)}`);
+    checkOperand(operator, operand as NarrowTerm['operand']);
     return { operator, operand: operand as NarrowTerm['operand'], negated };
   });
 }
 
-/** Resolves a user operand (id, email, or list of either) to user ids; `phrase` names the operand in errors. */
+/**
+ * One user of the organization, by id (a number or a string of digits) or by email;
+ * undefined for anyone else: an id no user of this organization has (whatever another
+ * organization has), or a string that is not a valid email.
+ */
+function userIdOf(org: OrgContext, item: string | number): number | undefined {
+  if (typeof item === 'number') return org.users.has(item) ? item : undefined;
+  const trimmed = item.trim();
+  if (/^\d+$/.test(trimmed)) {
+    const id = Number(trimmed);
+    return org.users.has(id) ? id : undefined;
+  }
+  if (!isValidEmail(trimmed)) return undefined;
+  return org.byEmail.get(trimmed.toLowerCase());
+}
+
+/**
+ * Resolves a user operand (id, email, or a list or comma-separated string of either) to
+ * user ids. Any user it names who is not in the organization makes the whole operand
+ * invalid, as in Zulip: `Invalid narrow operator: <phrase> <operand>`.
+ */
 export function resolveUsers(org: OrgContext, operand: NarrowTerm['operand'], phrase = 'unknown user'): number[] {
   const items = Array.isArray(operand) ? operand : typeof operand === 'string' ? operand.split(',') : [operand];
   return items.map((item) => {
-    if (typeof item === 'number') return item;
-    const trimmed = item.trim();
-    if (/^\d+$/.test(trimmed)) return Number(trimmed);
-    const id = org.byEmail.get(trimmed.toLowerCase());
-    if (id === undefined) throw badNarrow(`Invalid narrow operator: ${phrase} ${trimmed}`);
+    const id = userIdOf(org, item);
+    if (id === undefined) throw badNarrow(`Invalid narrow operator: ${phrase} ${operandText(operand)}`);
     return id;
   });
+}
+
+/** Resolves the operand of an operator that names exactly one user (`sender`, `dm-including`). */
+function resolveUser(org: OrgContext, operand: NarrowTerm['operand']): number {
+  const item = Array.isArray(operand) && operand.length === 1 ? operand[0] : operand;
+  const id = Array.isArray(item) ? undefined : userIdOf(org, item);
+  if (id === undefined) throw badNarrow(`Invalid narrow operator: unknown user ${operandText(operand)}`);
+  return id;
 }
 
 /** Resolves a channel operand (name or id) to a channel id, or undefined if unknown. */
@@ -62,9 +148,10 @@ export function resolveChannel(org: OrgContext, operand: NarrowTerm['operand']):
   return org.channelsByName.get(operand.trim().toLowerCase());
 }
 
-/** Lower-cased words of a search query. */
-function searchWords(operand: NarrowTerm['operand']): string[] {
-  return String(operand).toLowerCase().split(/\s+/).filter((w) => w.length > 0);
+/** The distinct lower-cased words of a search query, longest first (the rarest, usually). */
+export function searchWords(operand: NarrowTerm['operand']): string[] {
+  const words = new Set(String(operand).toLowerCase().split(/\s+/).filter((w) => w.length > 0));
+  return [...words].sort((a, b) => b.length - a.length);
 }
 
 /**
@@ -104,17 +191,17 @@ function termTest(org: OrgContext, term: NarrowTerm, viewer: UserContext | undef
     case 'dm':
     case 'pm-with':
     case 'group-pm-with': {
-      const ids = new Set(resolveUsers(org, operand, 'unknown user in'));
+      const ids = new Set(resolveUsers(org, operand, operator === 'group-pm-with' ? 'unknown user' : 'unknown user in'));
       if (viewer) ids.add(viewer.user_id);
       const key = [...ids].sort((a, b) => a - b).join(',');
       return (m) => m.dm_user_ids !== null && m.dm_user_ids.join(',') === key;
     }
     case 'dm-including': {
-      const [id] = resolveUsers(org, operand);
+      const id = resolveUser(org, operand);
       return (m) => m.dm_user_ids !== null && m.dm_user_ids.includes(id);
     }
     case 'sender': {
-      const [id] = resolveUsers(org, operand);
+      const id = resolveUser(org, operand);
       return (m) => m.sender_id === id;
     }
     case 'id':

@@ -1006,3 +1006,138 @@ t.test('POST /messages/flags', async (t) => {
     });
   });
 });
+
+// ---------------------------------------------------------------------------
+// Narrow operands that name users, the search bound, and sliced scans
+// ---------------------------------------------------------------------------
+
+t.test('narrow operands naming users who are not in the organization are BAD_NARROW, ids and emails alike', async (t) => {
+  const { f, alice, bob } = await org(t);
+  const ask = (narrow: unknown) => getMessages(f, alice, { anchor: 'newest', num_before: 10, num_after: 0, narrow });
+  // Another organization on the same server, with more users than this one: its ids above
+  // ours exist there, and must still be unknown here.
+  const { createOrganization } = await import('../src/bootstrap.js');
+  const other = await createOrganization(f.runtime, { name: 'Other', subdomain: 'other', ownerEmail: 'boss@other.example', ownerPassword: 'pw', ownerName: 'Boss' });
+  const otherOwner = { user_id: other.owner.user_id, email: other.owner.email, api_key: other.owner.api_key };
+  let foreignId = 0;
+  for (let i = 0; i < 8; i++) {
+    const r = await f.call(otherOwner, 'POST', '/api/v1/users', { email: `u${i}@other.example`, password: 'pw', full_name: `U${i}` }, { headers: { host: 'other.localhost' } });
+    if (r.status !== 200) throw new Error(`create in other org failed: ${r.body}`);
+    foreignId = r.json.user_id;
+  }
+  t.notOk(f.runtime.org(f.org.organization_id)!.users.has(foreignId), `user ${foreignId} exists only in the other organization`);
+
+  const cases: Array<[unknown, string]> = [
+    [[{ operator: 'dm', operand: [99999] }], 'Invalid narrow operator: unknown user in [99999]'],
+    [[{ operator: 'dm', operand: [bob.user_id, 99999] }], `Invalid narrow operator: unknown user in [${bob.user_id}, 99999]`],
+    [[{ operator: 'dm', operand: [foreignId] }], `Invalid narrow operator: unknown user in [${foreignId}]`],
+    [[{ operator: 'dm', operand: [-1] }], 'Invalid narrow operator: unknown user in [-1]'],
+    [[{ operator: 'dm', operand: '99999' }], 'Invalid narrow operator: unknown user in 99999'],
+    [[{ operator: 'dm', operand: 'bob@example.com,99999' }], 'Invalid narrow operator: unknown user in bob@example.com,99999'],
+    [[{ operator: 'dm', operand: 'u1@other.example' }], 'Invalid narrow operator: unknown user in u1@other.example'],
+    [[{ operator: 'pm-with', operand: [99999] }], 'Invalid narrow operator: unknown user in [99999]'],
+    [[{ operator: 'group-pm-with', operand: 99999 }], 'Invalid narrow operator: unknown user 99999'],
+    [[{ operator: 'dm-including', operand: 99999 }], 'Invalid narrow operator: unknown user 99999'],
+    [[{ operator: 'dm-including', operand: foreignId }], `Invalid narrow operator: unknown user ${foreignId}`],
+    [[{ operator: 'sender', operand: 99999 }], 'Invalid narrow operator: unknown user 99999'],
+    [[{ operator: 'sender', operand: '99999' }], 'Invalid narrow operator: unknown user 99999'],
+    [[{ operator: 'sender', operand: [bob.user_id, alice.user_id] }], `Invalid narrow operator: unknown user [${bob.user_id}, ${alice.user_id}]`],
+    [[{ operator: 'sender', operand: 99999, negated: true }], 'Invalid narrow operator: unknown user 99999'],
+    [[['sender', '99999']], 'Invalid narrow operator: unknown user 99999'],
+  ];
+  for (const [narrow, msg] of cases) expectError(t, await ask(narrow), 400, 'BAD_NARROW', msg);
+  // An email that is not a valid address names nobody, whatever the directory holds.
+  for (const operand of ['bob@example.com\u0000', 'bob\u0000@example.com', ' bob@example.com\u0007', 'Bob <bob@example.com>']) {
+    const r = await ask([{ operator: 'sender', operand }]);
+    expectError(t, r, 400, 'BAD_NARROW');
+    t.match(r.json?.msg, /^Invalid narrow operator: unknown user /);
+  }
+  // The same users by id and by email still narrow.
+  t.equal((await ask([{ operator: 'dm', operand: [bob.user_id] }])).status, 200);
+  t.equal((await ask([{ operator: 'sender', operand: String(bob.user_id) }])).status, 200);
+  t.equal((await ask([{ operator: 'sender', operand: [bob.user_id] }])).status, 200, 'a one-element list names one user');
+  t.equal((await ask([{ operator: 'dm-including', operand: 'BOB@example.com' }])).status, 200);
+});
+
+t.test('an email with a NUL byte names nobody wherever an email enters', async (t) => {
+  const { f, alice } = await org(t);
+  const dm = await post(f, alice, { type: 'direct', to: ['bob@example.com\u0000'], content: 'hi' });
+  expectError(t, dm, 400, 'BAD_REQUEST');
+  const sub = await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'general' }], principals: ['bob@example.com\u0000'] });
+  t.equal(sub.status, 400, sub.body);
+  t.equal(sub.json?.result, 'error');
+  const login = await f.call(null, 'POST', '/api/v1/fetch_api_key', { username: 'bob@example.com\u0000', password: 'pw-bob@example.com' });
+  expectError(t, login, 401, 'AUTHENTICATION_FAILED');
+});
+
+t.test('other invalid narrow operands are BAD_NARROW, never a 500', async (t) => {
+  const { f, alice } = await org(t);
+  const ask = (narrow: unknown) => getMessages(f, alice, { anchor: 'newest', num_before: 10, num_after: 0, narrow });
+  expectError(t, await ask([{ operator: 'id', operand: 'abc' }]), 400, 'BAD_NARROW', 'Invalid narrow operator: Invalid message ID');
+  expectError(t, await ask([{ operator: 'id', operand: -3 }]), 400, 'BAD_NARROW', 'Invalid narrow operator: Invalid message ID');
+  expectError(t, await ask([{ operator: 'search', operand: '   ' }]), 400, 'BAD_NARROW');
+  expectError(t, await ask([{ operator: 'search', operand: 42 }]), 400, 'BAD_NARROW');
+  expectError(t, await ask([{ operator: 'topic', operand: ['a', 'b'] }]), 400, 'BAD_NARROW');
+  expectError(t, await ask([{ operator: 'dm', operand: [2 ** 60] }]), 400, 'BAD_NARROW', 'Invalid narrow operand for dm');
+  expectError(t, await ask(Array.from({ length: 101 }, () => ({ operator: 'is', operand: 'dm' }))), 400, 'BAD_NARROW', 'Invalid narrow: too many terms (limit: 100)');
+  // A deeply nested operator used to be printed with String(), which recursed and overflowed.
+  const depth = 20000;
+  const nested = await ask(`[{"operator":${'['.repeat(depth)}"x"${']'.repeat(depth)},"operand":"x"}]`);
+  expectError(t, nested, 400, 'BAD_NARROW', 'Invalid narrow operator: unknown operator a list');
+});
+
+t.test('the search operand is bounded at MAX_SEARCH_LENGTH code points', async (t) => {
+  const { MAX_SEARCH_LENGTH } = await import('../actors/narrow.js');
+  const { f, alice, owner } = await org(t);
+  await send(f, owner, { type: 'stream', to: 'general', topic: 'bound', content: 'needle' });
+  const ask = (operand: string) => getMessages(f, alice, { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'search', operand }] });
+  const atLimit = await ask('needle ' + '😀'.repeat(MAX_SEARCH_LENGTH - 7));
+  t.equal(atLimit.status, 200, `${MAX_SEARCH_LENGTH} code points (more UTF-16 units) is allowed: ${atLimit.body.slice(0, 200)}`);
+  expectError(t, await ask('needle ' + 'x'.repeat(MAX_SEARCH_LENGTH - 6)), 400, 'BAD_NARROW', `Invalid narrow operator: search operand too long (limit: ${MAX_SEARCH_LENGTH} characters)`);
+  expectError(t, await ask('x '.repeat(512 * 1024)), 400, 'BAD_NARROW', `Invalid narrow operator: search operand too long (limit: ${MAX_SEARCH_LENGTH} characters)`);
+  const reg = await f.call(alice, 'POST', '/api/v1/register', { event_types: ['message'], narrow: [{ operator: 'search', operand: 'x'.repeat(MAX_SEARCH_LENGTH + 1) }] });
+  expectError(t, reg, 400, 'BAD_NARROW');
+  // Repeated words count once: a search of one word said 300 times finds what the word finds.
+  t.strictSame((await ask('needle '.repeat(140))).json?.messages?.map((m: { content: string }) => m.content), ['<p>needle</p>']);
+});
+
+t.test('a long search scans in slices, and other requests are answered in between', async (t) => {
+  const { queryMessages, SCAN_SLICE } = await import('../actors/message_query.js');
+  const { f, alice, owner, general } = await org(t);
+  const total = SCAN_SLICE.messages * 5;
+  const pending: Promise<unknown>[] = [];
+  for (let i = 0; i < total; i++) {
+    pending.push(f.runtime.execute({ kind: 'channel', org: f.org.organization_id, stream_id: general, command: { type: 'SEND_CHANNEL_MESSAGE', org: f.org.organization_id, sender_id: owner.user_id, topic: `t${i % 7}`, content: `filler ${i}`, client: 'test', read_by_sender: true } }));
+  }
+  await Promise.all(pending);
+
+  // Directly: a search that matches nothing examines every message, a slice at a time.
+  let yields = 0;
+  const page = await queryMessages(f.runtime, { org: f.org.organization_id, user_id: alice.user_id, anchor: 'newest', num_before: 10, num_after: 0, include_anchor: true, narrow: [{ operator: 'search', operand: 'absent', negated: false }] }, { onYield: () => yields++, sliceMs: 1e9 });
+  t.strictSame(page.messages, []);
+  t.equal(page.found_oldest, true);
+  t.ok(yields >= Math.floor(total / SCAN_SLICE.messages) - 1, `${total} messages were scanned in ${yields + 1} slices`);
+
+  // Through the API: a server_settings request that arrives while the search runs is answered first.
+  const order: string[] = [];
+  const search = getMessages(f, alice, { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'search', operand: 'absent' }] }).then((r) => {
+    order.push('search');
+    return r;
+  });
+  const settings = new Promise<ApiResult>((resolve) => setImmediate(() => resolve(f.call(null, 'GET', '/api/v1/server_settings')))).then((r) => {
+    order.push('server_settings');
+    return r;
+  });
+  const [s, ss] = await Promise.all([search, settings]);
+  t.equal(s.status, 200, s.body.slice(0, 200));
+  t.equal(ss.status, 200);
+  t.strictSame(order, ['server_settings', 'search'], 'the request started after the search finished before it');
+
+  // A client that goes away ends the scan at the next slice.
+  let checks = 0;
+  await t.rejects(
+    queryMessages(f.runtime, { org: f.org.organization_id, user_id: alice.user_id, anchor: 'newest', num_before: 10, num_after: 0, include_anchor: true, narrow: [{ operator: 'search', operand: 'absent', negated: false }] }, { aborted: () => ++checks > 1, sliceMs: 1e9 }),
+    /aborted/,
+  );
+  t.equal(checks, 2, 'the scan stopped at the first slice after the abort');
+});

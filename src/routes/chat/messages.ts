@@ -3,7 +3,7 @@
  */
 import { queryMessages, type MessageQuery } from '../../../actors/message_query.js';
 import { highlightHtml, highlightText } from '../../../actors/highlight.js';
-import { checkNarrow, type NarrowTerm } from '../../../actors/narrow.js';
+import { checkNarrow, searchWords as operandWords, type NarrowTerm } from '../../../actors/narrow.js';
 import type { MessageRecord } from '../../../actors/types.js';
 import { accessMessage, channelIdByName, checkChannelId, messageForViewer, resolveUserIds } from '../../../actors/queries.js';
 import { ApiError, badRequest } from '../../http/errors.js';
@@ -85,9 +85,9 @@ function parseAnchor(raw: string | number | undefined, useFirstUnread: boolean):
   throw new ApiError('BAD_REQUEST', 'Invalid anchor', { var_name: 'anchor' });
 }
 
-/** The words of every search term of a narrow, for highlighting. */
+/** The distinct words of every search term of a narrow, for highlighting. */
 function searchWords(narrow: NarrowTerm[]): string[] {
-  return narrow.filter((t) => t.operator === 'search' && !t.negated).flatMap((t) => String(t.operand).split(/\s+/).filter((w) => w.length > 0));
+  return [...new Set(narrow.filter((t) => t.operator === 'search' && !t.negated).flatMap((t) => operandWords(t.operand)))];
 }
 
 export const getMessages = route<GetMessagesParams>({
@@ -106,17 +106,22 @@ export const getMessages = route<GetMessagesParams>({
     use_first_unread_anchor: { schema: S.bool },
     allow_empty_topic_name: { schema: S.bool },
   },
-  handler({ params, org, user, runtime }) {
+  async handler({ params, org, user, runtime, exchange }) {
     const narrow = checkNarrow(params.narrow ?? []);
-    const page = queryMessages(runtime, {
-      org: org.id,
-      user_id: user.user_id,
-      anchor: parseAnchor(params.anchor, params.use_first_unread_anchor ?? false),
-      num_before: params.num_before ?? 0,
-      num_after: params.num_after ?? 0,
-      include_anchor: params.include_anchor ?? true,
-      narrow,
-    });
+    // The scan yields to the event loop between slices, so a long search never holds it.
+    const page = await queryMessages(
+      runtime,
+      {
+        org: org.id,
+        user_id: user.user_id,
+        anchor: parseAnchor(params.anchor, params.use_first_unread_anchor ?? false),
+        num_before: params.num_before ?? 0,
+        num_after: params.num_after ?? 0,
+        include_anchor: params.include_anchor ?? true,
+        narrow,
+      },
+      { aborted: () => exchange.aborted },
+    );
     const view = { applyMarkdown: params.apply_markdown ?? true, allowEmptyTopicName: params.allow_empty_topic_name ?? false };
     const words = searchWords(narrow);
     const render = (m: MessageRecord): Record<string, unknown> => {

@@ -1,6 +1,7 @@
 /**
  * Users: list, fetch, and create (administrators only).
  */
+import { checkEmail, checkFullName } from '../../../actors/org_users.js';
 import { hashPassword } from '../../../actors/passwords.js';
 import { getUser, listUsers } from '../../../actors/queries.js';
 import { Role } from '../../../actors/types.js';
@@ -57,8 +58,10 @@ export const createUser = route<{ email: string; password: string; full_name: st
     full_name: { schema: S.str, required: true },
   },
   async handler({ params, org, user, runtime }) {
-    // Cheap permission check before the expensive hash; the actor checks again.
+    // Cheap checks before the expensive hash; the actor checks again.
     if (user.role > Role.ADMIN) throw adminRequired();
+    checkEmail(params.email);
+    checkFullName(params.full_name);
     const password_hash = await hashPassword(params.password);
     const value = (await runtime.execute({
       kind: 'org',
