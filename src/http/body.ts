@@ -2,7 +2,12 @@
  * Request parameter decoding, as Django does it for Zulip: form fields from an
  * `application/x-www-form-urlencoded` or `multipart/form-data` body, then the query
  * string. A name found in the body wins over the same name in the query.
+ *
+ * Text must be UTF-8, however it is sent: invalid UTF-8 is a 400, whether it comes
+ * percent-encoded (`%FF`) or as raw bytes in a form body, a multipart text field or
+ * part header, or the query string. Nothing is silently turned into U+FFFD.
  */
+import { isUtf8 } from 'node:buffer';
 
 /** A file part of a multipart body. */
 export interface UploadedFile {
@@ -20,6 +25,9 @@ export interface DecodedParams {
 
 /** Thrown for a body that cannot be decoded; the dispatcher turns it into a 400. */
 export class MalformedBody extends Error {}
+
+/** The message for text that is not UTF-8, whether sent raw or percent-encoded. */
+export const INVALID_UTF8 = 'Invalid UTF-8 in request';
 
 /** Decodes `a=1&b=%20x+y` into `into`, later names overwriting earlier ones. */
 export function decodeUrlEncoded(text: string, into: Map<string, string>): void {
@@ -39,8 +47,15 @@ function decodeComponent(s: string): string {
   try {
     return decodeURIComponent(plus);
   } catch {
-    throw new MalformedBody('Malformed percent-encoding in request');
+    // decodeURIComponent refuses both `%ZZ` and well-formed escapes of invalid UTF-8 (`%FF`).
+    throw new MalformedBody(/%(?![0-9A-Fa-f]{2})/.test(plus) ? 'Malformed percent-encoding in request' : INVALID_UTF8);
   }
+}
+
+/** Decodes UTF-8 text, refusing invalid bytes instead of replacing them with U+FFFD. */
+function utf8(bytes: Buffer): string {
+  if (!isUtf8(bytes)) throw new MalformedBody(INVALID_UTF8);
+  return bytes.toString('utf8');
 }
 
 /** Reads one parameter of a header value such as `multipart/form-data; boundary="x"`. */
@@ -70,7 +85,7 @@ export function decodeMultipart(body: Buffer, boundary: string, values: Map<stri
     else throw new MalformedBody('Malformed multipart body');
     const headerEnd = body.indexOf('\r\n\r\n', pos);
     if (headerEnd < 0) throw new MalformedBody('Malformed multipart part headers');
-    const headers = body.toString('utf8', pos, headerEnd).split('\r\n');
+    const headers = utf8(body.subarray(pos, headerEnd)).split('\r\n');
     const next = body.indexOf(delimiter, headerEnd + 4);
     if (next < 0) throw new MalformedBody('Unterminated multipart body');
     // The part's data ends before the CRLF that precedes the next delimiter.
@@ -88,7 +103,7 @@ export function decodeMultipart(body: Buffer, boundary: string, values: Map<stri
     if (field === undefined) throw new MalformedBody('Multipart part without a name');
     const filename = headerParam(disposition, 'filename');
     if (filename !== undefined) files.push({ field, filename, contentType, data: Buffer.from(data) });
-    else values.set(field, data.toString('utf8'));
+    else values.set(field, utf8(data));
     pos = next;
   }
 }
@@ -100,13 +115,17 @@ export function decodeMultipart(body: Buffer, boundary: string, values: Map<stri
 export function decodeParams(contentType: string | undefined, body: Buffer, query: string): DecodedParams {
   const values = new Map<string, string>();
   const files: UploadedFile[] = [];
+  // The transport hands over the query as a string, already decoded from UTF-8 with
+  // U+FFFD for each invalid byte. A URL is ASCII (RFC 3986), so a raw U+FFFD in it was
+  // either invalid bytes or an unencoded character: both are refused, as `%FF` is.
+  if (query.includes('\uFFFD')) throw new MalformedBody(INVALID_UTF8);
   decodeUrlEncoded(query, values);
   if (body.length === 0) return { values, files };
   const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
   if (type === 'multipart/form-data') {
     decodeMultipart(body, headerParam(contentType ?? '', 'boundary') ?? '', values, files);
   } else if (type === 'application/x-www-form-urlencoded' || type === '') {
-    decodeUrlEncoded(body.toString('utf8'), values);
+    decodeUrlEncoded(utf8(body), values);
   } else {
     throw new MalformedBody(`Unsupported content type: ${type}`);
   }

@@ -5,6 +5,19 @@
  * - copy each `onData` chunk (uWS reuses its memory);
  * - refuse a body over the ceiling with 413 before buffering it;
  * - write every response inside one `cork`.
+ *
+ * What reaches this module at all is decided by uWS's C++ parser (uWS v20.43, inside
+ * uWebSockets.js 20.30), which closes the connection without an answer, before any
+ * JavaScript runs, for: a method other than GET POST HEAD PUT DELETE CONNECT OPTIONS
+ * TRACE PATCH (case-sensitive); a request line other than `METHOD /target HTTP/1.1`
+ * (HTTP/1.0, HTTP/0.9, a NUL or control byte in the target, an absolute URL, garbage);
+ * more than 48 header fields; a bad field name or value; no Host; both Content-Length
+ * and Transfer-Encoding; and a request head that does not fit the first read (about
+ * 128 KB on loopback) or, arriving in pieces, the 4 KB it buffers across reads. A head
+ * it cannot parse and that stays under 4 KB is held, unanswered, until its 10-second
+ * idle timeout closes the connection. A Content-Length that is not 1 to 9 digits
+ * reaches the handler, but uWS then closes the connection before any answer is sent.
+ * The limits below are Parley's own, answered as nginx would, closing the connection.
  */
 import uWS from 'uWebSockets.js';
 import { Abortable, STATUS_TEXT, type Exchange, type IncomingRequest, type OutgoingResponse } from './types.js';
@@ -27,6 +40,37 @@ export interface ListenOptions {
   maxBodyBytesFor?: (req: IncomingRequest) => number;
   /** Answer to a body over the ceiling (a 413 in the API's own error shape). */
   tooLarge: (req: IncomingRequest) => OutgoingResponse;
+  /**
+   * Answer to a request refused before the handler (400, 414 or 431, see `HTTP_LIMITS`),
+   * in the API's own error shape; plain text, as nginx answers, when absent. The request
+   * is given (its body unread) so that a port serving two APIs can choose by Host.
+   */
+  refuse?: (status: RefusalStatus, message: string, req: IncomingRequest) => OutgoingResponse;
+}
+
+/** Statuses of a request refused before it reaches the handler. */
+export type RefusalStatus = 400 | 414 | 431;
+
+/**
+ * Parley's limits on a request head, checked before the handler, with nginx's default
+ * sizes (`large_client_header_buffers 4 8k`). Lengths are in characters as uWS hands
+ * them over. uWS's own, lower-level limits are listed at the top of this module.
+ */
+export const HTTP_LIMITS = {
+  /** Path plus query string; longer is 414 URI Too Long. */
+  maxUrlChars: 8192,
+  /** One header field, name plus value; longer is 431 Request Header Fields Too Large. */
+  maxHeaderFieldChars: 8192,
+  /** All header fields together; more is 431. */
+  maxHeaderChars: 32768,
+} as const;
+
+/** Headers that must not repeat: a second one is a 400, as nginx answers. */
+const UNIQUE_HEADERS = new Set(['host', 'content-length', 'transfer-encoding']);
+
+/** Plain-text refusals, as nginx answers malformed requests it cannot route. */
+function plainRefusal(status: RefusalStatus, message: string): OutgoingResponse {
+  return { status, headers: [['Content-Type', 'text/plain; charset=utf-8']], body: `${message}\n` };
 }
 
 /** A listening server. */
@@ -45,8 +89,15 @@ function statusLine(status: number): string {
   return STATUS_LINES.get(status) ?? `${status} Unknown`;
 }
 
-/** Writes a response in one corked batch, unless the client has gone or it was answered already. */
-function write(res: uWS.HttpResponse, abort: Abortable, out: OutgoingResponse, close = false): void {
+/**
+ * Writes a response in one corked batch, unless the client has gone or it was answered
+ * already. The answer to HEAD has the Content-Length of the body but not the body: uWS
+ * would send it, and the client would read it as the start of its next response. (This
+ * uWS's `endWithoutBody(length)` leaves the response pending, and the next request on
+ * the connection then closes it; so the header is written here and uWS writes none.)
+ * On a connection about to close, stray body bytes are harmless, and `end` closes it.
+ */
+function write(res: uWS.HttpResponse, abort: Abortable, out: OutgoingResponse, close: boolean, head: boolean): void {
   if (abort.aborted || abort.answered) return;
   abort.answered = true;
   res.cork(() => {
@@ -54,18 +105,23 @@ function write(res: uWS.HttpResponse, abort: Abortable, out: OutgoingResponse, c
     const headers = out.headers;
     for (let i = 0; i < headers.length; i++) res.writeHeader(headers[i][0], headers[i][1]);
     if (close) res.end(out.body, true);
-    else res.end(out.body);
+    else if (head) {
+      res.writeHeader('Content-Length', String(Buffer.byteLength(out.body)));
+      res.endWithoutBody();
+    } else res.end(out.body);
   });
 }
 
-function reply(res: uWS.HttpResponse, abort: Abortable, result: OutgoingResponse | Promise<OutgoingResponse> | null): void {
+const INTERNAL_ERROR: OutgoingResponse = { status: 500, headers: [['Content-Type', 'application/json']], body: '{"result":"error","msg":"Internal server error","code":"INTERNAL_SERVER_ERROR"}' };
+
+function reply(res: uWS.HttpResponse, abort: Abortable, head: boolean, result: OutgoingResponse | Promise<OutgoingResponse> | null): void {
   if (result === null) return;
   if (result instanceof Promise) {
     result.then(
-      (out) => write(res, abort, out),
-      () => write(res, abort, { status: 500, headers: [['Content-Type', 'application/json']], body: '{"result":"error","msg":"Internal server error","code":"INTERNAL_SERVER_ERROR"}' }),
+      (out) => write(res, abort, out, false, head),
+      () => write(res, abort, INTERNAL_ERROR, false, head),
     );
-  } else write(res, abort, result);
+  } else write(res, abort, result, false, head);
 }
 
 /**
@@ -100,54 +156,81 @@ class UwsRequest implements IncomingRequest {
  * its abort state alive, not the request with its headers: thousands of parked polls
  * are young objects that every scavenge during a fan-out would otherwise copy.
  */
-function watch(res: uWS.HttpResponse, abort: Abortable): void {
+function watch(res: uWS.HttpResponse, abort: Abortable, head: boolean): void {
   res.onAborted(() => abort.abort());
-  abort.responder = (out) => write(res, abort, out);
+  abort.responder = (out) => write(res, abort, out, false, head);
 }
 
 /** Reads the body chunk by chunk (each copied: uWS reuses its memory), then handles the request. */
-function readBody(res: uWS.HttpResponse, abort: Abortable, request: UwsRequest, maxBody: number, tooLarge: (req: IncomingRequest) => OutgoingResponse, handler: Handler): void {
+function readBody(res: uWS.HttpResponse, abort: Abortable, head: boolean, request: UwsRequest, maxBody: number, tooLarge: (req: IncomingRequest) => OutgoingResponse, handler: Handler): void {
   const chunks: Buffer[] = [];
   let size = 0;
   res.onData((chunk, isLast) => {
     if (abort.aborted) return;
     size += chunk.byteLength;
     if (size > maxBody) {
-      write(res, abort, tooLarge(request), true);
+      write(res, abort, tooLarge(request), true, head);
       return;
     }
     // A small copy comes from Node's buffer pool, where chunk.slice(0) would allocate an ArrayBuffer per request.
     chunks.push(Buffer.from(new Uint8Array(chunk)));
     if (!isLast) return;
     request.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
-    reply(res, abort, handler(request, abort));
+    reply(res, abort, head, handler(request, abort));
   });
+}
+
+/** Why a request head breaks Parley's limits (status and message), or undefined. */
+function refusal(url: string, query: string, headerChars: number, longestField: number, duplicate: string | undefined): [RefusalStatus, string] | undefined {
+  if (url.length + query.length > HTTP_LIMITS.maxUrlChars) return [414, `URI Too Long: the URL is over ${HTTP_LIMITS.maxUrlChars} characters`];
+  if (longestField > HTTP_LIMITS.maxHeaderFieldChars) return [431, `Request Header Fields Too Large: a header field is over ${HTTP_LIMITS.maxHeaderFieldChars} characters`];
+  if (headerChars > HTTP_LIMITS.maxHeaderChars) return [431, `Request Header Fields Too Large: the header fields are over ${HTTP_LIMITS.maxHeaderChars} characters`];
+  if (duplicate !== undefined) return [400, `Bad Request: more than one ${duplicate} header`];
+  return undefined;
 }
 
 /** Starts an HTTP listener that hands every request to `handler`. */
 export function listen(opts: ListenOptions, handler: Handler): Promise<Listener> {
   const app = uWS.App();
+  const refuse = opts.refuse ?? plainRefusal;
+  // `any` is routed only the nine upper-case methods uWS knows (see the top of this
+  // module): the method needs no case folding, and an unknown one never gets here.
   app.any('/*', (res, req) => {
     const abort = new Abortable();
-    watch(res, abort);
-    const method = req.getCaseSensitiveMethod().toUpperCase();
+    const method = req.getCaseSensitiveMethod();
+    const head = method === 'HEAD';
+    watch(res, abort, head);
     const headers: Record<string, string> = {};
+    let headerChars = 0;
+    let longestField = 0;
+    let duplicate: string | undefined;
     req.forEach((k, v) => {
+      const chars = k.length + v.length;
+      headerChars += chars;
+      if (chars > longestField) longestField = chars;
+      if (headers[k] !== undefined && UNIQUE_HEADERS.has(k)) duplicate = k;
       headers[k] = v;
     });
-    const request = new UwsRequest(method, req.getUrl(), req.getQuery() ?? '', headers, res, abort);
+    const url = req.getUrl();
+    const query = req.getQuery() ?? '';
+    const request = new UwsRequest(method, url, query, headers, res, abort);
+    const refused = refusal(url, query, headerChars, longestField, duplicate);
+    if (refused !== undefined) {
+      write(res, abort, refuse(refused[0], refused[1], request), true, head);
+      return;
+    }
     const declared = headers['content-length'];
     const hasBody = (declared !== undefined && declared !== '0') || headers['transfer-encoding'] !== undefined;
     if (!hasBody) {
-      reply(res, abort, handler(request, abort));
+      reply(res, abort, head, handler(request, abort));
       return;
     }
     const maxBody = opts.maxBodyBytesFor?.(request) ?? opts.maxBodyBytes;
     if (declared !== undefined && Number(declared) > maxBody) {
-      write(res, abort, opts.tooLarge(request), true);
+      write(res, abort, opts.tooLarge(request), true, head);
       return;
     }
-    readBody(res, abort, request, maxBody, opts.tooLarge, handler);
+    readBody(res, abort, head, request, maxBody, opts.tooLarge, handler);
   });
   return new Promise((resolve, reject) => {
     app.listen(opts.host, opts.port, (socket) => {
