@@ -1,8 +1,10 @@
 /**
  * `npm start`: run Parley until SIGTERM or SIGINT.
  */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { describeSettings, loadConfig } from './config.js';
-import { startServer } from './server.js';
 
 const log = (line: string): void => console.error(`[${new Date().toISOString()}] ${line}`);
 
@@ -13,6 +15,11 @@ async function main(): Promise<void> {
     return;
   }
   const config = loadConfig(argv, process.env);
+  const problem = uwsProblem();
+  if (problem) throw new Error(problem);
+  // Imported only now, so that an unsupported Node stops on the message above instead of
+  // on uWebSockets.js's own warning about its fallback.
+  const { startServer } = await import('./server.js');
   const server = await startServer(config, { log });
   const base = `http://${config.host}:${server.port}`;
   const boardHost = config.boardHost ? ` (and on port ${server.port} for Host ${config.boardHost})` : '';
@@ -27,6 +34,7 @@ async function main(): Promise<void> {
         `  email:    ${b.owner.email}`,
         `  password: ${b.password}`,
         `  API key:  ${b.owner.api_key}`,
+        `  channels: ${b.starter.channels.map((c) => c.name).join(', ')}`,
         `  e.g. curl -u ${b.owner.email}:${b.owner.api_key} ${base}/api/v1/users/me`,
         '',
       ].join('\n'),
@@ -44,6 +52,26 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+/**
+ * Why this Node cannot run Parley's HTTP server, or undefined. The uWebSockets.js build
+ * Parley uses ships native binaries for Node 20's ABI only; on any other Node it loads a
+ * pure-JavaScript fallback that throws "Not implemented" at the first request.
+ */
+function uwsProblem(): string | undefined {
+  const fallback = /^(1|true)$/i.test(process.env.UWS_USE_FALLBACK ?? '');
+  let dir: string;
+  try {
+    dir = dirname(createRequire(import.meta.url).resolve('uWebSockets.js/package.json'));
+  } catch {
+    return undefined; // not installed: the import fails with its own message
+  }
+  const binary = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
+  if (!fallback && existsSync(join(dir, 'binaries', binary))) return undefined;
+  return fallback
+    ? 'UWS_USE_FALLBACK is set, but uWebSockets.js\'s JavaScript fallback cannot serve Parley; unset it'
+    : `Parley needs Node 20 (20.15 or a later 20.x): its uWebSockets.js has no native binary for Node ${process.version} on ${process.platform}-${process.arch} (${binary}), and its JavaScript fallback cannot serve Parley`;
 }
 
 main().catch((err: Error) => {

@@ -6,7 +6,7 @@
 import type { RuntimeOptions } from '../actors/runtime.js';
 import { openStore, type Store } from '../snapshots/store.js';
 import { snapshotDue } from '../snapshots/schedule.js';
-import { createOrganization, randomPassword, type CreatedOrg } from './bootstrap.js';
+import { createOrganization, createStarterChannels, randomPassword, type CreatedOrg, type StarterContent } from './bootstrap.js';
 import type { Config } from './config.js';
 import { startControl, type ControlHandler } from './control.js';
 import { ChatApp, errorResponse } from './http/dispatch.js';
@@ -25,8 +25,8 @@ export interface RunningServer {
   /** The message board, and the port of its own listener. */
   board: BoardApp;
   boardPort: number;
-  /** Set when this start created the default organization. */
-  bootstrapped?: CreatedOrg & { password: string };
+  /** Set when this start created the default organization (and its starter channels). */
+  bootstrapped?: CreatedOrg & { password: string; starter: StarterContent };
   stop(): Promise<void>;
 }
 
@@ -68,9 +68,13 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   const { runtime } = store;
   let bootstrapped: RunningServer['bootstrapped'];
   if (runtime.server().orgs.size === 0) {
+    // The first start on an empty data directory: the default organization, its owner,
+    // and the channels a Zulip realm starts with. (A crash between these writes leaves
+    // the organization without them; the next start does not retry.)
     const password = randomPassword();
     const created = await createOrganization(runtime, { name: 'Parley', subdomain: '', ownerEmail: 'owner@localhost', ownerPassword: password, ownerName: 'Owner' });
-    bootstrapped = { ...created, password };
+    const starter = await createStarterChannels(runtime, created);
+    bootstrapped = { ...created, password, starter };
   }
   const app = new ChatApp(chatRoutes, runtime, config, opts.log);
   const board = new BoardApp(boardRoutes, runtime, boardSettings(config), opts.log);

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../snapshots/store.js';
@@ -49,4 +49,20 @@ t.test('create-org refuses a data directory held by a running process, and bad i
   t.match(missing.stderr, /--data-dir is required/);
   const unknown = parley(['frobnicate']);
   t.equal(unknown.status, 2);
+});
+
+t.test('serve stops with a clear message where uWebSockets.js would fall back to JavaScript', async (t) => {
+  // The fallback (used on a Node without a native uWS binary, or with UWS_USE_FALLBACK set)
+  // throws "Not implemented" at the first request; the server refuses to start instead.
+  const dir = mkdtempSync(join(tmpdir(), 'parley-cli-'));
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), 'serve', '--port', '0', '--data-dir', dir], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 60000,
+    env: { ...process.env, UWS_USE_FALLBACK: '1' },
+  });
+  t.equal(r.status, 1, r.stderr);
+  t.match(r.stderr, /cannot start: UWS_USE_FALLBACK is set, but uWebSockets\.js's JavaScript fallback cannot serve Parley/);
+  t.notMatch(r.stdout + r.stderr, /Falling back|Using µWS fallback/, 'uWS was not loaded');
+  t.same(readdirSync(dir), [], 'nothing was written to the data directory');
 });

@@ -1,0 +1,89 @@
+/**
+ * The README files point only at what a clone has: every relative link resolves to a
+ * file inside the repository that git does not ignore (and a `#fragment` to a heading
+ * of it), and so does every file path the READMEs name in a code span.
+ */
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import MarkdownIt from 'markdown-it';
+
+const root = resolve(import.meta.dirname, '..');
+const md = new MarkdownIt();
+type Token = ReturnType<typeof md.parse>[number];
+
+/** Markdown files whose links are checked: the READMEs and everything under docs/. */
+function documents(): string[] {
+  const docs: string[] = [];
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(join(root, dir))) {
+      const path = join(dir, name);
+      if (statSync(join(root, path)).isDirectory()) walk(path);
+      else if (name.endsWith('.md')) docs.push(path);
+    }
+  };
+  walk('docs');
+  return ['README.md', 'bench/README.md', ...docs.sort()];
+}
+
+/** Link targets that are not links: the chat spec describes Markdown syntax in prose ("[filename](url)"). */
+const NOT_LINKS: Record<string, string[]> = { [join('docs', 'spec', 'organization-chat-api.md')]: ['url'] };
+
+/** Files whose code spans are read as paths: the READMEs only (docs/ quote other projects' paths). */
+const PATHS_IN_CODE = ['README.md', 'bench/README.md'];
+
+function inline(tokens: Token[]): Token[] {
+  return tokens.flatMap((tok) => [tok, ...inline(tok.children ?? [])]);
+}
+
+/** GitHub's anchor for a heading. */
+function slug(text: string): string {
+  return text.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+}
+
+function anchors(file: string): Set<string> {
+  const tokens = md.parse(readFileSync(join(root, file), 'utf8'), {});
+  const out = new Set<string>();
+  tokens.forEach((tok, i) => {
+    if (tok.type === 'heading_open') out.add(slug(tokens[i + 1].content));
+  });
+  return out;
+}
+
+function ignoredByGit(path: string): boolean {
+  return spawnSync('git', ['check-ignore', '-q', path], { cwd: root }).status === 0;
+}
+
+/** Why `target`, named in `from`, does not resolve inside the repository; undefined when it does. */
+function problem(from: string, target: string, bases: string[]): string | undefined {
+  const [path, fragment] = target.split('#', 2) as [string, string | undefined];
+  const candidates = path === '' ? [join(root, from)] : bases.map((base) => resolve(base, decodeURIComponent(path)));
+  const found = candidates.find((c) => existsSync(c));
+  if (!found) return `${target} does not exist (from ${from})`;
+  const rel = relative(root, found);
+  if (rel.startsWith('..') || rel.startsWith(sep)) return `${target} is outside the repository`;
+  if (rel !== '' && ignoredByGit(rel)) return `${target} is ignored by git, so a clone does not have it`;
+  if (fragment !== undefined && rel.endsWith('.md') && !anchors(rel).has(fragment)) return `${target}: no heading #${fragment} in ${rel}`;
+  return undefined;
+}
+
+for (const file of documents()) {
+  t.test(`links in ${file} resolve inside the repository`, async (t) => {
+    const text = readFileSync(join(root, file), 'utf8');
+    t.notMatch(text, /\.\.\/shared\//, 'nothing points at ../shared/');
+    const tokens = inline(md.parse(text, {}));
+    const hrefs = tokens.filter((tok) => tok.type === 'link_open').map((tok) => String(tok.attrGet('href') ?? ''));
+    const relativeLinks = hrefs.filter((h) => !/^[a-z][a-z0-9+.-]*:/i.test(h) && !(NOT_LINKS[file] ?? []).includes(h));
+    for (const href of relativeLinks) t.equal(problem(file, href, [dirname(join(root, file))]), undefined, `link ${href}`);
+    if (!PATHS_IN_CODE.includes(file)) return;
+    // A code span that is a file path (a slash and an extension, no placeholder) names a file
+    // of the repository, relative to its root or to the README; dist/ is built by npm install.
+    const paths = tokens
+      .filter((tok) => tok.type === 'code_inline')
+      .map((tok) => tok.content)
+      .filter((c) => /^[\w.-]+(\/[\w.-]+)+\.(md|ts|mjs|js|json|yaml|sh)$/.test(c) && !c.startsWith('dist/'));
+    for (const path of new Set(paths)) t.equal(problem(file, path, [root, dirname(join(root, file))]), undefined, `path ${path}`);
+    t.ok(relativeLinks.length + paths.length > 0, 'found something to check');
+  });
+}
