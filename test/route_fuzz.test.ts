@@ -1,0 +1,646 @@
+/**
+ * Route fuzz: every chat and board route record, fed malformed input built from the
+ * record itself (method, path, parameter schemas, body schema): values of the wrong
+ * type, JSON of the wrong shape, oversized values, NULs, huge and negative numbers,
+ * path parameters that are not ids, bytes outside UTF-8 (percent-encoded, raw in form
+ * and multipart bodies, and as the U+FFFD a transport leaves for them), bad
+ * credentials, unknown hosts and methods.
+ *
+ * Every case starts from a valid request for its route and breaks exactly one thing in
+ * a way that makes the whole request invalid, so each must be refused: a 4xx (never a
+ * 5xx) in the API's error shape (chat: `{result: "error", msg, code}` with the status
+ * its code implies; board: an RFC 9457 problem document), nothing logged as an
+ * internal error, and the state digest unchanged. A few cases are marked `maybe`: the
+ * value passes every check this test knows of (an odd but well-typed string), so the
+ * request may succeed; such a case must still never be a 5xx or a malformed error, and
+ * after a success the state is simply re-read.
+ *
+ * Seeded: `PARLEY_FUZZ_SEED` replays a run; `PARLEY_ROUTE_FUZZ_SCALE` (default 1)
+ * multiplies the random part for longer local runs; `PARLEY_ROUTE_FUZZ_VERBOSE=1`
+ * lists the maybe-valid cases that were accepted.
+ */
+import t, { type Test } from 'tap';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { IdSet } from '../actors/id_set.js';
+import { BOARD_ERRORS } from '../src/board/errors.js';
+import type { BoardRoute } from '../src/board/route.js';
+import { ChatApp, inject, type InjectRequest } from '../src/http/dispatch.js';
+import { statusOf } from '../src/http/errors.js';
+import type { Route, Schema } from '../src/http/route.js';
+import { Abortable } from '../src/http/types.js';
+import { boardRoutes } from '../src/routes/board/index.js';
+import { chatRoutes } from '../src/routes/chat/index.js';
+import { boardFixture, challenge, type BoardFixture } from './board_helpers.js';
+import { basicAuth, chatFixture, type Credentials } from './helpers.js';
+import { prng } from './prng.js';
+import { stateDigest } from './state.js';
+
+const seed = Number(process.env.PARLEY_FUZZ_SEED ?? Date.now() % 1_000_000);
+const SCALE = Math.max(1, Number(process.env.PARLEY_ROUTE_FUZZ_SCALE ?? 1));
+/** Random type-junk values tried per parameter (on top of the fixed ones). */
+const JUNK_PER_PARAM = 6 * SCALE;
+/** `PARLEY_ROUTE_FUZZ_VERBOSE=1` lists the maybe-valid cases that were accepted. */
+const VERBOSE = process.env.PARLEY_ROUTE_FUZZ_VERBOSE === '1';
+/** A request with no answer after this long is a failure, not a hang. */
+const ANSWER_TIMEOUT_MS = 10_000;
+
+const random = prng(seed);
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
+function sample<T>(xs: readonly T[], n: number): T[] {
+  const copy = [...xs];
+  const out: T[] = [];
+  while (out.length < n && copy.length > 0) out.push(copy.splice(Math.floor(random() * copy.length), 1)[0]);
+  return out;
+}
+
+/** `invalid`: must be refused with state unchanged. `maybe`: may succeed (see the file comment). */
+type Expect = 'invalid' | 'maybe';
+
+interface Case {
+  what: string;
+  expect: Expect;
+  req: InjectRequest;
+}
+
+/** ASCII-only, short: a label fit for a TAP line whatever the case holds. */
+function label(s: string): string {
+  const cut = s.length > 90 ? `${s.slice(0, 90)}...(${s.length} chars)` : s;
+  return cut.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+const MB = 1 << 20;
+const deepArray = (n: number): string => '['.repeat(n) + ']'.repeat(n);
+const deepObject = (n: number): string => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+
+/**
+ * Raw parameter values of every kind. Whether one is invalid for a given parameter is
+ * decided by `definitelyInvalid`, from the parameter's schema.
+ */
+const JUNK: readonly string[] = [
+  '', ' ', 'nope', 'x\u0000y', '\u0000', 'TRUE', 'yes', 'true ', '1.5', '-1', '-0', '1e3', '1e309', '0x10', ' 1', '1 ',
+  '99999999999999999999', '-99999999999999999999', '9007199254740993', 'NaN', 'Infinity', '\u0661\u0662', 'null',
+  '[]', '{}', '[1', '{"a":', '[1,]', "['a']", '[null]', '[[1]]', '["a"]', '[1.5]', '[-1]', '[true]', '{"a":1}',
+  '[{"a":1}]', '"str"', '[1e999]', '["\\ud800"]', '"\\u0000"', '[{"name":5}]', '[{}]',
+  deepArray(3000), deepObject(3000), '\u202eevil', 'ä\u0301', '😀',
+];
+/** Oversized values; one per route, so that the run stays short. */
+const HUGE: readonly string[] = ['x'.repeat(MB), '9'.repeat(MB), `[${'1,'.repeat(200_000)}1]`, `["${'a'.repeat(MB)}"]`, `{"${'k'.repeat(MB)}":1}`];
+
+// ---------------------------------------------------------------------------
+// The invalidity oracle
+// ---------------------------------------------------------------------------
+
+const oracle = new Ajv({ strict: false, allowUnionTypes: true });
+const compiled = new Map<Schema, ValidateFunction>();
+
+/**
+ * Every value a form string could reasonably be read as: itself, a number, a boolean,
+ * its JSON. If the schema accepts none of them, no decoder can make the value valid.
+ */
+function readings(raw: string): unknown[] {
+  const out: unknown[] = [raw];
+  const n = Number(raw);
+  if (raw.trim() !== '' && Number.isFinite(n)) out.push(n);
+  if (/^(true|false)$/i.test(raw)) out.push(raw.toLowerCase() === 'true');
+  try {
+    out.push(JSON.parse(raw));
+  } catch {
+    // not JSON
+  }
+  return out;
+}
+
+function definitelyInvalid(schema: Schema, raw: string): boolean {
+  let validate = compiled.get(schema);
+  if (!validate) compiled.set(schema, (validate = oracle.compile(schema)));
+  return readings(raw).every((v) => !validate!(v));
+}
+
+// ---------------------------------------------------------------------------
+// Answer checks
+// ---------------------------------------------------------------------------
+
+/** Why a chat answer is not a proper refusal, or null. */
+function chatProblem(res: { status: number; headers: Record<string, string>; json: any }): string | null {
+  if (res.status < 400 || res.status > 499) return `status ${res.status}`;
+  if (!/^application\/json/.test(res.headers['content-type'] ?? '')) return `content-type ${res.headers['content-type']}`;
+  const j = res.json;
+  if (!j || typeof j !== 'object') return 'body is not JSON';
+  if (j.result !== 'error') return `result ${JSON.stringify(j.result)}`;
+  if (typeof j.msg !== 'string' || j.msg.length === 0) return 'msg missing';
+  if (typeof j.code !== 'string') return 'code missing';
+  if (statusOf(j.code) !== res.status) return `code ${j.code} implies ${statusOf(j.code)}, got ${res.status}`;
+  return null;
+}
+
+/** Why a board answer is not a proper RFC 9457 refusal, or null. */
+function boardProblem(res: { status: number; headers: Record<string, string>; json: any }): string | null {
+  if (res.status < 400 || res.status > 499) return `status ${res.status}`;
+  if (res.headers['content-type'] !== 'application/problem+json') return `content-type ${res.headers['content-type']}`;
+  const j = res.json;
+  if (!j || typeof j !== 'object') return 'body is not JSON';
+  if (!(j.code in BOARD_ERRORS)) return `unknown code ${JSON.stringify(j.code)}`;
+  if (BOARD_ERRORS[j.code as keyof typeof BOARD_ERRORS] !== res.status) return `code ${j.code} is not status ${res.status}`;
+  if (j.type !== `urn:parley:board:error:${j.code}`) return `type ${JSON.stringify(j.type)}`;
+  if (j.status !== res.status) return `status field ${j.status}`;
+  if (typeof j.title !== 'string' || typeof j.detail !== 'string') return 'title or detail missing';
+  if (j.field !== undefined && typeof j.field !== 'string') return 'field is not a string';
+  return null;
+}
+
+/** Runs one request, refusing to wait forever for a parked answer. */
+async function answer(app: Parameters<typeof inject>[0], req: InjectRequest): Promise<Awaited<ReturnType<typeof inject>> | 'timeout'> {
+  const abort = new Abortable();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => {
+      abort.abort();
+      resolve('timeout');
+    }, ANSWER_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([inject(app, { ...req, abort }), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A known failure whose fix lies outside this test's files: reported with t.todo. */
+interface Known {
+  why: string;
+  matches(c: Case, problem: string): boolean;
+}
+
+/**
+ * Runs a route's cases and checks each answer. Problems are gathered per route so a
+ * run reports every failing case, not just the first.
+ */
+async function runCases(
+  t: Test,
+  routeName: string,
+  cases: Case[],
+  opts: {
+    app: Parameters<typeof inject>[0];
+    digest: () => string;
+    problemOf: (res: any) => string | null;
+    logs: string[];
+    known: Known[];
+    /** Valid requests the cases were derived from, sent last: each must succeed, which shows the cases failed for what they broke. */
+    bases: InjectRequest[];
+  },
+): Promise<void> {
+  const problems: string[] = [];
+  const knownProblems = new Map<string, string[]>();
+  let before = opts.digest();
+  let refused = 0;
+  let succeeded = 0;
+  for (const c of cases) {
+    const logged = opts.logs.length;
+    const res = await answer(opts.app, c.req);
+    const accepted = res !== 'timeout' && c.expect === 'maybe' && res.status >= 200 && res.status < 300;
+    let problem: string | null = null;
+    if (res === 'timeout') problem = `no answer within ${ANSWER_TIMEOUT_MS} ms`;
+    else if (opts.logs.length > logged) problem = `internal error logged: ${label(opts.logs[opts.logs.length - 1].split('\n')[0])}`;
+    else if (!accepted) problem = opts.problemOf(res);
+    // A refusal must leave the state as it was; after a (maybe-valid) success it is simply re-read.
+    const after = opts.digest();
+    if (problem === null && !accepted && after !== before) problem = 'the state changed';
+    before = after;
+    if (accepted) {
+      succeeded++;
+      if (VERBOSE) t.comment(`accepted: ${c.req.method} ${label(c.req.url.slice(0, 80))}: ${c.what}`);
+    } else if (problem === null) refused++;
+    if (problem === null) continue;
+    const body = res === 'timeout' ? '' : ` -> ${label(res.body.slice(0, 160))}`;
+    const line = `${c.req.method} ${label(c.req.url.slice(0, 120))}: ${c.what}: ${problem}${body}`;
+    const known = opts.known.find((k) => k.matches(c, problem!));
+    if (known) knownProblems.set(known.why, [...(knownProblems.get(known.why) ?? []), line]);
+    else problems.push(line);
+  }
+  t.ok(cases.length > 0, `${routeName}: ${cases.length} cases, ${refused} refused properly, ${succeeded} maybe-valid accepted`);
+  // A maybe-valid case that succeeded may have used the base up (created its user, deactivated its target).
+  if (succeeded === 0) {
+    for (const base of opts.bases) {
+      const res = await answer(opts.app, base);
+      const status = res === 'timeout' ? 'no answer' : res.status;
+      t.ok(typeof status === 'number' && status >= 200 && status < 300, `${routeName}: the base request ${label(base.url.slice(0, 80))} is valid (${status})`);
+    }
+  }
+  t.strictSame(problems, [], `${routeName}: every case refused with a 4xx in the API's error shape, state unchanged`);
+  for (const [why, lines] of knownProblems) t.strictSame(lines, [], `${routeName}: known failure`, { todo: why });
+}
+
+// ---------------------------------------------------------------------------
+// Chat
+// ---------------------------------------------------------------------------
+
+interface ChatBase {
+  pathParams?: Record<string, string>;
+  params: Record<string, string>;
+  /** Values the route must refuse with this base; replaces the route's table in `chatSemantic`. */
+  semantic?: Record<string, string[]>;
+}
+
+/** Narrows every narrow check refuses, for GET /messages and register alike. */
+function narrowSyntaxInvalid(): string[] {
+  return [
+    '[{"operator":"bogus","operand":"x"}]', '[{"operator":"is","operand":"bogus"}]', '[{"operator":"is"}]', '[{"operand":"x"}]',
+    '[{"operator":5,"operand":"x"}]', '[{"operator":"is","operand":"dm","negated":"yes"}]', '[{"operator":"topic","operand":{}}]',
+    '[{"operator":"topic","operand":null}]', '[{"operator":"topic","operand":true}]', '[{"operator":"dm","operand":[[1]]}]',
+    '[{"operator":"dm","operand":[1.5]}]', '[{"operator":"dm","operand":[1e300]}]', '[null]', '[[]]', '[["is"]]', '[["is","dm","x"]]',
+    '[42]', '["is:dm"]', '{"operator":"is","operand":"dm"}', '[{"operator":"search","operand":""}]', '[{"operator":"search","operand":"   "}]',
+    JSON.stringify([{ operator: 'search', operand: 'w '.repeat(501) }]), JSON.stringify([{ operator: 'search', operand: 'x'.repeat(MB) }]),
+    '[{"operator":"id","operand":"abc"}]', '[{"operator":"id","operand":-1}]', '[{"operator":"with","operand":"x"}]',
+    JSON.stringify(Array.from({ length: 101 }, () => ({ operator: 'is', operand: 'dm' }))),
+    `[{"operator":${deepArray(3000).slice(0, 3000)}"x"${deepArray(3000).slice(3000)},"operand":"x"}]`,
+    `[{"operator":"is","operand":${deepObject(3000)}}]`,
+  ];
+}
+
+/** Narrows that are well-formed but name users or channels that do not exist: refused when a query resolves them. */
+function narrowQueryInvalid(): string[] {
+  return [
+    '[{"operator":"dm","operand":[99999]}]', '[{"operator":"dm","operand":[-1]}]', '[{"operator":"dm","operand":[4503599627370496]}]',
+    '[{"operator":"dm","operand":"nobody@example.com"}]', '[{"operator":"dm","operand":"owner@example.com\\u0000"}]',
+    '[{"operator":"pm-with","operand":[99999]}]', '[{"operator":"group-pm-with","operand":99999}]', '[{"operator":"dm-including","operand":99999}]',
+    '[{"operator":"sender","operand":99999}]', '[{"operator":"sender","operand":"owner@example.com\\u0000"}]', '[{"operator":"sender","operand":[1,2]}]',
+    '[{"operator":"sender","operand":"a@example.com,b@example.com"}]', '[{"operator":"channel","operand":"nosuch"}]',
+    '[{"operator":"channel","operand":99999}]', '[{"operator":"stream","operand":"general\\u0000"}]', '[{"operator":"stream","operand":-1}]',
+  ];
+}
+
+/** Values that are well-typed but that the route must refuse, per route and parameter. */
+function chatSemantic(key: string): Record<string, string[]> {
+  const narrowBad = [...narrowSyntaxInvalid(), ...narrowQueryInvalid()];
+  const unknownUsers = ['[99999]', '[-1]', '["nobody@example.com"]', '["owner@example.com\\u0000"]', '["a@example.com,b@example.com"]'];
+  const queueIds = ['nosuch', '', 'x\u0000', '\u0000', 'x'.repeat(MB)];
+  const table: Record<string, Record<string, string[]>> = {
+    'POST /api/v1/fetch_api_key': { username: ['owner@example.com\u0000', 'nobody@example.com', '', 'owner@example.com\nx'], password: ['wrong', '', 'owner-pass\u0000'] },
+    'POST /api/v1/register': { narrow: narrowSyntaxInvalid() },
+    'GET /api/v1/events': { queue_id: queueIds },
+    'DELETE /api/v1/events': { queue_id: queueIds },
+    'POST /api/v1/messages': {
+      to: ['nosuch', 'general\u0000', '99999', '-5', '0', '[]', '["general","random"]', '[99999]'],
+      topic: ['a\u0000b', 'bell\u0007', '\u001b[31m', `${'x'.repeat(MB)}\u0000`],
+      content: ['', '   ', '\n\n', 'a\u0000b', `${'x'.repeat(MB)}\u0000`],
+    },
+    'GET /api/v1/messages': {
+      anchor: ['bogus', '', 'newest\u0000', 'NEWEST', '1'.repeat(17), '1.5'],
+      narrow: narrowBad,
+      num_before: ['5001', '99999999'],
+    },
+    'POST /api/v1/messages/flags': { flag: ['bogus', '', 'read\u0000', 'historical'], messages: ['[99999]', '[-1]', '[0]'] },
+    'POST /api/v1/users': {
+      email: ['x\u0000@example.com', 'a b@example.com', 'owner@example.com', 'a@example.com,b@example.com', '', `${'x'.repeat(300)}@example.com`, 'Alice <a@example.com>', '"q"@example.com', 'x@example.com\u200b'],
+      full_name: ['', '   ', 'a\u0000b', 'x'.repeat(101)],
+    },
+    'GET /api/v1/get_stream_id': { stream: ['nosuch', 'general\u0000', '', 'x'.repeat(MB)] },
+    'POST /api/v1/users/me/subscriptions': {
+      subscriptions: ['[{"name":""}]', '[{"name":"a\\u0000b"}]', `[{"name":"${'x'.repeat(61)}"}]`, `[{"name":"fuzz-new","description":"${'x'.repeat(1025)}"}]`],
+      principals: unknownUsers,
+    },
+    'DELETE /api/v1/users/me/subscriptions': { subscriptions: ['["nosuch"]', '["general\\u0000"]', '[]'], principals: unknownUsers },
+  };
+  return table[key] ?? {};
+}
+
+/** Path segments that are not the id of anything: not integers, negative, or of nobody. */
+const BAD_SEGMENTS = ['abc', '-1', '1.5', '1e3', '0x1F', '%FF', '%C0%AF', '%ED%A0%80', '%00', '1%00', '%2F', '%20', '99999', '9'.repeat(30), 'NaN', '-0', '%E2%80%AE1', '1;2'];
+
+function encodeForm(params: Record<string, string>): string {
+  return Object.entries(params)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+    .join('&');
+}
+
+function chatUrl(route: Route, base: ChatBase, segments: Record<string, string> = {}): string {
+  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => segments[name] ?? encodeURIComponent(base.pathParams?.[name] ?? '1'));
+}
+
+/** A request for `route`: params in the query for GET and DELETE, in a form body otherwise. */
+function chatRequest(route: Route, who: Credentials, base: ChatBase, params: Record<string, string>, extra: { segments?: Record<string, string>; headers?: Record<string, string> } = {}): InjectRequest {
+  const inQuery = route.method === 'GET' || route.method === 'DELETE';
+  const encoded = encodeForm(params);
+  const headers: Record<string, string> = route.auth === 'user' ? { authorization: basicAuth(who) } : {};
+  if (!inQuery) headers['content-type'] = 'application/x-www-form-urlencoded';
+  const path = chatUrl(route, base, extra.segments);
+  return {
+    method: route.method,
+    url: inQuery && encoded ? `${path}?${encoded}` : path,
+    body: inQuery ? undefined : encoded,
+    headers: { ...headers, ...extra.headers },
+  };
+}
+
+/** Every case of one chat route from one base; `full` adds the cases that do not depend on the base. */
+function chatCases(route: Route, who: Credentials, base: ChatBase, full: boolean): Case[] {
+  const key = `${route.method} ${route.path}`;
+  const cases: Case[] = [];
+  const semantic = base.semantic ?? chatSemantic(key);
+  const formParams = Object.entries(route.params).filter(([, spec]) => spec.in !== 'path');
+  const pathParams = Object.entries(route.params).filter(([, spec]) => spec.in === 'path');
+  const inQuery = route.method === 'GET' || route.method === 'DELETE';
+  const req = (what: string, expect: Expect, r: InjectRequest): void => void cases.push({ what, expect, req: r });
+
+  // One parameter at a time: junk of every type, then what the route must refuse.
+  for (const [name, spec] of formParams) {
+    const junk = [...sample(JUNK, JUNK_PER_PARAM)];
+    for (const raw of junk) {
+      const invalid = definitelyInvalid(spec.schema, raw) || (semantic[name] ?? []).includes(raw);
+      // A maybe-valid dont_block could park a poll: only invalid values of it are sent.
+      if (!invalid && name === 'dont_block') continue;
+      req(`${name}=${label(raw)}`, invalid ? 'invalid' : 'maybe', chatRequest(route, who, base, { ...base.params, [name]: raw }));
+    }
+    for (const raw of semantic[name] ?? []) req(`${name}=${label(raw)} (refused by the route)`, 'invalid', chatRequest(route, who, base, { ...base.params, [name]: raw }));
+  }
+  // One oversized value, in a parameter of the route's.
+  if (formParams.length > 0) {
+    const [name, spec] = pick(formParams);
+    const raw = pick(HUGE);
+    const invalid = definitelyInvalid(spec.schema, raw);
+    if (invalid || name !== 'dont_block') req(`${name}=<${raw.length} chars>`, invalid ? 'invalid' : 'maybe', chatRequest(route, who, base, { ...base.params, [name]: raw }));
+  }
+  if (!full) return cases;
+  // Path parameters that are not ids of anything.
+  for (const [name] of pathParams) {
+    for (const seg of BAD_SEGMENTS) req(`{${name}}=${seg}`, 'invalid', chatRequest(route, who, base, base.params, { segments: { [name]: seg } }));
+  }
+  // Bytes outside UTF-8, and malformed encodings, wherever parameters arrive.
+  const encodedBase = encodeForm(base.params);
+  const name = formParams.length > 0 ? pick(formParams)[0] : 'zz';
+  const path = chatUrl(route, base);
+  const auth: Record<string, string> = route.auth === 'user' ? { authorization: basicAuth(who) } : {};
+  const form = { ...auth, 'content-type': 'application/x-www-form-urlencoded' };
+  const join = (a: string, b: string): string => (a ? `${a}&${b}` : b);
+  for (const bad of ['%FF', '%FE%FF', '%C0%AF', '%ED%A0%80', '%F4%90%80%80', '%E2%82', '%G1', '%', 'a%0']) {
+    const pair = `${name}=${bad}`;
+    req(`percent-encoded ${bad}`, 'invalid', inQuery ? { method: route.method, url: `${path}?${join(encodedBase, pair)}`, headers: auth } : { method: route.method, url: path, body: join(encodedBase, pair), headers: form });
+  }
+  req('a U+FFFD the transport left for an invalid byte in the query', 'invalid', { method: route.method, url: `${path}?${join(encodedBase, `${name}=a\uFFFDb`)}`, headers: auth });
+  for (const bytes of [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0x80], [0xf8, 0x88, 0x80, 0x80, 0x80]]) {
+    const body = Buffer.concat([Buffer.from(join(encodedBase, `${name}=a`)), Buffer.from(bytes), Buffer.from('b')]);
+    req(`raw bytes ${bytes.map((b) => b.toString(16)).join(' ')} in a form body`, 'invalid', { method: route.method, url: inQuery && encodedBase ? `${path}?${encodedBase}` : path, body, headers: form });
+  }
+  const boundary = 'fuzzBOUNDARY';
+  const part = (k: string, v: Buffer | string): Buffer => Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n`), Buffer.from(v), Buffer.from('\r\n')]);
+  // At least one part, so that a malformed multipart body is never an empty one.
+  const parts = Object.entries(base.params).map(([k, v]) => part(k, v));
+  if (parts.length === 0) parts.push(part('zz', 'x'));
+  const multipart = { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` };
+  req('raw 0xFF in a multipart text field', 'invalid', { method: route.method, url: path, body: Buffer.concat([...parts, part(name, Buffer.from([0x61, 0xff])), Buffer.from(`--${boundary}--\r\n`)]), headers: multipart });
+  req('an unterminated multipart body', 'invalid', { method: route.method, url: path, body: Buffer.concat([...parts, Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="x"\r\n\r\nunterminated`)]), headers: multipart });
+  req('a multipart body without a boundary', 'invalid', { method: route.method, url: path, body: Buffer.concat(parts), headers: { ...auth, 'content-type': 'multipart/form-data' } });
+  req('raw 0xFF in a multipart part header', 'invalid', { method: route.method, url: path, body: Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="\xff"\r\n\r\nv\r\n`, 'latin1'), ...parts, Buffer.from(`--${boundary}--\r\n`)]), headers: multipart });
+  for (const type of ['application/json', 'text/plain', 'application/xml']) {
+    req(`a body of type ${type}`, 'invalid', { method: route.method, url: path, body: JSON.stringify(base.params), headers: { ...auth, 'content-type': type } });
+  }
+  // Credentials that are not a user's, on routes that need one.
+  if (route.auth === 'user') {
+    const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64');
+    const headers = [
+      'Basic', 'Basic !!!', `Basic ${b64('no-colon')}`, 'Bearer abc', `Basic ${b64(`${who.email}:wrong-key`)}`, `Basic ${b64(`${who.email}\u0000:${who.api_key}`)}`,
+      `Basic ${b64(`${who.email}:${who.api_key}\u0000`)}`, `Basic ${b64(Buffer.from([0xff, 0xfe, 0x3a, 0x61]))}`, `Basic ${b64(`${'x'.repeat(10_000)}:y`)}`, '',
+    ];
+    for (const h of headers) {
+      const r = chatRequest(route, who, base, base.params);
+      req(`Authorization ${label(h.slice(0, 40))}`, 'invalid', { ...r, headers: { ...r.headers, authorization: h } });
+    }
+    const r = chatRequest(route, who, base, base.params);
+    const { authorization: _, ...noAuth } = r.headers!;
+    req('no Authorization', 'invalid', { ...r, headers: noAuth });
+  }
+  // An organization that does not exist, and methods the path does not have.
+  for (const host of ['nosuch.localhost', 'x\u0000.localhost', `${'a'.repeat(300)}.localhost`]) {
+    const r = chatRequest(route, who, base, base.params);
+    req(`Host ${label(host.slice(0, 40))}`, 'invalid', { ...r, headers: { ...r.headers, host } });
+  }
+  for (const method of ['PUT', 'PATCH']) req(`method ${method}`, 'invalid', { ...chatRequest(route, who, base, base.params), method });
+  return cases;
+}
+
+/** Failures that need a change outside this test's files, described in the report. */
+const CHAT_KNOWN: Known[] = [
+  {
+    why: 'scrypt (PBKDF2-HMAC inside) pads short passwords with zero bytes, so a password followed by NULs logs in; fetch_api_key (src/routes/chat/server.ts) or verifyPassword (actors/passwords.ts) must refuse a NUL in a password',
+    matches: (c, problem) => c.req.url === '/api/v1/fetch_api_key' && problem.startsWith('status 200') && /^password=owner-pass\\u0000+ /.test(c.what),
+  },
+];
+
+t.test(`chat routes (seed ${seed})`, async (t) => {
+  t.comment(`seed ${seed}; rerun with PARLEY_FUZZ_SEED=${seed}`);
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const logs: string[] = [];
+  const app = new ChatApp(chatRoutes, f.runtime, f.config, (line) => logs.push(line));
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const victim = await f.createUser('victim@example.com', 'Victim');
+  if ((await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id])).status !== 200) throw new Error('subscribe failed');
+  if ((await f.subscribe(f.owner, 'random', [f.owner.user_id])).status !== 200) throw new Error('subscribe failed');
+  const sent = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'seed', content: 'seed message' });
+  const dm = await f.call(alice, 'POST', '/api/v1/messages', { type: 'direct', to: [f.owner.user_id], content: 'seed dm' });
+  const registered = await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['message'] });
+  if (sent.status !== 200 || dm.status !== 200 || registered.status !== 200) throw new Error('fixture setup failed');
+  const queueId: string = registered.json.queue_id;
+  const mid = String(sent.json.id);
+
+  /** A valid request for each route, from which every case breaks one thing. */
+  const BASES: Record<string, ChatBase | ChatBase[]> = {
+    'POST /api/v1/fetch_api_key': { params: { username: 'owner@example.com', password: 'owner-pass' } },
+    'POST /api/v1/register': { params: { event_types: '["message"]' } },
+    'GET /api/v1/events': { params: { queue_id: queueId, last_event_id: '-1', dont_block: 'true' } },
+    'DELETE /api/v1/events': { params: { queue_id: queueId } },
+    'POST /api/v1/messages': [
+      { params: { type: 'stream', to: 'general', topic: 'fuzz', content: 'hello' } },
+      {
+        params: { type: 'direct', to: `[${alice.user_id}]`, content: 'hello' },
+        semantic: {
+          to: ['[99999]', '[-1]', '[0]', `[${alice.user_id},99999]`, '["nobody@example.com"]', '["alice@example.com\\u0000"]', 'alice@example.com\u0000', 'alice@example.com,nobody@example.com', 'general', '99999', `[${'99999,'.repeat(100_000)}99999]`],
+          content: ['', '   ', 'a\u0000b'],
+        },
+      },
+    ],
+    'GET /api/v1/messages': { params: { anchor: 'newest', num_before: '5', num_after: '0' } },
+    'GET /api/v1/messages/{message_id}': { pathParams: { message_id: mid }, params: {} },
+    'POST /api/v1/messages/flags': { params: { messages: `[${mid}]`, op: 'add', flag: 'starred' } },
+    'GET /api/v1/users/{user_id}': { pathParams: { user_id: String(alice.user_id) }, params: {} },
+    'POST /api/v1/users': { params: { email: 'fuzz-new@example.com', password: 'pw', full_name: 'Fuzz New' } },
+    'DELETE /api/v1/users/{user_id}': { pathParams: { user_id: String(victim.user_id) }, params: {} },
+    // The victim is active, so this base is itself refused: only the path matters here.
+    'POST /api/v1/users/{user_id}/reactivate': { pathParams: { user_id: String(victim.user_id) }, params: {} },
+    'GET /api/v1/get_stream_id': { params: { stream: 'general' } },
+    'POST /api/v1/users/me/subscriptions': { params: { subscriptions: '[{"name":"general"}]' } },
+    'DELETE /api/v1/users/me/subscriptions': { params: { subscriptions: '["random"]' } },
+  };
+  // Queues are the one thing a refused request may legitimately touch (a poll's bookkeeping), so they are left out.
+  const digest = (): string => stateDigest(f.runtime);
+  let total = 0;
+  for (const route of chatRoutes) {
+    const key = `${route.method} ${route.path}`;
+    const bases = [BASES[key] ?? { params: {} }].flat();
+    const cases = bases.flatMap((base, i) => chatCases(route, f.owner, base, i === 0));
+    total += cases.length;
+    const valid = key === 'POST /api/v1/users/{user_id}/reactivate' && f.runtime.org(1)!.users.get(victim.user_id)!.is_active ? [] : bases.map((b) => chatRequest(route, f.owner, b, b.params));
+    await t.test(key, (t) => runCases(t, key, cases, { app, digest, problemOf: chatProblem, logs, known: CHAT_KNOWN, bases: valid }));
+  }
+  t.comment(`${total} chat cases over ${chatRoutes.length} routes`);
+});
+
+// ---------------------------------------------------------------------------
+// Board
+// ---------------------------------------------------------------------------
+
+/** A canonical JSON of the board's state (maps and sets sorted). */
+function boardDigest(f: BoardFixture): string {
+  const canon = (v: unknown): unknown => {
+    if (v instanceof IdSet) return v.toArray();
+    if (v instanceof Map) return [...v.entries()].map(([k, x]) => [canon(k), canon(x)]).sort((a, b) => JSON.stringify(a[0]).localeCompare(JSON.stringify(b[0])));
+    if (v instanceof Set) return [...v].map(canon).sort();
+    if (Array.isArray(v)) return v.map(canon);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().filter((k) => k !== 'seq').map((k) => [k, canon((v as Record<string, unknown>)[k])]));
+    return v;
+  };
+  return JSON.stringify(canon(f.runtime.board()));
+}
+
+/** Query values every integer parameter refuses (plain decimal digits only, within its bounds). */
+function badIntegers(schema: Record<string, unknown>): string[] {
+  const out = ['', 'abc', '1.5', '-1', '+5', '05', ' 5', '5 ', '1e2', '0x10', '99999999999', '9'.repeat(400), '5\u0000', '\u0665'];
+  if (typeof schema.minimum === 'number') out.push(String(schema.minimum - 1));
+  if (typeof schema.maximum === 'number') out.push(String(schema.maximum + 1));
+  return out;
+}
+
+/** Query values a string parameter refuses, from its schema. */
+function badStrings(schema: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  if (typeof schema.minLength === 'number' && schema.minLength > 0) out.push('');
+  if (typeof schema.maxLength === 'number') out.push('x'.repeat(schema.maxLength + 1));
+  if (typeof schema['x-maxCodePoints'] === 'number') out.push('😀'.repeat((schema['x-maxCodePoints'] as number) + 1));
+  if (typeof schema['x-maxUtf8Bytes'] === 'number') out.push('é'.repeat(Math.ceil((schema['x-maxUtf8Bytes'] as number) / 2) + 1));
+  if (typeof schema.const === 'string') out.push(schema.const.toUpperCase(), `${schema.const}\u0000`, '');
+  if (Array.isArray(schema.enum)) out.push('bogus');
+  return out;
+}
+
+/** JSON bodies of the wrong shape, from the body schema: each breaks one rule of an otherwise valid body. */
+function badBodies(schema: Record<string, any>): Array<[string, string]> {
+  const props: Record<string, any> = schema.properties ?? {};
+  const required: string[] = schema.required ?? [];
+  const valid: Record<string, unknown> = Object.fromEntries(required.map((k) => [k, 'fuzz']));
+  const out: Array<[string, string]> = [
+    ['an array', '[]'], ['a string', '"fuzz"'], ['null', 'null'], ['a number', '1'], ['true', 'true'],
+    ['an empty object', '{}'], ['an unknown property', JSON.stringify({ ...valid, zz: 1 })], ['a deep array', deepArray(5000)],
+    ['a deep object in a property', `{"${required[0]}":${deepObject(5000)}}`], ['__proto__ as a property', `{${required.map((k) => `"${k}":"fuzz"`).join(',')},"__proto__":{"x":1}}`],
+    ['a duplicate key with a bad value last', `{${required.map((k) => `"${k}":"fuzz","${k}":5`).join(',')}}`],
+  ];
+  for (const k of required) {
+    const { [k]: _, ...rest } = valid;
+    out.push([`without ${k}`, JSON.stringify(rest)]);
+  }
+  for (const [k, p] of Object.entries(props)) {
+    const types = Array.isArray(p.type) ? p.type : [p.type];
+    for (const [what, v] of [['5', 5], ['[]', []], ['{}', {}], ['true', true], ['null', null]] as Array<[string, unknown]>) {
+      const jsonType = v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? 'number' : typeof v === 'boolean' ? 'boolean' : 'object';
+      if (!types.includes(jsonType) && !(Array.isArray(p.enum) && p.enum.includes(v))) out.push([`${k}: ${what}`, JSON.stringify({ ...valid, [k]: v })]);
+    }
+    if (types.includes('string')) {
+      for (const s of badStrings(p)) out.push([`${k}: ${label(s.slice(0, 20))} (${s.length} chars)`, JSON.stringify({ ...valid, [k]: s })]);
+      if (p['x-wellFormed']) out.push([`${k}: a lone surrogate`, `{${Object.entries(valid).filter(([x]) => x !== k).map(([x, y]) => `"${x}":"${y}",`).join('')}"${k}":"a\\ud800b"}`]);
+      if (p['x-httpUrl']) for (const u of ['javascript:alert(1)', 'ftp://example.com/', 'http://', 'http://a b/', 'http://x/\u0000', '//example.com/']) out.push([`${k}: ${label(u)}`, JSON.stringify({ ...valid, [k]: u })]);
+    }
+    if (k === 'replyTo') for (const id of ['m99999', 'm0', 'g1', 'x', '']) out.push([`replyTo: ${id} (no such message)`, JSON.stringify({ ...valid, replyTo: id })]);
+  }
+  return out;
+}
+
+/** The valid request a board route's cases are derived from. */
+function boardBase(route: BoardRoute, nonce: string): InjectRequest {
+  const required = Object.entries(route.query ?? {}).filter(([, p]) => p.required);
+  const query = new URLSearchParams(required.map(([n, p]): [string, string] => [n, typeof p.schema.const === 'string' ? p.schema.const : 'fuzz'])).toString();
+  const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'nonce' ? nonce : name === 'id' ? 'm1' : 'x'));
+  const body = route.body ? JSON.stringify(Object.fromEntries(((route.body.schema as any).required ?? []).map((k: string) => [k, 'fuzz']))) : undefined;
+  return { method: route.method, url: query ? `${path}?${query}` : path, body, headers: route.body ? { 'content-type': 'application/json' } : {} };
+}
+
+/** Every case of one board route. */
+function boardCases(route: BoardRoute, nonce: string): Case[] {
+  const cases: Case[] = [];
+  const req = (what: string, r: InjectRequest): void => void cases.push({ what, expect: 'invalid', req: r });
+  const query = route.query ?? {};
+  // A valid query: required parameters at valid values (only the publish path has any).
+  const validQuery: Record<string, string> = {};
+  for (const [name, p] of Object.entries(query)) {
+    if (!p.required) continue;
+    validQuery[name] = typeof p.schema.const === 'string' ? p.schema.const : 'fuzz';
+  }
+  const segments = (over: Record<string, string> = {}): string =>
+    route.path.replace(/\{(\w+)\}/g, (_, name: string) => over[name] ?? (name === 'nonce' ? nonce : name === 'id' ? 'm1' : 'x'));
+  const url = (q: string, over?: Record<string, string>): string => (q ? `${segments(over)}?${q}` : segments(over));
+  const body = route.body ? JSON.stringify(Object.fromEntries(((route.body.schema as any).required ?? []).map((k: string) => [k, 'fuzz']))) : undefined;
+  const json: Record<string, string> = route.body ? { 'content-type': 'application/json' } : {};
+  const base = (q: string, over?: Record<string, string>): InjectRequest => ({ method: route.method, url: url(q, over), body, headers: json });
+  const validQs = new URLSearchParams(validQuery).toString();
+
+  // Query parameters of the wrong value.
+  for (const [name, p] of Object.entries(query)) {
+    const bad = p.schema.type === 'integer' ? badIntegers(p.schema) : p.schema.type === 'string' ? badStrings(p.schema) : [];
+    const chosen = name === 'cursor'
+      ? ['', '!!!', 'x'.repeat(65), Buffer.from(`v1:${route.path.startsWith('/guestbook') ? 'm' : 'g'}:1`).toString('base64url'), Buffer.from('v1:m:999999').toString('base64url'), Buffer.from('v1:m:0').toString('base64url'), Buffer.from('v2:m:1').toString('base64url'), Buffer.from('v1:m:01').toString('base64url'), '%FF', 'AAAA']
+      : bad;
+    for (const raw of chosen) {
+      const encoded = raw.startsWith('%') ? raw : encodeURIComponent(raw);
+      const qs = [Object.entries(validQuery).filter(([k]) => k !== name).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&'), `${name}=${encoded}`].filter((x) => x).join('&');
+      req(`${name}=${label(raw.slice(0, 40))}`, base(qs));
+    }
+    const once = `${name}=${encodeURIComponent(validQuery[name] ?? '5')}`;
+    req(`${name} given twice`, base([validQs, once, ...(name in validQuery ? [] : [once])].filter((x) => x).join('&')));
+  }
+  for (const q of ['zz=1', '__proto__=1', 'constructor=1', '%FF=1', 'a=%FF', 'a=%G1', '%=x', 'a=%C0%AF', 'a=%ED%A0%80']) req(`query ${q}`, base([validQs, q].filter((x) => x).join('&')));
+  req('a U+FFFD the transport left for an invalid byte in the query', base([validQs, 'zz=\uFFFD'].filter((x) => x).join('&')));
+  // Path parameters that name nothing.
+  for (const name of Object.keys(route.pathParams ?? {})) {
+    const segs = name === 'id' ? ['m0', 'm', 'x1', 'm01', 'm99999', 'm1%00', '%FF', 'm-1', `m${'9'.repeat(20)}`, 'g1', 'M1', 'm1%2F', '%6D1x'] : ['x', '%FF', '%00', 'a'.repeat(300), '..', '%2E%2E'];
+    for (const seg of segs) req(`{${name}}=${seg}`, base(validQs, { [name]: seg }));
+  }
+  // Bodies: media type, bytes, JSON, shape, size.
+  if (route.body) {
+    const raw = (what: string, b: string | Buffer, type = 'application/json'): void => req(what, { method: route.method, url: url(validQs), body: b, headers: { 'content-type': type } });
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'application/jsonx', 'multipart/form-data; boundary=x']) raw(`content-type ${type}`, body!, type);
+    req('no content-type', { method: route.method, url: url(validQs), body });
+    raw('raw 0xFF inside a JSON string', Buffer.concat([Buffer.from(body!.slice(0, -2)), Buffer.from([0xff]), Buffer.from('"}')]));
+    raw('an overlong UTF-8 encoding', Buffer.concat([Buffer.from(body!.slice(0, -2)), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')]));
+    raw('a UTF-16 body', Buffer.from(body!, 'utf16le'));
+    for (const bad of ['', '{', '{"a":1,}', "{'a':1}", 'NaN', '{"a":1} x', '\u0000']) raw(`invalid JSON ${label(bad)}`, bad);
+    for (const [what, b] of badBodies(route.body.schema as Record<string, any>)) raw(what, b);
+    raw(`a body over ${route.body.maxBytes} bytes`, JSON.stringify({ x: 'x'.repeat(route.body.maxBytes) }));
+  }
+  // Methods the path does not have.
+  for (const method of ['PUT', 'DELETE', 'PATCH']) req(`method ${method}`, { ...base(validQs), method });
+  return cases;
+}
+
+/** Failures that need a change outside this test's files (none known). */
+const BOARD_KNOWN: Known[] = [];
+
+t.test(`board routes (seed ${seed})`, async (t) => {
+  t.comment(`seed ${seed}; rerun with PARLEY_FUZZ_SEED=${seed}`);
+  const f = boardFixture();
+  t.teardown(f.stop);
+  await f.setSwitch('guestbook', true);
+  await f.setSwitch('compat', true);
+  for (const body of ['first', 'second']) {
+    const r = await f.call('POST', '/api/v1/messages', { json: { body } });
+    if (r.status !== 201) throw new Error(`board post failed: ${r.body}`);
+  }
+  if ((await f.call('POST', '/api/v1/guestbook', { json: { message: 'hello' } })).status !== 201) throw new Error('guestbook failed');
+  // A live nonce: a refused publish must not consume it.
+  const nonce = await challenge(f);
+  let total = 0;
+  for (const route of boardRoutes) {
+    const key = `${route.method} ${route.path}`;
+    const cases = boardCases(route, nonce);
+    total += cases.length;
+    await t.test(key, (t) => runCases(t, key, cases, { app: f.app, digest: () => boardDigest(f), problemOf: boardProblem, logs: f.logs, known: BOARD_KNOWN, bases: [boardBase(route, nonce)] }));
+  }
+  t.comment(`${total} board cases over ${boardRoutes.length} routes`);
+});
