@@ -25,7 +25,9 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (scheme !== 'scrypt' || !saltHex || !keyHex) return false;
   const expected = Buffer.from(keyHex, 'hex');
   const actual = await derive(password, Buffer.from(saltHex, 'hex'));
-  return expected.length === actual.length && timingSafeEqual(expected, actual);
+  // scrypt keys its HMAC with the password, and HMAC pads a short key with zero bytes, so
+  // "pw" and "pw\0" derive the same key: a password with a NUL never matches.
+  return !password.includes('\u0000') && expected.length === actual.length && timingSafeEqual(expected, actual);
 }
 
 /** Compares two secrets in time that does not depend on where they differ. */

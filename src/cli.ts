@@ -6,7 +6,7 @@
  *   parley create-org --data-dir DIR --name NAME --subdomain SUB
  *                     --owner-email EMAIL --owner-password PASSWORD [--owner-name NAME]
  */
-import { createOrganization } from './bootstrap.js';
+import { createOrganization, createStarterChannels } from './bootstrap.js';
 import { ApiError } from './http/errors.js';
 import { boardStatusCommand, boardSwitchCommand, parseBoardArgs } from './operator/board_commands.js';
 import { compactCommand, inspectCommand, listSnapshotsCommand, openOffline, restoreCommand, snapshotCommand, verifyCommand } from './operator/data_commands.js';
@@ -66,6 +66,7 @@ async function createOrg(argv: string[]): Promise<void> {
       ownerPassword: required(flags, '--owner-password'),
       ownerName: flags.get('--owner-name') ?? required(flags, '--owner-email').split('@')[0],
     });
+    await createStarterChannels(store.runtime, created);
     console.log(JSON.stringify(created));
   } finally {
     await store.close();

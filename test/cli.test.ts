@@ -33,6 +33,7 @@ t.test('create-org prints the organization and owner, and the server recovers th
   const server = store.runtime.server();
   t.equal(server.orgs.size, 2);
   t.equal(store.runtime.org(1)!.users.get(1)!.api_key, out.owner.api_key);
+  t.same([...store.runtime.org(1)!.channelsByName.keys()].sort(), ['general', 'sandbox', 'welcome'], 'create-org makes the starter channels, as a first start does');
 });
 
 t.test('create-org refuses a data directory held by a running process, and bad input', async (t) => {

@@ -13,6 +13,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { parseQuery } from '../src/board/input.js';
+import { BoardError } from '../src/board/errors.js';
 import { decodeParams, INVALID_UTF8, MalformedBody } from '../src/http/body.js';
 import { HTTP_LIMITS, listen } from '../src/http/uws.js';
 import { loadConfig, type Config } from '../src/config.js';
@@ -275,6 +277,20 @@ t.test('malformed and oversized requests against a real server', { timeout: 90_0
     // The board's JSON bodies were already strict: the same bytes are its 422 malformed_json.
     const json = await exchange(board, post('/api/v1/messages', 'application/json', Buffer.concat([Buffer.from('{"body":"bad '), Buffer.from([0xff]), Buffer.from('"}')])));
     t.match(json.data, /^HTTP\/1\.1 422 Unprocessable Entity\r\n[\s\S]*"code":"malformed_json"/, 'the board refuses raw invalid UTF-8 in JSON');
+    // Board query strings and chat path parameters: raw bytes are refused as their percent-encoded form is.
+    const refusal = (raw: string): unknown => {
+      try {
+        return parseQuery(raw, 'validation_failed');
+      } catch (err) {
+        return err;
+      }
+    };
+    t.ok(refusal('message=caf\uFFFD') instanceof BoardError, 'uWS hands raw invalid bytes to the board as U+FFFD: refused like %FF');
+    t.ok(refusal('message=caf%FF') instanceof BoardError, '%FF in a board query is refused');
+    for (const q of ['%FF', '\xff']) {
+      const path = await exchange(chat, `GET /api/v1/users/${q} HTTP/1.1${CRLF}Host: 127.0.0.1${CRLF}${auth}Connection: close${CRLF}${CRLF}`);
+      t.match(path.data, /^HTTP\/1\.1 404 /, `a chat path parameter with ${JSON.stringify(q)}: 404`);
+    }
     await healthy(t, 'invalid UTF-8');
   });
 

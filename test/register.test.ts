@@ -435,3 +435,17 @@ t.test('unread_msgs groups unread ids by conversation, as Zulip does', async (t)
   const modern = await f.call(bob, 'POST', REGISTER, { fetch_event_types: JSON.stringify(['update_message_flags']), client_capabilities: JSON.stringify({ empty_topic_name: true }) });
   t.equal(modern.json.unread_msgs.streams[2].topic, '', 'a client that shows the empty topic gets it as ""');
 });
+
+t.test('register refuses a narrow naming a user not in the organization, as GET /messages does', async (t) => {
+  const f = await chatFixture();
+  t.teardown(() => f.stop());
+  for (const narrow of [[{ operator: 'dm', operand: [99999] }], [{ operator: 'sender', operand: 'nobody@example.com' }]]) {
+    const reg = await f.call(f.owner, 'POST', '/api/v1/register', { narrow });
+    t.equal(reg.status, 400, JSON.stringify(narrow));
+    t.equal(reg.json.code, 'BAD_NARROW');
+    const get = await f.call(f.owner, 'GET', '/api/v1/messages', { anchor: 'newest', num_before: 1, narrow });
+    t.equal(get.json.code, reg.json.code, 'the same answer as GET /messages');
+  }
+  const ok = await f.call(f.owner, 'POST', '/api/v1/register', { narrow: [{ operator: 'dm', operand: [f.owner.user_id] }] });
+  t.equal(ok.status, 200, ok.body);
+});

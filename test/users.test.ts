@@ -406,3 +406,14 @@ t.test('GET /server_settings', async (t) => {
     t.same(res.json.allowed_methods, ['GET']);
   });
 });
+
+t.test('a password followed by NUL bytes does not log in (scrypt pads its HMAC key with zeros)', async (t) => {
+  const f = await chatFixture();
+  t.teardown(() => f.stop());
+  for (const password of ['owner-pass\u0000', 'owner-pass\u0000\u0000\u0000']) {
+    const res = await f.call(null, 'POST', '/api/v1/fetch_api_key', { username: 'owner@example.com', password });
+    t.equal(res.status, 401, JSON.stringify(password));
+  }
+  const ok = await f.call(null, 'POST', '/api/v1/fetch_api_key', { username: 'owner@example.com', password: 'owner-pass' });
+  t.equal(ok.status, 200);
+});

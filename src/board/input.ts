@@ -10,6 +10,8 @@ import type { QueryParam } from './route.js';
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 function decodeComponent(raw: string, code: BoardErrorCode): string {
+  // uWS hands raw invalid UTF-8 over as U+FFFD: refuse it as its percent-encoded form is refused.
+  if (raw.includes('\uFFFD')) throw new BoardError(code, `the query string is not valid UTF-8 near '${raw.slice(0, 40)}'`);
   try {
     return decodeURIComponent(raw.replace(/\+/g, ' '));
   } catch {

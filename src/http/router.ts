@@ -53,7 +53,8 @@ export class Router {
       for (let i = 0; i < parts.length && ok; i++) {
         const seg = p.segments[i];
         if (seg.startsWith('{')) {
-          if (parts[i].length === 0) ok = false;
+          // uWS hands raw invalid UTF-8 over as U+FFFD; `%FF` fails decoding: both match nothing.
+          if (parts[i].length === 0 || parts[i].includes('\uFFFD')) ok = false;
           else {
             try {
               params[seg.slice(1, -1)] = decodeURIComponent(parts[i]);

@@ -3,7 +3,7 @@
  * created first and the state gathered in the same synchronous step, so every fact
  * is either already in the state or on its way to the queue: never both, never neither.
  */
-import { checkNarrow } from '../../../actors/narrow.js';
+import { checkNarrow, narrowPredicate } from '../../../actors/narrow.js';
 import { fetchInitialState, versionFields } from '../../../actors/register_state.js';
 import type { Runtime } from '../../../actors/runtime.js';
 import type { OrgRecord, UserRecord } from '../../../actors/types.js';
@@ -43,6 +43,8 @@ export interface RegisterParams {
  */
 export function createQueue(runtime: Runtime, org: OrgRecord, user: UserRecord, params: RegisterParams, client: string): { queueId: string; durable: Promise<void> } {
   const narrow = checkNarrow(params.narrow ?? []);
+  // Operands naming nobody in this organization are refused here, as GET /messages refuses them.
+  narrowPredicate(runtime.org(org.id)!, narrow, undefined, true);
   return runtime.queues.register({
     org: org.id,
     user_id: user.user_id,
