@@ -32,7 +32,7 @@ function stable(value: any): any {
 
 t.test('a snapshot and log written by commit 748db87 recover to the state it served', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-format-v1-'));
-  cpSync(join(FIXTURE, 'data'), dir, { recursive: true });
+  cpSync(join(FIXTURE, 'store'), dir, { recursive: true });
   const logs: string[] = [];
   const clock = { t: 1_900_000_000_000 };
   const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 64 * 1024 * 1024, skipCorrupt: false, log: (l) => logs.push(l), onFatal: (e) => { throw e; }, runtime: { now: () => clock.t } });
