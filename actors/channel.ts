@@ -4,7 +4,7 @@
  * never queue behind each other.
  */
 import { badRequest } from '../src/http/errors.js';
-import type { Fact } from './facts.js';
+import { subscriptionIndex, type Fact } from './facts.js';
 import { domainLogic, type Decision, type DecideEnv } from './logic.js';
 import { renderMarkdown, type MentionResolver } from './markdown.js';
 import { checkContent, checkTopic } from './message_rules.js';
@@ -105,26 +105,47 @@ export function mentionResolver(org: OrgContext): MentionResolver {
   };
 }
 
+function addSubscribers(ctx: ChannelContext, userIds: number[]): void {
+  for (const id of userIds) {
+    ctx.subscribers.add(id);
+    const bounds = ctx.history.get(id);
+    if (!bounds) ctx.history.set(id, [nextBound(ctx), -1]);
+    else if (bounds[bounds.length - 1] !== -1) bounds.push(nextBound(ctx), -1);
+  }
+}
+
+function removeSubscribers(ctx: ChannelContext, userIds: number[]): void {
+  for (const id of userIds) {
+    ctx.subscribers.delete(id);
+    const bounds = ctx.history.get(id);
+    if (bounds && bounds[bounds.length - 1] === -1) bounds[bounds.length - 1] = nextBound(ctx);
+  }
+}
+
 function reduce(ctx: ChannelContext, fact: Fact): void {
   switch (fact.type) {
     case 'ChannelCreated':
       ctx.channel = { ...fact.channel };
       break;
     case 'Subscribed':
-      for (const id of fact.user_ids) {
-        ctx.subscribers.add(id);
-        const bounds = ctx.history.get(id);
-        if (!bounds) ctx.history.set(id, [nextBound(ctx), -1]);
-        else if (bounds[bounds.length - 1] !== -1) bounds.push(nextBound(ctx), -1);
-      }
+      addSubscribers(ctx, fact.user_ids);
       break;
     case 'Unsubscribed':
-      for (const id of fact.user_ids) {
-        ctx.subscribers.delete(id);
-        const bounds = ctx.history.get(id);
-        if (bounds && bounds[bounds.length - 1] === -1) bounds[bounds.length - 1] = nextBound(ctx);
-      }
+      removeSubscribers(ctx, fact.user_ids);
       break;
+    case 'SubscriptionsAdded': {
+      const index = subscriptionIndex(fact);
+      const created = index.created.get(ctx.channel.stream_id);
+      if (created) ctx.channel = { ...created };
+      const mine = index.byChannel.get(ctx.channel.stream_id);
+      if (mine) addSubscribers(ctx, mine.user_ids);
+      break;
+    }
+    case 'SubscriptionsRemoved': {
+      const mine = subscriptionIndex(fact).byChannel.get(ctx.channel.stream_id);
+      if (mine) removeSubscribers(ctx, mine.user_ids);
+      break;
+    }
     case 'MessageSent': {
       const m = fact.message;
       ctx.ids.push(m.id);

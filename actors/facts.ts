@@ -28,6 +28,36 @@ export interface Subscribed {
 }
 /** Users left a channel. */
 export interface Unsubscribed { type: 'Unsubscribed'; org: number; stream_id: number; user_ids: number[]; acting_user_id: number }
+
+/** The users one subscription request added to one channel, each with their settings. */
+export interface ChannelAdditions { stream_id: number; user_ids: number[]; props: SubscriptionProps[] }
+/** The users one unsubscription request removed from one channel. */
+export interface ChannelRemovals { stream_id: number; user_ids: number[] }
+
+/**
+ * What one `POST /users/me/subscriptions` did: the channels it created and, per
+ * channel, the users it added. One fact per request (or per few megabytes of it),
+ * so that its events are batched as Zulip batches them and replay does per-request,
+ * not per-channel, work. Earlier logs hold `ChannelCreated` + `Subscribed` per
+ * channel instead; those still replay.
+ */
+export interface SubscriptionsAdded {
+  type: 'SubscriptionsAdded';
+  org: number;
+  /** Channels the request created, in request order; they exist before anyone is added. */
+  created: ChannelRecord[];
+  /** Per channel, in request order; a channel appears at most once. */
+  additions: ChannelAdditions[];
+  acting_user_id: number;
+}
+/** What one `DELETE /users/me/subscriptions` did (earlier logs: `Unsubscribed` per channel). */
+export interface SubscriptionsRemoved {
+  type: 'SubscriptionsRemoved';
+  org: number;
+  /** Per channel, in request order; a channel appears at most once. */
+  removals: ChannelRemovals[];
+  acting_user_id: number;
+}
 /**
  * A message was sent. Its channel recipients are the channel's subscribers at this
  * point of the log, so they are not repeated here.
@@ -76,7 +106,9 @@ export interface ServerRestarted { type: 'ServerRestarted' }
 export type QueueFact = QueueRegistered | QueuesDropped | HeartbeatsDue | ServerRestarted;
 
 /** Facts about organizations and what lives in them. */
-export type DomainFact = OrgCreated | OrgActivationChanged | UserCreated | UserActivationChanged | ChannelCreated | Subscribed | Unsubscribed | MessageSent | FlagsUpdated;
+export type DomainFact =
+  | OrgCreated | OrgActivationChanged | UserCreated | UserActivationChanged | ChannelCreated | Subscribed | Unsubscribed
+  | SubscriptionsAdded | SubscriptionsRemoved | MessageSent | FlagsUpdated;
 
 /**
  * A message was posted to the public board. When it was published through the GET
@@ -99,3 +131,40 @@ export type FactType = Fact['type'];
 
 /** A fact stamped with its place in the server-wide log order. */
 export interface Stamped { seq: number; fact: Fact }
+
+/** A bulk subscription fact looked up by channel and by user, built once per fact object. */
+export interface SubscriptionIndex {
+  /** Channels the fact created, by id. */
+  created: Map<number, ChannelRecord>;
+  /** The users added to (or removed from) each channel, by channel id, with their settings when added. */
+  byChannel: Map<number, ChannelAdditions | ChannelRemovals>;
+  /** Per user, in fact order: the channels they joined or left, and their settings when they joined. */
+  byUser: Map<number, Array<{ stream_id: number; props: SubscriptionProps | null }>>;
+}
+
+const indexes = new WeakMap<SubscriptionsAdded | SubscriptionsRemoved, SubscriptionIndex>();
+
+/**
+ * The index of a bulk subscription fact. Every channel and user actor the fact
+ * concerns reads its own part from it, so applying a fact of C channels and P users
+ * costs O(C + P + pairs), not O(C x P).
+ */
+export function subscriptionIndex(fact: SubscriptionsAdded | SubscriptionsRemoved): SubscriptionIndex {
+  let index = indexes.get(fact);
+  if (index) return index;
+  index = { created: new Map(), byChannel: new Map(), byUser: new Map() };
+  const parts: Array<ChannelAdditions | ChannelRemovals> = fact.type === 'SubscriptionsAdded' ? fact.additions : fact.removals;
+  if (fact.type === 'SubscriptionsAdded') for (const c of fact.created) index.created.set(c.stream_id, c);
+  for (const part of parts) {
+    index.byChannel.set(part.stream_id, part);
+    const props = 'props' in part ? part.props : null;
+    for (let i = 0; i < part.user_ids.length; i++) {
+      const id = part.user_ids[i];
+      let mine = index.byUser.get(id);
+      if (!mine) index.byUser.set(id, (mine = []));
+      mine.push({ stream_id: part.stream_id, props: props ? props[i] : null });
+    }
+  }
+  indexes.set(fact, index);
+  return index;
+}

@@ -9,7 +9,7 @@ import { decideCreateUser, decideSetUserActive, type CreateUser, type SetUserAct
 import { decideSubscribe, decideUnsubscribe, type Subscribe, type Unsubscribe } from './subscriptions.js';
 import { decideSendDirect, type SendDirect } from './direct_messages.js';
 import type { World } from './world.js';
-import type { MessageRecord, OrgRecord, UserRecord } from './types.js';
+import type { ChannelRecord, MessageRecord, OrgRecord, UserRecord } from './types.js';
 
 export { makeUser } from './org_users.js';
 
@@ -63,6 +63,12 @@ function addUser(ctx: OrgContext, user: UserRecord): void {
   ctx.nextRecipientId = Math.max(ctx.nextRecipientId, user.recipient_id + 1);
 }
 
+function addChannel(ctx: OrgContext, channel: ChannelRecord): void {
+  ctx.channelsByName.set(channel.name.toLowerCase(), channel.stream_id);
+  ctx.nextChannelId = Math.max(ctx.nextChannelId, channel.stream_id + 1);
+  ctx.nextRecipientId = Math.max(ctx.nextRecipientId, channel.recipient_id + 1);
+}
+
 function reduce(ctx: OrgContext, fact: Fact): void {
   switch (fact.type) {
     case 'OrgCreated':
@@ -81,9 +87,10 @@ function reduce(ctx: OrgContext, fact: Fact): void {
       break;
     }
     case 'ChannelCreated':
-      ctx.channelsByName.set(fact.channel.name.toLowerCase(), fact.channel.stream_id);
-      ctx.nextChannelId = Math.max(ctx.nextChannelId, fact.channel.stream_id + 1);
-      ctx.nextRecipientId = Math.max(ctx.nextRecipientId, fact.channel.recipient_id + 1);
+      addChannel(ctx, fact.channel);
+      break;
+    case 'SubscriptionsAdded':
+      for (const channel of fact.created) addChannel(ctx, channel);
       break;
     case 'MessageSent': {
       const m = fact.message;

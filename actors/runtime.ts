@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { boardLogic, emptyBoard, type BoardCommand, type BoardContext } from './board.js';
 import { channelLogic, emptyChannel, type ChannelCommand, type ChannelContext } from './channel.js';
-import type { Fact, Stamped } from './facts.js';
+import { subscriptionIndex, type Fact, type Stamped } from './facts.js';
 import { contextOf, startActor, type DecideEnv, type DomainActor, type Outcome } from './logic.js';
 import { narrowPredicate } from './narrow.js';
 import { notify, type Delivery } from './notify.js';
@@ -73,6 +73,8 @@ export interface DeliveryHints {
 class Routed {
   readonly cells: Cell[] = [];
   readonly events: SequencedEvent[] = [];
+  /** Deliveries resolved into this: with more than one, a queue may get several events. */
+  deliveries = 0;
   add(cell: Cell, event: SequencedEvent): void {
     this.cells.push(cell);
     this.events.push(event);
@@ -177,15 +179,46 @@ export class Runtime implements World {
     });
   }
 
-  /** Applies a fact read back from the log, through the same reducers as live traffic. */
+  /**
+   * Applies a fact read back from the log, through the same reducers as live traffic,
+   * and puts its events in their queues. A queue gets all of one fact's events in one
+   * push, as live delivery gives them (a queue ignores events of a fact it already
+   * reflects, so pushing them one by one would keep only the first).
+   */
   replay(stamped: Stamped): void {
     this.route(stamped, null);
     const routed = new Routed();
     this.derive(stamped, routed);
-    for (let i = 0; i < routed.cells.length; i++) this.queues.pushNow(routed.cells[i], [routed.events[i]]);
+    if (routed.cells.length > 0) this.pushRouted(routed);
     if (stamped.seq > this.lastSeq) this.lastSeq = stamped.seq;
     this.deliveredSeq = this.lastSeq;
     if (stamped.fact.type === 'MessageSent' && stamped.fact.message.id > this.messageIdCounter) this.messageIdCounter = stamped.fact.message.id;
+  }
+
+  /** Pushes routed events at once, one push per queue, in the order they were routed. */
+  private pushRouted(routed: Routed): void {
+    const { cells, events } = routed;
+    // One delivery gives a queue at most one event (messages, heartbeats): push directly.
+    if (routed.deliveries <= 1) {
+      for (let i = 0; i < cells.length; i++) this.queues.pushNow(cells[i], [events[i]]);
+      return;
+    }
+    let repeats: Map<Cell, SequencedEvent[]> | undefined;
+    const seen = new Set<Cell>();
+    for (let i = 0; i < cells.length; i++) {
+      if (!seen.has(cells[i])) seen.add(cells[i]);
+      else (repeats ??= new Map()).set(cells[i], []);
+    }
+    if (!repeats) {
+      for (let i = 0; i < cells.length; i++) this.queues.pushNow(cells[i], [events[i]]);
+      return;
+    }
+    for (let i = 0; i < cells.length; i++) {
+      const group = repeats.get(cells[i]);
+      if (!group) this.queues.pushNow(cells[i], [events[i]]);
+      else group.push(events[i]);
+    }
+    for (const [cell, group] of repeats) this.queues.pushNow(cell, group);
   }
 
   private actorFor(target: Target): AnyDomainActor {
@@ -270,6 +303,7 @@ export class Runtime implements World {
 
   /** Resolves a delivery to the queues that should get it, and builds each user's event once. */
   private resolve(d: Delivery, out: Routed): void {
+    out.deliveries++;
     const org = d.message ? this.org(d.org) : undefined;
     for (const userId of d.user_ids) {
       // Built at most once per user and variant, however many queues the user has.
@@ -342,6 +376,19 @@ export class Runtime implements World {
         apply(shard.channels.get(fact.stream_id));
         for (const id of fact.user_ids) apply(shard.users.get(id));
         break;
+      case 'SubscriptionsAdded':
+      case 'SubscriptionsRemoved': {
+        // Each actor reads its own part from the fact's index, and gets the fact once.
+        const index = subscriptionIndex(fact);
+        if (fact.type === 'SubscriptionsAdded') {
+          apply(shard.org);
+          for (const channel of fact.created) this.ensureChannel(shard, channel.stream_id);
+        }
+        for (const streamId of index.byChannel.keys()) apply(shard.channels.get(streamId));
+        for (const channel of index.created.values()) if (!index.byChannel.has(channel.stream_id)) apply(shard.channels.get(channel.stream_id));
+        for (const id of index.byUser.keys()) apply(shard.users.get(id));
+        break;
+      }
       case 'MessageSent': {
         apply(this.serverActor);
         apply(shard.org);

@@ -4,7 +4,7 @@
  * directory. Channel and user actors apply the resulting facts.
  */
 import { ApiError, badRequest } from '../src/http/errors.js';
-import type { Fact } from './facts.js';
+import type { Fact, SubscriptionsAdded, SubscriptionsRemoved } from './facts.js';
 import type { Decision, DecideEnv } from './logic.js';
 import { checkChannelName, codePointLength, LIMITS } from './message_rules.js';
 import type { OrgContext } from './organization.js';
@@ -49,6 +49,43 @@ export function defaultSubscriptionProps(color: string): SubscriptionProps {
   };
 }
 
+/**
+ * Most bytes a bulk subscription fact may take, by the estimate below: a request
+ * larger than this is logged as several facts (each with its own events), so that no
+ * log record comes near `MAX_RECORD_BYTES` (64 MiB). 5,000 new channels for one user
+ * estimate at about 4 MiB: one fact.
+ */
+export const BULK_FACT_BUDGET_BYTES = 16 * 1024 * 1024;
+
+/**
+ * An upper bound on what a channel adds to a bulk fact in msgpack: its record if it is
+ * created (every UTF-16 unit of its text at most 3 bytes), and per user an id and a
+ * set of subscription settings (about 180 bytes).
+ */
+function channelBytes(created: ChannelRecord | null, users: number): number {
+  const record = created ? 512 + 3 * (created.name.length + created.description.length + created.rendered_description.length) : 0;
+  return 16 + record + 256 * users;
+}
+
+/** Bulk facts of one decision, a new one begun whenever the next channel would overflow the budget. */
+class BulkFacts<F extends SubscriptionsAdded | SubscriptionsRemoved> {
+  private readonly facts: F[] = [];
+  private bytes = 0;
+  constructor(private readonly fresh: () => F) {}
+  /** The fact to add a channel of `bytes` to. */
+  room(bytes: number): F {
+    if (this.facts.length === 0 || (this.bytes > 0 && this.bytes + bytes > BULK_FACT_BUDGET_BYTES)) {
+      this.facts.push(this.fresh());
+      this.bytes = 0;
+    }
+    this.bytes += bytes;
+    return this.facts[this.facts.length - 1];
+  }
+  done(): Fact[] {
+    return this.facts;
+  }
+}
+
 function activeUser(ctx: OrgContext, id: number): UserRecord {
   const user = ctx.users.get(id);
   if (!user || !user.is_active) throw badRequest(`Invalid user ID: ${id}`);
@@ -68,7 +105,7 @@ export function decideSubscribe(ctx: OrgContext, command: Subscribe, env: Decide
   const targets = [...new Set(command.principals ?? [actor.user_id])].map((id) => activeUser(ctx, id));
   if (targets.some((t) => t.user_id !== actor.user_id) && actor.role === Role.GUEST) throw badRequest('Insufficient permission');
   if (command.channels.length === 0) throw badRequest('Nothing to do. Specify at least one channel.');
-  const facts: Fact[] = [];
+  const facts = new BulkFacts<SubscriptionsAdded>(() => ({ type: 'SubscriptionsAdded', org: ctx.org.id, created: [], additions: [], acting_user_id: actor.user_id }));
   const subscribed: Record<string, string[]> = {};
   const already: Record<string, string[]> = {};
   const unauthorized: string[] = [];
@@ -106,7 +143,6 @@ export function decideSubscribe(ctx: OrgContext, command: Subscribe, env: Decide
         is_default: false,
       };
       subscribers = new Set();
-      facts.push({ type: 'ChannelCreated', org: ctx.org.id, channel });
     } else {
       const state = world.channel(ctx.org.id, existingId)!;
       channel = state.channel;
@@ -133,13 +169,16 @@ export function decideSubscribe(ctx: OrgContext, command: Subscribe, env: Decide
       // Rejoining a channel brings back the settings the user had there.
       props.push(targetState?.former.get(channel.stream_id) ?? defaultSubscriptionProps(COLORS[count % COLORS.length]));
     }
-    if (added.length > 0) {
-      facts.push({ type: 'Subscribed', org: ctx.org.id, stream_id: channel.stream_id, user_ids: added, props, acting_user_id: actor.user_id });
+    const created = existingId === undefined;
+    if (added.length > 0 || created) {
+      const fact = facts.room(channelBytes(created ? channel : null, added.length));
+      if (created) fact.created.push(channel);
+      if (added.length > 0) fact.additions.push({ stream_id: channel.stream_id, user_ids: added, props });
     }
   }
   const value: Record<string, unknown> = { subscribed, already_subscribed: already };
   if (!command.authorization_errors_fatal) value.unauthorized = unauthorized;
-  return { facts, value };
+  return { facts: facts.done(), value };
 }
 
 export function decideUnsubscribe(ctx: OrgContext, command: Unsubscribe, world: World): Decision {
@@ -151,7 +190,7 @@ export function decideUnsubscribe(ctx: OrgContext, command: Unsubscribe, world: 
   });
   if (targets.some((t) => t.user_id !== actor.user_id) && actor.role > Role.ADMIN) throw badRequest('Insufficient permission');
   if (command.names.length === 0) throw badRequest('Nothing to do. Specify at least one channel.');
-  const facts: Fact[] = [];
+  const facts = new BulkFacts<SubscriptionsRemoved>(() => ({ type: 'SubscriptionsRemoved', org: ctx.org.id, removals: [], acting_user_id: actor.user_id }));
   const removed: string[] = [];
   const notRemoved: string[] = [];
   const seen = new Set<string>();
@@ -170,7 +209,7 @@ export function decideUnsubscribe(ctx: OrgContext, command: Unsubscribe, world: 
       continue;
     }
     removed.push(state.channel.name);
-    facts.push({ type: 'Unsubscribed', org: ctx.org.id, stream_id: state.channel.stream_id, user_ids: leaving, acting_user_id: actor.user_id });
+    facts.room(channelBytes(null, leaving.length)).removals.push({ stream_id: state.channel.stream_id, user_ids: leaving });
   }
-  return { facts, value: { removed, not_removed: notRemoved } };
+  return { facts: facts.done(), value: { removed, not_removed: notRemoved } };
 }

@@ -5,7 +5,7 @@
  * holds are read.
  */
 import { badRequest } from '../src/http/errors.js';
-import type { Fact } from './facts.js';
+import { subscriptionIndex, type Fact } from './facts.js';
 import { IdSet } from './id_set.js';
 import { domainLogic, type Decision } from './logic.js';
 import type { SubscriptionProps } from './types.js';
@@ -69,24 +69,35 @@ function setFlag(ctx: UserContext, flag: string, ids: number[], on: boolean): vo
   else set.deleteMany(ids);
 }
 
+function join(ctx: UserContext, streamId: number, props: SubscriptionProps): void {
+  ctx.subs.set(streamId, { ...props });
+  ctx.former.delete(streamId);
+}
+
+/** Leaving keeps the settings, for `unsubscribed` and for rejoining. */
+function leave(ctx: UserContext, streamId: number): void {
+  const props = ctx.subs.get(streamId);
+  if (!props) return;
+  ctx.former.set(streamId, props);
+  ctx.subs.delete(streamId);
+}
+
 function reduce(ctx: UserContext, fact: Fact): void {
   switch (fact.type) {
     case 'Subscribed': {
       const i = fact.user_ids.indexOf(ctx.user_id);
-      if (i >= 0) {
-        ctx.subs.set(fact.stream_id, { ...fact.props[i] });
-        ctx.former.delete(fact.stream_id);
-      }
+      if (i >= 0) join(ctx, fact.stream_id, fact.props[i]);
       break;
     }
-    case 'Unsubscribed': {
-      const props = ctx.subs.get(fact.stream_id);
-      if (props && fact.user_ids.includes(ctx.user_id)) {
-        ctx.former.set(fact.stream_id, props);
-        ctx.subs.delete(fact.stream_id);
-      }
+    case 'Unsubscribed':
+      if (fact.user_ids.includes(ctx.user_id)) leave(ctx, fact.stream_id);
       break;
-    }
+    case 'SubscriptionsAdded':
+      for (const { stream_id, props } of subscriptionIndex(fact).byUser.get(ctx.user_id) ?? []) join(ctx, stream_id, props!);
+      break;
+    case 'SubscriptionsRemoved':
+      for (const { stream_id } of subscriptionIndex(fact).byUser.get(ctx.user_id) ?? []) leave(ctx, stream_id);
+      break;
     case 'MessageSent': {
       const id = fact.message.id;
       if (!(fact.read_by_sender && fact.message.sender_id === ctx.user_id)) ctx.unread.add(id);

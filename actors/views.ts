@@ -99,11 +99,9 @@ export function channelView(ch: ChannelContext): Record<string, unknown> {
   return { ...channelFields(ch), is_default: ch.channel.is_default, subscriber_count: ch.subscribers.size };
 }
 
-/** A subscription as `GET /users/me/subscriptions`, `register` and subscription events show it. */
-export function subscriptionView(ch: ChannelContext, props: SubscriptionProps, withSubscribers: boolean): Record<string, unknown> {
-  const view: Record<string, unknown> = {
-    ...channelFields(ch),
-    subscriber_count: ch.subscribers.size,
+/** A user's own settings of a subscription, as every subscription dictionary carries them. */
+function settingsFields(props: SubscriptionProps): Record<string, unknown> {
+  return {
     color: props.color,
     is_muted: props.is_muted,
     in_home_view: !props.is_muted,
@@ -114,8 +112,31 @@ export function subscriptionView(ch: ChannelContext, props: SubscriptionProps, w
     email_notifications: props.email_notifications,
     wildcard_mentions_notify: props.wildcard_mentions_notify,
   };
+}
+
+/** A subscription as `GET /users/me/subscriptions`, `register` and subscription events show it. */
+export function subscriptionView(ch: ChannelContext, props: SubscriptionProps, withSubscribers: boolean): Record<string, unknown> {
+  const view: Record<string, unknown> = { ...channelFields(ch), subscriber_count: ch.subscribers.size, ...settingsFields(props) };
   if (withSubscribers) view.subscribers = [...ch.subscribers].sort((a, b) => a - b);
   return view;
+}
+
+/**
+ * `JSON.stringify(subscriptionView(ch, props, true))`, with the channel's part (its
+ * fields and sorted subscribers) serialized once and only the settings per user: a
+ * request adding many users to a channel serializes its subscriber list once, not
+ * once per user.
+ */
+export class SubscriptionJson {
+  private readonly head: string;
+  private readonly tail: string;
+  constructor(ch: ChannelContext) {
+    this.head = JSON.stringify({ ...channelFields(ch), subscriber_count: ch.subscribers.size }).slice(0, -1) + ',';
+    this.tail = ',"subscribers":' + JSON.stringify([...ch.subscribers].sort((a, b) => a - b)) + '}';
+  }
+  render(props: SubscriptionProps): string {
+    return this.head + JSON.stringify(settingsFields(props)).slice(1, -1) + this.tail;
+  }
 }
 
 /** How a message names its recipient: a channel name, or the participants of a direct message. */

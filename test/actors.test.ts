@@ -228,17 +228,19 @@ t.test('SUBSCRIBE to a missing channel creates it, then subscribes', async (t) =
   const before = r.records.length;
   const value = (await r.run(subscribe(1, ['design'], [1, 2]))) as { subscribed: Record<string, string[]> };
   const facts = r.since(before);
-  t.same(facts.map((s) => s.fact.type), ['ChannelCreated', 'Subscribed']);
+  t.same(facts.map((s) => s.fact.type), ['SubscriptionsAdded'], 'one fact for the whole request');
   assertIncreasingSeqs(t, r.records);
   t.equal(facts[0].seq, r.records[before - 1].seq + 1, 'seqs continue from the previous fact');
-  const [created, subscribed] = facts;
-  if (created.fact.type !== 'ChannelCreated' || subscribed.fact.type !== 'Subscribed') return;
-  const streamId = created.fact.channel.stream_id;
-  t.equal(created.fact.channel.name, 'design');
-  t.equal(created.fact.channel.creator_id, 1);
-  t.equal(subscribed.fact.stream_id, streamId);
-  t.same(subscribed.fact.user_ids, [1, 2]);
-  t.equal(subscribed.fact.props.length, 2, 'one set of settings per subscriber');
+  const [subscribed] = facts;
+  if (subscribed.fact.type !== 'SubscriptionsAdded') return;
+  t.equal(subscribed.fact.created.length, 1);
+  const streamId = subscribed.fact.created[0].stream_id;
+  t.equal(subscribed.fact.created[0].name, 'design');
+  t.equal(subscribed.fact.created[0].creator_id, 1);
+  t.equal(subscribed.fact.additions.length, 1);
+  t.equal(subscribed.fact.additions[0].stream_id, streamId);
+  t.same(subscribed.fact.additions[0].user_ids, [1, 2]);
+  t.equal(subscribed.fact.additions[0].props.length, 2, 'one set of settings per subscriber');
   t.same(value.subscribed, { 1: ['design'], 2: ['design'] });
 
   const ch = r.runtime.channel(ORG, streamId)!;
@@ -250,15 +252,17 @@ t.test('SUBSCRIBE to a missing channel creates it, then subscribes', async (t) =
   t.notOk(r.runtime.user(ORG, 3)!.subs.has(streamId));
 
   // Events: everyone hears of a public channel; subscribers get their subscription; others a peer_add.
-  const createdEvents = notify(r.runtime, created);
-  for (const uid of [1, 2, 3]) t.same(eventsFor(createdEvents, uid).map((e) => [e.type, e.op, e.streams[0].name]), [['stream', 'create', 'design']]);
-  const subEvents = notify(r.runtime, subscribed);
+  const events = notify(r.runtime, subscribed);
   for (const uid of [1, 2]) {
-    const got = eventsFor(subEvents, uid);
-    t.same(got.map((e) => [e.type, e.op]), [['subscription', 'add']], `user ${uid} is told of the subscription`);
-    t.equal(got[0].subscriptions[0].stream_id, streamId);
+    const got = eventsFor(events, uid);
+    t.same(got.map((e) => [e.type, e.op]), [['stream', 'create'], ['subscription', 'add']], `user ${uid} hears of the channel, then of the subscription`);
+    t.equal(got[0].streams[0].name, 'design');
+    t.equal(got[0].streams[0].subscriber_count, 0, 'the channel as created, before anyone joined');
+    t.equal(got[1].subscriptions[0].stream_id, streamId);
   }
-  t.same(eventsFor(subEvents, 3), [{ type: 'subscription', op: 'peer_add', stream_ids: [streamId], user_ids: [1, 2] }]);
+  const cy = eventsFor(events, 3);
+  t.same(cy.map((e) => [e.type, e.op]), [['stream', 'create'], ['subscription', 'peer_add']]);
+  t.same(cy[1], { type: 'subscription', op: 'peer_add', stream_ids: [streamId], user_ids: [1, 2] });
 
   const again = r.records.length;
   const repeat = (await r.run(subscribe(1, ['Design'], [1]))) as { already_subscribed: Record<string, string[]> };
@@ -270,15 +274,12 @@ t.test('an invite-only channel is announced to administrators and to its members
   const r = await populated();
   const before = r.records.length;
   await r.run(subscribe(1, ['secret'], [1, 2], true));
-  const [created, subscribed] = r.since(before);
-  const createEvents = notify(r.runtime, created);
-  t.same(eventsFor(createEvents, 1).map((e) => [e.type, e.op]), [['stream', 'create']], 'administrators learn of it when it is made');
-  t.same(eventsFor(createEvents, 2), [], 'members do not, until they are added');
-  t.same(eventsFor(createEvents, 3), []);
-  const subEvents = notify(r.runtime, subscribed);
-  t.same(eventsFor(subEvents, 3), [], 'a non-subscriber hears nothing of a private channel');
-  t.same(eventsFor(subEvents, 2).map((e) => [e.type, e.op]), [['stream', 'create'], ['subscription', 'add']], 'a member added learns of it, then of the subscription');
-  t.same(eventsFor(subEvents, 1).map((e) => [e.type, e.op]), [['subscription', 'add']]);
+  const [subscribed] = r.since(before);
+  const events = notify(r.runtime, subscribed);
+  t.same(eventsFor(events, 1).map((e) => [e.type, e.op]), [['stream', 'create'], ['subscription', 'add']], 'administrators learn of it when it is made');
+  t.same(eventsFor(events, 3), [], 'a non-subscriber hears nothing of a private channel');
+  t.same(eventsFor(events, 2).map((e) => [e.type, e.op]), [['stream', 'create'], ['subscription', 'add']], 'a member added learns of it, then of the subscription');
+  t.equal(eventsFor(events, 2)[0].streams[0].name, 'secret');
 });
 
 t.test('guests are not told of public channels being created', async (t) => {
@@ -288,8 +289,8 @@ t.test('guests are not told of public channels being created', async (t) => {
   await r.run(subscribe(1, ['lobby'], [1]));
   const [created] = r.since(before);
   const events = notify(r.runtime, created);
-  t.equal(eventsFor(events, 4).length, 0);
-  t.equal(eventsFor(events, 2).length, 1);
+  t.same(eventsFor(events, 4).filter((e) => e.type === 'stream'), []);
+  t.equal(eventsFor(events, 2).filter((e) => e.type === 'stream').length, 1);
 });
 
 t.test('SEND_CHANNEL_MESSAGE: ids, topics and unread state', async (t) => {
@@ -414,7 +415,7 @@ t.test('UPDATE_FLAGS records only real changes', async (t) => {
   t.equal(codeOf(error), 'BAD_REQUEST', 'mentioned is not a flag a client sets');
 });
 
-t.test('UNSUBSCRIBE produces Unsubscribed and its events', async (t) => {
+t.test('UNSUBSCRIBE produces SubscriptionsRemoved and its events', async (t) => {
   const r = await populated();
   await r.run(subscribe(1, ['design'], [1, 2, 3]));
   const streamId = r.runtime.org(ORG)!.channelsByName.get('design')!;
@@ -422,7 +423,7 @@ t.test('UNSUBSCRIBE produces Unsubscribed and its events', async (t) => {
   const value = (await r.run(unsubscribe(2, ['design']))) as { removed: string[] };
   t.same(value.removed, ['design']);
   const [left] = r.since(before);
-  t.same(left.fact, { type: 'Unsubscribed', org: ORG, stream_id: streamId, user_ids: [2], acting_user_id: 2 });
+  t.same(left.fact, { type: 'SubscriptionsRemoved', org: ORG, removals: [{ stream_id: streamId, user_ids: [2] }], acting_user_id: 2 });
   t.same([...r.runtime.channel(ORG, streamId)!.subscribers].sort(), [1, 3]);
   t.notOk(r.runtime.user(ORG, 2)!.subs.has(streamId));
   const events = notify(r.runtime, left);

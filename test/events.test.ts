@@ -786,3 +786,59 @@ t.test('a parked poll is answered with exactly what its queue then holds, ids in
   const all = await fetchNow(f, bob, queueId, 0);
   t.same(all.json.events.map((e: { id: number; message: { content: string } }) => [e.id, e.message.content]), [[1, '<p>one</p>'], [2, '<p>two</p>']], 'and a re-poll from the same cursor sees the same events');
 });
+
+t.test('convergence with bulk requests: many channels subscribed and unsubscribed at once', async (t) => {
+  const { f, bob, carol } = await world();
+  t.teardown(f.stop);
+  const types = ['realm_user', 'subscription', 'stream', 'message', 'update_message_flags'];
+  const register = async (who: Credentials) => {
+    const reg = await f.call(who, 'POST', '/api/v1/register', { event_types: types });
+    if (reg.status !== 200) throw new Error(reg.body);
+    return reg.json;
+  };
+  const watchers = [
+    { who: bob, initial: await register(bob) },
+    { who: carol, initial: await register(carol) },
+  ];
+  const states = watchers.map((w) => tracked(w.initial));
+  const subs = (who: Credentials, names: string[], extra: Record<string, unknown> = {}) =>
+    f.call(who, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: names.map((name) => ({ name })), ...extra });
+  const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+  const ok = (res: ApiResult, what: string) => t.equal(res.status, 200, `${what}: ${res.body}`);
+
+  // Public channels, new and existing, for bob and carol together and for carol alone.
+  ok(await subs(f.owner, ['general', ...names('pub', 40)], { principals: [bob.user_id, carol.user_id] }), 'bob and carol to 40 new channels');
+  const dee = await f.createUser('dee@example.com', 'Dee');
+  ok(await subs(f.owner, [...names('pub', 10), ...names('more', 15)], { principals: [carol.user_id, f.owner.user_id, dee.user_id] }), 'carol, dee and the owner');
+  // Private channels: created with bob in them, and created without him then joined.
+  ok(await subs(f.owner, names('priv', 12), { principals: [f.owner.user_id, bob.user_id], invite_only: true }), 'private channels with bob');
+  ok(await subs(f.owner, names('closed', 8), { principals: [f.owner.user_id], invite_only: true }), 'private channels without bob');
+  ok(await subs(f.owner, [...names('closed', 4), ...names('priv', 3)], { principals: [carol.user_id] }), 'carol joins some private ones');
+  const sent = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'pub-3', topic: 't', content: 'hi' });
+  ok(sent, 'a message in between');
+  // Leaving many at once, some of which one of them was never in.
+  const leave = (who: Credentials, list: string[], principals?: number[]) =>
+    f.call(who, 'DELETE', '/api/v1/users/me/subscriptions', { subscriptions: list, ...(principals ? { principals } : {}) });
+  // (A former subscriber of a private channel is not told who else leaves it later, so
+  // bob leaves private channels carol stays in.)
+  ok(await leave(bob, [...names('pub', 25), ...names('priv', 9).slice(3), 'general']), 'bob leaves 32 channels');
+  // Users removed by one request are not told of each other (Zulip sends peer_remove to
+  // the others only), so the watchers leave on their own and others leave together.
+  ok(await leave(f.owner, [...names('pub', 12), ...names('more', 6), ...names('closed', 4)], [dee.user_id, f.owner.user_id]), 'dee and the owner leave some');
+  ok(await leave(carol, [...names('more', 9), ...names('priv', 2)]), 'carol leaves some');
+  ok(await subs(bob, names('pub', 5)), 'bob rejoins a few');
+  await settle();
+
+  for (const [i, { who, initial }] of watchers.entries()) {
+    const got = await fetchNow(f, who, initial.queue_id, initial.last_event_id);
+    t.equal(got.status, 200, got.body);
+    const events = got.json.events;
+    t.ok(events.length <= 35, `${who.email}: ${events.length} events for 10 requests over ${40 + 15 + 12 + 8} channels`);
+    for (const e of events) applyEvent(states[i], e, who.user_id);
+    const fresh = tracked(await register(who));
+    t.same(states[i].subscriptions, fresh.subscriptions, `${who.email}: subscriptions`);
+    t.same(states[i].never_subscribed, fresh.never_subscribed, `${who.email}: never_subscribed`);
+    t.same(states[i].unsubscribed, fresh.unsubscribed, `${who.email}: unsubscribed`);
+    t.same(states[i].max_message_id, fresh.max_message_id, `${who.email}: max_message_id`);
+  }
+});

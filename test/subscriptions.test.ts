@@ -601,3 +601,88 @@ t.test('subscription and stream events', async (t) => {
     t.same(await eventsOf(f, carol, reg.json.queue_id), []);
   });
 });
+
+t.test('one request, many channels: a handful of events per queue, batched as Zulip batches them', async (t) => {
+  const { f, owner, bob, carol } = await cast();
+  t.teardown(f.stop);
+  // Existing channels: two public ones carol is in, and a private one of the owner and carol.
+  t.equal((await post(f, owner, ['old-1', 'old-2'], { principals: [carol.user_id] })).status, 200);
+  t.equal((await post(f, owner, ['old-secret'], { principals: [owner.user_id, carol.user_id], invite_only: true })).status, 200);
+  const register = async (who: Credentials): Promise<string> => {
+    const res = await f.call(who, 'POST', '/api/v1/register', { event_types: ['subscription', 'stream'] });
+    if (res.status !== 200) throw new Error(res.body);
+    return res.json.queue_id;
+  };
+  const queues = { owner: await register(owner), bob: await register(bob), carol: await register(carol) };
+  const id = async (name: string): Promise<number> => (await f.call(owner, 'GET', '/api/v1/get_stream_id', { stream: name })).json.stream_id;
+  const oldIds = { old1: await id('old-1'), old2: await id('old-2'), secret: await id('old-secret') };
+  const N = 60;
+  const fresh = Array.from({ length: N }, (_, i) => `bulk-${String(i).padStart(2, '0')}`);
+  const requested = [...fresh.slice(0, N / 2), 'old-1', 'old-secret', ...fresh.slice(N / 2), 'old-2'];
+
+  const res = await post(f, owner, requested, { principals: [bob.user_id] });
+  t.equal(res.status, 200, res.body);
+  t.same(res.json.subscribed, { [String(bob.user_id)]: requested });
+  const freshIds = (await Promise.all(fresh.map(id))).sort((a, b) => a - b);
+  const publicIds = [...freshIds, oldIds.old1, oldIds.old2].sort((a, b) => a - b);
+
+  await t.test('the user added gets the new channels, the private one, then one add event listing all', async (t) => {
+    const bobs = await eventsOf(f, bob, queues.bob);
+    t.same(bobs.map((e) => [e.type, e.op]), [['stream', 'create'], ['stream', 'create'], ['subscription', 'add']]);
+    t.same(bobs[0].streams.map((s: { name: string }) => s.name), fresh, 'every channel the request created, in one event, in request order');
+    t.ok(bobs[0].streams.every((s: { subscriber_count: number }) => s.subscriber_count === 0), 'as created, before anyone joined');
+    t.same(bobs[1].streams.map((s: { stream_id: number }) => s.stream_id), [oldIds.secret], 'a member added to a private channel learns of it first');
+    t.same(bobs[2].subscriptions.map((s: { name: string }) => s.name), requested, 'one add event with every new subscription, in request order');
+    const fetched = await mySubscriptions(f, bob, true);
+    const byId = new Map(fetched.map((s) => [s.stream_id, s]));
+    for (const s of bobs[2].subscriptions) t.same(s, byId.get(s.stream_id), `${s.name}: the add event carries what GET shows`);
+  });
+
+  await t.test('peers get one peer_add for the public channels and one for the private one', async (t) => {
+    const carols = await eventsOf(f, carol, queues.carol);
+    t.same(carols.map((e) => [e.type, e.op]), [['stream', 'create'], ['subscription', 'peer_add'], ['subscription', 'peer_add']]);
+    t.equal(carols[0].streams.length, N);
+    t.same(carols[1].stream_ids, publicIds, 'public channels: one event, stream_ids sorted');
+    t.same(carols[1].user_ids, [bob.user_id]);
+    t.same(carols[2].stream_ids, [oldIds.secret], 'a private channel: its own event, to its subscribers');
+    t.same(carols[2].user_ids, [bob.user_id]);
+    const owners = await eventsOf(f, owner, queues.owner);
+    t.same(owners.map((e) => [e.type, e.op, e.stream_ids?.length]), [['stream', 'create', undefined], ['subscription', 'peer_add', N + 2], ['subscription', 'peer_add', 1]]);
+  });
+
+  await t.test('peer_add is grouped by the set of users added, as in send_peer_subscriber_events', async (t) => {
+    const before = { owner: (await eventsOf(f, owner, queues.owner)).length, carol: (await eventsOf(f, carol, queues.carol)).length };
+    // carol is already in old-1 and old-2: there only dee joins; in the new ones both do.
+    const dee = await f.createUser('dee@example.com', 'Dee');
+    const mixed = await post(f, owner, ['mix-a', 'old-1', 'mix-b', 'old-2', 'mix-c'], { principals: [carol.user_id, dee.user_id] });
+    t.equal(mixed.status, 200, mixed.body);
+    const owners = (await eventsOf(f, owner, queues.owner)).slice(before.owner).filter((e) => e.op === 'peer_add');
+    const mixIds = (await Promise.all(['mix-a', 'mix-b', 'mix-c'].map(id))).sort((a, b) => a - b);
+    const sortIds = (ids: number[]) => [...ids].sort((a, b) => a - b);
+    t.same(owners.map((e) => [sortIds(e.user_ids), e.stream_ids]), [
+      [sortIds([carol.user_id, dee.user_id]), mixIds],
+      [[dee.user_id], [oldIds.old1, oldIds.old2].sort((a, b) => a - b)],
+    ], 'one event per set of added users');
+    const carols = (await eventsOf(f, carol, queues.carol)).slice(before.carol);
+    t.same(carols.map((e) => [e.type, e.op]), [['stream', 'create'], ['subscription', 'add'], ['subscription', 'peer_add']], 'carol: the new channels, her additions, then dee joining where she already was');
+    t.same(carols[1].subscriptions.map((s: { name: string }) => s.name), ['mix-a', 'mix-b', 'mix-c']);
+    t.same(carols[2].user_ids, [dee.user_id]);
+  });
+
+  await t.test('unsubscribing from many: one remove event listing all, batched peer_remove', async (t) => {
+    const before = { bob: (await eventsOf(f, bob, queues.bob)).length, carol: (await eventsOf(f, carol, queues.carol)).length };
+    const gone = await f.call(owner, 'DELETE', SUBS, { subscriptions: requested, principals: [bob.user_id] });
+    t.equal(gone.status, 200, gone.body);
+    t.same(gone.json.removed, requested);
+    const bobs = (await eventsOf(f, bob, queues.bob)).slice(before.bob);
+    t.same(bobs.map((e) => [e.type, e.op]), [['subscription', 'remove']]);
+    t.same(bobs[0].subscriptions.map((s: { name: string; stream_id: number }) => s.name), requested, 'every channel left, in request order');
+    t.same(bobs[0].subscriptions[0], { name: requested[0], stream_id: freshIds[0] }, 'each as {name, stream_id}');
+    const carols = (await eventsOf(f, carol, queues.carol)).slice(before.carol);
+    t.same(carols.map((e) => [e.type, e.op, e.stream_ids, e.user_ids]), [
+      ['subscription', 'peer_remove', publicIds, [bob.user_id]],
+      ['subscription', 'peer_remove', [oldIds.secret], [bob.user_id]],
+    ]);
+    t.same(await myChannelNames(f, bob), []);
+  });
+});

@@ -6,7 +6,10 @@
  * - replay rate (facts per second) when starting from the log alone;
  * - time to start with M messages from a snapshot;
  * - the worst event-loop stall while a snapshot of M messages is taken (fuzzy,
- *   sliced), with the longest encoding slice.
+ *   sliced), with the longest encoding slice;
+ * - replay of a log holding one subscription request of C channels among ~12,000
+ *   other facts, with U users each holding a queue: its time, its rate, and how many
+ *   events that one request put in each queue.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,6 +76,53 @@ async function appendRate(fsync: FsyncPolicy, ms: number): Promise<number> {
   return rate;
 }
 
+/** Sizes of the bulk-subscription log: channels in the one request, users (one queue each), other facts. */
+interface BulkSizes {
+  channels: number;
+  users: number;
+  otherFacts: number;
+}
+
+/**
+ * Writes a log with one `POST /users/me/subscriptions` of `channels` new channels by the
+ * owner, among `otherFacts` other facts (users, their queues, then channel messages),
+ * and starts from it. Returns the replay time, the facts replayed, and the most events
+ * the bulk request left in one queue.
+ */
+async function bulkReplay(sizes: BulkSizes): Promise<{ replayMs: number; facts: number; liveMs: number; perQueue: number }> {
+  const { dir, store } = await seeded('none');
+  const rt = store.runtime;
+  for (let i = 2; i <= sizes.users; i++) {
+    await rt.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: 1, email: `u${i}@example.com`, password_hash: '', full_name: `User ${i}`, role: 400 } });
+  }
+  for (let i = 1; i <= sizes.users; i++) {
+    await rt.queues.register({ org: 1, user_id: i, event_types: ['subscription', 'stream'], narrow: [], client: 'bench', lifespan_secs: 3600, empty_topic_name: false }).durable;
+  }
+  const start = nowMs();
+  await rt.execute({
+    kind: 'org',
+    org: 1,
+    command: {
+      type: 'SUBSCRIBE', actor_id: 1, channels: Array.from({ length: sizes.channels }, (_, i) => ({ name: `bulk-${i}` })), principals: null,
+      invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true,
+    },
+  });
+  const liveMs = nowMs() - start;
+  // org, 'bench' and its subscription, users and queues are other facts too.
+  const messages = Math.max(0, sizes.otherFacts - 2 * sizes.users - 1);
+  for (let i = 0; i < messages; i += 1000) await Promise.all(Array.from({ length: Math.min(1000, messages - i) }, (_, j) => send(rt, i + j)));
+  await store.close();
+  const began = nowMs();
+  const reopened = open(dir, 'none');
+  const replayMs = nowMs() - began;
+  const facts = reopened.recovery.replayed;
+  // The queues registered only for subscription and stream events: all they hold came from the bulk request.
+  const perQueue = Math.max(...reopened.runtime.queues.exportQueues().map((q) => q.next_id));
+  await reopened.close();
+  rmSync(dir, { recursive: true, force: true });
+  return { replayMs, facts, liveMs, perQueue };
+}
+
 export const durability: Scenario = {
   name: 'durability',
   summary: 'log append rate per fsync policy, replay rate, start time and snapshot stall with M messages',
@@ -81,7 +131,12 @@ export const durability: Scenario = {
     const { opts } = ctx;
     const m = sized(opts, { smoke: 2000, quick: 200000, full: 1000000 }, (n) => n);
     const ms = windowMs(opts, { smoke: 0.5, quick: 2, full: 5 });
-    const result = newResult('durability', { messages: m, writers: WRITERS, appendWindowS: ms / 1000, runs: opts.runs });
+    const bulk: BulkSizes = sized(opts, {
+      smoke: { channels: 500, users: 20, otherFacts: 1200 },
+      quick: { channels: 5000, users: 100, otherFacts: 12000 },
+      full: { channels: 5000, users: 100, otherFacts: 12000 },
+    });
+    const result = newResult('durability', { messages: m, writers: WRITERS, appendWindowS: ms / 1000, runs: opts.runs, bulkSubscription: bulk });
     if (opts.mode !== 'full' && opts.n === undefined) result.notes.push(`${opts.mode} mode: M=${m} (full: 1000000)`);
     result.notes.push(`append: ${WRITERS} writers, each waiting for durability before its next message (the whole send path, in process)`);
     const runs = new Runs();
@@ -113,7 +168,15 @@ export const durability: Scenario = {
       await fromSnapshot.close();
       rmSync(dir, { recursive: true, force: true });
       ctx.log(`run ${run}: snapshot stall ${worst.toFixed(1)} ms, start ${runs.all('startSnap').at(-1)!.toFixed(0)} ms from snapshot, ${replayMs.toFixed(0)} ms from log`);
+      const b = await bulkReplay(bulk);
+      runs.add('bulkReplay', b.replayMs);
+      runs.add('bulkRate', b.facts / (b.replayMs / 1000));
+      runs.add('bulkFacts', b.facts);
+      runs.add('bulkLive', b.liveMs);
+      runs.add('bulkPerQueue', b.perQueue);
+      ctx.log(`run ${run}: bulk subscription log: ${b.facts} facts replayed in ${b.replayMs.toFixed(0)} ms, ${b.perQueue} events per queue from the request`);
     }
+    result.notes.push(`bulk subscription: one request subscribing the owner to C=${bulk.channels} new channels, U=${bulk.users} users with a queue each, ~${bulk.otherFacts} other facts`);
     result.figures.push(
       runs.figure('append-always', 'append, fsync always', 'writes/s'),
       runs.figure('append-batch', 'append, fsync batch (100 ms)', 'writes/s'),
@@ -124,6 +187,11 @@ export const durability: Scenario = {
       runs.figure('stall', `worst loop stall, snapshot of M=${m}`, 'ms'),
       runs.figure('slice', 'longest snapshot encoding slice', 'ms'),
       runs.figure('snapBytes', 'snapshot size', 'bytes'),
+      runs.figure('bulkReplay', `replay, bulk subscription of C=${bulk.channels} + ~${bulk.otherFacts} facts`, 'ms'),
+      runs.figure('bulkRate', 'replay rate, bulk subscription log', 'facts/s'),
+      runs.figure('bulkFacts', 'facts in the bulk subscription log', 'facts'),
+      runs.figure('bulkLive', `the bulk subscription request, live (C=${bulk.channels}, U=${bulk.users})`, 'ms'),
+      runs.figure('bulkPerQueue', 'events per queue from the bulk request', 'events'),
     );
     return result;
   },
