@@ -3,7 +3,7 @@
  * messages. Channel messages are decided here, so that sends to different channels
  * never queue behind each other.
  */
-import { badRequest } from '../src/http/errors.js';
+import { badRequest } from './errors.js';
 import { subscriptionIndex, type Fact } from './facts.js';
 import { domainLogic, type Decision, type DecideEnv } from './logic.js';
 import { renderMarkdown, type MentionResolver } from './markdown.js';

@@ -2,7 +2,7 @@
  * Direct messages belong to their participants. The organization actor stores them
  * and keeps each participant's list of direct message ids.
  */
-import { badRequest } from '../src/http/errors.js';
+import { badRequest } from './errors.js';
 import type { Decision, DecideEnv } from './logic.js';
 import { renderMarkdown } from './markdown.js';
 import { checkContent } from './message_rules.js';

@@ -11,7 +11,7 @@
  * messages may arrive; they are appended to the id arrays, which the walk reads live.
  */
 import { performance } from 'node:perf_hooks';
-import { ApiError, badRequest } from '../src/http/errors.js';
+import { ApiError, badRequest } from './errors.js';
 import { readsFullHistory, received, type ChannelContext } from './channel.js';
 import { narrowPredicate, resolveChannel, type NarrowTerm } from './narrow.js';
 import type { MessageRecord } from './types.js';

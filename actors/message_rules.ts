@@ -1,7 +1,7 @@
 /**
  * `check_*` rules for message content and topics, as Zulip applies them on send.
  */
-import { badRequest } from '../src/http/errors.js';
+import { badRequest } from './errors.js';
 
 /** Server limits, shared with the register response. */
 export const LIMITS = {

@@ -3,7 +3,7 @@
  * registered with a narrow. `check_narrow` validates the client's terms; `narrowPredicate`
  * turns them into a test on one message.
  */
-import { ApiError } from '../src/http/errors.js';
+import { ApiError } from './errors.js';
 import { codePointLength } from './message_rules.js';
 import { isValidEmail } from './org_users.js';
 import type { OrgContext } from './organization.js';

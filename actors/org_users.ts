@@ -3,7 +3,7 @@
  */
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
-import { adminRequired, badRequest } from '../src/http/errors.js';
+import { adminRequired, badRequest } from './errors.js';
 import type { Decision, DecideEnv } from './logic.js';
 import { codePointLength, LIMITS } from './message_rules.js';
 import type { OrgContext } from './organization.js';

@@ -2,7 +2,7 @@
  * Read-only questions the HTTP layer asks. They read actor snapshots synchronously
  * and return API-shaped data; they never change state.
  */
-import { ApiError, badRequest } from '../src/http/errors.js';
+import { ApiError, badRequest } from './errors.js';
 import { canReadChannelMessage } from './message_query.js';
 import { received } from './channel.js';
 import { userByEmail } from './organization.js';

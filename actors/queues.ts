@@ -17,7 +17,7 @@
  *   deactivates idle grains. An idle queue then costs a few hundred bytes, not an actor.
  */
 import type { Actor } from 'xstate';
-import { ApiError, badQueue, badRequest } from '../src/http/errors.js';
+import { ApiError, badQueue, badRequest } from './errors.js';
 import type { QueueFact, QueueRegistered, QueuesDropped } from './facts.js';
 import type { NarrowTerm } from './narrow.js';
 import { numberEvents, queueLogic, renderEvents, type QueueContext, type QueuedEvent, type QueueEvent, type SequencedEvent } from './queue.js';

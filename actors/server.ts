@@ -2,7 +2,7 @@
  * The server actor: the organizations, by id and by subdomain, and the server-wide
  * message id counter.
  */
-import { ApiError, badRequest } from '../src/http/errors.js';
+import { ApiError, badRequest } from './errors.js';
 import type { Fact } from './facts.js';
 import { domainLogic, type Decision, type DecideEnv } from './logic.js';
 import { makeUser } from './organization.js';

@@ -3,7 +3,7 @@
  * subscription request may create channels, and the organization owns the channel
  * directory. Channel and user actors apply the resulting facts.
  */
-import { ApiError, badRequest } from '../src/http/errors.js';
+import { ApiError, badRequest } from './errors.js';
 import type { Fact, SubscriptionsAdded, SubscriptionsRemoved } from './facts.js';
 import type { Decision, DecideEnv } from './logic.js';
 import { checkChannelName, codePointLength, LIMITS } from './message_rules.js';

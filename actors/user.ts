@@ -4,7 +4,7 @@
  * `read` is stored inverted, as the set of unread ids, because most messages a user
  * holds are read.
  */
-import { badRequest } from '../src/http/errors.js';
+import { badRequest } from './errors.js';
 import { subscriptionIndex, type Fact } from './facts.js';
 import { IdSet } from './id_set.js';
 import { domainLogic, type Decision } from './logic.js';

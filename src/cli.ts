@@ -7,7 +7,7 @@
  *                     --owner-email EMAIL --owner-password PASSWORD [--owner-name NAME]
  */
 import { createOrganization, createStarterChannels } from './bootstrap.js';
-import { ApiError } from './http/errors.js';
+import { ApiError } from '../actors/errors.js';
 import { boardStatusCommand, boardSwitchCommand, parseBoardArgs } from './operator/board_commands.js';
 import { compactCommand, inspectCommand, listSnapshotsCommand, openOffline, restoreCommand, snapshotCommand, verifyCommand } from './operator/data_commands.js';
 

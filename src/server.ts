@@ -10,7 +10,7 @@ import { createOrganization, createStarterChannels, randomPassword, type Created
 import type { Config } from './config.js';
 import { startControl, type ControlHandler } from './control.js';
 import { ChatApp, errorResponse } from './http/dispatch.js';
-import { ApiError } from './http/errors.js';
+import { ApiError } from '../actors/errors.js';
 import { listen, type Listener } from './http/uws.js';
 import { chatRoutes } from './routes/chat/index.js';
 import { BoardApp } from './board/app.js';

@@ -9,7 +9,7 @@ import type { Stamped } from '../actors/facts.js';
 import { notify, type Delivery } from '../actors/notify.js';
 import { defaultRuntimeOptions, Runtime, type FactSink, type Target } from '../actors/runtime.js';
 import { Role, type OrgRecord, type RoleNumber, type UserRecord } from '../actors/types.js';
-import { ApiError } from '../src/http/errors.js';
+import { ApiError } from '../actors/errors.js';
 
 const ORG = 1;
 

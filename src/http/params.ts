@@ -5,7 +5,7 @@
  * ajv. A schema that does not compile stops the boot and names its route.
  */
 import { Ajv, type ValidateFunction } from 'ajv';
-import { ApiError, missingArgument } from './errors.js';
+import { ApiError, missingArgument } from '../../actors/errors.js';
 import type { ParamSpec, Route, Schema } from './route.js';
 
 const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false });

@@ -3,7 +3,7 @@
  * parks until its queue gets an event, a heartbeat comes due, or the client leaves.
  */
 import type { Waiter } from '../../../actors/queues.js';
-import { missingArgument } from '../../http/errors.js';
+import { missingArgument } from '../../../actors/errors.js';
 import { route, S, type Reply } from '../../http/route.js';
 import { jsonResponse, LATER } from '../../http/types.js';
 import { createQueue, REGISTER_PARAMS, type RegisterParams } from './register.js';

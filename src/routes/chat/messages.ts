@@ -6,7 +6,7 @@ import { highlightHtml, highlightText } from '../../../actors/highlight.js';
 import { checkNarrow, searchWords as operandWords, type NarrowTerm } from '../../../actors/narrow.js';
 import type { MessageRecord } from '../../../actors/types.js';
 import { accessMessage, channelIdByName, checkChannelId, messageForViewer, resolveUserIds } from '../../../actors/queries.js';
-import { ApiError, badRequest } from '../../http/errors.js';
+import { ApiError, badRequest } from '../../../actors/errors.js';
 import { route, S, type Schema } from '../../http/route.js';
 
 /** Clients that show a message to its sender as they send it (lower case); their sends start out read. */

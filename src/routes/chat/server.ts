@@ -5,7 +5,7 @@
 import { verifyPassword } from '../../../actors/passwords.js';
 import { findUserByEmail } from '../../../actors/queries.js';
 import { versionFields } from '../../../actors/register_state.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../../actors/errors.js';
 import { route, S } from '../../http/route.js';
 
 /** The URL clients reach this organization at, from the request's Host. */

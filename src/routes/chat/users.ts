@@ -6,7 +6,7 @@ import { hashPassword } from '../../../actors/passwords.js';
 import { getUser, listUsers } from '../../../actors/queries.js';
 import { Role } from '../../../actors/types.js';
 import { userView } from '../../../actors/views.js';
-import { adminRequired } from '../../http/errors.js';
+import { adminRequired } from '../../../actors/errors.js';
 import { route, S } from '../../http/route.js';
 
 export const listUsersRoute = route<{ user_ids?: number[] }>({

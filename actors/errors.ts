@@ -1,0 +1,59 @@
+/**
+ * The domain's errors: a failure the client is to see, with a stable code. Decisions,
+ * queries and the queue module raise them; the HTTP layer only maps a code to a
+ * status (`src/http/errors.ts`) and renders the body in the API's shape.
+ *
+ * Codes are Zulip's (`zerver/lib/exceptions.py` `ErrorCode`), so that Zulip clients
+ * recognize them.
+ */
+
+/** Extra fields an error body may carry beyond `result`, `msg` and `code`. */
+export type ErrorExtra = Record<string, unknown>;
+
+/** Every code the chat API answers with. */
+export type ErrorCode =
+  | 'BAD_REQUEST'
+  | 'REQUEST_VARIABLE_MISSING'
+  | 'REQUEST_VARIABLE_INVALID'
+  | 'INVALID_JSON'
+  | 'BAD_NARROW'
+  | 'BAD_EVENT_QUEUE_ID'
+  | 'STREAM_DOES_NOT_EXIST'
+  | 'UNAUTHORIZED'
+  | 'INVALID_API_KEY'
+  | 'USER_DEACTIVATED'
+  | 'REALM_DEACTIVATED'
+  | 'AUTHENTICATION_FAILED'
+  | 'UNAUTHORIZED_PRINCIPAL'
+  | 'ACCESS_DENIED'
+  | 'NOT_FOUND'
+  | 'NONEXISTENT_SUBDOMAIN'
+  | 'METHOD_NOT_ALLOWED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'RATE_LIMIT_HIT'
+  | 'SERVER_NOT_READY'
+  | 'INTERNAL_SERVER_ERROR';
+
+/**
+ * A failure that is the client's to see. Thrown anywhere below a route and rendered
+ * by the HTTP layer as `{result: "error", msg, code, ...extra}`.
+ */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly extra: ErrorExtra | undefined;
+  constructor(code: ErrorCode, msg: string, extra?: ErrorExtra) {
+    super(msg);
+    this.code = code;
+    this.extra = extra;
+  }
+}
+
+/** Shorthands for the errors raised from many places. */
+export const badRequest = (msg: string, extra?: ErrorExtra): ApiError => new ApiError('BAD_REQUEST', msg, extra);
+export const missingArgument = (name: string): ApiError =>
+  new ApiError('REQUEST_VARIABLE_MISSING', `Missing '${name}' argument`, { var_name: name });
+export const invalidArgument = (name: string, why: string): ApiError =>
+  new ApiError('BAD_REQUEST', why.includes(name) ? why : `Invalid ${name}: ${why}`, { var_name: name });
+export const badQueue = (queueId: string): ApiError =>
+  new ApiError('BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queueId}`, { queue_id: queueId });
+export const adminRequired = (): ApiError => new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
