@@ -57,3 +57,38 @@ export const invalidArgument = (name: string, why: string): ApiError =>
 export const badQueue = (queueId: string): ApiError =>
   new ApiError('BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queueId}`, { queue_id: queueId });
 export const adminRequired = (): ApiError => new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
+
+/** Every code the message board answers with (its statuses: `src/board/errors.ts`). */
+export type BoardErrorCode =
+  | 'invalid_parameter'
+  | 'challenge_invalid'
+  | 'not_found'
+  | 'publication_disabled'
+  | 'compatibility_disabled'
+  | 'method_not_allowed'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'malformed_json'
+  | 'validation_failed'
+  | 'rate_limited'
+  | 'internal_error';
+
+/**
+ * A failure that is the board client's to see, rendered as RFC 9457 problem details;
+ * the code alone decides the status.
+ */
+export class BoardError extends Error {
+  constructor(
+    readonly code: BoardErrorCode,
+    message: string,
+    /** The input field at fault, if one is. */
+    readonly field?: string,
+    /** Extra response headers (`Allow`, `Retry-After`). */
+    readonly headers: Array<[string, string]> = [],
+  ) {
+    super(message);
+  }
+}
+
+/** Shorthand for a 422 naming its field. */
+export const invalidField = (field: string, message: string): BoardError => new BoardError('validation_failed', `${field}: ${message}`, field);

@@ -12,10 +12,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { ApiError, badRequest } from './errors.js';
-import { readsFullHistory, received, type ChannelContext } from './channel.js';
+import { readsFullHistory, received, type ChannelContext } from './kinds/channel.js';
 import { narrowPredicate, resolveChannel, type NarrowTerm } from './narrow.js';
 import type { MessageRecord } from './types.js';
-import type { World } from './world.js';
+import type { StateView } from './core/state_view.js';
 
 /** Zulip's anchor value that stands for "after every message". */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;
@@ -57,7 +57,7 @@ function channelSource(ch: ChannelContext, user: { user_id: number; role: number
   return { ids: ch.ids, get: (mid) => ch.messages.get(mid), readable: all ? undefined : (mid) => received(ch, user.user_id, mid) };
 }
 
-function sourcesFor(world: World, q: MessageQuery): Source[] {
+function sourcesFor(world: StateView, q: MessageQuery): Source[] {
   const org = world.org(q.org)!;
   const user = org.users.get(q.user_id)!;
   const channelTerm = q.narrow.find((t) => !t.negated && (t.operator === 'channel' || t.operator === 'stream'));
@@ -209,7 +209,7 @@ function messageAt(sources: Source[], anchor: number, keep: (m: MessageRecord) =
 }
 
 /** Runs a message query for one user, scanning in slices (see `SCAN_SLICE`). */
-export async function queryMessages(world: World, q: MessageQuery, opts: ScanOptions = {}): Promise<MessagePage> {
+export async function queryMessages(world: StateView, q: MessageQuery, opts: ScanOptions = {}): Promise<MessagePage> {
   if (q.num_before < 0 || q.num_after < 0) throw badRequest('num_before and num_after must be non-negative');
   if (q.num_before + q.num_after > 5000) throw badRequest('Too many messages requested (maximum 5000).');
   const org = world.org(q.org)!;

@@ -5,11 +5,11 @@
  */
 import { ApiError } from './errors.js';
 import { codePointLength } from './message_rules.js';
-import { isValidEmail } from './org_users.js';
-import type { OrgContext } from './organization.js';
+import { isValidEmail } from './user_rules.js';
+import type { OrgContext } from './kinds/organization.js';
 import type { MessageRecord } from './types.js';
-import type { UserContext } from './user.js';
-import { flagsOf } from './user.js';
+import type { UserContext } from './kinds/user.js';
+import { flagsOf } from './kinds/user.js';
 
 /** One narrow term. `operand` is a string, an id, or a list of user ids or emails. */
 export interface NarrowTerm {

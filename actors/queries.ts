@@ -3,36 +3,35 @@
  * and return API-shaped data; they never change state.
  */
 import { ApiError, badRequest } from './errors.js';
+import type { StateView } from './core/state_view.js';
 import { canReadChannelMessage } from './message_query.js';
-import { received } from './channel.js';
-import { userByEmail } from './organization.js';
-import type { Runtime } from './runtime.js';
+import { canAccessChannel, received } from './kinds/channel.js';
+import { userByEmail } from './kinds/organization.js';
 import type { MessageRecord, UserRecord } from './types.js';
-import { flagsOf } from './user.js';
-import { channelView, messageView, subscriptionView, userView, type MessageViewOptions } from './views.js';
-import { canAccessChannel } from './subscriptions.js';
+import { flagsOf } from './kinds/user.js';
+import { channelView, messageView, subscriptionView, userView, type MessageViewOptions } from './render/views.js';
 import { Role } from './types.js';
 
 /** A user of an organization by email, active or not. */
-export function findUserByEmail(rt: Runtime, org: number, email: string): UserRecord | undefined {
+export function findUserByEmail(rt: StateView, org: number, email: string): UserRecord | undefined {
   const ctx = rt.org(org);
   return ctx && userByEmail(ctx, email);
 }
 
 /** Every user of an organization, as `GET /users` lists them. */
-export function listUsers(rt: Runtime, org: number): Record<string, unknown>[] {
+export function listUsers(rt: StateView, org: number): Record<string, unknown>[] {
   return [...rt.org(org)!.users.values()].map(userView);
 }
 
 /** One user by id, or `BAD_REQUEST` "No such user". */
-export function getUser(rt: Runtime, org: number, userId: number): Record<string, unknown> {
+export function getUser(rt: StateView, org: number, userId: number): Record<string, unknown> {
   const user = rt.org(org)!.users.get(userId);
   if (!user) throw badRequest('No such user');
   return userView(user);
 }
 
 /** The channels a user can see, as `GET /streams` lists them. */
-export function listChannels(rt: Runtime, org: number, viewer: UserRecord, opts: { include_public: boolean; include_subscribed: boolean; include_all: boolean }): Record<string, unknown>[] {
+export function listChannels(rt: StateView, org: number, viewer: UserRecord, opts: { include_public: boolean; include_subscribed: boolean; include_all: boolean }): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const id of rt.channelIdsOf(org)) {
     const ch = rt.channel(org, id)!;
@@ -45,7 +44,7 @@ export function listChannels(rt: Runtime, org: number, viewer: UserRecord, opts:
 }
 
 /** A user's subscriptions, as `GET /users/me/subscriptions` and `register` show them. */
-export function listSubscriptions(rt: Runtime, org: number, userId: number, withSubscribers: boolean): Record<string, unknown>[] {
+export function listSubscriptions(rt: StateView, org: number, userId: number, withSubscribers: boolean): Record<string, unknown>[] {
   const me = rt.user(org, userId);
   const out: Record<string, unknown>[] = [];
   for (const [streamId, props] of me?.subs ?? []) {
@@ -56,7 +55,7 @@ export function listSubscriptions(rt: Runtime, org: number, userId: number, with
 }
 
 /** Channels a user left, for `register`'s `unsubscribed`. */
-export function listUnsubscribed(rt: Runtime, org: number, userId: number): Record<string, unknown>[] {
+export function listUnsubscribed(rt: StateView, org: number, userId: number): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const [streamId, props] of rt.user(org, userId)?.former ?? []) {
     const ch = rt.channel(org, streamId);
@@ -66,7 +65,7 @@ export function listUnsubscribed(rt: Runtime, org: number, userId: number): Reco
 }
 
 /** Channels a user can see and was never subscribed to, for `register`'s `never_subscribed`. */
-export function listNeverSubscribed(rt: Runtime, org: number, user: UserRecord): Record<string, unknown>[] {
+export function listNeverSubscribed(rt: StateView, org: number, user: UserRecord): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   const former = rt.user(org, user.user_id)?.former;
   for (const id of rt.channelIdsOf(org)) {
@@ -78,14 +77,14 @@ export function listNeverSubscribed(rt: Runtime, org: number, user: UserRecord):
 }
 
 /** Finds a channel id by name, or `STREAM_DOES_NOT_EXIST`. */
-export function channelIdByName(rt: Runtime, org: number, name: string): number {
+export function channelIdByName(rt: StateView, org: number, name: string): number {
   const id = rt.org(org)!.channelsByName.get(name.trim().toLowerCase());
   if (id === undefined) throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel '${name}' does not exist`, { stream: name });
   return id;
 }
 
 /** A channel id by name, if the user may know the channel exists; else "Invalid channel name". */
-export function visibleChannelId(rt: Runtime, org: number, user: UserRecord, name: string): number {
+export function visibleChannelId(rt: StateView, org: number, user: UserRecord, name: string): number {
   const id = rt.org(org)!.channelsByName.get(name.trim().toLowerCase());
   const ch = id === undefined ? undefined : rt.channel(org, id);
   if (!ch || !canAccessChannel(user, ch.channel, ch.subscribers)) throw badRequest(`Invalid channel name '${name}'`);
@@ -93,13 +92,13 @@ export function visibleChannelId(rt: Runtime, org: number, user: UserRecord, nam
 }
 
 /** Checks that a channel id exists, or `STREAM_DOES_NOT_EXIST`. */
-export function checkChannelId(rt: Runtime, org: number, id: number): number {
+export function checkChannelId(rt: StateView, org: number, id: number): number {
   if (!rt.channel(org, id)) throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel with ID '${id}' does not exist`, { stream_id: id });
   return id;
 }
 
 /** Resolves user ids or emails to ids of users of the organization. */
-export function resolveUserIds(rt: Runtime, org: number, items: Array<string | number>): number[] {
+export function resolveUserIds(rt: StateView, org: number, items: Array<string | number>): number[] {
   const ctx = rt.org(org)!;
   return items.map((item) => {
     if (typeof item === 'number') {
@@ -113,7 +112,7 @@ export function resolveUserIds(rt: Runtime, org: number, items: Array<string | n
 }
 
 /** A stored message the user may read, or `BAD_REQUEST` "Invalid message(s)". */
-export function accessMessage(rt: Runtime, org: number, viewer: UserRecord, id: number): MessageRecord {
+export function accessMessage(rt: StateView, org: number, viewer: UserRecord, id: number): MessageRecord {
   const ctx = rt.org(org)!;
   const streamId = ctx.messageChannel.get(id);
   if (streamId !== undefined) {
@@ -131,7 +130,7 @@ export function accessMessage(rt: Runtime, org: number, viewer: UserRecord, id: 
  * A message with the viewer's flags, as `GET /messages` shows it. A channel message the
  * viewer never received is `historical` (and read), as in Zulip.
  */
-export function messageForViewer(rt: Runtime, org: number, viewerId: number, m: MessageRecord, opts: MessageViewOptions): Record<string, unknown> {
+export function messageForViewer(rt: StateView, org: number, viewerId: number, m: MessageRecord, opts: MessageViewOptions): Record<string, unknown> {
   const orgCtx = rt.org(org)!;
   const ch = m.stream_id === null ? undefined : rt.channel(org, m.stream_id);
   const me = rt.user(org, viewerId);

@@ -8,7 +8,7 @@
  * the fact it came from, and a queue ignores facts it already reflects. Replaying the
  * log into a queue restored from a snapshot therefore rebuilds it exactly, ids included.
  */
-import { fromInPlaceTransition } from './inPlaceLogic.js';
+import { fromInPlaceTransition } from './core/in_place_transition.js';
 import type { NarrowTerm } from './narrow.js';
 
 /** An event as it sits in a queue. */

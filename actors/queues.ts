@@ -18,10 +18,10 @@
  */
 import type { Actor } from 'xstate';
 import { ApiError, badQueue, badRequest } from './errors.js';
-import type { QueueFact, QueueRegistered, QueuesDropped } from './facts.js';
+import type { QueueFact, QueueRegistered, QueuesDropped } from './queue_facts.js';
 import type { NarrowTerm } from './narrow.js';
 import { numberEvents, queueLogic, renderEvents, type QueueContext, type QueuedEvent, type QueueEvent, type SequencedEvent } from './queue.js';
-import type { ActorSystem } from './system.js';
+import type { Supervisor } from './core/supervisor.js';
 
 /** A parked long-poll, provided by the transport. */
 export interface Waiter {
@@ -103,7 +103,7 @@ export class EventQueues {
   private lastSweep: number;
 
   constructor(
-    private readonly system: ActorSystem,
+    private readonly system: Supervisor,
     private readonly opts: QueueOptions,
   ) {
     this.lastWheelSecond = Math.floor(opts.now() / 1000);

@@ -14,9 +14,9 @@
  *   older ones were left out.
  */
 import { EMPTY_TOPIC_DISPLAY_NAME } from './message_rules.js';
-import type { OrgContext } from './organization.js';
-import type { UserContext } from './user.js';
-import type { World } from './world.js';
+import type { OrgContext } from './kinds/organization.js';
+import type { UserContext } from './kinds/user.js';
+import type { StateView } from './core/state_view.js';
 
 /** As in Zulip: a client never gets more unread ids than this at registration. */
 export const MAX_UNREAD_MESSAGES = 50_000;
@@ -37,7 +37,7 @@ export interface UnreadMessages {
 }
 
 /** The unread state of `me` in `org`, newest `limit` unread messages at most. */
-export function unreadMessages(world: World, org: OrgContext, me: UserContext | undefined, allowEmptyTopicName: boolean, limit = MAX_UNREAD_MESSAGES): UnreadMessages {
+export function unreadMessages(world: StateView, org: OrgContext, me: UserContext | undefined, allowEmptyTopicName: boolean, limit = MAX_UNREAD_MESSAGES): UnreadMessages {
   const out: UnreadMessages = { count: 0, pms: [], streams: [], huddles: [], mentions: [], old_unreads_missing: false };
   if (!me) return out;
   const all = me.unread.toArray();

@@ -8,7 +8,7 @@
  */
 import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
-import type { Fact, Stamped } from '../actors/facts.js';
+import type { Fact, Stamped } from '../actors/areas/index.js';
 
 /** Bumped whenever the encoding of facts changes incompatibly. */
 export const LOG_FORMAT_VERSION = 1;

@@ -7,8 +7,8 @@
  */
 import { closeSync, fdatasync, fsyncSync, openSync, readdirSync, readFileSync, write as fsWrite, writeSync, statSync, ftruncateSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Stamped } from '../actors/facts.js';
-import type { FactSink } from '../actors/runtime.js';
+import type { Stamped } from '../actors/areas/index.js';
+import type { FactSink } from '../actors/runtime/runtime.js';
 import { checkSegmentHeader, decodeFrame, encodeRecord, findValidFrame, segmentHeader, SEGMENT_HEADER_BYTES } from './codec.js';
 
 /** When appended records count as durable. */

@@ -5,6 +5,8 @@
  *   header:  "PRLYSNAP" | u32 format version | u32 reserved | u64 start seq | u64 created ms
  *   chunk:   u32 payload length | u32 crc32(payload) | msgpack payload
  *   trailer: "PRLYEND\0" | u64 end seq | u32 chunk count | u32 crc32 of everything before
+ *            it, the trailer's own magic, end seq and count included (format 3 on; formats
+ *            1 and 2 stopped before the trailer, leaving its end seq unchecked)
  *
  * Chunks are self-contained msgpack (record definitions inline, no shared structures),
  * and nothing is decoded before its CRC verifies.
@@ -13,13 +15,17 @@ import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 
 /** Bumped whenever the snapshot encoding changes incompatibly. */
-export const SNAPSHOT_FORMAT_VERSION = 2;
+export const SNAPSHOT_FORMAT_VERSION = 3;
 /**
  * Versions this build reads. Version 1 stored a user's flag sets as arrays of ids;
  * version 2 stores them as bytes (`IdSet.toBytes`), a memory copy instead of one
- * msgpack integer per id.
+ * msgpack integer per id; version 3 extends the final checksum over the trailer's
+ * end seq and chunk count. The chunks' contents are each actor kind's own
+ * (`actors/kinds/`), which reads every version listed here.
  */
-export const READABLE_SNAPSHOT_VERSIONS: readonly number[] = [1, 2];
+export const READABLE_SNAPSHOT_VERSIONS: readonly number[] = [1, 2, 3];
+/** Bytes of the trailer covered by the final checksum (format 3 on): all but the checksum. */
+const TRAILER_CHECKED_BYTES = 20;
 export const SNAPSHOT_MAGIC = Buffer.from('PRLYSNAP', 'latin1');
 export const TRAILER_MAGIC = Buffer.from('PRLYEND\u0000', 'latin1');
 export const HEADER_BYTES = 32;
@@ -67,7 +73,7 @@ export function encodeTrailer(endSeq: number, chunks: number, runningCrc: number
   TRAILER_MAGIC.copy(buf, 0);
   buf.writeBigUInt64LE(BigInt(endSeq), 8);
   buf.writeUInt32LE(chunks, 16);
-  buf.writeUInt32LE(runningCrc, 20);
+  buf.writeUInt32LE(crc32(buf.subarray(0, TRAILER_CHECKED_BYTES), runningCrc), 20);
   return buf;
 }
 
@@ -88,7 +94,8 @@ export function verifySnapshot(buf: Buffer, decode = true): VerifiedSnapshot | s
   const endSeq = Number(buf.readBigUInt64LE(trailerAt + 8));
   const count = buf.readUInt32LE(trailerAt + 16);
   const expectedCrc = buf.readUInt32LE(trailerAt + 20);
-  if (crc32(buf.subarray(0, trailerAt)) !== expectedCrc) return 'checksum mismatch over the snapshot body';
+  const checkedEnd = header.version >= 3 ? trailerAt + TRAILER_CHECKED_BYTES : trailerAt;
+  if (crc32(buf.subarray(0, checkedEnd)) !== expectedCrc) return header.version >= 3 ? 'checksum mismatch over the snapshot body and trailer' : 'checksum mismatch over the snapshot body';
   const chunks: unknown[] = [];
   let offset = HEADER_BYTES;
   let n = 0;

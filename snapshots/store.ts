@@ -5,9 +5,18 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultRuntimeOptions, Runtime, type RuntimeOptions } from '../actors/runtime.js';
+import type { Stamped } from '../actors/areas/index.js';
+import type { FactSink } from '../actors/runtime/runtime.js';
 import { listSegments, LogCorruption, LogWriter, readLog, truncateTorn, type FsyncPolicy } from './log.js';
-import { defaultWriteOptions, listSnapshots, loadSnapshot, pruneSnapshots, readSnapshot, writeSnapshot, type SnapshotInfo } from './snapshot.js';
+import { defaultWriteOptions, listSnapshots, loadSnapshot, pruneSnapshots, readSnapshot, writeSnapshot, type Snapshottable, type SnapshotInfo } from './snapshot.js';
+
+/** State that recovery rebuilds: it takes snapshot chunks back and replays facts. */
+export interface Recoverable extends Snapshottable {
+  /** Applies a fact read back from the log. */
+  replay(stamped: Stamped): void;
+  /** Stops whatever the state runs (actors, timers). */
+  stop(): void;
+}
 
 export interface StoreOptions {
   dataDir: string;
@@ -22,13 +31,12 @@ export interface StoreOptions {
   toSeq?: number;
   log(line: string): void;
   onFatal(error: Error): void;
-  /** Overrides for the runtime (clock, queue timings). */
-  runtime?: Partial<RuntimeOptions>;
 }
 
 /** A recovered data directory, ready to serve. */
-export interface Store {
-  runtime: Runtime;
+export interface Store<R extends Recoverable = Recoverable> {
+  /** The recovered state (the runtime). */
+  runtime: R;
   writer: LogWriter;
   /** What recovery found, for logs and tools. */
   recovery: Recovery;
@@ -58,7 +66,7 @@ export function lockHolder(dataDir: string): number | undefined {
 }
 
 /** Loads the newest snapshot that verifies (or the one named), falling back to older ones. Returns the seq replay starts after. */
-function restoreNewestSnapshot(runtime: Runtime, dir: string, log: (line: string) => void, toSeq?: number, only?: string): { name: string | null; startSeq: number } {
+function restoreNewestSnapshot(state: Recoverable, dir: string, log: (line: string) => void, toSeq?: number, only?: string): { name: string | null; startSeq: number } {
   for (const snap of listSnapshots(dir)) {
     if (only !== undefined && snap.name !== only) continue;
     if (toSeq !== undefined && snap.startSeq > toSeq) continue;
@@ -71,7 +79,7 @@ function restoreNewestSnapshot(runtime: Runtime, dir: string, log: (line: string
       log(`store: snapshot ${snap.name} reflects facts past seq ${toSeq}; trying an older one`);
       continue;
     }
-    return { name: snap.name, startSeq: loadSnapshot(runtime, verified) };
+    return { name: snap.name, startSeq: loadSnapshot(state, verified) };
   }
   return { name: null, startSeq: 0 };
 }
@@ -87,16 +95,16 @@ export interface Recovery {
 }
 
 /**
- * Rebuilds state from a data directory into `runtime`: the newest snapshot that
+ * Rebuilds state from a data directory into `state`: the newest snapshot that
  * verifies (or `onlySnapshot`), then the log after it, up to `toSeq`. Reads only.
  */
 export function recover(
-  runtime: Runtime,
+  state: Recoverable,
   dir: string,
   opts: { skipCorrupt: boolean; toSeq?: number; onlySnapshot?: string; log(line: string): void; onRecord?: (seq: number) => void },
 ): Recovery {
   const started = Date.now();
-  const snap = restoreNewestSnapshot(runtime, dir, opts.log, opts.toSeq, opts.onlySnapshot);
+  const snap = restoreNewestSnapshot(state, dir, opts.log, opts.toSeq, opts.onlySnapshot);
   if (opts.onlySnapshot !== undefined && snap.name === null) throw new Error(`snapshot ${opts.onlySnapshot} is missing, does not verify, or reflects facts past seq ${opts.toSeq}`);
   const segments = listSegments(dir);
   if (segments.length > 0 && segments[0].firstSeq > snap.startSeq + 1) {
@@ -105,16 +113,20 @@ export function recover(
     );
   }
   const result = readLog(dir, { afterSeq: snap.startSeq, toSeq: opts.toSeq, skipCorrupt: opts.skipCorrupt, log: opts.log }, (s) => {
-    runtime.replay(s);
+    state.replay(s);
     opts.onRecord?.(s.seq);
   });
-  const lastSeq = Math.max(result.lastSeq, runtime.lastSeq);
-  runtime.restoredThrough(lastSeq);
+  const lastSeq = Math.max(result.lastSeq, state.lastSeq);
+  state.restoredThrough(lastSeq);
   return { snapshot: snap.name, snapshotStartSeq: snap.startSeq, replayed: result.records, lastSeq, ms: Date.now() - started, tornAt: result.tornAt };
 }
 
-/** Opens (creating if needed) a data directory and recovers its state. */
-export function openStore(opts: StoreOptions): Store {
+/**
+ * Opens (creating if needed) a data directory and recovers its state into what
+ * `build` makes: `build` gets the sink that makes facts durable in this directory's
+ * log, and returns empty state (the caller decides what state is; see `src/store.ts`).
+ */
+export function openStore<R extends Recoverable>(opts: StoreOptions, build: (sink: FactSink) => R): Store<R> {
   mkdirSync(opts.dataDir, { recursive: true });
   const holder = lockHolder(opts.dataDir);
   if (holder !== undefined) throw new DataDirLocked(`${opts.dataDir} is in use by process ${holder}`);
@@ -126,10 +138,7 @@ export function openStore(opts: StoreOptions): Store {
     }
   }
   let writer: LogWriter | undefined;
-  const runtime = new Runtime({
-    ...defaultRuntimeOptions({ append: (records, onDurable) => writer!.append(records, onDurable) }),
-    ...opts.runtime,
-  } as RuntimeOptions);
+  const runtime = build({ append: (records, onDurable) => writer!.append(records, onDurable) });
   const recovery = recover(runtime, opts.dataDir, { skipCorrupt: opts.skipCorrupt, toSeq: opts.toSeq, log: opts.log });
   if (recovery.tornAt) truncateTorn(recovery.tornAt, opts.log);
   if (recovery.snapshot || recovery.replayed > 0) {
@@ -137,7 +146,7 @@ export function openStore(opts: StoreOptions): Store {
   }
   writer = new LogWriter(opts.dataDir, { fsync: opts.fsync, batchMs: opts.fsyncBatchMs, segmentBytes: opts.segmentBytes, onFatal: opts.onFatal }, recovery.lastSeq + 1);
   let snapshotting: Promise<SnapshotInfo> | undefined;
-  const store: Store = {
+  const store: Store<R> = {
     runtime,
     writer,
     recovery,

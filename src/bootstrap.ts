@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hashPassword } from '../actors/passwords.js';
-import type { Runtime } from '../actors/runtime.js';
+import type { Runtime } from '../actors/runtime/runtime.js';
 import type { OrgRecord, UserRecord } from '../actors/types.js';
 
 export interface NewOrg {

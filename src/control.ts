@@ -7,7 +7,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { lockHolder } from '../snapshots/store.js';
+import { lockHolder } from './store.js';
 
 /** A control request: a command name and its arguments. */
 export interface ControlRequest {

@@ -3,8 +3,8 @@
  * and serves the chat API over uWebSockets.js. `stop` shuts down in order: stop
  * accepting, complete parked polls, flush the log, release the data directory.
  */
-import type { RuntimeOptions } from '../actors/runtime.js';
-import { openStore, type Store } from '../snapshots/store.js';
+import type { RuntimeOptions } from '../actors/runtime/runtime.js';
+import { openStore, type Store } from './store.js';
 import { snapshotDue } from '../snapshots/schedule.js';
 import { createOrganization, createStarterChannels, randomPassword, type CreatedOrg, type StarterContent } from './bootstrap.js';
 import type { Config } from './config.js';

@@ -5,9 +5,9 @@
  * requires identical state.
  */
 import t, { type Test } from 'tap';
-import type { Stamped } from '../actors/facts.js';
-import { notify, type Delivery } from '../actors/notify.js';
-import { defaultRuntimeOptions, Runtime, type FactSink, type Target } from '../actors/runtime.js';
+import type { Stamped } from '../actors/areas/index.js';
+import { notify, type Delivery } from '../actors/areas/index.js';
+import { defaultRuntimeOptions, Runtime, type FactSink, type Target } from '../actors/runtime/runtime.js';
 import { Role, type OrgRecord, type RoleNumber, type UserRecord } from '../actors/types.js';
 import { ApiError } from '../actors/errors.js';
 
@@ -106,7 +106,7 @@ async function populated(): Promise<Rig> {
 function eventsFor(deliveries: Delivery[], userId: number): any[] {
   const out: any[] = [];
   for (const d of deliveries) {
-    if (![...d.user_ids].includes(userId)) continue;
+    if (!('user_ids' in d) || ![...d.user_ids].includes(userId)) continue;
     const e = typeof d.event === 'function' ? d.event(userId, false) : d.event;
     out.push(JSON.parse(`{${e.json}}`));
   }

@@ -4,9 +4,10 @@
  * reducers).
  */
 import t from 'tap';
-import type { Stamped } from '../actors/facts.js';
-import { MAX_OUTSTANDING_NONCES, nonceHash, type BoardCommand } from '../actors/board.js';
-import { defaultRuntimeOptions, Runtime, type FactSink } from '../actors/runtime.js';
+import type { Stamped } from '../actors/areas/index.js';
+import type { BoardCommand } from '../actors/areas/board.js';
+import { MAX_OUTSTANDING_NONCES, nonceHash } from '../actors/kinds/board.js';
+import { defaultRuntimeOptions, Runtime, type FactSink } from '../actors/runtime/runtime.js';
 
 /** A sink that records every fact it is given. */
 function recordingSink(into: Stamped[]): FactSink {

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore } from '../snapshots/store.js';
+import { openStore } from '../src/store.js';
 import { startServerProcess, type ServerProcess } from './server_process.js';
 
 const root = join(import.meta.dirname, '..');

@@ -3,7 +3,7 @@
  * injected clock, and a request helper over `inject`.
  */
 import type { BoardSwitch } from '../actors/board_types.js';
-import { defaultRuntimeOptions, Runtime, volatileSink, type FactSink } from '../actors/runtime.js';
+import { defaultRuntimeOptions, Runtime, volatileSink, type FactSink } from '../actors/runtime/runtime.js';
 import { BoardApp } from '../src/board/app.js';
 import type { BoardSettings } from '../src/board/route.js';
 import { inject } from '../src/http/dispatch.js';

@@ -8,10 +8,10 @@ import t from 'tap';
 import { cpSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nonceHash } from '../actors/board.js';
-import { defaultRuntimeOptions, Runtime, volatileSink } from '../actors/runtime.js';
+import { nonceHash } from '../actors/kinds/board.js';
+import { defaultRuntimeOptions, Runtime, volatileSink } from '../actors/runtime/runtime.js';
 import { loadSnapshot, readSnapshot, writeSnapshot } from '../snapshots/snapshot.js';
-import { openStore, type Store } from '../snapshots/store.js';
+import { openStore, type Store } from '../src/store.js';
 import { boardFixture, boardOn, challenge, publishUrl, type BoardFixture } from './board_helpers.js';
 
 const publish = (f: BoardFixture, nonce: string, message = 'hello') => f.call('GET', publishUrl(nonce, { message, confirm: 'publish' }));

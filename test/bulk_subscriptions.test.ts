@@ -7,10 +7,10 @@
  */
 import t from 'tap';
 import type { ChannelRecord } from '../actors/types.js';
-import type { Fact, Stamped } from '../actors/facts.js';
-import { defaultRuntimeOptions, Runtime, type FactSink, type Target } from '../actors/runtime.js';
-import { BULK_FACT_BUDGET_BYTES, defaultSubscriptionProps } from '../actors/subscriptions.js';
-import { SubscriptionJson, subscriptionView } from '../actors/views.js';
+import type { Fact, Stamped } from '../actors/areas/index.js';
+import { defaultRuntimeOptions, Runtime, type FactSink, type Target } from '../actors/runtime/runtime.js';
+import { BULK_FACT_BUDGET_BYTES, defaultSubscriptionProps } from '../actors/areas/subscriptions.js';
+import { SubscriptionJson, subscriptionView } from '../actors/render/views.js';
 import { Role, type RoleNumber } from '../actors/types.js';
 import { encodeRecord, MAX_RECORD_BYTES } from '../snapshots/codec.js';
 import { stateDigest } from './state.js';

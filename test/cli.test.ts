@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore } from '../snapshots/store.js';
+import { openStore } from '../src/store.js';
 
 const root = join(import.meta.dirname, '..');
 

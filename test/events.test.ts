@@ -4,7 +4,7 @@
  * heartbeats and idle collection follow the clock, and delivery waits for durability.
  */
 import t from 'tap';
-import type { FactSink } from '../actors/runtime.js';
+import type { FactSink } from '../actors/runtime/runtime.js';
 import { chatFixture, settle, startPoll, type ApiResult, type ChatFixture, type Credentials, type FixtureOptions } from './helpers.js';
 
 /** Watches a promise without awaiting it, so a test can assert it is still pending. */

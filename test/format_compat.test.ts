@@ -9,7 +9,7 @@ import t from 'tap';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore } from '../snapshots/store.js';
+import { openStore } from '../src/store.js';
 import { ChatApp, inject } from '../src/http/dispatch.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { loadConfig } from '../src/config.js';

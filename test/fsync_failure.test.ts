@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Stamped } from '../actors/facts.js';
+import type { Stamped } from '../actors/areas/index.js';
 
 t.test('a failed fdatasync calls onFatal once, acknowledges nothing, and refuses further appends', async (t) => {
   let syncs = 0;

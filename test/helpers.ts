@@ -2,7 +2,7 @@
  * Shared fixtures: an in-process chat server (no socket) with an injected clock, and
  * a request helper that encodes parameters the way Zulip clients do.
  */
-import { defaultRuntimeOptions, Runtime, volatileSink, type FactSink, type RuntimeOptions } from '../actors/runtime.js';
+import { defaultRuntimeOptions, Runtime, volatileSink, type FactSink, type RuntimeOptions } from '../actors/runtime/runtime.js';
 import { createOrganization, type CreatedOrg } from '../src/bootstrap.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { ChatApp, inject, type InjectRequest } from '../src/http/dispatch.js';

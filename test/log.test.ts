@@ -2,7 +2,7 @@ import t from 'tap';
 import { appendFileSync, mkdtempSync, readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type Store } from '../snapshots/store.js';
+import { openStore, type Store } from '../src/store.js';
 import { listSegments, LogCorruption } from '../snapshots/log.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { SEGMENT_HEADER_BYTES } from '../snapshots/codec.js';

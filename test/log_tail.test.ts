@@ -11,14 +11,14 @@ import { prng } from './prng.js';
 import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type Store } from '../snapshots/store.js';
+import { openStore, type Store } from '../src/store.js';
 import { listSegments, LogCorruption } from '../snapshots/log.js';
 import { listSnapshots } from '../snapshots/snapshot.js';
 import { decodeFrame, encodeRecord, SEGMENT_HEADER_BYTES } from '../snapshots/codec.js';
 import { verifyReport } from '../src/operator/data_commands.js';
 import { createOrganization } from '../src/bootstrap.js';
-import type { Runtime } from '../actors/runtime.js';
-import type { Stamped } from '../actors/facts.js';
+import type { Runtime } from '../actors/runtime/runtime.js';
+import type { Stamped } from '../actors/areas/index.js';
 import { stateDigest } from './state.js';
 import { startServerProcess } from './server_process.js';
 

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type Store } from '../snapshots/store.js';
+import { openStore, type Store } from '../src/store.js';
 import { listSegments } from '../snapshots/log.js';
 import { listSnapshots } from '../snapshots/snapshot.js';
 import { createOrganization } from '../src/bootstrap.js';

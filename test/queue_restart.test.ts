@@ -2,7 +2,7 @@ import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type Store } from '../snapshots/store.js';
+import { openStore, type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { loadConfig } from '../src/config.js';
 import { ChatApp, inject } from '../src/http/dispatch.js';

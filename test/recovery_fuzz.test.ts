@@ -8,7 +8,7 @@ import { prng } from './prng.js';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, DataDirLocked } from '../snapshots/store.js';
+import { openStore, DataDirLocked } from '../src/store.js';
 import { LogCorruption } from '../snapshots/log.js';
 import { createOrganization } from '../src/bootstrap.js';
 

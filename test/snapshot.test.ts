@@ -2,11 +2,11 @@ import t from 'tap';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type Store } from '../snapshots/store.js';
+import { openStore, type Store } from '../src/store.js';
 import { listSnapshots, loadSnapshot } from '../snapshots/snapshot.js';
 import { verifySnapshot } from '../snapshots/snapshot_format.js';
 import { IdSet } from '../actors/id_set.js';
-import { defaultRuntimeOptions, Runtime, volatileSink } from '../actors/runtime.js';
+import { defaultRuntimeOptions, Runtime, volatileSink } from '../actors/runtime/runtime.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { stateDigest } from './state.js';
 

@@ -3,7 +3,7 @@
  * (replay, snapshots, restore, crash recovery). Sets and maps are sorted.
  */
 import { IdSet } from '../actors/id_set.js';
-import type { Runtime } from '../actors/runtime.js';
+import type { Runtime } from '../actors/runtime/runtime.js';
 
 function canon(value: unknown): unknown {
   if (value instanceof IdSet) return value.toArray();
@@ -20,7 +20,7 @@ function canon(value: unknown): unknown {
 
 /** Everything the actors hold, without per-actor seq bookkeeping. */
 export function stateDigest(rt: Runtime, opts: { queues?: boolean } = {}): string {
-  const src = rt.snapshotSources();
+  const src = rt.contexts();
   const orgs = src.orgs.map(({ org, channels, users }) => ({
     org: canon(org),
     channels: channels.map(canon).sort((a: any, b: any) => a.channel.stream_id - b.channel.stream_id),

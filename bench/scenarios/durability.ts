@@ -14,9 +14,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Runtime } from '../../actors/runtime.js';
+import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { FsyncPolicy } from '../../snapshots/log.js';
-import { openStore, type Store } from '../../snapshots/store.js';
+import { openStore, type Store } from '../../src/store.js';
 import { createOrganization } from '../../src/bootstrap.js';
 import { newResult, Runs, sized, windowMs, type Scenario, type ScenarioContext, type ScenarioResult } from '../scenario.js';
 import { nowMs } from '../stats.js';

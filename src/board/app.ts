@@ -10,7 +10,7 @@
  * `bodyLimit` and `refuseBody` let the transport apply the same first steps before
  * a single body byte is buffered.
  */
-import type { Runtime } from '../../actors/runtime.js';
+import type { Runtime } from '../../actors/runtime/runtime.js';
 import { RateLimiter } from '../http/rate_limit.js';
 import type { AbortHook, IncomingRequest, OutgoingResponse } from '../http/types.js';
 import { BoardError, problemResponse } from './errors.js';

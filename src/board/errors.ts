@@ -7,10 +7,13 @@
  * `type` is a URN (`urn:parley:board:error:<code>`): stable, and deliberately not a
  * URL, so that no agent reading an error is invited to fetch anything.
  */
+import { BoardError, type BoardErrorCode } from '../../actors/errors.js';
 import { STATUS_TEXT, type OutgoingResponse } from '../http/types.js';
 
+export { BoardError, invalidField, type BoardErrorCode } from '../../actors/errors.js';
+
 /** Each error code and its HTTP status. */
-export const BOARD_ERRORS = {
+export const BOARD_ERRORS: Record<BoardErrorCode, number> = {
   invalid_parameter: 400,
   challenge_invalid: 403,
   not_found: 404,
@@ -23,34 +26,19 @@ export const BOARD_ERRORS = {
   validation_failed: 422,
   rate_limited: 429,
   internal_error: 500,
-} as const;
+};
 
-/** A board error code. */
-export type BoardErrorCode = keyof typeof BOARD_ERRORS;
-
-/** A failure that is the board client's to see; the code alone decides the status. */
-export class BoardError extends Error {
-  constructor(
-    readonly code: BoardErrorCode,
-    message: string,
-    /** The input field at fault, if one is. */
-    readonly field?: string,
-    /** Extra response headers (`Allow`, `Retry-After`). */
-    readonly headers: Array<[string, string]> = [],
-  ) {
-    super(message);
-  }
-  get status(): number {
-    return BOARD_ERRORS[this.code];
-  }
+/** The HTTP status of a board error. */
+export function boardStatusOf(err: BoardError): number {
+  return BOARD_ERRORS[err.code];
 }
 
 /** The JSON body of a board error. */
 export function problemBody(err: BoardError): Record<string, unknown> {
   const body: Record<string, unknown> = {
     type: `urn:parley:board:error:${err.code}`,
-    title: STATUS_TEXT[err.status] ?? 'Error',
-    status: err.status,
+    title: STATUS_TEXT[boardStatusOf(err)] ?? 'Error',
+    status: boardStatusOf(err),
     code: err.code,
     detail: err.message,
   };
@@ -61,11 +49,8 @@ export function problemBody(err: BoardError): Record<string, unknown> {
 /** Renders a board error, with the board's common headers added by the caller. */
 export function problemResponse(err: BoardError): OutgoingResponse {
   return {
-    status: err.status,
+    status: boardStatusOf(err),
     headers: [['Content-Type', 'application/problem+json'], ...err.headers],
     body: JSON.stringify(problemBody(err)),
   };
 }
-
-/** Shorthand for a 422 naming its field. */
-export const invalidField = (field: string, message: string): BoardError => new BoardError('validation_failed', `${field}: ${message}`, field);

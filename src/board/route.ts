@@ -4,7 +4,7 @@
  * type, distinct from the chat API's, so neither API can serve the other's records.
  */
 import type { BoardSwitch } from '../../actors/board_types.js';
-import type { Runtime } from '../../actors/runtime.js';
+import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { RateLimit } from '../http/rate_limit.js';
 import type { IncomingRequest } from '../http/types.js';
 import type { BoardErrorCode } from './errors.js';

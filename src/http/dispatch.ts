@@ -5,8 +5,8 @@
  * `handle` with a plain `IncomingRequest`.
  */
 import { secretsEqual } from '../../actors/passwords.js';
-import { userByEmail } from '../../actors/organization.js';
-import type { Runtime } from '../../actors/runtime.js';
+import { userByEmail } from '../../actors/kinds/organization.js';
+import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { OrgRecord, UserRecord } from '../../actors/types.js';
 import type { Config } from '../config.js';
 import { decodeParams, MalformedBody } from './body.js';

@@ -3,7 +3,7 @@
  * schemas and handler. The router, the validators and the API description are all
  * built from these records at boot.
  */
-import type { Runtime } from '../../actors/runtime.js';
+import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { OrgRecord, UserRecord } from '../../actors/types.js';
 import type { Config } from '../config.js';
 import type { UploadedFile } from './body.js';

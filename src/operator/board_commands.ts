@@ -13,8 +13,8 @@
 import { existsSync } from 'node:fs';
 import type { BoardSwitch } from '../../actors/board_types.js';
 import { BOARD_SWITCHES } from '../../actors/board_types.js';
-import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime.js';
-import { recover } from '../../snapshots/store.js';
+import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime/runtime.js';
+import { recover } from '../store.js';
 import { printFromServer, type ControlHandler } from '../control.js';
 import { openOffline } from './data_commands.js';
 

@@ -5,10 +5,10 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime.js';
+import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime/runtime.js';
 import { describeTorn, listSegments, readSegment } from '../../snapshots/log.js';
 import { listSnapshots, pruneSnapshots, readSnapshot, writeSnapshot } from '../../snapshots/snapshot.js';
-import { lockHolder, openStore, recover } from '../../snapshots/store.js';
+import { lockHolder, openStore, recover } from '../store.js';
 import { printFromServer } from '../control.js';
 import { progress } from './progress.js';
 

@@ -2,7 +2,7 @@
  * Board messages: the JSON and Markdown renditions of the list and of one message,
  * and the canonical JSON write.
  */
-import { findMessage } from '../../../actors/board.js';
+import { findMessage } from '../../../actors/kinds/board.js';
 import type { BoardMessage } from '../../../actors/board_types.js';
 import { BoardError } from '../../board/errors.js';
 import { pageOf, PAGE_QUERY, type PageQuery } from '../../board/paging.js';

@@ -2,7 +2,7 @@
  * Messages: send, fetch with narrows and anchors, fetch one, and personal flags.
  */
 import { queryMessages, type MessageQuery } from '../../../actors/message_query.js';
-import { highlightHtml, highlightText } from '../../../actors/highlight.js';
+import { highlightHtml, highlightText } from '../../../actors/render/highlight.js';
 import { checkNarrow, searchWords as operandWords, type NarrowTerm } from '../../../actors/narrow.js';
 import type { MessageRecord } from '../../../actors/types.js';
 import { accessMessage, channelIdByName, checkChannelId, messageForViewer, resolveUserIds } from '../../../actors/queries.js';

@@ -4,8 +4,9 @@
  * is either already in the state or on its way to the queue: never both, never neither.
  */
 import { checkNarrow, narrowPredicate } from '../../../actors/narrow.js';
-import { fetchInitialState, versionFields } from '../../../actors/register_state.js';
-import type { Runtime } from '../../../actors/runtime.js';
+import { fetchInitialState } from '../../../actors/areas/index.js';
+import { versionFields } from '../../../actors/render/register_payloads.js';
+import type { Runtime } from '../../../actors/runtime/runtime.js';
 import type { OrgRecord, UserRecord } from '../../../actors/types.js';
 import { route, S, type Schema, type ParamSpec } from '../../http/route.js';
 import { realmUrl } from './server.js';
@@ -59,15 +60,16 @@ export function createQueue(runtime: Runtime, org: OrgRecord, user: UserRecord, 
 /** Builds a full register response for a freshly created queue. */
 export function registerResponse(runtime: Runtime, config: Config, org: OrgRecord, user: UserRecord, params: RegisterParams, host: string | undefined, queueId: string): Record<string, unknown> {
   const fetchTypes = params.fetch_event_types !== undefined ? params.fetch_event_types : params.event_types;
-  const state = fetchInitialState(runtime, {
+  const request = {
     org,
     user,
-    fetch: fetchTypes ? new Set(fetchTypes) : null,
     realmUrl: realmUrl(host),
     heartbeatMaxMs: config.heartbeatMaxMs,
     includeSubscribers: params.include_subscribers !== false,
     emptyTopicName: params.client_capabilities?.empty_topic_name === true,
-  });
+    now: runtime.nowSeconds(),
+  };
+  const state = fetchInitialState(runtime, request, fetchTypes ? new Set(fetchTypes) : null);
   return { queue_id: queueId, last_event_id: -1, ...versionFields(), ...state };
 }
 

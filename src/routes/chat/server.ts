@@ -4,7 +4,7 @@
  */
 import { verifyPassword } from '../../../actors/passwords.js';
 import { findUserByEmail } from '../../../actors/queries.js';
-import { versionFields } from '../../../actors/register_state.js';
+import { versionFields } from '../../../actors/render/register_payloads.js';
 import { ApiError } from '../../../actors/errors.js';
 import { route, S } from '../../http/route.js';
 

@@ -99,7 +99,7 @@ export const subscribe = route<SubscribeParams>({
         authorization_errors_fatal: params.authorization_errors_fatal ?? true,
       },
     });
-    return { json: value as Record<string, unknown> };
+    return { json: { ...value } };
   },
 });
 
@@ -112,6 +112,6 @@ export const unsubscribe = route<{ subscriptions: string[]; principals?: Array<s
   async handler({ params, org, user, runtime }) {
     const principals = params.principals ? resolveUserIds(runtime, org.id, params.principals) : null;
     const value = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UNSUBSCRIBE', actor_id: user.user_id, names: params.subscriptions, principals } });
-    return { json: value as Record<string, unknown> };
+    return { json: { ...value } };
   },
 });

@@ -1,11 +1,11 @@
 /**
  * Users: list, fetch, and create (administrators only).
  */
-import { checkEmail, checkFullName } from '../../../actors/org_users.js';
+import { checkEmail, checkFullName } from '../../../actors/user_rules.js';
 import { hashPassword } from '../../../actors/passwords.js';
 import { getUser, listUsers } from '../../../actors/queries.js';
 import { Role } from '../../../actors/types.js';
-import { userView } from '../../../actors/views.js';
+import { userView } from '../../../actors/render/views.js';
 import { adminRequired } from '../../../actors/errors.js';
 import { route, S } from '../../http/route.js';
 

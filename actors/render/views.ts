@@ -4,10 +4,10 @@
  * and an event always agree.
  */
 import { createHash } from 'node:crypto';
-import type { ChannelContext } from './channel.js';
-import type { OrgContext } from './organization.js';
-import { EMPTY_TOPIC_DISPLAY_NAME } from './message_rules.js';
-import { Role, type MessageRecord, type SubscriptionProps, type UserRecord } from './types.js';
+import type { ChannelContext } from '../kinds/channel.js';
+import type { OrgContext } from '../kinds/organization.js';
+import { EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
+import { Role, type MessageRecord, type SubscriptionProps, type UserRecord } from '../types.js';
 
 /** Ids of the system user groups, the same in every organization. */
 export const SYSTEM_GROUPS = {

@@ -1,5 +1,6 @@
 /**
- * The actor system of one runtime. Every organization, channel, user and event-queue
+ * The supervisor of one runtime's actors (named so as not to shadow XState's own
+ * `ActorSystem`, which every actor tree has). Every organization, channel, user and event-queue
  * actor is a child of one root supervisor, so they all share a single XState system
  * instead of each building its own (registry, scheduler, inspection hooks, closures).
  * That makes an actor smaller, and a fan-out that sends to thousands of queue actors
@@ -11,7 +12,7 @@
  * rethrows its error, which XState reports as unhandled, as it would for a root actor.
  */
 import { createActor, type Actor, type AnyActorLogic, type AnyActorRef, type InputFrom } from 'xstate';
-import { fromInPlaceTransition } from './inPlaceLogic.js';
+import { fromInPlaceTransition } from './in_place_transition.js';
 
 type SupervisorEvent = { type: 'stop-child'; child: AnyActorRef } | { type: `xstate.error.actor.${string}`; error: unknown };
 
@@ -21,7 +22,7 @@ const supervisorLogic = fromInPlaceTransition<Record<string, never>, SupervisorE
   else if ('error' in event) throw event.error;
 });
 
-export class ActorSystem {
+export class Supervisor {
   private readonly root = createActor(supervisorLogic, { input: {} });
 
   constructor() {

@@ -1,31 +1,13 @@
 /**
- * User accounts: `check_*` rules for names and emails, and the CREATE_USER decision.
+ * User accounts: `check_*` rules for names and emails, and how a new account is made.
  */
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
-import { adminRequired, badRequest } from './errors.js';
-import type { Decision, DecideEnv } from './logic.js';
+import { badRequest } from './errors.js';
+import type { DecideEnv } from './core/domain_logic.js';
 import { codePointLength, LIMITS } from './message_rules.js';
-import type { OrgContext } from './organization.js';
-import { Role, type RoleNumber, type UserRecord } from './types.js';
 
-/** Create a user; `actor_id` is null only for operator bootstrap. */
-export interface CreateUser {
-  type: 'CREATE_USER';
-  actor_id: number | null;
-  email: string;
-  password_hash: string;
-  full_name: string;
-  role: RoleNumber;
-}
-
-/** Deactivate or reactivate a user (administrators only). */
-export interface SetUserActive {
-  type: 'SET_USER_ACTIVE';
-  actor_id: number | null;
-  user_id: number;
-  active: boolean;
-}
+import type { RoleNumber, UserRecord } from './types.js';
 
 /** Zulip's longest email (`UserProfile.MAX_EMAIL_LENGTH`, as RFC 5321 allows). */
 export const MAX_EMAIL_LENGTH = 254;
@@ -108,44 +90,5 @@ export function makeUser(
     date_joined: env.now(),
     timezone: '',
     recipient_id: fields.recipient_id,
-  };
-}
-
-export function decideCreateUser(ctx: OrgContext, command: CreateUser, env: DecideEnv): Decision {
-  if (command.actor_id !== null) {
-    const actor = ctx.users.get(command.actor_id);
-    if (!actor || actor.role > Role.ADMIN) throw adminRequired();
-    if (command.role === Role.OWNER && actor.role !== Role.OWNER) throw badRequest('Only organization owners can create owners');
-  }
-  const email = checkEmail(command.email);
-  if (ctx.byEmail.has(email.toLowerCase())) throw badRequest(`Email '${email}' already in use`);
-  const user = makeUser(env, {
-    user_id: ctx.nextUserId,
-    recipient_id: ctx.nextRecipientId,
-    email,
-    password_hash: command.password_hash,
-    full_name: command.full_name,
-    role: command.role,
-  });
-  return { facts: [{ type: 'UserCreated', org: ctx.org.id, user, acting_user_id: command.actor_id }], value: { user_id: user.user_id, user } };
-}
-
-export function decideSetUserActive(ctx: OrgContext, command: SetUserActive): Decision {
-  if (command.actor_id !== null) {
-    const actor = ctx.users.get(command.actor_id);
-    if (!actor || actor.role > Role.ADMIN) throw adminRequired();
-  }
-  const target = ctx.users.get(command.user_id);
-  if (!target) throw badRequest('No such user');
-  if (command.active === target.is_active) {
-    throw badRequest(command.active ? 'User is already active' : 'User is already deactivated');
-  }
-  if (!command.active && target.role === Role.OWNER) {
-    const owners = [...ctx.users.values()].filter((u) => u.is_active && u.role === Role.OWNER);
-    if (owners.length <= 1) throw badRequest('Cannot deactivate the only organization owner');
-  }
-  return {
-    facts: [{ type: 'UserActivationChanged', org: ctx.org.id, user_id: target.user_id, active: command.active, acting_user_id: command.actor_id }],
-    value: {},
   };
 }

@@ -8,11 +8,24 @@
  *   in the same step, so no later command can decide on stale state.
  * - `apply`: a fact decided elsewhere (or replayed from the log) that concerns this
  *   actor. Applying is a pure reducer: replay runs the very same code.
+ *
+ * What a command decides and how a fact is applied are declared by the areas
+ * (`actors/areas/`); this module only runs them.
  */
 import type { Actor } from 'xstate';
-import { fromInPlaceTransition, type InPlaceLogic } from './inPlaceLogic.js';
-import type { Fact, Stamped } from './facts.js';
-import type { ActorSystem } from './system.js';
+import { fromInPlaceTransition, type InPlaceLogic } from './in_place_transition.js';
+import type { Supervisor } from './supervisor.js';
+
+/** What every fact has: its type, by which the areas' declarations are looked up. */
+export interface AnyFact {
+  type: string;
+}
+
+/** A fact stamped with its place in the server-wide log order. */
+export interface Stamped<F extends AnyFact = AnyFact> {
+  seq: number;
+  fact: F;
+}
 
 /** Everything non-deterministic a decision may use. Reducers never see it. */
 export interface DecideEnv {
@@ -23,22 +36,22 @@ export interface DecideEnv {
   /** The next server-wide message id. */
   nextMessageId(): number;
   /** Stamps facts with their seq in the server-wide log order. */
-  stamp(facts: Fact[]): Stamped[];
+  stamp(facts: AnyFact[]): Stamped[];
 }
 
 /** What a decision produced: facts to commit and the value the caller gets back. */
-export interface Decision<V = unknown> {
-  facts: Fact[];
-  value: V;
+export interface Decision<R = unknown, F extends AnyFact = AnyFact> {
+  facts: F[];
+  value: R;
 }
 
 /** The result of a command, handed back through the command's `done` callback. */
 export type Outcome = { ok: true; stamped: Stamped[]; value: unknown } | { ok: false; error: unknown };
 
-/** A command addressed to one actor, with the way its outcome returns. */
-export interface CommandEvent<C> {
+/** A command addressed to one actor: its decision, bound to its input, and the way its outcome returns. */
+export interface CommandEvent<Ctx> {
   type: 'command';
-  command: C;
+  decide: (ctx: Ctx, env: DecideEnv) => Decision;
   env: DecideEnv;
   done: (outcome: Outcome) => void;
 }
@@ -47,30 +60,27 @@ export interface ApplyEvent {
   type: 'apply';
   stamped: Stamped;
 }
-export type DomainEvent<C> = CommandEvent<C> | ApplyEvent;
+export type DomainEvent<Ctx> = CommandEvent<Ctx> | ApplyEvent;
 
 /** Context fields every domain actor carries: the newest seq it reflects. */
 export interface Versioned {
   seq: number;
 }
 
-/** The per-actor implementation: a decider and a reducer over its own context. */
-export interface DomainSpec<Ctx extends Versioned, C> {
-  decide(ctx: Ctx, command: C, env: DecideEnv): Decision;
-  reduce(ctx: Ctx, fact: Fact): void;
-}
+/** Applies one fact to a context of one actor kind (a lookup over the areas' reducers). */
+export type Reduce<Ctx> = (ctx: Ctx, fact: AnyFact) => void;
 
 /**
- * Builds XState transition logic from a decider and a reducer. The context is updated
- * in place: actor contexts hold millions of messages, and copying them per event would
- * be ruinous. Only the actor itself ever holds a reference that writes.
+ * Builds XState transition logic from a reducer. The context is updated in place:
+ * actor contexts hold millions of messages, and copying them per event would be
+ * ruinous. Only the actor itself ever holds a reference that writes.
  */
-export function domainLogic<Ctx extends Versioned, C>(spec: DomainSpec<Ctx, C>): InPlaceLogic<Ctx, DomainEvent<C>> {
-  return fromInPlaceTransition<Ctx, DomainEvent<C>>((ctx, event, scope) => {
+export function domainLogic<Ctx extends Versioned>(reduce: Reduce<Ctx>): InPlaceLogic<Ctx, DomainEvent<Ctx>> {
+  return fromInPlaceTransition<Ctx, DomainEvent<Ctx>>((ctx, event, scope) => {
     if (event.type === 'apply') {
       // An actor restored from a snapshot already reflects facts up to its own seq.
       if (event.stamped.seq <= ctx.seq) return;
-      spec.reduce(ctx, event.stamped.fact);
+      reduce(ctx, event.stamped.fact);
       ctx.seq = event.stamped.seq;
       return;
     }
@@ -78,10 +88,10 @@ export function domainLogic<Ctx extends Versioned, C>(spec: DomainSpec<Ctx, C>):
     if (event.type !== 'command') return;
     let outcome: Outcome;
     try {
-      const decision = spec.decide(ctx, event.command, event.env);
+      const decision = event.decide(ctx, event.env);
       const stamped = event.env.stamp(decision.facts);
       for (const s of stamped) {
-        spec.reduce(ctx, s.fact);
+        reduce(ctx, s.fact);
         ctx.seq = s.seq;
       }
       outcome = { ok: true, stamped, value: decision.value };
@@ -94,11 +104,11 @@ export function domainLogic<Ctx extends Versioned, C>(spec: DomainSpec<Ctx, C>):
 }
 
 /** A running domain actor. */
-export type DomainActor<Ctx, C> = Actor<InPlaceLogic<Ctx, DomainEvent<C>>>;
+export type DomainActor<Ctx> = Actor<InPlaceLogic<Ctx, DomainEvent<Ctx>>>;
 
-/** Creates and starts an actor in `system` from domain logic and its initial context. */
-export function startActor<Ctx extends Versioned, C>(system: ActorSystem, logic: InPlaceLogic<Ctx, DomainEvent<C>>, context: Ctx): DomainActor<Ctx, C> {
-  return system.spawn(logic, context);
+/** Creates and starts an actor under `supervisor` from domain logic and its initial context. */
+export function startActor<Ctx extends Versioned>(supervisor: Supervisor, logic: InPlaceLogic<Ctx, DomainEvent<Ctx>>, context: Ctx): DomainActor<Ctx> {
+  return supervisor.spawn(logic, context);
 }
 
 /** Reads an actor's current context. Reads are synchronous and never queue. */

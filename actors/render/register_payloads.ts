@@ -1,14 +1,11 @@
 /**
- * `fetch_initial_state_data`: the state `POST /register` returns, one section per
- * event type the client asked for. Gathered synchronously, right after the queue is
- * created, so that every fact is either in this state or delivered to the queue.
+ * Payload shapes of `/register` and `server_settings` that are not built from one
+ * record: the version fields, the organization's settings, the system groups.
  */
-import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from './message_rules.js';
-import { listChannels, listNeverSubscribed, listSubscriptions, listUnsubscribed } from './queries.js';
-import type { Runtime } from './runtime.js';
-import { unreadMessages } from './unread.js';
-import { Role, type OrgRecord, type UserRecord } from './types.js';
-import { avatarUrl, SYSTEM_GROUPS, userView } from './views.js';
+import type { StateView } from '../core/state_view.js';
+import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
+import { Role, type OrgRecord, type UserRecord } from '../types.js';
+import { SYSTEM_GROUPS } from './views.js';
 
 /** The API version Parley reports, under both the Zulip and the service names. */
 export const API_VERSION = { feature_level: 420, version: '11.0-parley', merge_base: '' } as const;
@@ -146,8 +143,8 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
 }
 
 /** The system user groups, as `realm_user_groups` lists them. */
-function systemGroups(rt: Runtime, org: number): Record<string, unknown>[] {
-  const users = [...rt.org(org)!.users.values()].filter((u) => u.is_active);
+export function systemGroups(view: StateView, org: number): Record<string, unknown>[] {
+  const users = [...view.org(org)!.users.values()].filter((u) => u.is_active);
   const members = (pred: (u: UserRecord) => boolean): number[] => users.filter(pred).map((u) => u.user_id);
   const g = (id: number, name: string, description: string, direct: number[], subgroups: number[]): Record<string, unknown> => ({
     id, name, description, members: direct, direct_subgroup_ids: subgroups, is_system_group: true, date_created: null, creator_id: null,
@@ -164,94 +161,4 @@ function systemGroups(rt: Runtime, org: number): Record<string, unknown>[] {
     g(SYSTEM_GROUPS.everyone, 'role:everyone', 'Everyone including guests', members((u) => u.role === Role.GUEST), [SYSTEM_GROUPS.members]),
     g(SYSTEM_GROUPS.internet, 'role:internet', 'Everyone on the Internet', [], [SYSTEM_GROUPS.everyone]),
   ];
-}
-
-/** Inputs of `fetchInitialState`. */
-export interface InitialStateRequest {
-  org: OrgRecord;
-  user: UserRecord;
-  /** Sections to include; null means all. */
-  fetch: Set<string> | null;
-  realmUrl: string;
-  heartbeatMaxMs: number;
-  includeSubscribers: boolean;
-  /** The client shows the empty topic as `""` (capability `empty_topic_name`). */
-  emptyTopicName: boolean;
-}
-
-/** Builds the sections of a register response. */
-export function fetchInitialState(rt: Runtime, r: InitialStateRequest): Record<string, unknown> {
-  const want = (type: string): boolean => r.fetch === null || r.fetch.has(type);
-  const org = r.org.id;
-  const state: Record<string, unknown> = {};
-  if (want('realm')) Object.assign(state, realmSection(r.org, r.realmUrl, r.heartbeatMaxMs));
-  if (want('realm_user')) {
-    const users = [...rt.org(org)!.users.values()];
-    state.realm_users = users.filter((u) => u.is_active).map(userView);
-    state.realm_non_active_users = users.filter((u) => !u.is_active).map(userView);
-    state.cross_realm_bots = [];
-    Object.assign(state, {
-      user_id: r.user.user_id,
-      email: r.user.email,
-      delivery_email: r.user.delivery_email,
-      full_name: r.user.full_name,
-      is_admin: r.user.role <= Role.ADMIN,
-      is_owner: r.user.role === Role.OWNER,
-      is_moderator: r.user.role === Role.MODERATOR,
-      is_guest: r.user.role === Role.GUEST,
-      role: r.user.role,
-      avatar_source: 'G',
-      avatar_url: avatarUrl(r.user.email),
-      avatar_url_medium: avatarUrl(r.user.email),
-      can_create_streams: r.user.role !== Role.GUEST,
-      can_create_public_streams: r.user.role !== Role.GUEST,
-      can_create_private_streams: r.user.role !== Role.GUEST,
-      can_create_web_public_streams: r.user.role === Role.OWNER,
-      can_subscribe_other_users: r.user.role !== Role.GUEST,
-      can_invite_others_to_realm: r.user.role !== Role.GUEST,
-    });
-  }
-  if (want('subscription')) {
-    state.subscriptions = listSubscriptions(rt, org, r.user.user_id, r.includeSubscribers);
-    state.unsubscribed = listUnsubscribed(rt, org, r.user.user_id);
-    state.never_subscribed = listNeverSubscribed(rt, org, r.user);
-  }
-  if (want('stream')) state.streams = listChannels(rt, org, r.user, { include_public: true, include_subscribed: true, include_all: false });
-  if (want('message')) state.max_message_id = rt.server().maxMessageId;
-  if (want('update_message_flags')) {
-    const me = rt.user(org, r.user.user_id);
-    state.starred_messages = me?.flags.starred.toArray() ?? [];
-    state.unread_msgs = unreadMessages(rt, rt.org(org)!, me, r.emptyTopicName);
-  }
-  if (want('realm_user_groups') || want('user_group')) state.realm_user_groups = systemGroups(rt, org);
-  if (want('presence')) {
-    state.presences = {};
-    state.presence_last_update_id = -1;
-    state.server_timestamp = rt.nowSeconds();
-  }
-  const empties: Record<string, () => unknown> = {
-    drafts: () => [],
-    scheduled_messages: () => [],
-    saved_snippets: () => [],
-    navigation_views: () => [],
-    channel_folders: () => [],
-    alert_words: () => [],
-    realm_domains: () => [],
-    muted_users: () => [],
-    user_topics: () => [],
-    recent_private_conversations: () => [],
-    realm_emoji: () => ({}),
-    realm_linkifiers: () => [],
-    realm_playgrounds: () => [],
-    realm_bots: () => [],
-    custom_profile_fields: () => [],
-    default_streams: () => [],
-    default_stream_groups: () => [],
-    onboarding_steps: () => [],
-    user_status: () => ({}),
-  };
-  const sectionOf: Record<string, string> = { realm_bots: 'realm_bot', user_status: 'user_status', default_streams: 'default_streams', realm_domains: 'realm_domains' };
-  for (const [key, make] of Object.entries(empties)) if (want(sectionOf[key] ?? key)) state[key] = make();
-  if (want('user_settings')) state.user_settings = { default_language: 'en', timezone: r.user.timezone, enable_drafts_synchronization: true, send_read_receipts: true, email_address_visibility: 1 };
-  return state;
 }

@@ -1,0 +1,108 @@
+/**
+ * Personal message flags (`read`, `starred`, `collapsed`, and the server's own such
+ * as `mentioned`): changing them (Zulip's `zerver/actions/message_flags.py`), the
+ * `update_message_flags` event, and the starred and unread sections of `/register`.
+ */
+import { area, command, fact } from '../core/area.js';
+import type { Decision } from '../core/domain_logic.js';
+import type { StateView } from '../core/state_view.js';
+import { badRequest } from '../errors.js';
+import { hasFlag, SERVER_FLAGS, setFlag, SETTABLE_FLAGS, type UserContext } from '../kinds/user.js';
+import { eventJson } from '../render/events.js';
+import { unreadMessages } from '../unread.js';
+
+/** A user changed a personal flag on some messages. */
+export interface FlagsUpdated {
+  type: 'FlagsUpdated';
+  org: number;
+  user_id: number;
+  op: 'add' | 'remove';
+  flag: string;
+  messages: number[];
+}
+
+/** Add or remove a personal flag on messages the user can see. */
+export interface UpdateFlags {
+  type: 'UPDATE_FLAGS';
+  org: number;
+  op: 'add' | 'remove';
+  flag: string;
+  /** Ids the caller has already checked the user may see. */
+  messages: number[];
+  /** The channel of each channel message among `messages`, by id (needed to mark unread). */
+  channels?: Record<number, number>;
+}
+/** What `POST /messages/flags` learns: the ids that changed, and channels ignored for marking unread. */
+export interface FlagsResult {
+  messages: number[];
+  ignored_because_not_subscribed_channels: number[];
+}
+
+export const updateFlags = command({
+  type: 'UPDATE_FLAGS',
+  actor: 'user',
+  decide(ctx: UserContext, command: UpdateFlags): Decision<FlagsResult, FlagsUpdated> {
+  if (SERVER_FLAGS.has(command.flag)) throw badRequest(`Flag not editable: '${command.flag}'`);
+  if (!SETTABLE_FLAGS.has(command.flag)) throw badRequest(`Invalid flag: '${command.flag}'`);
+  const on = command.op === 'add';
+  // Marking unread only applies in channels the user is subscribed to, as in Zulip.
+  const ignoredChannels = new Set<number>();
+  const eligible = command.messages.filter((id) => {
+    const streamId = command.channels?.[id];
+    if (command.flag !== 'read' || on || streamId === undefined || ctx.subs.has(streamId)) return true;
+    ignoredChannels.add(streamId);
+    return false;
+  });
+  const changed = eligible.filter((id) => hasFlag(ctx, command.flag, id) !== on);
+  const facts: FlagsUpdated[] = changed.length === 0 ? [] : [{ type: 'FlagsUpdated', org: command.org, user_id: ctx.user_id, op: command.op, flag: command.flag, messages: changed }];
+  return { facts, value: { messages: changed, ignored_because_not_subscribed_channels: [...ignoredChannels].sort((a, b) => a - b) } };
+  },
+});
+
+const flagsUpdated = fact<FlagsUpdated>({
+  type: 'FlagsUpdated',
+  apply: { user: (ctx, f) => setFlag(ctx, f.flag, f.messages, f.op === 'add') },
+  route(f, to) {
+    to.user(f.org, f.user_id);
+  },
+  notify(f, seq, view) {
+    const body: Record<string, unknown> = { op: f.op, operation: f.op, flag: f.flag, messages: f.messages, all: false };
+    if (f.flag === 'read' && f.op === 'remove') body.message_details = messageDetails(view, f.org, f.user_id, f.messages);
+    return [{ org: f.org, seq, type: 'update_message_flags', user_ids: [f.user_id], event: eventJson('update_message_flags', body) }];
+  },
+});
+
+/** What a client needs to put messages marked unread back into its unread counts. */
+function messageDetails(view: StateView, orgId: number, userId: number, ids: number[]): Record<string, unknown> {
+  const org = view.org(orgId)!;
+  const me = view.user(orgId, userId);
+  const out: Record<string, unknown> = {};
+  for (const id of ids) {
+    const mentioned = me?.flags.mentioned.has(id) ?? false;
+    const streamId = org.messageChannel.get(id);
+    if (streamId !== undefined) {
+      const m = view.channel(orgId, streamId)?.messages.get(id);
+      out[id] = { type: 'stream', mentioned, stream_id: streamId, topic: m?.topic ?? '', unmuted_stream_msg: !(me?.subs.get(streamId)?.is_muted ?? false) };
+    } else {
+      const m = org.directMessages.get(id);
+      out[id] = { type: 'private', mentioned, user_ids: (m?.dm_user_ids ?? []).filter((u) => u !== userId) };
+    }
+  }
+  return out;
+}
+
+export const flags = area({
+  name: 'flags',
+  commands: [updateFlags],
+  facts: [flagsUpdated],
+  register: [
+    {
+      types: ['update_message_flags'],
+      fill(state, r, view) {
+        const me = view.user(r.org.id, r.user.user_id);
+        state.starred_messages = me?.flags.starred.toArray() ?? [];
+        state.unread_msgs = unreadMessages(view, view.org(r.org.id)!, me, r.emptyTopicName);
+      },
+    },
+  ],
+});

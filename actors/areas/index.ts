@@ -1,0 +1,73 @@
+/**
+ * Every area of the domain, in one list. The runtime routes commands and facts,
+ * derives events and builds `/register` by looking these declarations up; adding an
+ * area is one module and one line here.
+ */
+import type { Addresses, CommandDef, Delivery, FactDef, InitialStateRequest, RegisterSection } from '../core/area.js';
+
+export type { Delivery } from '../core/area.js';
+import type { Stamped as AnyStamped } from '../core/domain_logic.js';
+import type { StateView } from '../core/state_view.js';
+import { board } from './board.js';
+import { eventQueues } from './event_queues.js';
+import { flags } from './flags.js';
+import { messages } from './messages.js';
+import { organizations } from './organizations.js';
+import { subscriptions } from './subscriptions.js';
+import { users } from './users.js';
+
+export const AREAS = [organizations, users, subscriptions, messages, flags, eventQueues, board] as const;
+
+type Areas = (typeof AREAS)[number];
+type CommandDefs = Areas['commands'][number];
+type FactDefs = Areas['facts'][number];
+
+type InputOf<D> = D extends CommandDef<any, infer C, any, any> ? C : never;
+type FactOf<D> = D extends FactDef<infer F> ? F : never;
+
+/** Every command, as the data its caller sends. */
+export type Command = InputOf<CommandDefs>;
+/** Every fact: what the log holds. */
+export type Fact = FactOf<FactDefs>;
+export type FactType = Fact['type'];
+/** A fact stamped with its place in the server-wide log order. */
+export type Stamped = AnyStamped<Fact>;
+
+type DefFor<C extends Command> = Extract<CommandDefs, { type: C['type'] }>;
+/** The kind of actor that decides a command. */
+export type KindOf<C extends Command> = DefFor<C>['actor'];
+/** What a command resolves with. */
+export type ResultOf<C extends Command> = ReturnType<DefFor<C>['decide']>['value'];
+/** A command with the address of the one actor that decides it. */
+export type Target<C extends Command = Command> = { kind: KindOf<C>; command: C } & Addresses[KindOf<C>];
+
+/** Commands by type. */
+export const COMMANDS: ReadonlyMap<string, CommandDef> = new Map(AREAS.flatMap((a) => a.commands.map((c) => [c.type, c as CommandDef] as const)));
+/** Facts by type. */
+export const FACTS: ReadonlyMap<string, FactDef> = new Map(AREAS.flatMap((a) => a.facts.map((f) => [f.type, f as FactDef] as const)));
+
+for (const a of AREAS) {
+  for (const c of a.commands) if (COMMANDS.get(c.type) !== c) throw new Error(`Command ${c.type} is declared twice`);
+  for (const f of a.facts) if (FACTS.get(f.type) !== f) throw new Error(`Fact ${f.type} is declared twice`);
+}
+
+const SECTIONS: readonly RegisterSection[] = AREAS.flatMap((a): readonly RegisterSection[] => ('register' in a ? a.register : []));
+
+/**
+ * `fetch_initial_state_data`: the state `POST /register` returns, one section per
+ * event type the client asked for (`fetch` null: all). Gathered synchronously, right
+ * after the queue is created, so that every fact is either in this state or
+ * delivered to the queue.
+ */
+export function fetchInitialState(view: StateView, req: InitialStateRequest, fetch: Set<string> | null): Record<string, unknown> {
+  const state: Record<string, unknown> = {};
+  for (const section of SECTIONS) {
+    if (fetch === null || section.types.some((t) => fetch.has(t))) section.fill(state, req, view);
+  }
+  return state;
+}
+
+/** The deliveries a fact causes (its declaration's `notify`), derived against `view`. */
+export function notify(view: StateView, s: Stamped): Delivery[] {
+  return FACTS.get(s.fact.type)?.notify?.(s.fact, s.seq, view) ?? [];
+}

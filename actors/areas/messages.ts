@@ -1,0 +1,244 @@
+/**
+ * Sending messages, to a channel topic or directly to users (Zulip's
+ * `zerver/actions/message_send.py`), the `message` event, and the `message` section
+ * of `/register`.
+ *
+ * A channel message is decided by its channel's actor, so that sends to different
+ * channels never queue behind each other; a direct message by the organization
+ * actor, which stores direct messages and each participant's list of them.
+ */
+import { area, command, fact, type UserDelivery } from '../core/area.js';
+import type { Decision, DecideEnv } from '../core/domain_logic.js';
+import type { StateView } from '../core/state_view.js';
+import { badRequest } from '../errors.js';
+import type { ChannelContext } from '../kinds/channel.js';
+import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organization.js';
+import { renderMarkdown, type MentionResolver } from '../markdown.js';
+import { checkContent, checkTopic } from '../message_rules.js';
+import type { OutgoingEvent } from '../queue.js';
+import { messageView } from '../render/views.js';
+import { Role, type MessageRecord } from '../types.js';
+
+/**
+ * A message was sent. Its channel recipients are the channel's subscribers at this
+ * point of the log, so they are not repeated here.
+ */
+export interface MessageSent {
+  type: 'MessageSent';
+  org: number;
+  message: MessageRecord;
+  /** Users mentioned by name. */
+  mentioned: number[];
+  /** A wildcard mention (`@**all**`, `@**topic**`), if any. */
+  wildcard: 'stream' | 'topic' | null;
+  /** Whether the message arrives already read for its sender. */
+  read_by_sender: boolean;
+}
+
+/** Send a message to a topic of this channel. */
+export interface SendToChannel {
+  type: 'SEND_CHANNEL_MESSAGE';
+  org: number;
+  sender_id: number;
+  topic: string;
+  content: string;
+  client: string;
+  read_by_sender: boolean;
+}
+/** Send a direct message to one or more users. */
+export interface SendDirect {
+  type: 'SEND_DIRECT';
+  sender_id: number;
+  to: number[];
+  content: string;
+  client: string;
+  read_by_sender: boolean;
+}
+
+/** Resolves `@**Name**` and `@**Name|id**` against an organization's active users. */
+export function mentionResolver(org: OrgContext): MentionResolver {
+  return (name, id) => {
+    if (id !== null) {
+      const user = org.users.get(id);
+      return user && user.is_active ? user : undefined;
+    }
+    const lower = name.toLowerCase();
+    for (const user of org.users.values()) if (user.is_active && user.full_name.toLowerCase() === lower) return user;
+    return userByEmail(org, name);
+  };
+}
+
+export const sendChannelMessage = command({
+  type: 'SEND_CHANNEL_MESSAGE',
+  actor: 'channel',
+  decide(ctx: ChannelContext, command: SendToChannel, env: DecideEnv, world: StateView): Decision<{ id: number }, MessageSent> {
+    const org = world.org(command.org)!;
+    const sender = org.users.get(command.sender_id);
+    if (!sender || !sender.is_active) throw badRequest('Invalid sender');
+    const channel = ctx.channel;
+    if (channel.is_archived) throw badRequest(`Not authorized to send to channel '${channel.name}'`);
+    const subscribed = ctx.subscribers.has(sender.user_id);
+    if (!subscribed && (channel.invite_only || sender.role === Role.GUEST)) {
+      throw badRequest(`Not authorized to send to channel '${channel.name}'`);
+    }
+    const topic = checkTopic(command.topic);
+    const content = checkContent(command.content);
+    const rendered = renderMarkdown(content, mentionResolver(org));
+    const message: MessageRecord = {
+      id: env.nextMessageId(),
+      sender_id: sender.user_id,
+      content,
+      rendered: rendered.html,
+      timestamp: env.now(),
+      client: command.client,
+      stream_id: channel.stream_id,
+      topic,
+      dm_user_ids: null,
+      recipient_id: channel.recipient_id,
+    };
+    return {
+      facts: [{ type: 'MessageSent', org: command.org, message, mentioned: rendered.mentioned, wildcard: rendered.wildcard, read_by_sender: command.read_by_sender }],
+      value: { id: message.id },
+    };
+  }
+});
+
+export const sendDirect = command({
+  type: 'SEND_DIRECT',
+  actor: 'org',
+  decide(ctx: OrgContext, command: SendDirect, env: DecideEnv): Decision<{ id: number }, MessageSent> {
+  const sender = ctx.users.get(command.sender_id);
+  if (!sender || !sender.is_active) throw badRequest('Invalid sender');
+  if (command.to.length === 0) throw badRequest('Message must have recipients');
+  const participants = new Set<number>([sender.user_id]);
+  for (const id of command.to) {
+    const user = ctx.users.get(id);
+    if (!user) throw badRequest(`Invalid user ID ${id}`);
+    if (!user.is_active) throw badRequest(`'${user.email}' is no longer using Zulip.`);
+    participants.add(id);
+  }
+  const dmUserIds = [...participants].sort((a, b) => a - b);
+  const content = checkContent(command.content);
+  const rendered = renderMarkdown(content, mentionResolver(ctx));
+  let recipientId: number;
+  if (dmUserIds.length === 1) recipientId = sender.recipient_id;
+  else if (dmUserIds.length === 2) recipientId = ctx.users.get(dmUserIds[0] === sender.user_id ? dmUserIds[1] : dmUserIds[0])!.recipient_id;
+  else recipientId = ctx.groupRecipients.get(dmUserIds.join(',')) ?? ctx.nextRecipientId;
+  const message: MessageRecord = {
+    id: env.nextMessageId(),
+    sender_id: sender.user_id,
+    content,
+    rendered: rendered.html,
+    timestamp: env.now(),
+    client: command.client,
+    stream_id: null,
+    topic: '',
+    dm_user_ids: dmUserIds,
+    recipient_id: recipientId,
+  };
+  const mentioned = rendered.mentioned.filter((id) => participants.has(id));
+  return {
+    facts: [{ type: 'MessageSent', org: ctx.org.id, message, mentioned, wildcard: rendered.wildcard, read_by_sender: command.read_by_sender }],
+    value: { id: message.id },
+  };
+  },
+});
+
+const messageSent = fact<MessageSent>({
+  type: 'MessageSent',
+  apply: {
+    server(ctx, f) {
+      if (f.message.id > ctx.maxMessageId) ctx.maxMessageId = f.message.id;
+    },
+    org(ctx, f) {
+      const m = f.message;
+      if (m.stream_id !== null) {
+        ctx.messageChannel.set(m.id, m.stream_id);
+        return;
+      }
+      addDirectMessage(ctx, m);
+      if ((m.dm_user_ids?.length ?? 0) > 2) ctx.groupRecipients.set(m.dm_user_ids!.join(','), m.recipient_id);
+      ctx.nextRecipientId = Math.max(ctx.nextRecipientId, m.recipient_id + 1);
+    },
+    channel(ctx, f) {
+      const m = f.message;
+      ctx.ids.push(m.id);
+      ctx.messages.set(m.id, m);
+      const key = m.topic.toLowerCase();
+      const entry = ctx.topics.get(key);
+      if (entry) entry.max_id = m.id;
+      else ctx.topics.set(key, { name: m.topic, max_id: m.id });
+    },
+    user(ctx, f) {
+      const id = f.message.id;
+      if (!(f.read_by_sender && f.message.sender_id === ctx.user_id)) ctx.unread.add(id);
+      if (f.mentioned.includes(ctx.user_id)) ctx.flags.mentioned.add(id);
+      if (f.wildcard === 'stream') ctx.flags.stream_wildcard_mentioned.add(id);
+      if (f.wildcard === 'topic') ctx.flags.topic_wildcard_mentioned.add(id);
+    },
+  },
+  route(f, to) {
+    to.server();
+    to.org(f.org);
+    const m = f.message;
+    if (m.stream_id !== null) {
+      to.channel(f.org, m.stream_id);
+      for (const id of to.view.channel(f.org, m.stream_id)!.subscribers) to.user(f.org, id);
+    } else {
+      for (const id of m.dm_user_ids ?? []) to.user(f.org, id);
+    }
+  },
+  notify: (f, seq, view) => [notifyMessage(view, f, seq)],
+});
+
+function notifyMessage(world: StateView, fact: MessageSent, seq: number): UserDelivery {
+  const m = fact.message;
+  const org = world.org(fact.org)!;
+  const channel = m.stream_id === null ? undefined : world.channel(fact.org, m.stream_id);
+  const channelName = channel?.channel.name ?? '';
+  // The shared part is serialized once per variant, however many recipients there are.
+  const shared: string[] = [];
+  const sharedFor = (emptyTopicName: boolean): string => {
+    const key = emptyTopicName || m.topic !== '' ? 0 : 1;
+    return (shared[key] ??= '"type":"message","message":' + JSON.stringify(messageView(org, m, channelName, { allowEmptyTopicName: emptyTopicName })) + ',"flags":');
+  };
+  const recipients = channel ? [...channel.subscribers] : (m.dm_user_ids ?? []);
+  // A new message's flags follow from the fact alone (the same rule the user actor applies),
+  // so recipients share a handful of prebuilt events instead of one each.
+  const mentioned = new Set(fact.mentioned);
+  const wildcardFlags = fact.wildcard === 'stream' ? ['stream_wildcard_mentioned', 'wildcard_mentioned'] : fact.wildcard === 'topic' ? ['topic_wildcard_mentioned', 'wildcard_mentioned'] : [];
+  const built: OutgoingEvent[] = [];
+  return {
+    org: fact.org,
+    seq,
+    type: 'message',
+    user_ids: recipients,
+    message: m,
+    event: (userId, emptyTopicName) => {
+      const read = fact.read_by_sender && userId === m.sender_id;
+      const isMentioned = mentioned.has(userId);
+      const key = (emptyTopicName ? 4 : 0) + (read ? 2 : 0) + (isMentioned ? 1 : 0);
+      let event = built[key];
+      if (!event) {
+        const flags = [...(read ? ['read'] : []), ...(isMentioned ? ['mentioned'] : []), ...wildcardFlags];
+        event = built[key] = { type: 'message', json: sharedFor(emptyTopicName) + JSON.stringify(flags) };
+      }
+      return event;
+    },
+  };
+}
+
+
+export const messages = area({
+  name: 'messages',
+  commands: [sendChannelMessage, sendDirect],
+  facts: [messageSent],
+  register: [
+    {
+      types: ['message'],
+      fill(state, _r, view) {
+        state.max_message_id = view.server().maxMessageId;
+      },
+    },
+  ],
+});

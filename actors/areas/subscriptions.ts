@@ -1,0 +1,621 @@
+/**
+ * Channels and subscriptions: subscribing (creating the channels that do not exist
+ * yet) and unsubscribing, as Zulip's `bulk_add_subscriptions` and
+ * `bulk_remove_subscriptions` (zerver/actions/streams.py), their events, and the
+ * `subscription` and `stream` sections of `/register`.
+ *
+ * The organization actor decides, because a request may create channels and the
+ * organization owns the channel directory; channel and user actors apply the facts.
+ */
+import { area, command, fact, type Delivery } from '../core/area.js';
+import type { Decision, DecideEnv } from '../core/domain_logic.js';
+import type { StateView } from '../core/state_view.js';
+import { ApiError, badRequest } from '../errors.js';
+import { canAccessChannel, emptyChannel, nextBound, type ChannelContext } from '../kinds/channel.js';
+import { addChannel, type OrgContext } from '../kinds/organization.js';
+import { join, leave } from '../kinds/user.js';
+import { escapeHtml } from '../markdown.js';
+import { checkChannelName, codePointLength, LIMITS } from '../message_rules.js';
+import { listChannels, listNeverSubscribed, listSubscriptions, listUnsubscribed } from '../queries.js';
+import { activeUsersWhere, eventJson, listEvent, seesNewChannel } from '../render/events.js';
+import { channelView, SubscriptionJson, subscriptionView } from '../render/views.js';
+import { Role, type ChannelRecord, type SubscriptionProps, type UserRecord } from '../types.js';
+
+// Facts. Earlier logs hold `ChannelCreated` + `Subscribed`/`Unsubscribed` per channel;
+// those still replay. Today's requests log one bulk fact each.
+
+/** A channel was created. */
+export interface ChannelCreated { type: 'ChannelCreated'; org: number; channel: ChannelRecord }
+/** Users were subscribed to a channel, each with their subscription settings. */
+export interface Subscribed {
+  type: 'Subscribed';
+  org: number;
+  stream_id: number;
+  user_ids: number[];
+  props: SubscriptionProps[];
+  acting_user_id: number;
+}
+/** Users left a channel. */
+export interface Unsubscribed { type: 'Unsubscribed'; org: number; stream_id: number; user_ids: number[]; acting_user_id: number }
+
+/** The users one subscription request added to one channel, each with their settings. */
+export interface ChannelAdditions { stream_id: number; user_ids: number[]; props: SubscriptionProps[] }
+/** The users one unsubscription request removed from one channel. */
+export interface ChannelRemovals { stream_id: number; user_ids: number[] }
+
+/**
+ * What one `POST /users/me/subscriptions` did: the channels it created and, per
+ * channel, the users it added. One fact per request (or per few megabytes of it),
+ * so that its events are batched as Zulip batches them and replay does per-request,
+ * not per-channel, work. Earlier logs hold `ChannelCreated` + `Subscribed` per
+ * channel instead; those still replay.
+ */
+export interface SubscriptionsAdded {
+  type: 'SubscriptionsAdded';
+  org: number;
+  /** Channels the request created, in request order; they exist before anyone is added. */
+  created: ChannelRecord[];
+  /** Per channel, in request order; a channel appears at most once. */
+  additions: ChannelAdditions[];
+  acting_user_id: number;
+}
+/** What one `DELETE /users/me/subscriptions` did (earlier logs: `Unsubscribed` per channel). */
+export interface SubscriptionsRemoved {
+  type: 'SubscriptionsRemoved';
+  org: number;
+  /** Per channel, in request order; a channel appears at most once. */
+  removals: ChannelRemovals[];
+  acting_user_id: number;
+}
+
+/** A bulk subscription fact looked up by channel and by user, built once per fact object. */
+export interface SubscriptionIndex {
+  /** Channels the fact created, by id. */
+  created: Map<number, ChannelRecord>;
+  /** The users added to (or removed from) each channel, by channel id, with their settings when added. */
+  byChannel: Map<number, ChannelAdditions | ChannelRemovals>;
+  /** Per user, in fact order: the channels they joined or left, and their settings when they joined. */
+  byUser: Map<number, Array<{ stream_id: number; props: SubscriptionProps | null }>>;
+}
+
+const indexes = new WeakMap<SubscriptionsAdded | SubscriptionsRemoved, SubscriptionIndex>();
+
+/**
+ * The index of a bulk subscription fact. Every channel and user actor the fact
+ * concerns reads its own part from it, so applying a fact of C channels and P users
+ * costs O(C + P + pairs), not O(C x P).
+ */
+export function subscriptionIndex(fact: SubscriptionsAdded | SubscriptionsRemoved): SubscriptionIndex {
+  let index = indexes.get(fact);
+  if (index) return index;
+  index = { created: new Map(), byChannel: new Map(), byUser: new Map() };
+  const parts: Array<ChannelAdditions | ChannelRemovals> = fact.type === 'SubscriptionsAdded' ? fact.additions : fact.removals;
+  if (fact.type === 'SubscriptionsAdded') for (const c of fact.created) index.created.set(c.stream_id, c);
+  for (const part of parts) {
+    index.byChannel.set(part.stream_id, part);
+    const props = 'props' in part ? part.props : null;
+    for (let i = 0; i < part.user_ids.length; i++) {
+      const id = part.user_ids[i];
+      let mine = index.byUser.get(id);
+      if (!mine) index.byUser.set(id, (mine = []));
+      mine.push({ stream_id: part.stream_id, props: props ? props[i] : null });
+    }
+  }
+  indexes.set(fact, index);
+  return index;
+}
+
+/** What `POST /users/me/subscriptions` answers. */
+export interface SubscribeResult {
+  subscribed: Record<string, string[]>;
+  already_subscribed: Record<string, string[]>;
+  unauthorized?: string[];
+}
+
+/** Subscribe users (the actor by default) to channels, creating missing ones. */
+export interface Subscribe {
+  type: 'SUBSCRIBE';
+  actor_id: number;
+  channels: Array<{ name: string; description?: string }>;
+  /** User ids to subscribe; null means the acting user. */
+  principals: number[] | null;
+  invite_only: boolean;
+  history_public_to_subscribers: boolean | null;
+  is_web_public: boolean;
+  authorization_errors_fatal: boolean;
+}
+
+/** Unsubscribe users (the actor by default) from channels, by name. */
+export interface Unsubscribe {
+  type: 'UNSUBSCRIBE';
+  actor_id: number;
+  names: string[];
+  principals: number[] | null;
+}
+
+/** The colors Zulip assigns to new subscriptions, in order. */
+const COLORS = ['#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5', '#f5ce6e', '#c2726a', '#94c849', '#bd86e5', '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063', '#9987e1', '#e4523d', '#c2c2c2', '#4f8de4', '#c6a8ad', '#e7cc4d', '#c8bebf', '#a47462'];
+
+export function defaultSubscriptionProps(color: string): SubscriptionProps {
+  return {
+    color,
+    is_muted: false,
+    pin_to_top: false,
+    desktop_notifications: null,
+    audible_notifications: null,
+    push_notifications: null,
+    email_notifications: null,
+    wildcard_mentions_notify: null,
+  };
+}
+
+/**
+ * Most bytes a bulk subscription fact may take, by the estimate below: a request
+ * larger than this is logged as several facts (each with its own events), so that no
+ * log record comes near `MAX_RECORD_BYTES` (64 MiB). 5,000 new channels for one user
+ * estimate at about 4 MiB: one fact.
+ */
+export const BULK_FACT_BUDGET_BYTES = 16 * 1024 * 1024;
+
+/**
+ * An upper bound on what a channel adds to a bulk fact in msgpack: its record if it is
+ * created (every UTF-16 unit of its text at most 3 bytes), and per user an id and a
+ * set of subscription settings (about 180 bytes).
+ */
+function channelBytes(created: ChannelRecord | null, users: number): number {
+  const record = created ? 512 + 3 * (created.name.length + created.description.length + created.rendered_description.length) : 0;
+  return 16 + record + 256 * users;
+}
+
+/** Bulk facts of one decision, a new one begun whenever the next channel would overflow the budget. */
+class BulkFacts<F extends SubscriptionsAdded | SubscriptionsRemoved> {
+  private readonly facts: F[] = [];
+  private bytes = 0;
+  constructor(private readonly fresh: () => F) {}
+  /** The fact to add a channel of `bytes` to. */
+  room(bytes: number): F {
+    if (this.facts.length === 0 || (this.bytes > 0 && this.bytes + bytes > BULK_FACT_BUDGET_BYTES)) {
+      this.facts.push(this.fresh());
+      this.bytes = 0;
+    }
+    this.bytes += bytes;
+    return this.facts[this.facts.length - 1];
+  }
+  done(): F[] {
+    return this.facts;
+  }
+}
+
+function activeUser(ctx: OrgContext, id: number): UserRecord {
+  const user = ctx.users.get(id);
+  if (!user || !user.is_active) throw badRequest(`Invalid user ID: ${id}`);
+  return user;
+}
+
+function decideSubscribe(ctx: OrgContext, command: Subscribe, env: DecideEnv, world: StateView): Decision<SubscribeResult, SubscriptionsAdded> {
+  const actor = activeUser(ctx, command.actor_id);
+  // Principals are a set: naming a user twice (or by id and by email) subscribes them once.
+  const targets = [...new Set(command.principals ?? [actor.user_id])].map((id) => activeUser(ctx, id));
+  if (targets.some((t) => t.user_id !== actor.user_id) && actor.role === Role.GUEST) throw badRequest('Insufficient permission');
+  if (command.channels.length === 0) throw badRequest('Nothing to do. Specify at least one channel.');
+  const facts = new BulkFacts<SubscriptionsAdded>(() => ({ type: 'SubscriptionsAdded', org: ctx.org.id, created: [], additions: [], acting_user_id: actor.user_id }));
+  const subscribed: Record<string, string[]> = {};
+  const already: Record<string, string[]> = {};
+  const unauthorized: string[] = [];
+  let nextChannelId = ctx.nextChannelId;
+  let nextRecipientId = ctx.nextRecipientId;
+  const seen = new Set<string>();
+  const subCount = new Map<number, number>();
+  for (const requested of command.channels) {
+    const name = checkChannelName(String(requested.name ?? ''));
+    if (seen.has(name.toLowerCase())) continue;
+    seen.add(name.toLowerCase());
+    const existingId = ctx.channelsByName.get(name.toLowerCase());
+    let channel: ChannelRecord;
+    let subscribers: Set<number>;
+    if (existingId === undefined) {
+      if (actor.role === Role.GUEST) throw badRequest('Insufficient permission');
+      const description = String(requested.description ?? '');
+      if (codePointLength(description) > LIMITS.max_stream_description_length) {
+        throw badRequest(`Channel description too long (limit: ${LIMITS.max_stream_description_length} characters).`);
+      }
+      if (command.is_web_public && actor.role > Role.ADMIN) throw badRequest('Insufficient permission');
+      channel = {
+        stream_id: nextChannelId++,
+        name,
+        description,
+        rendered_description: description ? `<p>${escapeHtml(description)}</p>` : '',
+        invite_only: command.invite_only,
+        is_web_public: command.is_web_public && !command.invite_only,
+        history_public_to_subscribers: command.history_public_to_subscribers ?? !command.invite_only,
+        date_created: env.now(),
+        creator_id: actor.user_id,
+        is_archived: false,
+        message_retention_days: null,
+        recipient_id: nextRecipientId++,
+        is_default: false,
+      };
+      subscribers = new Set();
+    } else {
+      const state = world.channel(ctx.org.id, existingId)!;
+      channel = state.channel;
+      subscribers = state.subscribers;
+      if (!canAccessChannel(actor, channel, subscribers)) {
+        if (command.authorization_errors_fatal) throw badRequest(`Unable to access channel (${channel.name}).`);
+        unauthorized.push(channel.name);
+        continue;
+      }
+    }
+    const added: number[] = [];
+    const props: SubscriptionProps[] = [];
+    for (const target of targets) {
+      const key = String(target.user_id);
+      if (subscribers.has(target.user_id)) {
+        (already[key] ??= []).push(channel.name);
+        continue;
+      }
+      (subscribed[key] ??= []).push(channel.name);
+      const targetState = world.user(ctx.org.id, target.user_id);
+      const count = subCount.get(target.user_id) ?? targetState?.subs.size ?? 0;
+      subCount.set(target.user_id, count + 1);
+      added.push(target.user_id);
+      // Rejoining a channel brings back the settings the user had there.
+      props.push(targetState?.former.get(channel.stream_id) ?? defaultSubscriptionProps(COLORS[count % COLORS.length]));
+    }
+    const created = existingId === undefined;
+    if (added.length > 0 || created) {
+      const fact = facts.room(channelBytes(created ? channel : null, added.length));
+      if (created) fact.created.push(channel);
+      if (added.length > 0) fact.additions.push({ stream_id: channel.stream_id, user_ids: added, props });
+    }
+  }
+  const value: SubscribeResult = { subscribed, already_subscribed: already };
+  if (!command.authorization_errors_fatal) value.unauthorized = unauthorized;
+  return { facts: facts.done(), value };
+}
+
+function decideUnsubscribe(ctx: OrgContext, command: Unsubscribe, world: StateView): Decision<{ removed: string[]; not_removed: string[] }, SubscriptionsRemoved> {
+  const actor = activeUser(ctx, command.actor_id);
+  const targets = [...new Set(command.principals ?? [actor.user_id])].map((id) => {
+    const user = ctx.users.get(id);
+    if (!user) throw badRequest(`Invalid user ID: ${id}`);
+    return user;
+  });
+  if (targets.some((t) => t.user_id !== actor.user_id) && actor.role > Role.ADMIN) throw badRequest('Insufficient permission');
+  if (command.names.length === 0) throw badRequest('Nothing to do. Specify at least one channel.');
+  const facts = new BulkFacts<SubscriptionsRemoved>(() => ({ type: 'SubscriptionsRemoved', org: ctx.org.id, removals: [], acting_user_id: actor.user_id }));
+  const removed: string[] = [];
+  const notRemoved: string[] = [];
+  const seen = new Set<string>();
+  for (const raw of command.names) {
+    const name = String(raw).trim();
+    if (seen.has(name.toLowerCase())) continue;
+    seen.add(name.toLowerCase());
+    const id = ctx.channelsByName.get(name.toLowerCase());
+    const state = id === undefined ? undefined : world.channel(ctx.org.id, id);
+    if (!state || !canAccessChannel(actor, state.channel, state.subscribers)) {
+      throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel '${name}' does not exist`, { stream: name });
+    }
+    const leaving = targets.filter((t) => state.subscribers.has(t.user_id)).map((t) => t.user_id);
+    if (leaving.length === 0) {
+      notRemoved.push(state.channel.name);
+      continue;
+    }
+    removed.push(state.channel.name);
+    facts.room(channelBytes(null, leaving.length)).removals.push({ stream_id: state.channel.stream_id, user_ids: leaving });
+  }
+  return { facts: facts.done(), value: { removed, not_removed: notRemoved } };
+}
+
+// Commands.
+
+export const subscribe = command({ type: 'SUBSCRIBE', actor: 'org', decide: decideSubscribe });
+export const unsubscribe = command({ type: 'UNSUBSCRIBE', actor: 'org', decide: (ctx: OrgContext, c: Unsubscribe, _env: DecideEnv, view: StateView) => decideUnsubscribe(ctx, c, view) });
+
+// Reducers.
+
+function addSubscribers(ctx: ChannelContext, userIds: number[]): void {
+  for (const id of userIds) {
+    ctx.subscribers.add(id);
+    const bounds = ctx.history.get(id);
+    if (!bounds) ctx.history.set(id, [nextBound(ctx), -1]);
+    else if (bounds[bounds.length - 1] !== -1) bounds.push(nextBound(ctx), -1);
+  }
+}
+
+function removeSubscribers(ctx: ChannelContext, userIds: number[]): void {
+  for (const id of userIds) {
+    ctx.subscribers.delete(id);
+    const bounds = ctx.history.get(id);
+    if (bounds && bounds[bounds.length - 1] === -1) bounds[bounds.length - 1] = nextBound(ctx);
+  }
+}
+
+const channelCreated = fact<ChannelCreated>({
+  type: 'ChannelCreated',
+  apply: {
+    org: (ctx, f) => addChannel(ctx, f.channel),
+    channel(ctx, f) {
+      ctx.channel = { ...f.channel };
+    },
+  },
+  route(f, to) {
+    to.org(f.org);
+    to.channel(f.org, f.channel.stream_id, { create: true });
+  },
+  notify(f, seq, view) {
+    // Public channels are announced to everyone but guests; private ones to administrators,
+    // and to each member as they are added (see notifySubscription).
+    const ch = view.channel(f.org, f.channel.stream_id)!;
+    const viewers = activeUsersWhere(view, f.org, seesNewChannel(f.channel.invite_only));
+    return [{ org: f.org, seq, type: 'stream', user_ids: viewers, event: eventJson('stream', { op: 'create', streams: [channelView(ch)] }) }];
+  },
+});
+
+const subscribed = fact<Subscribed>({
+  type: 'Subscribed',
+  apply: {
+    channel: (ctx, f) => addSubscribers(ctx, f.user_ids),
+    user(ctx, f) {
+      const i = f.user_ids.indexOf(ctx.user_id);
+      if (i >= 0) join(ctx, f.stream_id, f.props[i]);
+    },
+  },
+  route(f, to) {
+    to.channel(f.org, f.stream_id);
+    for (const id of f.user_ids) to.user(f.org, id);
+  },
+  notify: (f, seq, view) => notifySubscription(view, f, seq),
+});
+
+const unsubscribed = fact<Unsubscribed>({
+  type: 'Unsubscribed',
+  apply: {
+    channel: (ctx, f) => removeSubscribers(ctx, f.user_ids),
+    user(ctx, f) {
+      if (f.user_ids.includes(ctx.user_id)) leave(ctx, f.stream_id);
+    },
+  },
+  route(f, to) {
+    to.channel(f.org, f.stream_id);
+    for (const id of f.user_ids) to.user(f.org, id);
+  },
+  notify: (f, seq, view) => notifySubscription(view, f, seq),
+});
+
+const subscriptionsAdded = fact<SubscriptionsAdded>({
+  type: 'SubscriptionsAdded',
+  apply: {
+    org(ctx, f) {
+      for (const channel of f.created) addChannel(ctx, channel);
+    },
+    channel(ctx, f) {
+      const index = subscriptionIndex(f);
+      const created = index.created.get(ctx.channel.stream_id);
+      if (created) ctx.channel = { ...created };
+      const mine = index.byChannel.get(ctx.channel.stream_id);
+      if (mine) addSubscribers(ctx, mine.user_ids);
+    },
+    user(ctx, f) {
+      for (const { stream_id, props } of subscriptionIndex(f).byUser.get(ctx.user_id) ?? []) join(ctx, stream_id, props!);
+    },
+  },
+  route(f, to) {
+    // Each actor reads its own part from the fact's index, and gets the fact once.
+    const index = subscriptionIndex(f);
+    to.org(f.org);
+    for (const channel of f.created) to.channel(f.org, channel.stream_id, { create: true });
+    for (const streamId of index.byChannel.keys()) if (!index.created.has(streamId)) to.channel(f.org, streamId);
+    for (const id of index.byUser.keys()) to.user(f.org, id);
+  },
+  notify: (f, seq, view) => notifySubscriptionsAdded(view, f, seq),
+});
+
+const subscriptionsRemoved = fact<SubscriptionsRemoved>({
+  type: 'SubscriptionsRemoved',
+  apply: {
+    channel(ctx, f) {
+      const mine = subscriptionIndex(f).byChannel.get(ctx.channel.stream_id);
+      if (mine) removeSubscribers(ctx, mine.user_ids);
+    },
+    user(ctx, f) {
+      for (const { stream_id } of subscriptionIndex(f).byUser.get(ctx.user_id) ?? []) leave(ctx, stream_id);
+    },
+  },
+  route(f, to) {
+    const index = subscriptionIndex(f);
+    for (const streamId of index.byChannel.keys()) to.channel(f.org, streamId);
+    for (const id of index.byUser.keys()) to.user(f.org, id);
+  },
+  notify: (f, seq, view) => notifySubscriptionsRemoved(view, f, seq),
+});
+
+// Events.
+
+const ascending = (a: number, b: number): number => a - b;
+
+function notifySubscription(world: StateView, fact: Subscribed | Unsubscribed, seq: number): Delivery[] {
+  const ch = world.channel(fact.org, fact.stream_id);
+  if (!ch) return [];
+  const changed = new Set(fact.user_ids);
+  const peers = ch.channel.invite_only ? [...ch.subscribers] : activeUsersWhere(world, fact.org);
+  const others = peers.filter((id) => !changed.has(id));
+  const peerOp = fact.type === 'Subscribed' ? 'peer_add' : 'peer_remove';
+  const out: Delivery[] = [];
+  if (fact.type === 'Subscribed') {
+    if (ch.channel.invite_only) {
+      // Members learn of a private channel when they are added; administrators already know it.
+      const org = world.org(fact.org)!;
+      const newcomers = fact.user_ids.filter((id) => (org.users.get(id)?.role ?? Role.MEMBER) > Role.ADMIN);
+      if (newcomers.length > 0) out.push({ org: fact.org, seq, type: 'stream', user_ids: newcomers, event: eventJson('stream', { op: 'create', streams: [channelView(ch)] }) });
+    }
+    out.push({
+      org: fact.org,
+      seq,
+      type: 'subscription',
+      user_ids: fact.user_ids,
+      event: (userId) => {
+        const props = fact.props[fact.user_ids.indexOf(userId)];
+        return eventJson('subscription', { op: 'add', subscriptions: [subscriptionView(ch, props, true)] });
+      },
+    });
+  } else {
+    out.push({ org: fact.org, seq, type: 'subscription', user_ids: fact.user_ids, event: eventJson('subscription', { op: 'remove', subscriptions: [{ name: ch.channel.name, stream_id: ch.channel.stream_id }] }) });
+  }
+  if (others.length > 0) {
+    out.push({ org: fact.org, seq, type: 'subscription', user_ids: others, event: eventJson('subscription', { op: peerOp, stream_ids: [fact.stream_id], user_ids: fact.user_ids }) });
+  }
+  return out;
+}
+
+/** A channel with no subscribers and no messages yet: how a channel looks when created. */
+const PRISTINE = emptyChannel(0);
+
+/**
+ * The events of one subscription request (`bulk_add_subscriptions` in Zulip's
+ * zerver/actions/streams.py), a handful per user however many channels it names:
+ * 1. the channels it created, one `stream` `create` per audience (Zulip sends one per
+ *    channel; `streams` is a list, so one event carries them all);
+ * 2. members added to private channels learn of them first: one `stream` `create`
+ *    per such member, listing those channels;
+ * 3. each user added gets one `subscription` `add` listing all their new subscriptions;
+ * 4. everyone else who sees the subscribers gets `peer_add`, grouped as in Zulip's
+ *    `send_peer_subscriber_events`: one event per set of added users and set of recipients.
+ * Everything is read from the state after the whole fact, as Zulip reads it after the
+ * transaction; a channel created here is shown as created, before anyone joined.
+ */
+function notifySubscriptionsAdded(world: StateView, fact: SubscriptionsAdded, seq: number): Delivery[] {
+  const org = world.org(fact.org)!;
+  const index = subscriptionIndex(fact);
+  const out: Delivery[] = [];
+  for (const inviteOnly of [false, true]) {
+    const created = fact.created.filter((c) => c.invite_only === inviteOnly).map((channel) => JSON.stringify(channelView({ ...PRISTINE, channel })));
+    if (created.length > 0) out.push({ org: fact.org, seq, type: 'stream', user_ids: activeUsersWhere(world, fact.org, seesNewChannel(inviteOnly)), event: listEvent('stream', 'create', 'streams', created) });
+  }
+
+  const views = new Map<number, string>();
+  const viewOf = (streamId: number): string => {
+    let view = views.get(streamId);
+    if (view === undefined) views.set(streamId, (view = JSON.stringify(channelView(world.channel(fact.org, streamId)!))));
+    return view;
+  };
+  const newcomers = new Map<number, number[]>();
+  for (const part of fact.additions) {
+    if (!world.channel(fact.org, part.stream_id)?.channel.invite_only) continue;
+    for (const id of part.user_ids) {
+      if ((org.users.get(id)?.role ?? Role.MEMBER) <= Role.ADMIN) continue;
+      let mine = newcomers.get(id);
+      if (!mine) newcomers.set(id, (mine = []));
+      mine.push(part.stream_id);
+    }
+  }
+  if (newcomers.size > 0) {
+    out.push({ org: fact.org, seq, type: 'stream', user_ids: [...newcomers.keys()], event: (userId) => listEvent('stream', 'create', 'streams', newcomers.get(userId)!.map(viewOf)) });
+  }
+
+  const rendered = new Map<number, SubscriptionJson>();
+  const subscriptionOf = (streamId: number): SubscriptionJson => {
+    let r = rendered.get(streamId);
+    if (!r) rendered.set(streamId, (r = new SubscriptionJson(world.channel(fact.org, streamId)!)));
+    return r;
+  };
+  if (index.byUser.size > 0) {
+    out.push({
+      org: fact.org,
+      seq,
+      type: 'subscription',
+      user_ids: [...index.byUser.keys()],
+      event: (userId) => listEvent('subscription', 'add', 'subscriptions', index.byUser.get(userId)!.map((s) => subscriptionOf(s.stream_id).render(s.props!))),
+    });
+  }
+  peerEvents(world, fact.org, seq, 'peer_add', fact.additions, out);
+  return out;
+}
+
+/**
+ * The events of one unsubscription request (Zulip's `bulk_remove_subscriptions`):
+ * each user removed gets one `subscription` `remove` listing the channels they left,
+ * and the others who see the subscribers get `peer_remove`, grouped as `peer_add` is.
+ */
+function notifySubscriptionsRemoved(world: StateView, fact: SubscriptionsRemoved, seq: number): Delivery[] {
+  const index = subscriptionIndex(fact);
+  const out: Delivery[] = [];
+  const items = new Map<number, string>();
+  const itemOf = (streamId: number): string => {
+    let item = items.get(streamId);
+    if (item === undefined) items.set(streamId, (item = JSON.stringify({ name: world.channel(fact.org, streamId)?.channel.name ?? '', stream_id: streamId })));
+    return item;
+  };
+  if (index.byUser.size > 0) {
+    out.push({
+      org: fact.org,
+      seq,
+      type: 'subscription',
+      user_ids: [...index.byUser.keys()],
+      event: (userId) => listEvent('subscription', 'remove', 'subscriptions', index.byUser.get(userId)!.map((s) => itemOf(s.stream_id))),
+    });
+  }
+  peerEvents(world, fact.org, seq, 'peer_remove', fact.removals, out);
+  return out;
+}
+
+/**
+ * `peer_add`/`peer_remove` for the channels of one request. Who is told is unchanged
+ * from the per-channel events: everyone active for a public channel, the remaining
+ * subscribers of a private one, never the users who changed. Channels with the same
+ * changed users and the same recipients share one event (Zulip's grouping of public
+ * channels, extended to private channels whose subscribers coincide).
+ */
+function peerEvents(world: StateView, orgId: number, seq: number, op: 'peer_add' | 'peer_remove', parts: Array<ChannelAdditions | ChannelRemovals>, out: Delivery[]): void {
+  let active: number[] | undefined;
+  const groups = new Map<string, { stream_ids: number[]; user_ids: number[]; recipients: number[] }>();
+  for (const part of parts) {
+    const ch = world.channel(orgId, part.stream_id);
+    if (!ch || part.user_ids.length === 0) continue;
+    const altered = [...part.user_ids].sort(ascending);
+    let key = altered.join(',');
+    let recipients: number[] | undefined;
+    if (ch.channel.invite_only) {
+      const changed = new Set(altered);
+      recipients = [...ch.subscribers].filter((id) => !changed.has(id)).sort(ascending);
+      key += '|' + recipients.join(',');
+    } else {
+      key += '|public';
+    }
+    let group = groups.get(key);
+    if (!group) {
+      if (!recipients) {
+        const changed = new Set(altered);
+        recipients = (active ??= activeUsersWhere(world, orgId)).filter((id) => !changed.has(id));
+      }
+      groups.set(key, (group = { stream_ids: [], user_ids: altered, recipients }));
+    }
+    group.stream_ids.push(part.stream_id);
+  }
+  for (const g of groups.values()) {
+    if (g.recipients.length === 0) continue;
+    out.push({ org: orgId, seq, type: 'subscription', user_ids: g.recipients, event: eventJson('subscription', { op, stream_ids: g.stream_ids.sort(ascending), user_ids: g.user_ids }) });
+  }
+}
+
+export const subscriptions = area({
+  name: 'subscriptions',
+  commands: [subscribe, unsubscribe],
+  facts: [channelCreated, subscribed, unsubscribed, subscriptionsAdded, subscriptionsRemoved],
+  register: [
+    {
+      types: ['subscription'],
+      fill(state, r, view) {
+        state.subscriptions = listSubscriptions(view, r.org.id, r.user.user_id, r.includeSubscribers);
+        state.unsubscribed = listUnsubscribed(view, r.org.id, r.user.user_id);
+        state.never_subscribed = listNeverSubscribed(view, r.org.id, r.user);
+      },
+    },
+    {
+      types: ['stream'],
+      fill(state, r, view) {
+        state.streams = listChannels(view, r.org.id, r.user, { include_public: true, include_subscribed: true, include_all: false });
+      },
+    },
+  ],
+});

@@ -1,0 +1,161 @@
+/**
+ * Users: creating, deactivating and reactivating accounts (Zulip's
+ * `zerver/actions/create_user.py` and `users.py`), and the user directory's
+ * sections of `/register`.
+ */
+import { command, fact, area } from '../core/area.js';
+import type { Decision, DecideEnv } from '../core/domain_logic.js';
+import { adminRequired, badRequest } from '../errors.js';
+import { addUser, type OrgContext } from '../kinds/organization.js';
+import { eventJson } from '../render/events.js';
+import { systemGroups } from '../render/register_payloads.js';
+import { avatarUrl, userView } from '../render/views.js';
+import { Role, type RoleNumber, type UserRecord } from '../types.js';
+import { checkEmail, makeUser } from '../user_rules.js';
+
+/** A user joined an organization. */
+export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }
+/** A user was deactivated (`active` false) or reactivated (`active` true). */
+export interface UserActivationChanged { type: 'UserActivationChanged'; org: number; user_id: number; active: boolean; acting_user_id: number | null }
+
+/** Create a user; `actor_id` is null only for operator bootstrap. */
+export interface CreateUser {
+  type: 'CREATE_USER';
+  actor_id: number | null;
+  email: string;
+  password_hash: string;
+  full_name: string;
+  role: RoleNumber;
+}
+
+/** Deactivate or reactivate a user (administrators only). */
+export interface SetUserActive {
+  type: 'SET_USER_ACTIVE';
+  actor_id: number | null;
+  user_id: number;
+  active: boolean;
+}
+
+export const createUser = command({
+  type: 'CREATE_USER',
+  actor: 'org',
+  decide(ctx: OrgContext, c: CreateUser, env: DecideEnv): Decision<{ user_id: number; user: UserRecord }, UserCreated> {
+    if (c.actor_id !== null) {
+      const actor = ctx.users.get(c.actor_id);
+      if (!actor || actor.role > Role.ADMIN) throw adminRequired();
+      if (c.role === Role.OWNER && actor.role !== Role.OWNER) throw badRequest('Only organization owners can create owners');
+    }
+    const email = checkEmail(c.email);
+    if (ctx.byEmail.has(email.toLowerCase())) throw badRequest(`Email '${email}' already in use`);
+    const user = makeUser(env, {
+      user_id: ctx.nextUserId,
+      recipient_id: ctx.nextRecipientId,
+      email,
+      password_hash: c.password_hash,
+      full_name: c.full_name,
+      role: c.role,
+    });
+    return { facts: [{ type: 'UserCreated', org: ctx.org.id, user, acting_user_id: c.actor_id }], value: { user_id: user.user_id, user } };
+  },
+});
+
+export const setUserActive = command({
+  type: 'SET_USER_ACTIVE',
+  actor: 'org',
+  decide(ctx: OrgContext, c: SetUserActive): Decision<Record<string, never>, UserActivationChanged> {
+    if (c.actor_id !== null) {
+      const actor = ctx.users.get(c.actor_id);
+      if (!actor || actor.role > Role.ADMIN) throw adminRequired();
+    }
+    const target = ctx.users.get(c.user_id);
+    if (!target) throw badRequest('No such user');
+    if (c.active === target.is_active) throw badRequest(c.active ? 'User is already active' : 'User is already deactivated');
+    if (!c.active && target.role === Role.OWNER) {
+      const owners = [...ctx.users.values()].filter((u) => u.is_active && u.role === Role.OWNER);
+      if (owners.length <= 1) throw badRequest('Cannot deactivate the only organization owner');
+    }
+    return {
+      facts: [{ type: 'UserActivationChanged', org: ctx.org.id, user_id: target.user_id, active: c.active, acting_user_id: c.actor_id }],
+      value: {},
+    };
+  },
+});
+
+const userCreated = fact<UserCreated>({
+  type: 'UserCreated',
+  apply: { org: (ctx, f) => addUser(ctx, f.user) },
+  route(f, to) {
+    to.org(f.org);
+    to.user(f.org, f.user.user_id, { create: true });
+  },
+  notify(f, seq, view) {
+    const everyone = [...view.org(f.org)!.users.values()].filter((u) => u.is_active).map((u) => u.user_id);
+    return [{ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'add', person: userView(f.user) }) }];
+  },
+});
+
+const userActivationChanged = fact<UserActivationChanged>({
+  type: 'UserActivationChanged',
+  apply: {
+    org(ctx, f) {
+      const user = ctx.users.get(f.user_id);
+      if (user) user.is_active = f.active;
+    },
+  },
+  route(f, to) {
+    to.org(f.org);
+  },
+  notify(f, seq, view) {
+    const everyone = [...view.org(f.org)!.users.values()].map((u) => u.user_id).filter((id) => id !== f.user_id || f.active);
+    return [{ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, is_active: f.active } }) }];
+  },
+});
+
+export const users = area({
+  name: 'users',
+  commands: [createUser, setUserActive],
+  facts: [userCreated, userActivationChanged],
+  register: [
+    {
+      types: ['realm_user'],
+      fill(state, r, view) {
+        const all = [...view.org(r.org.id)!.users.values()];
+        state.realm_users = all.filter((u) => u.is_active).map(userView);
+        state.realm_non_active_users = all.filter((u) => !u.is_active).map(userView);
+        state.cross_realm_bots = [];
+        Object.assign(state, {
+          user_id: r.user.user_id,
+          email: r.user.email,
+          delivery_email: r.user.delivery_email,
+          full_name: r.user.full_name,
+          is_admin: r.user.role <= Role.ADMIN,
+          is_owner: r.user.role === Role.OWNER,
+          is_moderator: r.user.role === Role.MODERATOR,
+          is_guest: r.user.role === Role.GUEST,
+          role: r.user.role,
+          avatar_source: 'G',
+          avatar_url: avatarUrl(r.user.email),
+          avatar_url_medium: avatarUrl(r.user.email),
+          can_create_streams: r.user.role !== Role.GUEST,
+          can_create_public_streams: r.user.role !== Role.GUEST,
+          can_create_private_streams: r.user.role !== Role.GUEST,
+          can_create_web_public_streams: r.user.role === Role.OWNER,
+          can_subscribe_other_users: r.user.role !== Role.GUEST,
+          can_invite_others_to_realm: r.user.role !== Role.GUEST,
+        });
+      },
+    },
+    {
+      types: ['realm_user_groups', 'user_group'],
+      fill(state, r, view) {
+        state.realm_user_groups = systemGroups(view, r.org.id);
+      },
+    },
+    {
+      types: ['user_settings'],
+      fill(state, r) {
+        state.user_settings = { default_language: 'en', timezone: r.user.timezone, enable_drafts_synchronization: true, send_read_receipts: true, email_address_visibility: 1 };
+      },
+    },
+  ],
+});

@@ -1,0 +1,134 @@
+/**
+ * The declarations an area (`actors/areas/*.ts`) is made of, in the manner of Zulip's
+ * `zerver/actions/` modules: its commands, with typed input and result; its facts,
+ * with the actors that apply each one, the reducers, and the client events each
+ * yields; and its sections of the `/register` response. The runtime, the snapshot
+ * code and `/register` are lookups over these declarations; none of them switches
+ * on a command or fact type.
+ */
+import type { BoardContext } from '../kinds/board.js';
+import type { ChannelContext } from '../kinds/channel.js';
+import type { OrgContext } from '../kinds/organization.js';
+import type { ServerContext } from '../kinds/server.js';
+import type { UserContext } from '../kinds/user.js';
+import type { OutgoingEvent } from '../queue.js';
+import type { QueueFactTarget } from '../queue_facts.js';
+import type { MessageRecord, OrgRecord, UserRecord } from '../types.js';
+import type { AnyFact, DecideEnv, Decision } from './domain_logic.js';
+import type { StateView } from './state_view.js';
+
+/** The context of each kind of domain actor. */
+export interface Contexts {
+  server: ServerContext;
+  board: BoardContext;
+  org: OrgContext;
+  channel: ChannelContext;
+  user: UserContext;
+}
+export type ActorKind = keyof Contexts;
+
+/** How a command names the one actor that decides it. */
+export interface Addresses {
+  server: object;
+  board: object;
+  org: { org: number };
+  channel: { org: number; stream_id: number };
+  user: { org: number; user_id: number };
+}
+
+/** A command: which kind of actor decides it, and how. `C` is its input, tagged with its type. */
+export interface CommandDef<K extends ActorKind = ActorKind, C extends { type: string } = any, R = unknown, F extends AnyFact = AnyFact> {
+  type: C['type'];
+  actor: K;
+  decide(ctx: Contexts[K], command: C, env: DecideEnv, view: StateView): Decision<R, F>;
+}
+
+/** Declares a command; its input, result and facts are inferred from `decide`. */
+export function command<K extends ActorKind, C extends { type: string }, R, F extends AnyFact>(def: CommandDef<K, C, R, F>): CommandDef<K, C, R, F> {
+  return def;
+}
+
+/** Sends a fact to the actors that apply it. Each actor gets it once; `create` brings an actor into being. */
+export interface FactRecipients {
+  readonly seq: number;
+  readonly view: StateView;
+  server(): void;
+  board(): void;
+  org(orgId: number, opts?: { create?: boolean }): void;
+  channel(orgId: number, streamId: number, opts?: { create?: boolean }): void;
+  user(orgId: number, userId: number, opts?: { create?: boolean }): void;
+  /** Facts about event queues are applied by the queue module. */
+  readonly queues: QueueFactTarget;
+}
+
+/** Events for some users of one organization, from one fact. */
+export interface UserDelivery {
+  org: number;
+  seq: number;
+  /** The event type, for queues that filter by type. */
+  type: string;
+  user_ids: Iterable<number>;
+  /**
+   * The same event for everyone, or one built per user (and per whether the client
+   * shows the empty topic as `""`).
+   */
+  event: OutgoingEvent | ((userId: number, emptyTopicName: boolean) => OutgoingEvent);
+  /** For message events: the message, so that queues with a narrow can filter. */
+  message?: MessageRecord;
+}
+/** One event for named queues, or for every queue (heartbeats, restarts). */
+export interface QueueDelivery {
+  seq: number;
+  type: string;
+  queue_ids: string[] | 'all';
+  event: OutgoingEvent;
+}
+export type Delivery = UserDelivery | QueueDelivery;
+
+/** A fact: who applies it, how, and what clients are told. */
+export interface FactDef<F extends AnyFact = AnyFact> {
+  type: F['type'];
+  /** The reducer of each actor kind that keeps part of this fact. */
+  apply: { [K in ActorKind]?: (ctx: Contexts[K], fact: F) => void };
+  /** Sends the fact to every actor that applies it (the kinds in `apply`). */
+  route(fact: F, to: FactRecipients): void;
+  /** The client events, derived right after the fact is applied, against that state. */
+  notify?(fact: F, seq: number, view: StateView): Delivery[];
+}
+
+/** Declares a fact of type `F`. */
+export function fact<F extends AnyFact>(def: FactDef<F>): FactDef<F> {
+  return def;
+}
+
+/** What a `/register` section is built for. */
+export interface InitialStateRequest {
+  org: OrgRecord;
+  user: UserRecord;
+  realmUrl: string;
+  heartbeatMaxMs: number;
+  includeSubscribers: boolean;
+  /** The client shows the empty topic as `""` (capability `empty_topic_name`). */
+  emptyTopicName: boolean;
+  /** Unix seconds now. */
+  now: number;
+}
+
+/** A part of the `/register` response, included when `fetch_event_types` names one of `types`. */
+export interface RegisterSection {
+  types: readonly string[];
+  fill(state: Record<string, unknown>, req: InitialStateRequest, view: StateView): void;
+}
+
+/** One area: everything about one part of the domain, declared in one place. */
+export interface Area {
+  name: string;
+  commands: readonly CommandDef<any, any, any, any>[];
+  facts: readonly FactDef<any>[];
+  register?: readonly RegisterSection[];
+}
+
+/** Declares an area, keeping the exact types of its commands and facts. */
+export function area<const A extends Area>(a: A): A {
+  return a;
+}

@@ -1,0 +1,153 @@
+/**
+ * The organization actor: the user directory and roles, the channel directory, and
+ * the organization's direct messages. It is the shard unit: nothing in it refers to
+ * another organization.
+ */
+import type { Persistence } from '../core/persistence.js';
+import type { ChannelRecord, MessageRecord, OrgRecord, UserRecord } from '../types.js';
+
+/** State of one organization actor. */
+export interface OrgContext {
+  seq: number;
+  org: OrgRecord;
+  users: Map<number, UserRecord>;
+  /** Lower-cased API email to user id. */
+  byEmail: Map<string, number>;
+  /** Lower-cased channel name to channel id. */
+  channelsByName: Map<string, number>;
+  /** Next free id for users, channels and recipients, each counted separately. */
+  nextUserId: number;
+  nextChannelId: number;
+  nextRecipientId: number;
+  /** Direct messages, by id, in id order. */
+  directMessages: Map<number, MessageRecord>;
+  /** Each user's direct message ids, ascending. */
+  directIdsByUser: Map<number, number[]>;
+  /** Recipient id of each group conversation, keyed by its sorted user ids. */
+  groupRecipients: Map<string, number>;
+  /** Which channel each channel message lives in. */
+  messageChannel: Map<number, number>;
+}
+
+/** Context before the organization's `OrgCreated` fact is applied. */
+export function emptyOrg(id: number): OrgContext {
+  return {
+    seq: 0,
+    org: { id, name: '', subdomain: '', description: '', date_created: 0, deactivated: false },
+    users: new Map(),
+    byEmail: new Map(),
+    channelsByName: new Map(),
+    nextUserId: 1,
+    nextChannelId: 1,
+    nextRecipientId: 1,
+    directMessages: new Map(),
+    directIdsByUser: new Map(),
+    groupRecipients: new Map(),
+    messageChannel: new Map(),
+  };
+}
+
+/** Looks a user up by API email, case-insensitively. */
+export function userByEmail(ctx: OrgContext, email: string): UserRecord | undefined {
+  const id = ctx.byEmail.get(email.toLowerCase());
+  return id === undefined ? undefined : ctx.users.get(id);
+}
+
+/** Adds a user to the directory. */
+export function addUser(ctx: OrgContext, user: UserRecord): void {
+  ctx.users.set(user.user_id, { ...user });
+  ctx.byEmail.set(user.email.toLowerCase(), user.user_id);
+  ctx.nextUserId = Math.max(ctx.nextUserId, user.user_id + 1);
+  ctx.nextRecipientId = Math.max(ctx.nextRecipientId, user.recipient_id + 1);
+}
+
+/** Adds a channel to the directory. */
+export function addChannel(ctx: OrgContext, channel: ChannelRecord): void {
+  ctx.channelsByName.set(channel.name.toLowerCase(), channel.stream_id);
+  ctx.nextChannelId = Math.max(ctx.nextChannelId, channel.stream_id + 1);
+  ctx.nextRecipientId = Math.max(ctx.nextRecipientId, channel.recipient_id + 1);
+}
+
+/** Records a direct message in the organization's indexes. */
+export function addDirectMessage(ctx: OrgContext, m: MessageRecord): void {
+  ctx.directMessages.set(m.id, m);
+  for (const uid of m.dm_user_ids ?? []) {
+    let ids = ctx.directIdsByUser.get(uid);
+    if (!ids) ctx.directIdsByUser.set(uid, (ids = []));
+    ids.push(m.id);
+  }
+}
+
+interface OrgChunk {
+  k: 'org';
+  seq: number;
+  org: OrgRecord;
+  users: UserRecord[];
+  channelsByName: Array<[string, number]>;
+  nextUserId: number;
+  nextChannelId: number;
+  nextRecipientId: number;
+  groupRecipients: Array<[string, number]>;
+}
+interface DirectMessagesChunk {
+  k: 'dms';
+  org: number;
+  msgs: MessageRecord[];
+}
+
+/** Where a restored organization goes, and where its slices find it. */
+export interface OrgRestoreScope {
+  installOrg(ctx: OrgContext): void;
+  org(orgId: number): OrgContext | undefined;
+}
+
+export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
+  tags: ['org', 'dms'],
+  *chunks(ctx, sliceSize) {
+    let dmCount = 0;
+    yield (): OrgChunk => {
+      dmCount = ctx.directMessages.size;
+      return {
+        k: 'org', seq: ctx.seq, org: ctx.org, users: [...ctx.users.values()], channelsByName: [...ctx.channelsByName],
+        nextUserId: ctx.nextUserId, nextChannelId: ctx.nextChannelId, nextRecipientId: ctx.nextRecipientId, groupRecipients: [...ctx.groupRecipients],
+      };
+    };
+    // Direct messages are append-only: the first `dmCount` entries are exactly those the head reflects.
+    // An organization always writes at least one (possibly empty) slice, as format 1 did.
+    const iter = ctx.directMessages.values();
+    let done = 0;
+    do {
+      yield (): DirectMessagesChunk => {
+        const msgs: MessageRecord[] = [];
+        while (done < dmCount && msgs.length < sliceSize) {
+          msgs.push(iter.next().value as MessageRecord);
+          done++;
+        }
+        return { k: 'dms', org: ctx.org.id, msgs };
+      };
+    } while (done < dmCount);
+  },
+  restore(chunk, scope) {
+    if (chunk.k === 'org') {
+      const c = chunk as OrgChunk;
+      scope.installOrg({
+        seq: c.seq,
+        org: c.org,
+        users: new Map(c.users.map((u) => [u.user_id, u])),
+        byEmail: new Map(c.users.map((u) => [u.email.toLowerCase(), u.user_id])),
+        channelsByName: new Map(c.channelsByName),
+        nextUserId: c.nextUserId,
+        nextChannelId: c.nextChannelId,
+        nextRecipientId: c.nextRecipientId,
+        directMessages: new Map(),
+        directIdsByUser: new Map(),
+        groupRecipients: new Map(c.groupRecipients),
+        messageChannel: new Map(),
+      });
+      return;
+    }
+    const c = chunk as DirectMessagesChunk;
+    const org = scope.org(c.org)!;
+    for (const m of c.msgs) addDirectMessage(org, m);
+  },
+};

@@ -1,0 +1,286 @@
+/**
+ * The actor directory: every domain actor of one runtime, by address, under one
+ * supervisor. It creates actors as facts bring them into being, hands each fact to
+ * the actors its declaration names (`FactDef.route`), answers the read-only
+ * `StateView`, and takes actor state to and from snapshots through each kind's
+ * `Persistence`.
+ */
+import { COMMANDS, FACTS, type Target } from '../areas/index.js';
+import type { ActorKind, Contexts, FactDef, FactRecipients } from '../core/area.js';
+import { contextOf, domainLogic, startActor, type AnyFact, type DomainActor, type Reduce, type Stamped } from '../core/domain_logic.js';
+import type { InPlaceLogic } from '../core/in_place_transition.js';
+import type { Chunk, ChunkThunk, Persistence, RestoreContext } from '../core/persistence.js';
+import type { StateView } from '../core/state_view.js';
+import { Supervisor } from '../core/supervisor.js';
+import { boardPersistence, emptyBoard, type BoardContext, type BoardRestoreScope } from '../kinds/board.js';
+import { channelPersistence, channelRestore, emptyChannel, type ChannelContext, type ChannelRestoreScope } from '../kinds/channel.js';
+import { emptyOrg, orgPersistence, type OrgContext, type OrgRestoreScope } from '../kinds/organization.js';
+import { emptyServer, serverPersistence, type ServerContext, type ServerRestoreScope } from '../kinds/server.js';
+import { emptyUser, userPersistence, userRestore, type UserContext, type UserRestoreScope } from '../kinds/user.js';
+import type { QueueFactTarget } from '../queue_facts.js';
+
+/** The actors of one organization. */
+interface Shard {
+  org: DomainActor<OrgContext>;
+  channels: Map<number, DomainActor<ChannelContext>>;
+  users: Map<number, DomainActor<UserContext>>;
+}
+
+type AnyDomainActor = DomainActor<any>;
+
+/** The reducer of one actor kind: a lookup of the fact's declaration. */
+function reducerOf<K extends ActorKind>(kind: K): Reduce<Contexts[K]> {
+  const byType = new Map<string, (ctx: Contexts[K], fact: AnyFact) => void>();
+  for (const [type, def] of FACTS) {
+    const apply = def.apply[kind] as ((ctx: Contexts[K], fact: AnyFact) => void) | undefined;
+    if (apply) byType.set(type, apply);
+  }
+  return (ctx, fact) => byType.get(fact.type)?.(ctx, fact);
+}
+
+const LOGIC = {
+  server: domainLogic(reducerOf('server')),
+  board: domainLogic(reducerOf('board')),
+  org: domainLogic(reducerOf('org')),
+  channel: domainLogic(reducerOf('channel')),
+  user: domainLogic(reducerOf('user')),
+} satisfies { [K in ActorKind]: InPlaceLogic<Contexts[K], any> };
+
+/** Everything any kind's restore needs: where contexts are installed and found. */
+type RestoreScope = ServerRestoreScope & BoardRestoreScope & OrgRestoreScope & ChannelRestoreScope & UserRestoreScope & RestoreContext;
+
+/** Restores chunks by tag, each through the kind that wrote it. */
+const RESTORERS = new Map<string, Pick<Persistence<unknown, RestoreScope>, 'restore'>>();
+for (const p of [serverPersistence, boardPersistence, orgPersistence, channelRestore, userRestore]) for (const tag of p.tags) RESTORERS.set(tag, p as Pick<Persistence<unknown, RestoreScope>, 'restore'>);
+
+export class ActorDirectory implements StateView {
+  readonly supervisor = new Supervisor();
+  private serverActor: DomainActor<ServerContext> = startActor(this.supervisor, LOGIC.server, emptyServer());
+  private boardActor: DomainActor<BoardContext> = startActor(this.supervisor, LOGIC.board, emptyBoard());
+  private readonly shards = new Map<number, Shard>();
+  private readonly recipients: Recipients;
+
+  constructor(queues: QueueFactTarget) {
+    this.recipients = new Recipients(this, queues);
+  }
+
+  // StateView: synchronous, read-only views of actor state.
+  server(): ServerContext {
+    return contextOf(this.serverActor);
+  }
+  board(): BoardContext {
+    return contextOf(this.boardActor);
+  }
+  org(orgId: number): OrgContext | undefined {
+    const shard = this.shards.get(orgId);
+    return shard && contextOf(shard.org);
+  }
+  channel(orgId: number, streamId: number): ChannelContext | undefined {
+    const actor = this.shards.get(orgId)?.channels.get(streamId);
+    return actor && contextOf(actor);
+  }
+  user(orgId: number, userId: number): UserContext | undefined {
+    const actor = this.shards.get(orgId)?.users.get(userId);
+    return actor && contextOf(actor);
+  }
+  channelIdsOf(orgId: number): number[] {
+    return [...(this.shards.get(orgId)?.channels.keys() ?? [])];
+  }
+
+  /** The actor that decides a command; throws if there is none (the caller checked the address). */
+  actorFor(target: Target): AnyDomainActor {
+    const def = COMMANDS.get(target.command.type);
+    if (!def || def.actor !== target.kind) throw new Error(`Command ${target.command.type} is not decided by a ${target.kind} actor`);
+    const t = target as { kind: ActorKind; org?: number; stream_id?: number; user_id?: number };
+    const shard = t.org === undefined ? undefined : this.shards.get(t.org);
+    const actor: AnyDomainActor | undefined =
+      t.kind === 'server' ? this.serverActor
+      : t.kind === 'board' ? this.boardActor
+      : t.kind === 'org' ? shard?.org
+      : t.kind === 'channel' ? shard?.channels.get(t.stream_id!)
+      : shard?.users.get(t.user_id!);
+    if (!actor) throw new Error(`No actor for ${t.kind} command ${target.command.type}`);
+    return actor;
+  }
+
+  /** Applies a fact to every actor its declaration names except `origin` (which decided it). */
+  route(s: Stamped, origin: AnyDomainActor | null): void {
+    const def = FACTS.get(s.fact.type);
+    if (!def) throw new Error(`Unknown fact type ${s.fact.type} at seq ${s.seq}`);
+    this.recipients.begin(s, def, origin);
+    def.route(s.fact, this.recipients);
+  }
+
+  /** @internal Used by `Recipients`. */
+  serverActorRef(): AnyDomainActor {
+    return this.serverActor;
+  }
+  /** @internal */
+  boardActorRef(): AnyDomainActor {
+    return this.boardActor;
+  }
+  /** @internal The organization's actor, created if asked. */
+  orgActor(orgId: number, create: boolean): AnyDomainActor | undefined {
+    return (create ? this.ensureShard(orgId) : this.shards.get(orgId))?.org;
+  }
+  /** @internal */
+  channelActor(orgId: number, streamId: number, create: boolean): AnyDomainActor | undefined {
+    const shard = this.shardOf(orgId);
+    let actor = shard.channels.get(streamId);
+    if (!actor && create) shard.channels.set(streamId, (actor = startActor(this.supervisor, LOGIC.channel, emptyChannel(streamId))));
+    return actor;
+  }
+  /** @internal */
+  userActor(orgId: number, userId: number, create: boolean): AnyDomainActor | undefined {
+    const shard = this.shardOf(orgId);
+    let actor = shard.users.get(userId);
+    if (!actor && create) shard.users.set(userId, (actor = startActor(this.supervisor, LOGIC.user, emptyUser(userId))));
+    return actor;
+  }
+
+  private shardOf(orgId: number): Shard {
+    const shard = this.shards.get(orgId);
+    if (!shard) throw new Error(`Fact for unknown organization ${orgId}`);
+    return shard;
+  }
+
+  private ensureShard(orgId: number): Shard {
+    let shard = this.shards.get(orgId);
+    if (!shard) {
+      shard = { org: startActor(this.supervisor, LOGIC.org, emptyOrg(orgId)), channels: new Map(), users: new Map() };
+      this.shards.set(orgId, shard);
+    }
+    return shard;
+  }
+
+  /** Live references to every context, grouped by organization (for tests and tools). */
+  contexts(): { server: ServerContext; board: BoardContext; orgs: Array<{ org: OrgContext; channels: ChannelContext[]; users: UserContext[] }> } {
+    return {
+      server: this.server(),
+      board: this.board(),
+      orgs: [...this.shards.values()].map((shard) => ({
+        org: contextOf(shard.org),
+        channels: [...shard.channels.values()].map((a) => contextOf(a)),
+        users: [...shard.users.values()].map((a) => contextOf(a)),
+      })),
+    };
+  }
+
+  // Snapshots.
+
+  /**
+   * Every actor's chunks, lazily, each kind through its own `Persistence`. The actors
+   * are listed when this starts; each chunk is taken when the writer calls it.
+   */
+  *persisted(sliceSize: number): Generator<ChunkThunk> {
+    const { server, board, orgs } = this.contexts();
+    yield* serverPersistence.chunks(server, sliceSize);
+    yield* boardPersistence.chunks(board, sliceSize);
+    for (const { org, channels, users } of orgs) {
+      yield* orgPersistence.chunks(org, sliceSize);
+      const channelChunks = channelPersistence(org.org.id);
+      for (const ch of channels) yield* channelChunks.chunks(ch, sliceSize);
+      const userChunks = userPersistence(org.org.id);
+      for (const u of users) yield* userChunks.chunks(u, sliceSize);
+    }
+  }
+
+  /** Whether a chunk tag belongs to a domain actor kind. */
+  restores(tag: string): boolean {
+    return RESTORERS.has(tag);
+  }
+
+  /** Restores one chunk of a domain actor. Heads come before their slices, orgs before their channels. */
+  restoreChunk(chunk: Chunk, version: number): void {
+    const restorer = RESTORERS.get(chunk.k);
+    if (!restorer) throw new Error(`Snapshot chunk of unknown kind '${chunk.k}'`);
+    restorer.restore(chunk, this.scope(version));
+  }
+
+  private scope(version: number): RestoreScope {
+    return {
+      version,
+      installServer: (ctx) => {
+        this.supervisor.stop(this.serverActor);
+        this.serverActor = startActor(this.supervisor, LOGIC.server, ctx);
+      },
+      installBoard: (ctx) => {
+        this.supervisor.stop(this.boardActor);
+        this.boardActor = startActor(this.supervisor, LOGIC.board, ctx);
+      },
+      installOrg: (ctx) => {
+        this.shards.set(ctx.org.id, { org: startActor(this.supervisor, LOGIC.org, ctx), channels: new Map(), users: new Map() });
+      },
+      installChannel: (orgId, ctx) => {
+        this.shardOf(orgId).channels.set(ctx.channel.stream_id, startActor(this.supervisor, LOGIC.channel, ctx));
+      },
+      installUser: (orgId, ctx) => {
+        this.shardOf(orgId).users.set(ctx.user_id, startActor(this.supervisor, LOGIC.user, ctx));
+      },
+      org: (orgId) => this.org(orgId),
+      channel: (orgId, streamId) => this.channel(orgId, streamId),
+      board: () => this.board(),
+    };
+  }
+
+  /** Stops every actor. */
+  stop(): void {
+    for (const shard of this.shards.values()) {
+      this.supervisor.stop(shard.org);
+      for (const a of shard.channels.values()) this.supervisor.stop(a);
+      for (const a of shard.users.values()) this.supervisor.stop(a);
+    }
+    this.supervisor.stop(this.serverActor);
+    this.supervisor.stop(this.boardActor);
+  }
+}
+
+/**
+ * The `FactRecipients` a fact's `route` talks to: it sends the fact to each named
+ * actor whose kind has a reducer for it (creating actors where asked), skipping the
+ * actor that decided it. One instance per directory, reset per fact.
+ */
+class Recipients implements FactRecipients {
+  seq = 0;
+  private stamped!: Stamped;
+  private def!: FactDef;
+  private origin: AnyDomainActor | null = null;
+
+  constructor(
+    private readonly dir: ActorDirectory,
+    readonly queues: QueueFactTarget,
+  ) {}
+
+  get view(): StateView {
+    return this.dir;
+  }
+
+  begin(stamped: Stamped, def: FactDef, origin: AnyDomainActor | null): void {
+    this.stamped = stamped;
+    this.seq = stamped.seq;
+    this.def = def;
+    this.origin = origin;
+  }
+
+  private send(kind: ActorKind, actor: AnyDomainActor | undefined): void {
+    if (actor && actor !== this.origin && this.def.apply[kind]) actor.send({ type: 'apply', stamped: this.stamped });
+  }
+
+  server(): void {
+    this.send('server', this.dir.serverActorRef());
+  }
+  board(): void {
+    this.send('board', this.dir.boardActorRef());
+  }
+  org(orgId: number, opts?: { create?: boolean }): void {
+    const actor = this.dir.orgActor(orgId, opts?.create ?? false);
+    if (!actor) throw new Error(`Fact ${this.def.type} for unknown organization ${orgId} at seq ${this.seq}`);
+    this.send('org', actor);
+  }
+  channel(orgId: number, streamId: number, opts?: { create?: boolean }): void {
+    this.send('channel', this.dir.channelActor(orgId, streamId, opts?.create ?? false));
+  }
+  user(orgId: number, userId: number, opts?: { create?: boolean }): void {
+    this.send('user', this.dir.userActor(orgId, userId, opts?.create ?? false));
+  }
+}

@@ -1,0 +1,245 @@
+/**
+ * The runtime: the one object the HTTP layer and the tools talk to. It sends
+ * commands to the actor that decides them (`execute`), hands the facts decided to
+ * the actors they concern (through the actor directory) and to the log, and delivers
+ * the events the facts cause once they are durable. Replay after a restart runs the
+ * very same path, without deciding anything.
+ *
+ *   request -> route handler -> runtime.execute(target)
+ *     -> the target actor decides (areas' CommandDef.decide) and applies its facts
+ *     -> the other actors concerned apply them (FactDef.route / FactDef.apply)
+ *     -> the events are derived (FactDef.notify) and resolved to queues
+ *     -> the log makes the facts durable -> the events are staged, the reply sent,
+ *        parked polls answered in one batch
+ */
+import { randomBytes } from 'node:crypto';
+import type { Command, Fact, ResultOf, Stamped, Target } from '../areas/index.js';
+import type { Contexts } from '../core/area.js';
+import type { DecideEnv, DomainActor, Outcome } from '../core/domain_logic.js';
+import type { Chunk, ChunkThunk } from '../core/persistence.js';
+import type { StateView } from '../core/state_view.js';
+import type { QueueContext } from '../queue.js';
+import { COMMANDS as COMMAND_DEFS } from '../areas/index.js';
+import { EventQueues, type QueueOptions } from '../queues.js';
+import { ActorDirectory } from './actor_directory.js';
+import { EventRouting, Routed, type DeliveryHints } from './event_routing.js';
+
+export type { DeliveryHints } from './event_routing.js';
+export type { Target } from '../areas/index.js';
+
+/** Where facts go to become durable. The persistence layer implements it. */
+export interface FactSink {
+  /** Appends records; `onDurable` runs once they are durable, in append order. */
+  append(records: Stamped[], onDurable: () => void): void;
+}
+
+/** A sink that keeps nothing: facts are "durable" on the next microtask. For tests and tools. */
+export const volatileSink: FactSink = {
+  append(_records, onDurable) {
+    queueMicrotask(onDurable);
+  },
+};
+
+/** Injected sources of time and randomness, so tests are deterministic. */
+export interface RuntimeOptions {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  randomBytes(n: number): Buffer;
+  sink: FactSink;
+  queues: Omit<QueueOptions, 'now' | 'token' | 'random' | 'commit'>;
+  random(): number;
+}
+
+export const defaultRuntimeOptions = (sink: FactSink): RuntimeOptions => ({
+  now: () => Date.now(),
+  randomBytes: (n) => randomBytes(n),
+  random: () => Math.random(),
+  sink,
+  queues: {
+    heartbeatMinMs: 45000,
+    heartbeatMaxMs: 55000,
+    defaultLifespanMs: 600000,
+    maxLifespanMs: 7 * 24 * 3600 * 1000,
+    maxEvents: 20000,
+    passivateAfterMs: 60000,
+  },
+});
+
+/** The event queues' snapshot chunk: queue contexts, in slices. */
+interface QueuesChunk {
+  k: 'queues';
+  list: QueueContext[];
+}
+
+export class Runtime implements StateView {
+  readonly queues: EventQueues;
+  /** The seq of the newest fact applied to state. */
+  lastSeq = 0;
+  /** Every fact up to this seq is durable and its events are in their queues (not merely staged). */
+  deliveredSeq = 0;
+  private readonly directory: ActorDirectory;
+  private readonly events: EventRouting;
+  private messageIdCounter = 0;
+  private readonly env: DecideEnv;
+
+  constructor(private readonly opts: RuntimeOptions) {
+    let queues: EventQueues | undefined;
+    this.directory = new ActorDirectory({
+      applyRegistered: (fact, seq) => queues!.applyRegistered(fact, seq),
+      applyDropped: (fact) => queues!.applyDropped(fact),
+    });
+    this.queues = queues = new EventQueues(this.directory.supervisor, {
+      ...opts.queues,
+      now: opts.now,
+      random: opts.random,
+      token: () => opts.randomBytes(15).toString('base64url'),
+      commit: (facts) => this.commitFacts(facts),
+    });
+    this.events = new EventRouting(this.directory, this.queues);
+    this.env = {
+      now: () => Math.floor(opts.now() / 1000),
+      token: (bytes) => opts.randomBytes(bytes).toString('base64url'),
+      nextMessageId: () => ++this.messageIdCounter,
+      stamp: (facts) => facts.map((fact) => ({ seq: ++this.lastSeq, fact })),
+    };
+  }
+
+  // StateView: synchronous, read-only views of actor state.
+  server(): Contexts['server'] {
+    return this.directory.server();
+  }
+  org(orgId: number): Contexts['org'] | undefined {
+    return this.directory.org(orgId);
+  }
+  channel(orgId: number, streamId: number): Contexts['channel'] | undefined {
+    return this.directory.channel(orgId, streamId);
+  }
+  user(orgId: number, userId: number): Contexts['user'] | undefined {
+    return this.directory.user(orgId, userId);
+  }
+  /** The public message board's state. */
+  board(): Contexts['board'] {
+    return this.directory.board();
+  }
+  channelIdsOf(orgId: number): number[] {
+    return this.directory.channelIdsOf(orgId);
+  }
+  /** Live references to every actor's context, grouped by organization (for tests and tools). */
+  contexts(): ReturnType<ActorDirectory['contexts']> {
+    return this.directory.contexts();
+  }
+
+  /** Milliseconds now, by the injected clock. */
+  nowMs(): number {
+    return this.opts.now();
+  }
+
+  /** Unix seconds now, by the injected clock. */
+  nowSeconds(): number {
+    return Math.floor(this.opts.now() / 1000);
+  }
+
+  /**
+   * Sends a command to the actor that decides it. Resolves with the decision's value
+   * once its facts are durable; rejects with the decision's error.
+   */
+  execute<C extends Command>(target: Target<C>, hints?: DeliveryHints): Promise<ResultOf<C>> {
+    const actor: DomainActor<unknown> = this.directory.actorFor(target as Target);
+    const def = (target as Target).command;
+    return new Promise((resolve, reject) => {
+      const done = (outcome: Outcome): void => {
+        if (!outcome.ok) reject(outcome.error);
+        else this.commit(actor, outcome.stamped as Stamped[], () => resolve(outcome.value as ResultOf<C>), hints);
+      };
+      actor.send({ type: 'command', decide: (ctx, env) => decideCommand(ctx, def, env, this), env: this.env, done });
+    });
+  }
+
+  /**
+   * Applies a fact read back from the log, through the same reducers as live traffic,
+   * and puts its events in their queues. A queue gets all of one fact's events in one
+   * push, as live delivery gives them (a queue ignores events of a fact it already
+   * reflects, so pushing them one by one would keep only the first).
+   */
+  replay(stamped: Stamped): void {
+    this.directory.route(stamped, null);
+    const routed = new Routed();
+    this.events.derive(stamped, routed);
+    if (routed.cells.length > 0) this.events.pushNow(routed);
+    if (stamped.seq > this.lastSeq) this.lastSeq = stamped.seq;
+    this.deliveredSeq = this.lastSeq;
+    this.messageIdCounter = Math.max(this.messageIdCounter, this.server().maxMessageId);
+  }
+
+  /** Routes freshly decided facts, resolves their events to queues, and logs them. */
+  private commit(origin: DomainActor<unknown> | null, stamped: Stamped[], reply: () => void, hints?: DeliveryHints): void {
+    if (stamped.length === 0) {
+      reply();
+      return;
+    }
+    const routed = new Routed();
+    for (const s of stamped) {
+      this.directory.route(s, origin);
+      this.events.derive(s, routed);
+    }
+    if (hints?.localEcho) this.events.localEcho(routed, hints.localEcho);
+    const last = stamped[stamped.length - 1].seq;
+    this.opts.sink.append(stamped, () => {
+      for (let i = 0; i < routed.cells.length; i++) this.queues.stage(routed.cells[i], routed.events[i]);
+      // deliveredSeq moves only once the events are in their queues (snapshots rely on it).
+      this.queues.scheduleFlush(() => {
+        if (last > this.deliveredSeq) this.deliveredSeq = last;
+      });
+      reply();
+    });
+  }
+
+  /**
+   * Commits facts decided outside the domain actors (the queue system's); resolves once
+   * they are durable and the events they cause are in their queues.
+   */
+  commitFacts(facts: Fact[]): Promise<void> {
+    const stamped = this.env.stamp(facts) as Stamped[];
+    return new Promise((resolve) => this.commit(null, stamped, () => this.queues.scheduleFlush(resolve)));
+  }
+
+  // Snapshots: each actor kind's chunks out, restored chunks in.
+
+  /** Every actor's chunks and the event queues', lazily, for the snapshot writer. */
+  *persisted(sliceSize: number): Generator<ChunkThunk> {
+    yield* this.directory.persisted(sliceSize);
+    const queues = this.queues.exportQueues();
+    for (let from = 0; from < queues.length; from += sliceSize) {
+      const start = from;
+      yield (): QueuesChunk => ({ k: 'queues', list: queues.slice(start, start + sliceSize).filter((q) => this.queues.peek(q.id) === q) });
+    }
+  }
+
+  /** Restores one snapshot chunk, written in snapshot format `version`. */
+  restoreChunk(chunk: Chunk, version: number): void {
+    if (chunk.k === 'queues') {
+      for (const q of (chunk as QueuesChunk).list) this.queues.restore(q);
+      return;
+    }
+    this.directory.restoreChunk(chunk, version);
+    if (chunk.k === 'server') this.messageIdCounter = Math.max(this.messageIdCounter, this.server().maxMessageId);
+  }
+
+  /** After a restore, log order continues after everything the snapshot covered. */
+  restoredThrough(seq: number): void {
+    if (seq > this.lastSeq) this.lastSeq = seq;
+    this.deliveredSeq = this.lastSeq;
+  }
+
+  /** Stops every actor and timer. */
+  stop(): void {
+    this.queues.stop();
+    this.directory.stop();
+    this.directory.supervisor.shutdown();
+  }
+}
+
+/** Runs a command's declared decision against its actor's context. */
+function decideCommand(ctx: unknown, command: Command, env: DecideEnv, view: StateView) {
+  return COMMAND_DEFS.get(command.type)!.decide(ctx as never, command, env, view);
+}
