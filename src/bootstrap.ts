@@ -5,7 +5,6 @@
 import { randomBytes } from 'node:crypto';
 import { hashPassword } from '../actors/passwords.js';
 import type { Runtime } from '../actors/runtime/runtime.js';
-import type { OrgRecord, UserRecord } from '../actors/types.js';
 
 export interface NewOrg {
   name: string;
@@ -25,10 +24,10 @@ export interface CreatedOrg {
 /** Creates an organization and its owner; resolves once the facts are durable. */
 export async function createOrganization(runtime: Runtime, spec: NewOrg): Promise<CreatedOrg> {
   const owner_password_hash = await hashPassword(spec.ownerPassword);
-  const value = (await runtime.execute({
+  const value = await runtime.execute({
     kind: 'server',
     command: { type: 'CREATE_ORG', name: spec.name, subdomain: spec.subdomain, owner_email: spec.ownerEmail, owner_password_hash, owner_name: spec.ownerName },
-  })) as { org: OrgRecord; owner: UserRecord };
+  });
   return {
     organization_id: value.org.id,
     subdomain: value.org.subdomain,
@@ -115,12 +114,12 @@ export async function createStarterChannels(runtime: Runtime, created: CreatedOr
   const message_ids: number[] = [];
   for (const [i, c] of STARTER_CHANNELS.entries()) {
     if (!c.welcome) continue;
-    const sent = (await runtime.execute({
+    const sent = await runtime.execute({
       kind: 'channel',
       org,
       stream_id: channels[i].stream_id,
       command: { type: 'SEND_CHANNEL_MESSAGE', org, sender_id: owner, topic: c.welcome.topic, content: c.welcome.content, client: 'Internal', read_by_sender: false },
-    })) as { id: number };
+    });
     message_ids.push(sent.id);
   }
   return { channels, message_ids };
