@@ -107,40 +107,40 @@ export const sendDirect = command({
   type: 'SEND_DIRECT',
   actor: 'org',
   decide(ctx: OrgContext, command: SendDirect, env: DecideEnv): Decision<{ id: number }, MessageSent> {
-  const sender = ctx.users.get(command.sender_id);
-  if (!sender || !sender.is_active) throw badRequest('Invalid sender');
-  if (command.to.length === 0) throw badRequest('Message must have recipients');
-  const participants = new Set<number>([sender.user_id]);
-  for (const id of command.to) {
-    const user = ctx.users.get(id);
-    if (!user) throw badRequest(`Invalid user ID ${id}`);
-    if (!user.is_active) throw badRequest(`'${user.email}' is no longer using Zulip.`);
-    participants.add(id);
-  }
-  const dmUserIds = [...participants].sort((a, b) => a - b);
-  const content = checkContent(command.content);
-  const rendered = renderMarkdown(content, mentionResolver(ctx));
-  let recipientId: number;
-  if (dmUserIds.length === 1) recipientId = sender.recipient_id;
-  else if (dmUserIds.length === 2) recipientId = ctx.users.get(dmUserIds[0] === sender.user_id ? dmUserIds[1] : dmUserIds[0])!.recipient_id;
-  else recipientId = ctx.groupRecipients.get(dmUserIds.join(',')) ?? ctx.nextRecipientId;
-  const message: MessageRecord = {
-    id: env.nextMessageId(),
-    sender_id: sender.user_id,
-    content,
-    rendered: rendered.html,
-    timestamp: env.now(),
-    client: command.client,
-    stream_id: null,
-    topic: '',
-    dm_user_ids: dmUserIds,
-    recipient_id: recipientId,
-  };
-  const mentioned = rendered.mentioned.filter((id) => participants.has(id));
-  return {
-    facts: [{ type: 'MessageSent', org: ctx.org.id, message, mentioned, wildcard: rendered.wildcard, read_by_sender: command.read_by_sender }],
-    value: { id: message.id },
-  };
+    const sender = ctx.users.get(command.sender_id);
+    if (!sender || !sender.is_active) throw badRequest('Invalid sender');
+    if (command.to.length === 0) throw badRequest('Message must have recipients');
+    const participants = new Set<number>([sender.user_id]);
+    for (const id of command.to) {
+      const user = ctx.users.get(id);
+      if (!user) throw badRequest(`Invalid user ID ${id}`);
+      if (!user.is_active) throw badRequest(`'${user.email}' is no longer using Zulip.`);
+      participants.add(id);
+    }
+    const dmUserIds = [...participants].sort((a, b) => a - b);
+    const content = checkContent(command.content);
+    const rendered = renderMarkdown(content, mentionResolver(ctx));
+    let recipientId: number;
+    if (dmUserIds.length === 1) recipientId = sender.recipient_id;
+    else if (dmUserIds.length === 2) recipientId = ctx.users.get(dmUserIds[0] === sender.user_id ? dmUserIds[1] : dmUserIds[0])!.recipient_id;
+    else recipientId = ctx.groupRecipients.get(dmUserIds.join(',')) ?? ctx.nextRecipientId;
+    const message: MessageRecord = {
+      id: env.nextMessageId(),
+      sender_id: sender.user_id,
+      content,
+      rendered: rendered.html,
+      timestamp: env.now(),
+      client: command.client,
+      stream_id: null,
+      topic: '',
+      dm_user_ids: dmUserIds,
+      recipient_id: recipientId,
+    };
+    const mentioned = rendered.mentioned.filter((id) => participants.has(id));
+    return {
+      facts: [{ type: 'MessageSent', org: ctx.org.id, message, mentioned, wildcard: rendered.wildcard, read_by_sender: command.read_by_sender }],
+      value: { id: message.id },
+    };
   },
 });
 
