@@ -4,7 +4,7 @@
  */
 import { emptyChannel } from './channel.js';
 import { subscriptionIndex, type ChannelAdditions, type ChannelRemovals, type Fact, type Stamped, type SubscriptionsAdded, type SubscriptionsRemoved } from './facts.js';
-import type { OutgoingEvent } from './queue.js';
+import type { OutgoingEvent } from './event_queues/index.js';
 import type { MessageRecord, UserRecord } from './types.js';
 import { channelView, messageView, SubscriptionJson, subscriptionView, userView } from './views.js';
 import type { World } from './world.js';

@@ -9,14 +9,13 @@
 import { randomBytes } from 'node:crypto';
 import { boardLogic, emptyBoard, type BoardCommand, type BoardContext } from './board.js';
 import { channelLogic, emptyChannel, type ChannelCommand, type ChannelContext } from './channel.js';
+import { EventQueues, type Cell, type OutgoingEvent, type QueueOptions, type SequencedEvent } from './event_queues/index.js';
 import { subscriptionIndex, type Fact, type Stamped } from './facts.js';
 import { contextOf, startActor, type DecideEnv, type DomainActor, type Outcome } from './logic.js';
 import { narrowPredicate } from './narrow.js';
 import { notify, type Delivery } from './notify.js';
 import { emptyOrg, orgLogic, type OrgCommand, type OrgContext } from './organization.js';
-import type { OutgoingEvent, SequencedEvent } from './queue.js';
 import { versionFields } from './register_state.js';
-import { EventQueues, type Cell, type QueueOptions } from './queues.js';
 import { ActorSystem } from './system.js';
 import { emptyServer, serverLogic, type ServerCommand, type ServerContext } from './server.js';
 import { emptyUser, userLogic, type UserCommand, type UserContext } from './user.js';

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { ChannelContext, TopicEntry } from '../actors/channel.js';
 import { IdSet } from '../actors/id_set.js';
 import type { OrgContext } from '../actors/organization.js';
-import type { QueueContext } from '../actors/queue.js';
+import type { QueueContext } from '../actors/event_queues/index.js';
 import type { Runtime } from '../actors/runtime.js';
 import type { ServerContext } from '../actors/server.js';
 import type { MessageRecord, OrgRecord, SubscriptionProps, UserRecord } from '../actors/types.js';
