@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { boardLogic, emptyBoard, type BoardCommand, type BoardContext } from './board.js';
 import { channelLogic, emptyChannel, type ChannelCommand, type ChannelContext } from './channel.js';
-import { EventQueues, type Cell, type OutgoingEvent, type QueueOptions, type SequencedEvent } from './event_queues/index.js';
+import { EventQueues, type Cell, type OutgoingEvent, type QueueContext, type QueueDelivery, type QueueOptions, type QueueService, type SequencedEvent } from './event_queues/index.js';
 import { subscriptionIndex, type Fact, type Stamped } from './facts.js';
 import { contextOf, startActor, type DecideEnv, type DomainActor, type Outcome } from './logic.js';
 import { narrowPredicate } from './narrow.js';
@@ -98,7 +98,9 @@ export const defaultRuntimeOptions = (sink: FactSink): RuntimeOptions => ({
 });
 
 export class Runtime implements World {
-  readonly queues: EventQueues;
+  readonly queues: QueueService;
+  /** The queues' delivery side: facts about queues, events to deliver, snapshots. Only this class holds it. */
+  private readonly queueDelivery: QueueDelivery;
   /** The seq of the newest fact applied to state. */
   lastSeq = 0;
   /** Every fact up to this seq is durable and its events are in their queues (not merely staged). */
@@ -115,7 +117,7 @@ export class Runtime implements World {
 
   constructor(private readonly opts: RuntimeOptions) {
     this.serverActor = startActor(this.system, serverLogic, emptyServer());
-    this.queues = new EventQueues(this.system, {
+    this.queues = this.queueDelivery = new EventQueues(this.system, {
       ...opts.queues,
       now: opts.now,
       random: opts.random,
@@ -199,7 +201,7 @@ export class Runtime implements World {
     const { cells, events } = routed;
     // One delivery gives a queue at most one event (messages, heartbeats): push directly.
     if (routed.deliveries <= 1) {
-      for (let i = 0; i < cells.length; i++) this.queues.pushNow(cells[i], [events[i]]);
+      for (let i = 0; i < cells.length; i++) this.queueDelivery.pushNow(cells[i], [events[i]]);
       return;
     }
     let repeats: Map<Cell, SequencedEvent[]> | undefined;
@@ -209,15 +211,15 @@ export class Runtime implements World {
       else (repeats ??= new Map()).set(cells[i], []);
     }
     if (!repeats) {
-      for (let i = 0; i < cells.length; i++) this.queues.pushNow(cells[i], [events[i]]);
+      for (let i = 0; i < cells.length; i++) this.queueDelivery.pushNow(cells[i], [events[i]]);
       return;
     }
     for (let i = 0; i < cells.length; i++) {
       const group = repeats.get(cells[i]);
-      if (!group) this.queues.pushNow(cells[i], [events[i]]);
+      if (!group) this.queueDelivery.pushNow(cells[i], [events[i]]);
       else group.push(events[i]);
     }
-    for (const [cell, group] of repeats) this.queues.pushNow(cell, group);
+    for (const [cell, group] of repeats) this.queueDelivery.pushNow(cell, group);
   }
 
   private actorFor(target: Target): AnyDomainActor {
@@ -254,9 +256,9 @@ export class Runtime implements World {
     }
     const last = stamped[stamped.length - 1].seq;
     this.opts.sink.append(stamped, () => {
-      for (let i = 0; i < routed.cells.length; i++) this.queues.stage(routed.cells[i], routed.events[i]);
+      for (let i = 0; i < routed.cells.length; i++) this.queueDelivery.stage(routed.cells[i], routed.events[i]);
       // deliveredSeq moves only once the events are in their queues (snapshots rely on it).
-      this.queues.scheduleFlush(() => {
+      this.queueDelivery.scheduleFlush(() => {
         if (last > this.deliveredSeq) this.deliveredSeq = last;
       });
       reply();
@@ -269,7 +271,7 @@ export class Runtime implements World {
    */
   commitFacts(facts: Fact[]): Promise<void> {
     const stamped = this.env.stamp(facts);
-    return new Promise((resolve) => this.commit(null, stamped, () => this.queues.scheduleFlush(resolve)));
+    return new Promise((resolve) => this.commit(null, stamped, () => this.queueDelivery.scheduleFlush(resolve)));
   }
 
   /** The events a fact causes, resolved to the queues that get them. */
@@ -279,13 +281,13 @@ export class Runtime implements World {
       case 'HeartbeatsDue':
       {
         const heartbeat: SequencedEvent = { seq: s.seq, type: 'heartbeat', json: HEARTBEAT_JSON };
-        for (const cell of this.queues.cellsOf(fact.queue_ids)) out.add(cell, heartbeat);
+        for (const cell of this.queueDelivery.cellsOf(fact.queue_ids)) out.add(cell, heartbeat);
         return;
       }
       case 'ServerRestarted': {
         const json = JSON.stringify({ type: 'restart', ...versionFields(), server_generation: s.seq, immediate: false }).slice(1, -1);
         const restart: SequencedEvent = { seq: s.seq, type: 'restart', json };
-        for (const cell of this.queues.allCells()) out.add(cell, restart);
+        for (const cell of this.queueDelivery.allCells()) out.add(cell, restart);
         return;
       }
       case 'QueueRegistered':
@@ -307,7 +309,7 @@ export class Runtime implements World {
     for (const userId of d.user_ids) {
       // Built at most once per user and variant, however many queues the user has.
       const built: SequencedEvent[] = [];
-      for (const cell of this.queues.queuesOf(d.org, userId)) {
+      for (const cell of this.queueDelivery.queuesOf(d.org, userId)) {
         const q = cell.ctx;
         if (q.event_types !== null && !q.event_types.includes(d.type)) continue;
         if (d.message && q.narrow.length > 0 && !narrowPredicate(org!, q.narrow, this.user(d.org, userId), false)(d.message)) continue;
@@ -330,10 +332,10 @@ export class Runtime implements World {
     const fact = s.fact;
     switch (fact.type) {
       case 'QueueRegistered':
-        this.queues.applyRegistered(fact, s.seq);
+        this.queueDelivery.applyRegistered(fact, s.seq);
         return;
       case 'QueuesDropped':
-        this.queues.applyDropped(fact);
+        this.queueDelivery.applyDropped(fact);
         return;
       case 'HeartbeatsDue':
       case 'ServerRestarted':
@@ -472,6 +474,11 @@ export class Runtime implements World {
   /** Starts a user's actor from a restored context. */
   restoreUser(orgId: number, ctx: UserContext): void {
     this.shards.get(orgId)!.users.set(ctx.user_id, startActor(this.system, userLogic, ctx));
+  }
+
+  /** Adopts an event queue restored from a snapshot. */
+  restoreQueue(ctx: QueueContext): void {
+    this.queueDelivery.restore(ctx);
   }
 
   /** After a restore, log order continues after everything the snapshot covered. */

@@ -305,7 +305,7 @@ export function loadSnapshot(runtime: Runtime, snap: VerifiedSnapshot): number {
         break;
       }
       case 'queues':
-        for (const q of c.list) runtime.queues.restore(q);
+        for (const q of c.list) runtime.restoreQueue(q);
         break;
       case 'board':
       case 'boardMsgs':
