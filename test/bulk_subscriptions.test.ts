@@ -8,6 +8,7 @@
 import t from 'tap';
 import type { ChannelRecord } from '../actors/types.js';
 import type { Fact, Stamped } from '../actors/areas/index.js';
+import type { QueueDelivery } from '../actors/event_queues/index.js';
 import { defaultRuntimeOptions, Runtime, type FactSink, type Target } from '../actors/runtime/runtime.js';
 import { BULK_FACT_BUDGET_BYTES, defaultSubscriptionProps } from '../actors/areas/subscriptions.js';
 import { SubscriptionJson, subscriptionView } from '../actors/render/views.js';
@@ -80,7 +81,8 @@ function queueContents(rt: Runtime): string {
 function countedReplay(records: Stamped[]): { runtime: Runtime; pushes: number; events: number; userLookups: number } {
   const runtime = runtimeWith({ append: (_r, onDurable) => queueMicrotask(onDurable) });
   const counts = { pushes: 0, events: 0, userLookups: 0 };
-  const queues = runtime.queues;
+  // The runtime's private side of the queues, where replay pushes and looks up queues.
+  const queues = (runtime as unknown as { queueDelivery: QueueDelivery }).queueDelivery;
   const pushNow = queues.pushNow.bind(queues);
   const queuesOf = queues.queuesOf.bind(queues);
   queues.pushNow = (cell, events) => {

@@ -263,7 +263,7 @@ t.test('the heartbeat schedule does not keep entries for completed polls', async
   // No public API shows the schedule, so this looks inside: with no poll parked and every
   // deadline past, nothing should be left scheduled. Each entry left behind is never
   // visited again, so a client that long-polls forever would grow it without bound.
-  const wheel = (f.runtime.queues as unknown as { wheel?: Map<number, string[]> }).wheel;
+  const wheel = (f.runtime.queues as unknown as { parkedPolls?: { wheel?: Map<number, string[]> } }).parkedPolls?.wheel;
   t.ok(wheel instanceof Map, 'EventQueues keeps its heartbeat schedule in `wheel`');
   const left = wheel ? [...wheel.values()].reduce((n, bucket) => n + bucket.length, 0) : -1;
   t.equal(left, 0, 'no stale heartbeat entries');

@@ -15,7 +15,7 @@ import type { ChannelContext } from '../kinds/channel.js';
 import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organization.js';
 import { renderMarkdown, type MentionResolver } from '../markdown.js';
 import { checkContent, checkTopic } from '../message_rules.js';
-import type { OutgoingEvent } from '../queue.js';
+import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import { messageView } from '../render/views.js';
 import { Role, type MessageRecord } from '../types.js';
 

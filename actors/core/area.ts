@@ -11,7 +11,7 @@ import type { ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
 import type { ServerContext } from '../kinds/server.js';
 import type { UserContext } from '../kinds/user.js';
-import type { OutgoingEvent } from '../queue.js';
+import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import type { QueueFactTarget } from '../queue_facts.js';
 import type { MessageRecord, OrgRecord, UserRecord } from '../types.js';
 import type { AnyFact, DecideEnv, Decision } from './domain_logic.js';
@@ -77,13 +77,13 @@ export interface UserDelivery {
   message?: MessageRecord;
 }
 /** One event for named queues, or for every queue (heartbeats, restarts). */
-export interface QueueDelivery {
+export interface NamedQueuesDelivery {
   seq: number;
   type: string;
   queue_ids: string[] | 'all';
   event: OutgoingEvent;
 }
-export type Delivery = UserDelivery | QueueDelivery;
+export type Delivery = UserDelivery | NamedQueuesDelivery;
 
 /** A fact: who applies it, how, and what clients are told. */
 export interface FactDef<F extends AnyFact = AnyFact> {

@@ -3,7 +3,7 @@
  * audiences most events go to.
  */
 import type { StateView } from '../core/state_view.js';
-import type { OutgoingEvent } from '../queue.js';
+import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import { Role, type UserRecord } from '../types.js';
 
 /** An event with the given type and body, serialized once. */

@@ -4,11 +4,10 @@
  * and narrow, with each user's event built once however many queues they have.
  */
 import { FACTS, type Stamped } from '../areas/index.js';
-import type { Delivery, QueueDelivery, UserDelivery } from '../core/area.js';
+import type { Delivery, NamedQueuesDelivery, UserDelivery } from '../core/area.js';
 import type { StateView } from '../core/state_view.js';
 import { narrowPredicate } from '../narrow.js';
-import type { OutgoingEvent, SequencedEvent } from '../queue.js';
-import type { Cell, EventQueues } from '../queues.js';
+import type { Cell, OutgoingEvent, QueueDelivery, SequencedEvent } from '../event_queues/index.js';
 
 /** Events resolved to the queues that get them: `cells[i]` gets `events[i]` (no tuple per pair). */
 export class Routed {
@@ -31,7 +30,7 @@ export interface DeliveryHints {
 export class EventRouting {
   constructor(
     private readonly view: StateView,
-    private readonly queues: EventQueues,
+    private readonly queues: QueueDelivery,
   ) {}
 
   /** The events a fact causes, resolved to the queues that get them. */
@@ -56,7 +55,7 @@ export class EventRouting {
     else this.resolveUsers(d, out);
   }
 
-  private resolveQueues(d: QueueDelivery, out: Routed): void {
+  private resolveQueues(d: NamedQueuesDelivery, out: Routed): void {
     out.deliveries++;
     const event: SequencedEvent = { seq: d.seq, type: d.event.type, json: d.event.json };
     const cells = d.queue_ids === 'all' ? this.queues.allCells() : this.queues.cellsOf(d.queue_ids);

@@ -18,9 +18,8 @@ import type { Contexts } from '../core/area.js';
 import type { DecideEnv, DomainActor, Outcome } from '../core/domain_logic.js';
 import type { Chunk, ChunkThunk } from '../core/persistence.js';
 import type { StateView } from '../core/state_view.js';
-import type { QueueContext } from '../queue.js';
 import { COMMANDS as COMMAND_DEFS } from '../areas/index.js';
-import { EventQueues, type QueueOptions } from '../queues.js';
+import { EventQueues, type QueueContext, type QueueDelivery, type QueueOptions, type QueueService } from '../event_queues/index.js';
 import { ActorDirectory } from './actor_directory.js';
 import { EventRouting, Routed, type DeliveryHints } from './event_routing.js';
 
@@ -72,7 +71,10 @@ interface QueuesChunk {
 }
 
 export class Runtime implements StateView {
-  readonly queues: EventQueues;
+  /** What route handlers, the server and tools may do with event queues. */
+  readonly queues: QueueService;
+  /** Applying queue facts and delivering events: the runtime's alone. */
+  private readonly queueDelivery: QueueDelivery;
   /** The seq of the newest fact applied to state. */
   lastSeq = 0;
   /** Every fact up to this seq is durable and its events are in their queues (not merely staged). */
@@ -88,14 +90,14 @@ export class Runtime implements StateView {
       applyRegistered: (fact, seq) => queues!.applyRegistered(fact, seq),
       applyDropped: (fact) => queues!.applyDropped(fact),
     });
-    this.queues = queues = new EventQueues(this.directory.supervisor, {
+    this.queues = this.queueDelivery = queues = new EventQueues(this.directory.supervisor, {
       ...opts.queues,
       now: opts.now,
       random: opts.random,
       token: () => opts.randomBytes(15).toString('base64url'),
       commit: (facts) => this.commitFacts(facts),
     });
-    this.events = new EventRouting(this.directory, this.queues);
+    this.events = new EventRouting(this.directory, this.queueDelivery);
     this.env = {
       now: () => Math.floor(opts.now() / 1000),
       token: (bytes) => opts.randomBytes(bytes).toString('base64url'),
@@ -185,9 +187,9 @@ export class Runtime implements StateView {
     if (hints?.localEcho) this.events.localEcho(routed, hints.localEcho);
     const last = stamped[stamped.length - 1].seq;
     this.opts.sink.append(stamped, () => {
-      for (let i = 0; i < routed.cells.length; i++) this.queues.stage(routed.cells[i], routed.events[i]);
+      for (let i = 0; i < routed.cells.length; i++) this.queueDelivery.stage(routed.cells[i], routed.events[i]);
       // deliveredSeq moves only once the events are in their queues (snapshots rely on it).
-      this.queues.scheduleFlush(() => {
+      this.queueDelivery.scheduleFlush(() => {
         if (last > this.deliveredSeq) this.deliveredSeq = last;
       });
       reply();
@@ -200,7 +202,7 @@ export class Runtime implements StateView {
    */
   commitFacts(facts: Fact[]): Promise<void> {
     const stamped = this.env.stamp(facts) as Stamped[];
-    return new Promise((resolve) => this.commit(null, stamped, () => this.queues.scheduleFlush(resolve)));
+    return new Promise((resolve) => this.commit(null, stamped, () => this.queueDelivery.scheduleFlush(resolve)));
   }
 
   // Snapshots: each actor kind's chunks out, restored chunks in.
@@ -218,7 +220,7 @@ export class Runtime implements StateView {
   /** Restores one snapshot chunk, written in snapshot format `version`. */
   restoreChunk(chunk: Chunk, version: number): void {
     if (chunk.k === 'queues') {
-      for (const q of (chunk as QueuesChunk).list) this.queues.restore(q);
+      for (const q of (chunk as QueuesChunk).list) this.queueDelivery.restore(q);
       return;
     }
     this.directory.restoreChunk(chunk, version);

@@ -139,7 +139,7 @@ export function inspectCommand(dataDir: string): void {
     let messages = ctx.directMessages.size;
     const channels = runtime.channelIdsOf(org.id);
     for (const id of channels) messages += runtime.channel(org.id, id)!.ids.length;
-    const queues = runtime.queues.exportQueues().filter((q) => q.org === org.id).length;
+    const queues = runtime.queues.sizeOf(org.id);
     return { organization_id: org.id, subdomain: org.subdomain, name: org.name, deactivated: org.deactivated, users: ctx.users.size, channels: channels.length, messages, queues };
   });
   console.log(JSON.stringify({ seq: rec.lastSeq, snapshot: rec.snapshot, replayed: rec.replayed, organizations: rows }, null, 2));

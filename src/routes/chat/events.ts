@@ -2,7 +2,7 @@
  * `GET /events` and `DELETE /events`: the long-poll. A poll with nothing to return
  * parks until its queue gets an event, a heartbeat comes due, or the client leaves.
  */
-import type { Waiter } from '../../../actors/queues.js';
+import type { Waiter } from '../../../actors/event_queues/index.js';
 import { missingArgument } from '../../../actors/errors.js';
 import { route, S, type Reply } from '../../http/route.js';
 import { jsonResponse, LATER } from '../../http/types.js';

@@ -8,8 +8,9 @@
  * the fact it came from, and a queue ignores facts it already reflects. Replaying the
  * log into a queue restored from a snapshot therefore rebuilds it exactly, ids included.
  */
-import { fromInPlaceTransition } from './core/in_place_transition.js';
-import type { NarrowTerm } from './narrow.js';
+import type { Actor } from 'xstate';
+import { fromInPlaceTransition } from '../core/in_place_transition.js';
+import type { NarrowTerm } from '../narrow.js';
 
 /** An event as it sits in a queue. */
 export interface QueuedEvent {
@@ -42,8 +43,7 @@ export interface QueueContext {
   events: QueuedEvent[];
   next_id: number;
   newest_pruned_id: number;
-  /** Unix ms of the last time a request touched this queue (not persisted meaningfully). */
-  last_active: number;
+  /** Idle lifetime: the queue is collected once no request has touched it for this long. */
   lifespan_ms: number;
   /** The client shows the empty topic as `""`; otherwise events carry its display name. */
   empty_topic_name: boolean;
@@ -51,12 +51,14 @@ export interface QueueContext {
   seq: number;
 }
 
-/** Messages a queue actor processes. */
+/**
+ * Messages a queue actor processes. When a request last touched the queue is not the
+ * actor's business: that idle clock is bookkeeping beside the queue (see `idle.ts`).
+ */
 export type QueueEvent =
   /** `numbered`: `numberEvents(ctx, events)`, when the sender computed it earlier in the same synchronous pass. */
   | { type: 'push'; events: SequencedEvent[]; numbered?: QueuedEvent[] }
-  | { type: 'ack'; last_event_id: number; now: number; reply: (error: string | null) => void }
-  | { type: 'touch'; now: number };
+  | { type: 'ack'; last_event_id: number; reply: (error: string | null) => void };
 
 /** Drops every event with an id at or below `last`, or says why it cannot. */
 function prune(ctx: QueueContext, last: number): string | null {
@@ -99,18 +101,17 @@ export const queueLogic = fromInPlaceTransition<QueueContext, QueueEvent>((ctx, 
       break;
     case 'ack': {
       const error = prune(ctx, event.last_event_id);
-      ctx.last_active = event.now;
       const reply = event.reply;
       scope.defer(() => reply(error));
       break;
     }
-    case 'touch':
-      ctx.last_active = event.now;
-      break;
     default:
       break;
   }
 });
+
+/** A running queue actor. */
+export type QueueActor = Actor<typeof queueLogic>;
 
 /** The body of a successful `GET /events` reply carrying `events`. */
 export function renderEvents(queueId: string, events: QueuedEvent[], more: QueuedEvent[] = NO_EVENTS): string {
@@ -124,7 +125,7 @@ export function renderEvents(queueId: string, events: QueuedEvent[], more: Queue
     out += open + more[i].id + ',' + more[i].json + '}';
     open = ',{"id":';
   }
-  // Queue ids are url-safe base64 (see EventQueues.register): no escaping is needed.
+  // Queue ids are url-safe base64 (see `EventQueues.register` in `index.ts`): no escaping is needed.
   return out + '],"queue_id":"' + queueId + '"}';
 }
 
