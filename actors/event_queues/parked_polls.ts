@@ -4,21 +4,10 @@
  * parked poll has a heartbeat deadline, and a wheel of one-second buckets says which
  * queues may come due when, so a tick looks only at the buckets it passed.
  */
-import type { QueueCell } from './registry.js';
+import type { Parked, QueueCell, Waiter } from './registry.js';
+
+export type { Parked, Waiter } from './registry.js';
 import { renderEvents } from './queue_actor.js';
-
-/** A parked long-poll, provided by the transport. */
-export interface Waiter {
-  /** Sends the reply body (status 200 unless given); called at most once. */
-  deliver(body: string, status?: number): void;
-}
-
-/** A parked poll as its queue's cell holds it. */
-export interface Parked {
-  waiter: Waiter;
-  /** Unix ms at which a heartbeat is due; Infinity once it has been asked for. */
-  heartbeatAt: number;
-}
 
 export interface ParkedPollOptions {
   random(): number;

@@ -5,8 +5,21 @@
  * with `QueuesDropped` facts (`remove`).
  */
 import { ApiError, badQueue } from '../errors.js';
-import type { Parked } from './parked_polls.js';
 import type { QueueActor, QueueContext, SequencedEvent } from './queue_actor.js';
+
+
+/** A parked long-poll, provided by the transport. */
+export interface Waiter {
+  /** Sends the reply body (status 200 unless given); called at most once. */
+  deliver(body: string, status?: number): void;
+}
+
+/** A parked poll as its queue's cell holds it. */
+export interface Parked {
+  waiter: Waiter;
+  /** Unix ms at which a heartbeat is due; Infinity once it has been asked for. */
+  heartbeatAt: number;
+}
 
 /**
  * A queue as code outside this module holds it: a handle to route events to, and the
