@@ -1,32 +1,15 @@
 /**
- * The one error catalog of the message board, separate from the chat API's: a board
- * client never sees a Zulip-shaped error, and a chat client never sees this one.
- *
- * Errors are RFC 9457 problem details (`application/problem+json`):
- * `{type, title, status, code, detail}` plus `field` when one input field is to blame.
- * `type` is a URN (`urn:parley:board:error:<code>`): stable, and deliberately not a
- * URL, so that no agent reading an error is invited to fetch anything.
+ * The board's errors. Their codes and statuses are the board's part of the one error
+ * catalog (`src/http/errors.ts`), and their body shape (RFC 9457 problem details) is
+ * chosen there by the route's API; this module only holds the error class the board's
+ * code throws.
  */
-import { STATUS_TEXT, type OutgoingResponse } from '../http/types.js';
+import { codesOf, type BoardErrorCode } from '../http/errors.js';
 
-/** Each error code and its HTTP status. */
-export const BOARD_ERRORS = {
-  invalid_parameter: 400,
-  challenge_invalid: 403,
-  not_found: 404,
-  publication_disabled: 404,
-  compatibility_disabled: 404,
-  method_not_allowed: 405,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  malformed_json: 422,
-  validation_failed: 422,
-  rate_limited: 429,
-  internal_error: 500,
-} as const;
+export type { BoardErrorCode } from '../http/errors.js';
 
-/** A board error code. */
-export type BoardErrorCode = keyof typeof BOARD_ERRORS;
+/** Each board error code and its HTTP status (the board's part of the catalog). */
+export const BOARD_ERRORS: Readonly<Record<BoardErrorCode, number>> = codesOf('board');
 
 /** A failure that is the board client's to see; the code alone decides the status. */
 export class BoardError extends Error {
@@ -43,28 +26,6 @@ export class BoardError extends Error {
   get status(): number {
     return BOARD_ERRORS[this.code];
   }
-}
-
-/** The JSON body of a board error. */
-export function problemBody(err: BoardError): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    type: `urn:parley:board:error:${err.code}`,
-    title: STATUS_TEXT[err.status] ?? 'Error',
-    status: err.status,
-    code: err.code,
-    detail: err.message,
-  };
-  if (err.field !== undefined) body.field = err.field;
-  return body;
-}
-
-/** Renders a board error, with the board's common headers added by the caller. */
-export function problemResponse(err: BoardError): OutgoingResponse {
-  return {
-    status: err.status,
-    headers: [['Content-Type', 'application/problem+json'], ...err.headers],
-    body: JSON.stringify(problemBody(err)),
-  };
 }
 
 /** Shorthand for a 422 naming its field. */
