@@ -23,10 +23,9 @@ import t, { type Test } from 'tap';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { IdSet } from '../actors/id_set.js';
 import { BOARD_ERRORS } from '../src/board/errors.js';
-import type { BoardRoute } from '../src/board/route.js';
 import { ChatApp, inject, type InjectRequest } from '../src/http/dispatch.js';
 import { statusOf } from '../src/http/errors.js';
-import type { Route, Schema } from '../src/http/route.js';
+import { pathParamsOf, queryParamsOf, type RouteRecord, type Schema } from '../src/http/route.js';
 import { Abortable } from '../src/http/types.js';
 import { boardRoutes } from '../src/routes/board/index.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
@@ -313,12 +312,12 @@ function encodeForm(params: Record<string, string>): string {
     .join('&');
 }
 
-function chatUrl(route: Route, base: ChatBase, segments: Record<string, string> = {}): string {
+function chatUrl(route: RouteRecord, base: ChatBase, segments: Record<string, string> = {}): string {
   return route.path.replace(/\{(\w+)\}/g, (_, name: string) => segments[name] ?? encodeURIComponent(base.pathParams?.[name] ?? '1'));
 }
 
 /** A request for `route`: params in the query for GET and DELETE, in a form body otherwise. */
-function chatRequest(route: Route, who: Credentials, base: ChatBase, params: Record<string, string>, extra: { segments?: Record<string, string>; headers?: Record<string, string> } = {}): InjectRequest {
+function chatRequest(route: RouteRecord, who: Credentials, base: ChatBase, params: Record<string, string>, extra: { segments?: Record<string, string>; headers?: Record<string, string> } = {}): InjectRequest {
   const inQuery = route.method === 'GET' || route.method === 'DELETE';
   const encoded = encodeForm(params);
   const headers: Record<string, string> = route.auth === 'user' ? { authorization: basicAuth(who) } : {};
@@ -333,7 +332,7 @@ function chatRequest(route: Route, who: Credentials, base: ChatBase, params: Rec
 }
 
 /** Every case of one chat route from one base; `full` adds the cases that do not depend on the base. */
-function chatCases(route: Route, who: Credentials, base: ChatBase, full: boolean): Case[] {
+function chatCases(route: RouteRecord, who: Credentials, base: ChatBase, full: boolean): Case[] {
   const key = `${route.method} ${route.path}`;
   const cases: Case[] = [];
   const semantic = base.semantic ?? chatSemantic(key);
@@ -549,8 +548,8 @@ function badBodies(schema: Record<string, any>): Array<[string, string]> {
 }
 
 /** The valid request a board route's cases are derived from. */
-function boardBase(route: BoardRoute, nonce: string): InjectRequest {
-  const required = Object.entries(route.query ?? {}).filter(([, p]) => p.required);
+function boardBase(route: RouteRecord, nonce: string): InjectRequest {
+  const required = queryParamsOf(route).filter(([, p]) => p.required);
   const query = new URLSearchParams(required.map(([n, p]): [string, string] => [n, typeof p.schema.const === 'string' ? p.schema.const : 'fuzz'])).toString();
   const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'nonce' ? nonce : name === 'id' ? 'm1' : 'x'));
   const body = route.body ? JSON.stringify(Object.fromEntries(((route.body.schema as any).required ?? []).map((k: string) => [k, 'fuzz']))) : undefined;
@@ -558,10 +557,10 @@ function boardBase(route: BoardRoute, nonce: string): InjectRequest {
 }
 
 /** Every case of one board route. */
-function boardCases(route: BoardRoute, nonce: string): Case[] {
+function boardCases(route: RouteRecord, nonce: string): Case[] {
   const cases: Case[] = [];
   const req = (what: string, r: InjectRequest): void => void cases.push({ what, expect: 'invalid', req: r });
-  const query = route.query ?? {};
+  const query = Object.fromEntries(queryParamsOf(route));
   // A valid query: required parameters at valid values (only the publish path has any).
   const validQuery: Record<string, string> = {};
   for (const [name, p] of Object.entries(query)) {
@@ -593,7 +592,7 @@ function boardCases(route: BoardRoute, nonce: string): Case[] {
   for (const q of ['zz=1', '__proto__=1', 'constructor=1', '%FF=1', 'a=%FF', 'a=%G1', '%=x', 'a=%C0%AF', 'a=%ED%A0%80']) req(`query ${q}`, base([validQs, q].filter((x) => x).join('&')));
   req('a U+FFFD the transport left for an invalid byte in the query', base([validQs, 'zz=\uFFFD'].filter((x) => x).join('&')));
   // Path parameters that name nothing.
-  for (const name of Object.keys(route.pathParams ?? {})) {
+  for (const name of pathParamsOf(route).map(([name]) => name)) {
     const segs = name === 'id' ? ['m0', 'm', 'x1', 'm01', 'm99999', 'm1%00', '%FF', 'm-1', `m${'9'.repeat(20)}`, 'g1', 'M1', 'm1%2F', '%6D1x'] : ['x', '%FF', '%00', 'a'.repeat(300), '..', '%2E%2E'];
     for (const seg of segs) req(`{${name}}=${seg}`, base(validQs, { [name]: seg }));
   }

@@ -5,7 +5,7 @@
  * clear error, never a silent default and never a 500.
  */
 import { BoardError, type BoardErrorCode } from './errors.js';
-import type { QueryParam } from './route.js';
+import type { ParamSpec } from '../http/route.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -38,7 +38,7 @@ export function parseQuery(raw: string, code: BoardErrorCode): Record<string, st
  * Converts raw query values by their declared schema type before validation. An
  * integer must be plain decimal digits: `+5`, `05`, `5.0` and `` are all refused.
  */
-export function convertQuery(raw: Record<string, string>, params: Record<string, QueryParam>, code: BoardErrorCode): Record<string, unknown> {
+export function convertQuery(raw: Record<string, string>, params: Record<string, ParamSpec>, code: BoardErrorCode): Record<string, unknown> {
   // No prototype: a parameter named `__proto__` must reach the validator, not vanish.
   const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [name, value] of Object.entries(raw)) {

@@ -11,7 +11,7 @@ import type { Config } from '../config.js';
 import { listen, type Handler, type ListenOptions, type Listener } from '../http/uws.js';
 import type { IncomingRequest, OutgoingResponse } from '../http/types.js';
 import type { BoardApp } from './app.js';
-import type { BoardSettings } from './route.js';
+import type { BoardSettings } from '../http/route.js';
 
 /** The board's settings, from the configuration. */
 export function boardSettings(config: Config): BoardSettings {

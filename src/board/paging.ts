@@ -6,27 +6,25 @@
  * a clear 400, not a silent first page.
  */
 import { BoardError } from './errors.js';
-import type { QueryParam } from './route.js';
+import { Type } from '@sinclair/typebox';
+import type { ParamMap, ParamsOf } from '../http/route.js';
 
 /** The paging query of every list endpoint. */
-export const PAGE_QUERY: Record<string, QueryParam> = {
+export const PAGE_QUERY = {
   limit: {
-    schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+    schema: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
     description: 'Items per page, 1 to 100 (default 50)',
     hint: 'must be an integer from 1 to 100',
   },
   cursor: {
-    schema: { type: 'string', minLength: 1, maxLength: 64 },
+    schema: Type.String({ minLength: 1, maxLength: 64 }),
     description: 'Opaque cursor from a previous page\'s `nextCursor`',
     hint: 'must be a cursor returned as nextCursor by this list',
   },
-};
+} satisfies ParamMap;
 
 /** The converted paging query. */
-export interface PageQuery {
-  limit?: number;
-  cursor?: string;
-}
+export type PageQuery = ParamsOf<typeof PAGE_QUERY>;
 
 /** A page of a list, and where the next one starts. */
 export interface Page<T> {

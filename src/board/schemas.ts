@@ -3,6 +3,8 @@
  * compiled into validators; all of them are published as OpenAPI components.
  */
 import { VISIT_CONTEXTS } from '../../actors/board_types.js';
+import { Type, type TString } from '@sinclair/typebox';
+import { Enum, Nullable } from '../http/route.js';
 import { BOARD_ERRORS } from './errors.js';
 
 /** Limits of the spec, in the units it counts them. */
@@ -24,58 +26,47 @@ export const LIMITS = {
 } as const;
 
 /** A text field: well-formed Unicode, with byte and code point limits as given. */
-export function text(opts: { maxBytes?: number; maxCodePoints?: number; description: string }): Record<string, unknown> {
-  const s: Record<string, unknown> = { type: 'string', 'x-wellFormed': true, description: opts.description };
+export function text(opts: { maxBytes?: number; maxCodePoints?: number; description: string; extra?: Record<string, unknown> }): TString {
+  const s: Record<string, unknown> = { 'x-wellFormed': true, description: opts.description };
   if (opts.maxBytes !== undefined) s['x-maxUtf8Bytes'] = opts.maxBytes;
   if (opts.maxCodePoints !== undefined) {
     s.maxLength = opts.maxCodePoints;
     s['x-maxCodePoints'] = opts.maxCodePoints;
   }
-  return s;
+  return Type.String({ ...s, ...opts.extra });
 }
 
 const nullable = (schema: Record<string, unknown>): Record<string, unknown> => ({ ...schema, type: ['string', 'null'] });
 
 /** Body of POST /api/v1/messages (the spec's CreateRequest). */
-export const CreateRequest = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['body'],
-  properties: {
+export const CreateRequest = Type.Object(
+  {
     body: text({ maxBytes: LIMITS.messageBodyBytes, description: 'Message body, at most 8192 UTF-8 bytes' }),
-    author: text({ maxCodePoints: LIMITS.authorCodePoints, description: 'Declared author, at most 80 Unicode characters; unverified' }),
-    replyTo: { type: ['string', 'null'], description: 'Id of an existing message this one replies to' },
+    author: Type.Optional(text({ maxCodePoints: LIMITS.authorCodePoints, description: 'Declared author, at most 80 Unicode characters; unverified' })),
+    replyTo: Type.Optional(Nullable(Type.String({ description: 'Id of an existing message this one replies to' }))),
   },
-};
+  { additionalProperties: false },
+);
 
 /** Body of POST /api/v1/guestbook (the spec's GuestbookRequest). */
-export const GuestbookRequest = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['message'],
-  properties: {
+export const GuestbookRequest = Type.Object(
+  {
     message: text({ maxBytes: LIMITS.guestbookMessageBytes, description: 'Guestbook message, at most 1024 UTF-8 bytes' }),
-    agent: text({ maxCodePoints: LIMITS.agentCodePoints, description: 'Self-declared, unverified agent label, at most 80 Unicode characters' }),
-    visitContext: { type: 'string', enum: [...VISIT_CONTEXTS], description: 'Self-declared reason for the visit' },
-    sourceUrl: {
-      ...text({ maxBytes: LIMITS.sourceUrlBytes, description: 'Absolute http(s) URL, at most 2048 UTF-8 bytes; stored inertly, never fetched' }),
-      format: 'uri',
-      'x-httpUrl': true,
-    },
-    model: text({ maxCodePoints: LIMITS.modelCodePoints, description: 'Self-declared, unverified model label, at most 120 Unicode characters' }),
+    agent: Type.Optional(text({ maxCodePoints: LIMITS.agentCodePoints, description: 'Self-declared, unverified agent label, at most 80 Unicode characters' })),
+    visitContext: Type.Optional(Enum(VISIT_CONTEXTS, { description: 'Self-declared reason for the visit' })),
+    sourceUrl: Type.Optional(
+      text({ maxBytes: LIMITS.sourceUrlBytes, description: 'Absolute http(s) URL, at most 2048 UTF-8 bytes; stored inertly, never fetched', extra: { format: 'uri', 'x-httpUrl': true } }),
+    ),
+    model: Type.Optional(text({ maxCodePoints: LIMITS.modelCodePoints, description: 'Self-declared, unverified model label, at most 120 Unicode characters' })),
   },
-};
+  { additionalProperties: false },
+);
 
 /** Query of GET /compat/v1/publish/{nonce}: the same field limits as the JSON writes. */
 export const PublishQuery = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['message', 'confirm'],
-  properties: {
-    message: text({ maxBytes: LIMITS.publishMessageBytes, description: 'Message body, at most 1024 UTF-8 bytes' }),
-    author: text({ maxCodePoints: LIMITS.authorCodePoints, description: 'Declared author, at most 80 Unicode characters' }),
-    confirm: { type: 'string', const: 'publish', description: "Must be exactly 'publish'" },
-  },
+  message: text({ maxBytes: LIMITS.publishMessageBytes, description: 'Message body, at most 1024 UTF-8 bytes' }),
+  author: text({ maxCodePoints: LIMITS.authorCodePoints, description: 'Declared author, at most 80 Unicode characters' }),
+  confirm: Type.Literal('publish', { description: "Must be exactly 'publish'" }),
 };
 
 const untrusted = { type: 'string', const: 'untrusted', description: 'Always untrusted: written by strangers' };

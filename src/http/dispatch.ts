@@ -1,25 +1,21 @@
 /**
- * The in-process request pipeline of the chat API: route lookup, organization by
- * Host, authentication, parameter decoding and checking, the handler, and rendering.
- * It never touches a socket: the uWS front end and the tests (`inject`) both call
- * `handle` with a plain `IncomingRequest`.
+ * The chat API's entry point: the shared pipeline (`app.ts`) over the chat route
+ * records, with the chat API's policy: the organization chosen by Host, HTTP Basic
+ * authentication, and per-user (or, without a user, per-address) rate limits.
  */
 import { secretsEqual } from '../../actors/passwords.js';
 import { userByEmail } from '../../actors/kinds/organization.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { OrgRecord, UserRecord } from '../../actors/types.js';
 import type { Config } from '../config.js';
-import { decodeParams, MalformedBody } from './body.js';
 import { ApiError } from '../../actors/errors.js';
-import { errorBody, statusOf } from './errors.js';
-import { compileParams, type ParamChecker } from './params.js';
-import type { Reply, Route } from './route.js';
-import { RateLimiter, type RateDecision } from './rate_limit.js';
-import { Router } from './router.js';
+import { CHAT_API } from './api.js';
+import { App } from './app.js';
+import type { Checked } from './params.js';
+import type { ChatContext, Reply, RouteRecord } from './route.js';
+import { RateLimiter } from './rate_limit.js';
 import { Abortable, type Exchange, type IncomingRequest, type OutgoingResponse } from './types.js';
 
-const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
-const WWW_AUTHENTICATE: [string, string] = ['WWW-Authenticate', 'Basic realm="zulip"'];
 const DUMMY_KEY = 'x'.repeat(32);
 
 /** Picks the subdomain out of a Host header: `""` for a bare host or an IP address. */
@@ -35,104 +31,50 @@ export function subdomainOf(host: string | undefined, externalHost: string): str
   return '';
 }
 
-function respond(status: number, body: string, extra?: Array<[string, string]>): OutgoingResponse {
-  return { status, headers: extra ? [JSON_TYPE, ...extra] : [JSON_TYPE], body };
-}
-
 /** Renders an error in the chat API's shape, with the status its code implies. */
 export function errorResponse(err: ApiError): OutgoingResponse {
-  const status = statusOf(err.code);
-  return respond(status, errorBody(err.code, err.message, err.extra), status === 401 ? [WWW_AUTHENTICATE] : undefined);
+  return CHAT_API.renderError(CHAT_API.coded(err)!);
 }
 
-function render(reply: Exclude<Reply, null>, ignored: string[], extra?: Array<[string, string]>): OutgoingResponse {
-  if ('raw' in reply) return respond(reply.status ?? 200, reply.raw, extra);
-  const body: Record<string, unknown> = { result: 'success', msg: '', ...reply.json };
-  if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
-  return respond(reply.status ?? 200, JSON.stringify(body), extra);
-}
-
-/** 429 with `Retry-After`, in Zulip's shape. */
-function rateLimited(decision: RateDecision): OutgoingResponse {
-  return respond(429, errorBody('RATE_LIMIT_HIT', 'API usage exceeded rate limit', { 'retry-after': decision.retryAfter }), [
-    ['Retry-After', String(decision.retryAfter)],
-    ...decision.headers,
-  ]);
+/** Who a chat request is from: its organization, and its user on routes with `auth: 'user'`. */
+interface Caller {
+  org: OrgRecord;
+  user: UserRecord;
 }
 
 /** The chat API as a function from request to response. */
-export class ChatApp {
-  readonly router: Router;
-  private readonly checkers = new Map<Route, ParamChecker>();
-  private readonly userLimiter: RateLimiter;
+export class ChatApp extends App<Caller> {
   /** Parsed Host and Authorization headers: a long-polling client sends the same ones every time. */
   private readonly subdomains = new Map<string, string>();
   private readonly parsedAuth = new Map<string, { email: string; key: string }>();
-  private readonly anonymousLimiter: RateLimiter;
 
-  constructor(readonly routes: Route[], private readonly runtime: Runtime, private readonly config: Config, private readonly log: (line: string) => void = console.error) {
-    this.router = new Router(routes);
-    for (const r of routes) this.checkers.set(r, compileParams(r));
+  constructor(routes: RouteRecord[], runtime: Runtime, private readonly config: Config, log: (line: string) => void = console.error) {
+    super(CHAT_API, routes, runtime, log);
     const now = (): number => runtime.nowMs();
-    this.userLimiter = new RateLimiter(config.rateLimit, now);
-    this.anonymousLimiter = new RateLimiter(config.rateLimitAnonymous, now);
+    const user = new RateLimiter(config.rateLimit, now);
+    const anonymous = new RateLimiter(config.rateLimitAnonymous, now);
+    this.limits((r) => {
+      if (r.unlimited) return undefined;
+      return r.auth === 'user'
+        ? { limiter: user, key: (_req, who) => `${who.org.id}:${who.user.user_id}` }
+        : { limiter: anonymous, key: (req) => `ip:${req.remoteAddress}` };
+    });
   }
 
-  /**
-   * Answers one request: at once, through a promise, or (null) later through
-   * `exchange.respond`, as a parked long-poll does.
-   */
-  handle(req: IncomingRequest, exchange: Exchange): OutgoingResponse | Promise<OutgoingResponse> | null {
-    try {
-      const result = this.run(req, exchange);
-      if (result instanceof Promise) return result.catch((err: unknown) => this.failure(err, req));
-      return result;
-    } catch (err) {
-      return this.failure(err, req);
-    }
-  }
-
-  private failure(err: unknown, req: IncomingRequest): OutgoingResponse {
-    if (err instanceof ApiError) return errorResponse(err);
-    if (err instanceof MalformedBody) return errorResponse(new ApiError('BAD_REQUEST', err.message));
-    this.log(`internal error on ${req.method} ${req.path}: ${(err as Error)?.stack ?? String(err)}`);
-    return respond(500, errorBody('INTERNAL_SERVER_ERROR', 'Internal server error'));
-  }
-
-  private run(req: IncomingRequest, exchange: Exchange): OutgoingResponse | Promise<OutgoingResponse> | null {
-    const found = this.router.lookup(req.method, req.path);
-    if (found.kind === 'none') throw new ApiError('NOT_FOUND', 'Endpoint not found');
-    if (found.kind === 'method') {
-      return respond(405, errorBody('METHOD_NOT_ALLOWED', 'Method Not Allowed', { allowed_methods: found.allowed }), [['Allow', found.allowed.join(', ')]]);
-    }
-    const { route, pathParams } = found.match;
+  protected admit(route: RouteRecord, req: IncomingRequest): Caller {
     const org = this.organization(req);
     const user = route.auth === 'user' ? this.authenticate(req, org) : (undefined as unknown as UserRecord);
-    let limitHeaders: Array<[string, string]> | undefined;
-    if (!route.unlimited) {
-      const limiter = route.auth === 'user' ? this.userLimiter : this.anonymousLimiter;
-      if (limiter.enabled) {
-        const decision = limiter.hit(route.auth === 'user' ? `${org.id}:${user.user_id}` : `ip:${req.remoteAddress}`);
-        if (!decision.allowed) return rateLimited(decision);
-        limitHeaders = decision.headers;
-      }
-    }
-    const { values, files } = decodeParams(req.headers['content-type'], req.body, req.query);
-    const { params, ignored } = this.checkers.get(route)!.check(values, pathParams);
-    const agent = req.headers['user-agent'] ?? '';
-    const client = agent.split(/[/ ]/)[0] || 'Unspecified';
-    const reply = route.handler({ params, user, org, runtime: this.runtime, config: this.config, request: req, exchange, files, client });
-    if (reply === null) return null;
-    if (reply instanceof Promise) {
-      return reply.then((r) => {
-        if (r === null) throw new Error(`${route.method} ${route.path}: an asynchronous handler cannot answer later`);
-        return render(r, ignored, limitHeaders);
-      });
-    }
-    return render(reply, ignored, limitHeaders);
+    return { org, user };
   }
 
-  /** The organization the Host names. */
+  protected call(route: RouteRecord, req: IncomingRequest, exchange: Exchange, { org, user }: Caller, input: Checked): Reply | Promise<Reply> {
+    const agent = req.headers['user-agent'] ?? '';
+    const client = agent.split(/[/ ]/)[0] || 'Unspecified';
+    const ctx: ChatContext = { params: input.params, user, org, runtime: this.runtime, config: this.config, request: req, exchange, files: input.files, client };
+    return (route as RouteRecord<any, any, 'chat'>).handler(ctx);
+  }
+
+/** The organization the Host names. */
   private organization(req: IncomingRequest): OrgRecord {
     const host = req.headers.host ?? '';
     let sub = this.subdomains.get(host);

@@ -1,14 +1,49 @@
 /**
- * Parameter checking, compiled at boot from each route's `params`. Form and query
- * values are strings: they are first converted by what the schema allows (integers,
- * booleans, JSON-encoded lists and objects, as Zulip sends them), then validated by
- * ajv. A schema that does not compile stops the boot and names its route.
+ * Parameter decoding and checking, compiled at boot from each route record's `params`
+ * (and `body`) by the one schema compiler (`compile.ts`). Each API decodes its input
+ * its own way, as its clients expect:
+ *
+ * - chat (Zulip): parameters come from the query string or a form body (urlencoded or
+ *   multipart, `body.ts`). Values are strings: each is first converted by what its
+ *   schema allows (integers, booleans, JSON-encoded lists and objects, as Zulip sends
+ *   them), then validated. Unknown names are reported back as
+ *   `ignored_parameters_unsupported`. A path parameter of the wrong shape is a 404.
+ * - board: parameters come from a strict query string (no duplicates, valid UTF-8);
+ *   integers must be plain decimal digits; the query is validated as one object that
+ *   admits no unknown name. A JSON body (media type, UTF-8, JSON, then its schema).
  */
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction, ErrorObject } from 'ajv';
 import { ApiError, missingArgument } from '../../actors/errors.js';
-import type { ParamSpec, Route, Schema } from './route.js';
+import { BoardError, type BoardErrorCode } from '../board/errors.js';
+import { convertQuery, isJsonMediaType, parseJsonBody, parseQuery } from '../board/input.js';
+import { decodeParams, type UploadedFile } from './body.js';
+import { compileSchema } from './compile.js';
+import { queryParamsOf, type ParamSpec, type RouteRecord, type Schema } from './route.js';
+import type { IncomingRequest } from './types.js';
 
-const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false });
+/** A request's checked input. */
+export interface Checked {
+  params: Record<string, unknown>;
+  /** Chat: names the route does not support, sorted. */
+  ignored: string[];
+  files: UploadedFile[];
+  /** Board: the validated JSON body. */
+  body: unknown;
+}
+
+/** A route's compiled input checker. */
+export interface ParamChecker {
+  check(req: IncomingRequest, pathParams: Record<string, string>): Checked;
+}
+
+/** Compiles the checker of a route record, by its API; throws naming the route if a schema is bad. */
+export function compileParams(route: RouteRecord): ParamChecker {
+  return route.api === 'chat' ? compileChat(route) : compileBoard(route);
+}
+
+// ---------------------------------------------------------------------------
+// Chat (Zulip)
+// ---------------------------------------------------------------------------
 
 interface CompiledParam {
   name: string;
@@ -17,19 +52,8 @@ interface CompiledParam {
   validate: ValidateFunction;
 }
 
-/** A route's compiled parameter checker. */
-export interface ParamChecker {
-  /** Names (and aliases) the route accepts. */
-  known: Set<string>;
-  /**
-   * Converts and validates raw values. Returns the typed parameters and the names
-   * that the route does not support.
-   */
-  check(values: Map<string, string>, pathParams: Record<string, string>): { params: Record<string, unknown>; ignored: string[] };
-}
-
 /** Every JSON type a schema admits. */
-function typesOf(schema: Schema): Set<string> {
+export function typesOf(schema: Schema): Set<string> {
   const out = new Set<string>();
   const visit = (s: Schema): void => {
     const t = s.type;
@@ -79,24 +103,18 @@ function describe(name: string, validate: ValidateFunction): string {
   return `Invalid ${where}: ${e.message ?? 'is not valid'}`;
 }
 
-/** Compiles a route's parameter checker; throws naming the route if a schema is bad. */
-export function compileParams(route: Route): ParamChecker {
+function compileChat(route: RouteRecord): ParamChecker {
   const compiled: CompiledParam[] = [];
   const known = new Set<string>();
   for (const [name, spec] of Object.entries(route.params)) {
-    let validate: ValidateFunction;
-    try {
-      validate = ajv.compile(spec.schema);
-    } catch (err) {
-      throw new Error(`Route ${route.method} ${route.path}: parameter '${name}' has a bad schema: ${(err as Error).message}`);
-    }
+    const validate = compileSchema('chat', `Route ${route.method} ${route.path}: parameter '${name}'`, spec.schema);
     compiled.push({ name, spec, types: typesOf(spec.schema), validate });
     known.add(name);
     for (const alias of spec.aliases ?? []) known.add(alias);
   }
   return {
-    known,
-    check(values, pathParams) {
+    check(req, pathParams) {
+      const { values, files } = decodeParams(req.headers['content-type'], req.body, req.query);
       const params: Record<string, unknown> = {};
       for (const p of compiled) {
         let raw: string | undefined;
@@ -127,7 +145,80 @@ export function compileParams(route: Route): ParamChecker {
       }
       const ignored: string[] = [];
       for (const name of values.keys()) if (!known.has(name)) ignored.push(name);
-      return { params, ignored: ignored.sort() };
+      return { params, ignored: ignored.sort(), files, body: undefined };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Board
+// ---------------------------------------------------------------------------
+
+/** Explains the first ajv error as `field: what is wrong`. */
+function explain(errors: ErrorObject[] | null | undefined): { field: string | undefined; message: string } {
+  const e = errors?.[0];
+  if (!e) return { field: undefined, message: 'is not valid' };
+  if (e.keyword === 'additionalProperties') {
+    const extra = String((e.params as { additionalProperty: string }).additionalProperty);
+    return { field: extra, message: `unknown property '${extra}'; no properties other than those documented are allowed` };
+  }
+  if (e.keyword === 'const') {
+    const field = e.instancePath.slice(1) || 'value';
+    return { field, message: `must be exactly '${String((e.params as { allowedValue: unknown }).allowedValue)}'` };
+  }
+  if (e.keyword === 'enum') {
+    const field = e.instancePath.slice(1) || 'value';
+    return { field, message: `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => `'${String(v)}'`).join(', ')}` };
+  }
+  if (e.keyword === 'required') {
+    const missing = String((e.params as { missingProperty: string }).missingProperty);
+    return { field: missing, message: 'is required' };
+  }
+  const field = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : undefined;
+  return { field, message: e.message ?? 'is not valid' };
+}
+
+/** A compiled schema that throws a board error naming the field at fault. */
+function boardChecker(where: string, schema: object, code: BoardErrorCode): (value: unknown) => unknown {
+  const validate = compileSchema('board', where, schema);
+  return (value) => {
+    if (validate(value)) return value;
+    const { field, message } = explain(validate.errors);
+    throw new BoardError(code, field === undefined ? `the request ${message}` : `${field}: ${message}`, field);
+  };
+}
+
+function compileBoard(route: RouteRecord): ParamChecker {
+  const where = `Board route ${route.method} ${route.path}`;
+  const code = route.queryError ?? 'invalid_parameter';
+  const params = Object.fromEntries(queryParamsOf(route));
+  const querySchema = {
+    type: 'object',
+    additionalProperties: false,
+    required: Object.entries(params).filter(([, p]) => p.required).map(([n]) => n),
+    properties: Object.fromEntries(Object.entries(params).map(([n, p]) => [n, p.schema])),
+  };
+  const query = boardChecker(where, querySchema, code);
+  const body = route.body ? boardChecker(where, route.body.schema, 'validation_failed') : undefined;
+  /** Parses, converts and validates the query; a parameter's own hint replaces the validator's wording. */
+  const checkQuery = (raw: string): Record<string, unknown> => {
+    try {
+      return query(convertQuery(parseQuery(raw, code), params, code)) as Record<string, unknown>;
+    } catch (err) {
+      if (!(err instanceof BoardError) || err.field === undefined) throw err;
+      const hint = Object.hasOwn(params, err.field) ? params[err.field].hint : undefined;
+      throw hint === undefined ? err : new BoardError(code, `${err.field}: ${hint}`, err.field);
+    }
+  };
+  return {
+    check(req, pathParams) {
+      const checked = checkQuery(req.query);
+      let value: unknown;
+      if (body) {
+        if (!isJsonMediaType(req.headers['content-type'])) throw new BoardError('unsupported_media_type', 'the request body must be application/json (UTF-8)');
+        value = body(parseJsonBody(req.body));
+      }
+      return { params: Object.assign(checked, pathParams), ignored: [], files: [], body: value };
     },
   };
 }

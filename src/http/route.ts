@@ -1,77 +1,193 @@
 /**
- * Route records: one per endpoint, with its method, path, authentication, parameter
- * schemas and handler. The router, the validators and the API description are all
- * built from these records at boot.
+ * Route records: one type for every endpoint of both APIs (the chat API and the
+ * message board). A record holds its method, path template, documentation, parameter
+ * schemas, options and handler; the router, the compiled validators and each API's
+ * OpenAPI document are all built from these records at boot.
+ *
+ * Parameters are declared once, as JSON Schemas built with TypeBox: ajv compiles the
+ * schemas, and the handler's typed `params` are derived from them (`ParamsOf`).
+ * Which API a record belongs to (`api`) decides how its input is decoded, how errors
+ * are shaped and which context its handler gets (`src/http/api.ts`).
  */
+import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import type { BoardSwitch } from '../../actors/board_types.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { OrgRecord, UserRecord } from '../../actors/types.js';
 import type { Config } from '../config.js';
 import type { UploadedFile } from './body.js';
+import type { BoardErrorCode } from './errors.js';
+import type { RateLimit } from './rate_limit.js';
 import type { Exchange, IncomingRequest, LATER } from './types.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
-/** A JSON Schema fragment, as ajv takes it. */
-export type Schema = Record<string, unknown>;
+/** The two APIs served from route records. */
+export type ApiName = 'chat' | 'board';
 
-/** One request parameter: its schema (of the decoded value) and how it arrives. */
-export interface ParamSpec {
-  schema: Schema;
+/** A JSON Schema, as ajv takes it (TypeBox schemas are plain JSON Schema objects). */
+export type Schema = TSchema;
+
+/** One request parameter: its schema (of the decoded value) and where it arrives. */
+export interface ParamSpec<T extends TSchema = TSchema> {
+  schema: T;
   required?: boolean;
-  /** Older names accepted for the same parameter (e.g. `subject` for `topic`). */
-  aliases?: string[];
-  /** Path parameters come from the URL, not the form. */
-  in?: 'path';
+  /** Older names accepted for the same parameter (e.g. `subject` for `topic`); chat only. */
+  aliases?: readonly string[];
+  /**
+   * `path`: a `{name}` of the path template. Otherwise the query (board), or the query
+   * or form body (chat, as Zulip takes them).
+   */
+  in?: 'path' | 'query';
   description?: string;
+  /** Said instead of the validator's message when this parameter is invalid (board). */
+  hint?: string;
 }
 
-/** What a handler sees. */
-export interface RouteContext<P = Record<string, any>> {
+export type ParamMap = Record<string, ParamSpec>;
+
+type RequiredKeys<M extends ParamMap> = { [K in keyof M]: M[K] extends { required: true } ? K : never }[keyof M];
+type Flatten<T> = { [K in keyof T]: T[K] };
+
+/** The typed parameters a handler sees, derived from the route's parameter schemas. */
+export type ParamsOf<M extends ParamMap> = Flatten<
+  { [K in RequiredKeys<M>]: Static<M[K]['schema']> } & { [K in Exclude<keyof M, RequiredKeys<M>>]?: Static<M[K]['schema']> }
+>;
+
+/** The parameters of a record that arrive in the path, and the others. */
+export function pathParamsOf(r: { params: ParamMap }): Array<[string, ParamSpec]> {
+  return Object.entries(r.params).filter(([, p]) => p.in === 'path');
+}
+export function queryParamsOf(r: { params: ParamMap }): Array<[string, ParamSpec]> {
+  return Object.entries(r.params).filter(([, p]) => p.in !== 'path');
+}
+
+/** Board settings, from the configuration. */
+export interface BoardSettings {
+  /** Lifetime of a write-challenge nonce, in seconds. */
+  nonceTtlSecs: number;
+  /** Per-address limit shared by the guestbook and the GET publication path. */
+  publishLimit: RateLimit;
+  /** Per-address limit of POST /api/v1/messages. */
+  messageLimit: RateLimit;
+}
+
+/** What every handler sees. */
+interface BaseContext<P> {
   params: P;
-  /** The authenticated user; null only on routes with `auth: 'none'`. */
-  user: UserRecord;
-  org: OrgRecord;
   runtime: Runtime;
-  config: Config;
   request: IncomingRequest;
   /** The transport's side of the request: abort notice, and `respond` for answers given later. */
   exchange: Exchange;
+}
+
+/** What a chat handler sees. */
+export interface ChatContext<P = Record<string, any>> extends BaseContext<P> {
+  /** The authenticated user; null only on routes with `auth: 'none'`. */
+  user: UserRecord;
+  org: OrgRecord;
+  config: Config;
   files: UploadedFile[];
   /** Client name (from `client` or the User-Agent), as Zulip records it. */
   client: string;
 }
 
-/** What a handler answers: fields merged into a success body, or a ready body. */
-export type Reply =
-  | { json: Record<string, unknown>; status?: number }
-  | { raw: string; status?: number }
-  /** The handler will answer later through `exchange.respond`. */
-  | typeof LATER;
-
-export interface Route<P = any> {
-  method: Method;
-  /** Path under the server root, with `{name}` for path parameters. */
-  path: string;
-  /** `user`: HTTP Basic required. `none`: the organization is still chosen by Host. */
-  auth: 'user' | 'none';
-  summary: string;
-  params: Record<string, ParamSpec>;
-  /** Exempt from rate limiting, as Zulip's event-queue server is. */
-  unlimited?: boolean;
-  handler(ctx: RouteContext<P>): Reply | Promise<Reply>;
+/** What a board handler sees: validated input only. */
+export interface BoardContext<P = Record<string, any>, B = unknown> extends BaseContext<P> {
+  settings: BoardSettings;
+  body: B;
 }
 
-/** Declares a route with a typed parameter record. */
-export function route<P>(r: Route<P>): Route<P> {
-  return r;
+/** The handler context of an API. */
+export type ContextOf<A extends ApiName, P, B> = A extends 'chat' ? ChatContext<P> : BoardContext<P, B>;
+
+/**
+ * What a handler answers. Chat: `json` fields merged into a success body, or a ready
+ * `raw` body. Board: a `json` document or a `markdown` one, plus headers.
+ * `LATER`: the handler will answer later through `exchange.respond` (chat).
+ */
+export type Reply =
+  | { status?: number; json?: unknown; raw?: string; markdown?: string; headers?: Array<[string, string]> }
+  | typeof LATER;
+
+/** A documented response of a route. */
+export interface ResponseDoc {
+  description: string;
+  /** OpenAPI component name of the JSON body. */
+  component?: string;
+  mediaType?: 'application/json' | 'text/markdown' | 'application/problem+json';
+}
+
+/** One endpoint of either API: everything needed to route, check, serve and document it. */
+export interface RouteRecord<M extends ParamMap = ParamMap, B = any, A extends ApiName = ApiName> {
+  api: A;
+  method: Method;
+  /** Path template; `{name}` is a path parameter, a whole segment or inside one (`/messages/{id}.json`). */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  params: M;
+  /** Chat: `user` needs HTTP Basic; `none` still chooses the organization by Host. */
+  auth?: 'user' | 'none';
+  /** Chat: exempt from rate limiting, as Zulip's event-queue server is. */
+  unlimited?: boolean;
+  /** Board: the runtime switch this endpoint needs; while it is off the endpoint answers 404. */
+  switch?: BoardSwitch;
+  /** Board: the per-address limiter this endpoint counts against. */
+  limiter?: 'publish' | 'messages';
+  /** Board: responses must not be stored, leak a referrer, or be indexed (the GET write path). */
+  noStore?: boolean;
+  /** Board: the error code for a bad query: 400 for paging, 422 where the query is the content. */
+  queryError?: BoardErrorCode;
+  /** Board: a JSON request body: its component name, schema and raw size ceiling. */
+  body?: { component: string; schema: TSchema; maxBytes: number };
+  /** Documented responses; the OpenAPI generator adds each API's usual ones. */
+  responses?: Record<number, ResponseDoc>;
+  handler(ctx: ContextOf<A, ParamsOf<M>, B>): Reply | Promise<Reply>;
+}
+
+/** Declares a chat route; its handler's parameters are typed from `params`. */
+export function route<const M extends ParamMap>(r: Omit<RouteRecord<M, undefined, 'chat'>, 'api'> & { auth: 'user' | 'none' }): RouteRecord<M, undefined, 'chat'> {
+  return { api: 'chat', ...r };
+}
+
+/** Declares a board route; its handler's parameters and body are typed from their schemas. */
+export function boardRoute<const M extends ParamMap = {}, T extends TSchema = TSchema>(
+  r: Omit<RouteRecord<M, Static<T>, 'board'>, 'api' | 'params' | 'body'> & { params?: M; body?: { component: string; schema: T; maxBytes: number } },
+): RouteRecord<M, Static<T>, 'board'> {
+  return { api: 'board', ...r, params: r.params ?? ({} as M) };
+}
+
+/** A schema for one of several schemas (JSON Schema `oneOf`), typed as their union. */
+export function OneOf<T extends TSchema[]>(...schemas: T): TUnsafe<Static<T[number]>> {
+  return Type.Unsafe<Static<T[number]>>({ oneOf: schemas });
+}
+
+/** A string from a fixed list (`{type: 'string', enum}`), typed as the union of its values. */
+export function Enum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+/** A schema that also admits null, by `type: [t, 'null']` (so ajv's messages stay those of `type`). */
+export function Nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null> {
+  return Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'] });
+}
+
+/** A value of any of several primitive JSON types, by `type: [...]`. */
+export function Types<T extends TSchema[]>(...schemas: T): TUnsafe<Static<T[number]>> {
+  return Type.Unsafe<Static<T[number]>>({ type: schemas.map((s) => s.type) });
 }
 
 /** Common parameter schemas. */
 export const S = {
-  int: { type: 'integer' } as Schema,
-  nonNegInt: { type: 'integer', minimum: 0 } as Schema,
-  bool: { type: 'boolean' } as Schema,
-  str: { type: 'string' } as Schema,
-  intArray: { type: 'array', items: { type: 'integer' } } as Schema,
-  strArray: { type: 'array', items: { type: 'string' } } as Schema,
+  int: Type.Integer(),
+  nonNegInt: Type.Integer({ minimum: 0 }),
+  bool: Type.Boolean(),
+  str: Type.String(),
+  intArray: Type.Array(Type.Integer()),
+  strArray: Type.Array(Type.String()),
+  /** Any JSON array. */
+  list: Type.Array(Type.Unknown()),
+  /** Any JSON object. */
+  obj: Type.Unsafe<Record<string, unknown>>({ type: 'object' }),
 };

@@ -1,77 +1,137 @@
 /**
- * Matches a method and path to a route record. Static paths are one map lookup;
- * paths with parameters are tried segment by segment.
+ * Matches a method and path to a route record, for either API. Static paths are one
+ * map lookup (the chat API's hot paths, `GET /api/v1/events` first); templates with
+ * parameters are tried segment by segment. A parameter is a whole segment
+ * (`/users/{user_id}`) or sits inside one (`/messages/{id}.json`); it never spans a
+ * `/` and is never empty.
  */
-import type { Method, Route } from './route.js';
+import type { RouteRecord } from './route.js';
 
-/** A matched route and its raw path parameters. */
-export interface Match {
-  route: Route;
-  pathParams: Record<string, string>;
+/** How an API's paths are matched. */
+export interface RouterOptions {
+  /** `/a/b/` is `/a/b` (chat, as Zulip's URL patterns allow); otherwise it matches nothing. */
+  stripTrailingSlash: boolean;
+  /**
+   * A parameter holding U+FFFD (what uWS leaves for raw invalid UTF-8) matches nothing,
+   * as `%FF` does (chat). Otherwise it reaches the route, which refuses the value.
+   */
+  refuseReplacementChar: boolean;
 }
+
+/** One segment of a template: literal text, a whole-segment parameter, or an expression. */
+type Segment = { kind: 'literal'; text: string } | { kind: 'param'; name: string } | { kind: 'pattern'; re: RegExp; names: string[] };
 
 interface Pattern {
-  segments: string[];
-  byMethod: Map<string, Route>;
+  template: string;
+  segments: Segment[];
+  byMethod: Map<string, RouteRecord>;
 }
 
-/** What the router found: a route, a path with other methods, or nothing. */
-export type Lookup = { kind: 'found'; match: Match } | { kind: 'method'; allowed: string[] } | { kind: 'none' };
+/** What the router found: a route and its decoded path parameters, a path with other methods, or nothing. */
+export type Lookup =
+  | { kind: 'found'; route: RouteRecord; pathParams: Record<string, string> }
+  | { kind: 'method'; allowed: string[] }
+  | { kind: 'none' };
+
+function segmentOf(text: string): Segment {
+  if (!text.includes('{')) return { kind: 'literal', text };
+  const whole = /^\{([a-zA-Z_]+)\}$/.exec(text);
+  if (whole) return { kind: 'param', name: whole[1] };
+  const names: string[] = [];
+  const source = text
+    .split(/(\{[a-zA-Z_]+\})/)
+    .map((part) => {
+      if (part.startsWith('{')) {
+        names.push(part.slice(1, -1));
+        return '(.+?)';
+      }
+      return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('');
+  return { kind: 'pattern', re: new RegExp(`^${source}$`), names };
+}
 
 export class Router {
-  private readonly exact = new Map<string, Map<string, Route>>();
+  private readonly exact = new Map<string, Map<string, RouteRecord>>();
   private readonly patterns: Pattern[] = [];
 
-  constructor(routes: Route[]) {
+  constructor(routes: RouteRecord[], private readonly options: RouterOptions) {
     for (const r of routes) this.add(r);
   }
 
-  private add(r: Route): void {
+  private add(r: RouteRecord): void {
+    let methods: Map<string, RouteRecord>;
     if (!r.path.includes('{')) {
-      let methods = this.exact.get(r.path);
-      if (!methods) this.exact.set(r.path, (methods = new Map()));
-      if (methods.has(r.method)) throw new Error(`Duplicate route ${r.method} ${r.path}`);
-      methods.set(r.method, r);
-      return;
+      methods = this.exact.get(r.path) ?? new Map();
+      this.exact.set(r.path, methods);
+    } else {
+      let pattern = this.patterns.find((p) => p.template === r.path);
+      if (!pattern) this.patterns.push((pattern = { template: r.path, segments: r.path.split('/').map(segmentOf), byMethod: new Map() }));
+      methods = pattern.byMethod;
     }
-    const segments = r.path.split('/');
-    let pattern = this.patterns.find((p) => p.segments.join('/') === segments.join('/'));
-    if (!pattern) this.patterns.push((pattern = { segments, byMethod: new Map() }));
-    if (pattern.byMethod.has(r.method)) throw new Error(`Duplicate route ${r.method} ${r.path}`);
-    pattern.byMethod.set(r.method, r);
+    if (methods.has(r.method)) throw new Error(`Duplicate route ${r.method} ${r.path}`);
+    methods.set(r.method, r);
+  }
+
+  /** Every route served, as `METHOD /path/template`. */
+  list(): string[] {
+    const out: string[] = [];
+    for (const [path, methods] of this.exact) for (const m of methods.keys()) out.push(`${m} ${path}`);
+    for (const p of this.patterns) for (const m of p.byMethod.keys()) out.push(`${m} ${p.template}`);
+    return out;
   }
 
   lookup(method: string, path: string): Lookup {
-    const normalized = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+    const normalized = this.options.stripTrailingSlash && path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     const methods = this.exact.get(normalized);
     if (methods) return pick(methods, method, {});
+    if (this.patterns.length === 0) return { kind: 'none' };
     const parts = normalized.split('/');
     for (const p of this.patterns) {
       if (p.segments.length !== parts.length) continue;
-      const params: Record<string, string> = {};
-      let ok = true;
-      for (let i = 0; i < parts.length && ok; i++) {
-        const seg = p.segments[i];
-        if (seg.startsWith('{')) {
-          // uWS hands raw invalid UTF-8 over as U+FFFD; `%FF` fails decoding: both match nothing.
-          if (parts[i].length === 0 || parts[i].includes('\uFFFD')) ok = false;
-          else {
-            try {
-              params[seg.slice(1, -1)] = decodeURIComponent(parts[i]);
-            } catch {
-              ok = false;
-            }
-          }
-        } else if (seg !== parts[i]) ok = false;
-      }
-      if (ok) return pick(p.byMethod, method, params);
+      const params = this.match(p.segments, parts);
+      if (params) return pick(p.byMethod, method, params);
     }
     return { kind: 'none' };
   }
+
+  /** The decoded parameters of a template that matches `parts`, or null. */
+  private match(segments: Segment[], parts: string[]): Record<string, string> | null {
+    const params: Record<string, string> = {};
+    for (let i = 0; i < parts.length; i++) {
+      const seg = segments[i];
+      if (seg.kind === 'literal') {
+        if (seg.text !== parts[i]) return null;
+      } else if (seg.kind === 'param') {
+        const value = this.decode(parts[i]);
+        if (value === null) return null;
+        params[seg.name] = value;
+      } else {
+        const m = seg.re.exec(parts[i]);
+        if (!m) return null;
+        for (let j = 0; j < seg.names.length; j++) {
+          const value = this.decode(m[j + 1]);
+          if (value === null) return null;
+          params[seg.names[j]] = value;
+        }
+      }
+    }
+    return params;
+  }
+
+  /** A raw parameter, percent-decoded; null when it cannot name anything. */
+  private decode(raw: string): string | null {
+    if (raw.length === 0 || (this.options.refuseReplacementChar && raw.includes('\uFFFD'))) return null;
+    try {
+      return decodeURIComponent(raw);
+    } catch {
+      return null;
+    }
+  }
 }
 
-function pick(methods: Map<string, Route>, method: string, pathParams: Record<string, string>): Lookup {
+function pick(methods: Map<string, RouteRecord>, method: string, pathParams: Record<string, string>): Lookup {
   const route = methods.get(method === 'HEAD' ? 'GET' : method);
-  if (route) return { kind: 'found', match: { route, pathParams } };
-  return { kind: 'method', allowed: [...methods.keys()] as Method[] };
+  if (route) return { kind: 'found', route, pathParams };
+  return { kind: 'method', allowed: [...methods.keys()] };
 }

@@ -8,7 +8,8 @@
  */
 import type { BoardMessage } from '../../../actors/board_types.js';
 import { LIMITS, PublishQuery } from '../../board/schemas.js';
-import { boardRoute } from '../../board/route.js';
+import { Type } from '@sinclair/typebox';
+import { boardRoute } from '../../http/route.js';
 import { isoTime, messageView } from '../../board/views.js';
 import { alternate } from './links.js';
 
@@ -42,24 +43,17 @@ export const writeChallenge = boardRoute({
   },
 });
 
-/** The validated query of the publish path. */
-interface PublishParams {
-  message: string;
-  author?: string;
-  confirm: 'publish';
-}
-
-export const publishWithNonce = boardRoute<undefined, PublishParams>({
+export const publishWithNonce = boardRoute({
   method: 'GET', path: '/compat/v1/publish/{nonce}', operationId: 'publishWithChallenge', summary: 'Publish a message with a one-use challenge (changes state although it is a GET)',
   description: 'The nonce is consumed in the same log record as the message it publishes.',
   switch: 'compat',
   limiter: 'publish',
   noStore: true,
-  pathParams: { nonce: { description: 'The `challenge` of a write-challenge response' } },
-  query: {
-    message: { schema: PublishQuery.properties.message, required: true, description: 'Message body, at most 1024 UTF-8 bytes' },
-    author: { schema: PublishQuery.properties.author, description: 'Declared author, at most 80 Unicode characters' },
-    confirm: { schema: PublishQuery.properties.confirm, required: true, description: "Must be exactly 'publish'" },
+  params: {
+    nonce: { schema: Type.String(), in: 'path', required: true, description: 'The `challenge` of a write-challenge response' },
+    message: { schema: PublishQuery.message, required: true, description: 'Message body, at most 1024 UTF-8 bytes' },
+    author: { schema: PublishQuery.author, description: 'Declared author, at most 80 Unicode characters' },
+    confirm: { schema: PublishQuery.confirm, required: true, description: "Must be exactly 'publish'" },
   },
   queryError: 'validation_failed',
   responses: {
@@ -69,8 +63,8 @@ export const publishWithNonce = boardRoute<undefined, PublishParams>({
     422: { description: 'Validation error' },
     429: { description: 'Rate limited' },
   },
-  async handler({ runtime, pathParams, query }) {
-    const m = (await runtime.execute({ kind: 'board', command: { type: 'PUBLISH_WITH_NONCE', nonce: pathParams.nonce, body: query.message, author: query.author ?? null } })) as BoardMessage;
+  async handler({ runtime, params }) {
+    const m = (await runtime.execute({ kind: 'board', command: { type: 'PUBLISH_WITH_NONCE', nonce: params.nonce, body: params.message, author: params.author ?? null } })) as BoardMessage;
     return { status: 201, json: messageView(m), headers: [['Location', `/messages/${m.id}.json`], alternate(`/messages/${m.id}.md`, 'text/markdown')] };
   },
 });

@@ -2,44 +2,35 @@
  * The guestbook: its JSON and Markdown renditions, and publication, which is off
  * unless an operator turns the `guestbook` switch on.
  */
-import type { GuestbookEntry, VisitContext } from '../../../actors/board_types.js';
-import { pageOf, PAGE_QUERY, type PageQuery } from '../../board/paging.js';
+import type { GuestbookEntry } from '../../../actors/board_types.js';
+import { pageOf, PAGE_QUERY } from '../../board/paging.js';
 import { guestbookPageMarkdown } from '../../board/render_md.js';
-import { boardRoute } from '../../board/route.js';
+import { boardRoute } from '../../http/route.js';
 import { GuestbookRequest, LIMITS } from '../../board/schemas.js';
 import { entryView, pageView } from '../../board/views.js';
 import { alternate, next, queryOf } from './links.js';
 
-export const listGuestbookJson = boardRoute<undefined, PageQuery>({
+export const listGuestbookJson = boardRoute({
   method: 'GET', path: '/guestbook.json', operationId: 'listGuestbook', summary: 'A page of untrusted guestbook entries, newest first',
-  query: PAGE_QUERY, queryError: 'invalid_parameter',
+  params: PAGE_QUERY, queryError: 'invalid_parameter',
   responses: { 200: { description: 'A page of guestbook entries', component: 'GuestbookPage' }, 400: { description: 'Invalid limit or cursor' } },
-  handler({ runtime, query }) {
-    const page = pageOf('g', runtime.board().guestbook, query);
-    return { json: pageView(page, entryView), headers: [alternate('/guestbook.md' + queryOf(query), 'text/markdown'), ...next('/guestbook.json', page)] };
+  handler({ runtime, params }) {
+    const page = pageOf('g', runtime.board().guestbook, params);
+    return { json: pageView(page, entryView), headers: [alternate('/guestbook.md' + queryOf(params), 'text/markdown'), ...next('/guestbook.json', page)] };
   },
 });
 
-export const listGuestbookMarkdown = boardRoute<undefined, PageQuery>({
+export const listGuestbookMarkdown = boardRoute({
   method: 'GET', path: '/guestbook.md', operationId: 'listGuestbookMarkdown', summary: 'A page of guestbook entries as inert Markdown',
-  query: PAGE_QUERY, queryError: 'invalid_parameter',
+  params: PAGE_QUERY, queryError: 'invalid_parameter',
   responses: { 200: { description: 'A page as inert Markdown', mediaType: 'text/markdown' }, 400: { description: 'Invalid limit or cursor' } },
-  handler({ runtime, query }) {
-    const page = pageOf('g', runtime.board().guestbook, query);
-    return { markdown: guestbookPageMarkdown(page), headers: [alternate('/guestbook.json' + queryOf(query), 'application/json'), ...next('/guestbook.md', page)] };
+  handler({ runtime, params }) {
+    const page = pageOf('g', runtime.board().guestbook, params);
+    return { markdown: guestbookPageMarkdown(page), headers: [alternate('/guestbook.json' + queryOf(params), 'application/json'), ...next('/guestbook.md', page)] };
   },
 });
 
-/** The validated body of POST /api/v1/guestbook. */
-interface GuestbookBody {
-  message: string;
-  agent?: string;
-  visitContext?: VisitContext;
-  sourceUrl?: string;
-  model?: string;
-}
-
-export const postGuestbookEntry = boardRoute<GuestbookBody>({
+export const postGuestbookEntry = boardRoute({
   method: 'POST', path: '/api/v1/guestbook', operationId: 'signGuestbook', summary: 'Sign the guestbook',
   description: 'Every identity field is self-declared and unverified; `sourceUrl` is stored inertly and never fetched.',
   switch: 'guestbook',

@@ -5,69 +5,64 @@
 import { findMessage } from '../../../actors/kinds/board.js';
 import type { BoardMessage } from '../../../actors/board_types.js';
 import { BoardError } from '../../board/errors.js';
-import { pageOf, PAGE_QUERY, type PageQuery } from '../../board/paging.js';
+import { pageOf, PAGE_QUERY } from '../../board/paging.js';
 import { messageMarkdown, messagesPageMarkdown } from '../../board/render_md.js';
-import { boardRoute, type BoardCall } from '../../board/route.js';
+import { Type } from '@sinclair/typebox';
+import type { Runtime } from '../../../actors/runtime/runtime.js';
+import { boardRoute } from '../../http/route.js';
 import { CreateRequest, LIMITS } from '../../board/schemas.js';
 import { messageView, pageView } from '../../board/views.js';
 import { alternate, next, queryOf } from './links.js';
 
-function access(call: BoardCall<unknown, unknown>): BoardMessage {
-  const m = findMessage(call.runtime.board(), call.pathParams.id);
-  if (!m) throw new BoardError('not_found', `No message with id '${call.pathParams.id.slice(0, 40)}'`);
+function access(runtime: Runtime, id: string): BoardMessage {
+  const m = findMessage(runtime.board(), id);
+  if (!m) throw new BoardError('not_found', `No message with id '${id.slice(0, 40)}'`);
   return m;
 }
 
-const ID = { id: { description: 'Message id, as in `Message.id`' } };
+const ID = { id: { schema: Type.String(), in: 'path', required: true, description: 'Message id, as in `Message.id`' } } as const;
 
-export const listMessagesJson = boardRoute<undefined, PageQuery>({
+export const listMessagesJson = boardRoute({
   method: 'GET', path: '/messages.json', operationId: 'listMessages', summary: 'A page of untrusted messages, newest first',
-  query: PAGE_QUERY, queryError: 'invalid_parameter',
+  params: PAGE_QUERY, queryError: 'invalid_parameter',
   responses: { 200: { description: 'A page of messages', component: 'MessagePage' }, 400: { description: 'Invalid limit or cursor' } },
-  handler({ runtime, query }) {
-    const page = pageOf('m', runtime.board().messages, query);
-    return { json: pageView(page, messageView), headers: [alternate('/messages.md' + queryOf(query), 'text/markdown'), ...next('/messages.json', page)] };
+  handler({ runtime, params }) {
+    const page = pageOf('m', runtime.board().messages, params);
+    return { json: pageView(page, messageView), headers: [alternate('/messages.md' + queryOf(params), 'text/markdown'), ...next('/messages.json', page)] };
   },
 });
 
-export const listMessagesMarkdown = boardRoute<undefined, PageQuery>({
+export const listMessagesMarkdown = boardRoute({
   method: 'GET', path: '/messages.md', operationId: 'listMessagesMarkdown', summary: 'A page of messages as inert Markdown',
-  query: PAGE_QUERY, queryError: 'invalid_parameter',
+  params: PAGE_QUERY, queryError: 'invalid_parameter',
   responses: { 200: { description: 'A page as inert Markdown', mediaType: 'text/markdown' }, 400: { description: 'Invalid limit or cursor' } },
-  handler({ runtime, query }) {
-    const page = pageOf('m', runtime.board().messages, query);
-    return { markdown: messagesPageMarkdown(page), headers: [alternate('/messages.json' + queryOf(query), 'application/json'), ...next('/messages.md', page)] };
+  handler({ runtime, params }) {
+    const page = pageOf('m', runtime.board().messages, params);
+    return { markdown: messagesPageMarkdown(page), headers: [alternate('/messages.json' + queryOf(params), 'application/json'), ...next('/messages.md', page)] };
   },
 });
 
 export const getMessageJson = boardRoute({
   method: 'GET', path: '/messages/{id}.json', operationId: 'getMessage', summary: 'One message',
-  pathParams: ID,
+  params: ID,
   responses: { 200: { description: 'One message', component: 'Message' }, 404: { description: 'Message not found' } },
-  handler(call) {
-    const m = access(call);
+  handler({ runtime, params }) {
+    const m = access(runtime, params.id);
     return { json: messageView(m), headers: [alternate(`/messages/${m.id}.md`, 'text/markdown')] };
   },
 });
 
 export const getMessageMarkdown = boardRoute({
   method: 'GET', path: '/messages/{id}.md', operationId: 'getMessageMarkdown', summary: 'One message as inert Markdown',
-  pathParams: ID,
+  params: ID,
   responses: { 200: { description: 'One message as inert Markdown', mediaType: 'text/markdown' }, 404: { description: 'Message not found' } },
-  handler(call) {
-    const m = access(call);
+  handler({ runtime, params }) {
+    const m = access(runtime, params.id);
     return { markdown: messageMarkdown(m), headers: [alternate(`/messages/${m.id}.json`, 'application/json')] };
   },
 });
 
-/** The validated body of POST /api/v1/messages. */
-interface CreateBody {
-  body: string;
-  author?: string;
-  replyTo?: string | null;
-}
-
-export const postMessage = boardRoute<CreateBody>({
+export const postMessage = boardRoute({
   method: 'POST', path: '/api/v1/messages', operationId: 'createMessage', summary: 'Post a message (the canonical write)',
   description: '`replyTo` must name an existing message; the new message joins that message\'s thread. `identity` is `declared` when `author` is given.',
   limiter: 'messages',

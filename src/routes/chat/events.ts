@@ -4,25 +4,21 @@
  */
 import type { Waiter } from '../../../actors/event_queues/index.js';
 import { missingArgument } from '../../../actors/errors.js';
+import { Type } from '@sinclair/typebox';
 import { route, S, type Reply } from '../../http/route.js';
 import { jsonResponse, LATER } from '../../http/types.js';
-import { createQueue, REGISTER_PARAMS, type RegisterParams } from './register.js';
+import { createQueue, REGISTER_PARAMS } from './register.js';
 
-interface GetEventsParams extends RegisterParams {
-  queue_id?: string;
-  last_event_id?: number;
-  dont_block?: boolean;
-}
-
-export const getEvents = route<GetEventsParams>({
+export const getEvents = route({
   method: 'GET',
   path: '/api/v1/events',
+  operationId: 'getEvents',
   auth: 'user',
   summary: 'Long-poll an event queue for new events',
   unlimited: true,
   params: {
     queue_id: { schema: S.str },
-    last_event_id: { schema: { type: 'integer', minimum: -1 } },
+    last_event_id: { schema: Type.Integer({ minimum: -1 }) },
     dont_block: { schema: S.bool },
     ...REGISTER_PARAMS,
   },
@@ -46,9 +42,10 @@ export const getEvents = route<GetEventsParams>({
 /** Stands in for a waiter where the poll never blocks. */
 const NO_WAITER: Waiter = { deliver: () => {} };
 
-export const deleteEvents = route<{ queue_id: string }>({
+export const deleteEvents = route({
   method: 'DELETE',
   path: '/api/v1/events',
+  operationId: 'deleteQueue',
   auth: 'user',
   summary: 'Delete an event queue',
   unlimited: true,

@@ -7,32 +7,22 @@ import { checkNarrow, searchWords as operandWords, type NarrowTerm } from '../..
 import type { MessageRecord } from '../../../actors/types.js';
 import { accessMessage, channelIdByName, checkChannelId, messageForViewer, resolveUserIds } from '../../../actors/queries.js';
 import { ApiError, badRequest } from '../../../actors/errors.js';
-import { route, S, type Schema } from '../../http/route.js';
+import { Type } from '@sinclair/typebox';
+import { Enum, OneOf, route, S, Types } from '../../http/route.js';
 
 /** Clients that show a message to its sender as they send it (lower case); their sends start out read. */
 const INTERACTIVE_CLIENTS = new Set(['website', 'zulipweb', 'zulipmobile', 'zulipandroid', 'zulipios', 'zulipelectron', 'zulipdesktop', 'zulipflutter', 'zulipterminal']);
 
-const recipientSchema: Schema = {
-  oneOf: [{ type: 'string' }, { type: 'integer' }, { type: 'array', items: { type: ['integer', 'string'] } }],
-};
+const recipientSchema = OneOf(S.str, S.int, Type.Array(Types(S.int, S.str)));
 
-interface SendParams {
-  type: 'stream' | 'channel' | 'private' | 'direct';
-  to: string | number | Array<string | number>;
-  topic?: string;
-  content: string;
-  queue_id?: string;
-  local_id?: string;
-  read_by_sender?: boolean;
-}
-
-export const sendMessage = route<SendParams>({
+export const sendMessage = route({
   method: 'POST',
   path: '/api/v1/messages',
+  operationId: 'sendMessage',
   auth: 'user',
   summary: 'Send a channel message or a direct message',
   params: {
-    type: { schema: { type: 'string', enum: ['stream', 'channel', 'private', 'direct'] }, required: true },
+    type: { schema: Enum(['stream', 'channel', 'private', 'direct']), required: true },
     to: { schema: recipientSchema, required: true },
     topic: { schema: S.str, aliases: ['subject'] },
     content: { schema: S.str, required: true },
@@ -53,7 +43,7 @@ export const sendMessage = route<SendParams>({
         { kind: 'channel', org: org.id, stream_id: streamId, command: { type: 'SEND_CHANNEL_MESSAGE', org: org.id, sender_id: user.user_id, topic: params.topic, content: params.content, client, read_by_sender: readBySender } },
         hints,
       );
-      return { json: value as Record<string, unknown> };
+      return { json: { id: value.id } };
     }
     const items = Array.isArray(params.to) ? params.to : typeof params.to === 'number' ? [params.to] : params.to.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
     const to = resolveUserIds(runtime, org.id, items);
@@ -61,20 +51,9 @@ export const sendMessage = route<SendParams>({
       { kind: 'org', org: org.id, command: { type: 'SEND_DIRECT', sender_id: user.user_id, to, content: params.content, client, read_by_sender: readBySender } },
       hints,
     );
-    return { json: value as Record<string, unknown> };
+    return { json: { id: value.id } };
   },
 });
-
-interface GetMessagesParams {
-  anchor?: string | number;
-  num_before?: number;
-  num_after?: number;
-  narrow?: unknown[];
-  include_anchor?: boolean;
-  apply_markdown?: boolean;
-  use_first_unread_anchor?: boolean;
-  allow_empty_topic_name?: boolean;
-}
 
 function parseAnchor(raw: string | number | undefined, useFirstUnread: boolean): MessageQuery['anchor'] {
   if (useFirstUnread) return 'first_unread';
@@ -90,16 +69,17 @@ function searchWords(narrow: NarrowTerm[]): string[] {
   return [...new Set(narrow.filter((t) => t.operator === 'search' && !t.negated).flatMap((t) => operandWords(t.operand)))];
 }
 
-export const getMessages = route<GetMessagesParams>({
+export const getMessages = route({
   method: 'GET',
   path: '/api/v1/messages',
+  operationId: 'getMessages',
   auth: 'user',
   summary: 'Fetch messages around an anchor, filtered by a narrow',
   params: {
-    anchor: { schema: { oneOf: [{ type: 'integer' }, { type: 'string' }] } },
+    anchor: { schema: OneOf(S.int, S.str) },
     num_before: { schema: S.nonNegInt },
     num_after: { schema: S.nonNegInt },
-    narrow: { schema: { type: 'array' } },
+    narrow: { schema: S.list },
     include_anchor: { schema: S.bool },
     apply_markdown: { schema: S.bool },
     client_gravatar: { schema: S.bool },
@@ -145,9 +125,10 @@ export const getMessages = route<GetMessagesParams>({
   },
 });
 
-export const getMessage = route<{ message_id: number; apply_markdown?: boolean; allow_empty_topic_name?: boolean }>({
+export const getMessage = route({
   method: 'GET',
   path: '/api/v1/messages/{message_id}',
+  operationId: 'getMessage',
   auth: 'user',
   summary: 'Fetch one message',
   params: { message_id: { schema: S.nonNegInt, in: 'path', required: true }, apply_markdown: { schema: S.bool }, allow_empty_topic_name: { schema: S.bool } },
@@ -158,14 +139,15 @@ export const getMessage = route<{ message_id: number; apply_markdown?: boolean; 
   },
 });
 
-export const updateFlags = route<{ messages: number[]; op: 'add' | 'remove'; flag: string }>({
+export const updateFlags = route({
   method: 'POST',
   path: '/api/v1/messages/flags',
+  operationId: 'updateMessageFlags',
   auth: 'user',
   summary: 'Add or remove a personal flag on messages',
   params: {
     messages: { schema: S.intArray, required: true },
-    op: { schema: { type: 'string', enum: ['add', 'remove'] }, required: true },
+    op: { schema: Enum(['add', 'remove']), required: true },
     flag: { schema: S.str, required: true },
   },
   async handler({ params, org, user, runtime }) {
@@ -174,12 +156,12 @@ export const updateFlags = route<{ messages: number[]; op: 'add' | 'remove'; fla
       const m = accessMessage(runtime, org.id, user, id);
       if (m.stream_id !== null) channels[id] = m.stream_id;
     }
-    const value = (await runtime.execute({
+    const value = await runtime.execute({
       kind: 'user',
       org: org.id,
       user_id: user.user_id,
       command: { type: 'UPDATE_FLAGS', org: org.id, op: params.op, flag: params.flag, messages: params.messages, channels },
-    })) as { messages: number[]; ignored_because_not_subscribed_channels: number[] };
+    });
     const json: Record<string, unknown> = { messages: value.messages };
     if (params.flag === 'read' && params.op === 'remove') json.ignored_because_not_subscribed_channels = value.ignored_because_not_subscribed_channels;
     return { json };

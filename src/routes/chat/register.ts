@@ -8,35 +8,29 @@ import { fetchInitialState } from '../../../actors/areas/index.js';
 import { versionFields } from '../../../actors/render/register_payloads.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
 import type { OrgRecord, UserRecord } from '../../../actors/types.js';
-import { route, S, type Schema, type ParamSpec } from '../../http/route.js';
+import { Nullable, route, S, OneOf, Enum, type ParamMap, type ParamsOf } from '../../http/route.js';
 import { realmUrl } from './server.js';
 import type { Config } from '../../config.js';
 
-const nullableStrings: Schema = { type: ['array', 'null'], items: { type: 'string' } };
+const nullableStrings = Nullable(S.strArray);
 
 /** Parameters shared by `POST /register` and queue-creating `GET /events`. */
-export const REGISTER_PARAMS: Record<string, ParamSpec> = {
+export const REGISTER_PARAMS = {
   apply_markdown: { schema: S.bool },
   client_gravatar: { schema: S.bool },
-  include_subscribers: { schema: { oneOf: [{ type: 'boolean' }, { type: 'string', enum: ['partial'] }] } },
+  include_subscribers: { schema: OneOf(S.bool, Enum(['partial'])) },
   slim_presence: { schema: S.bool },
   presence_history_limit_days: { schema: S.int },
   event_types: { schema: nullableStrings },
   fetch_event_types: { schema: nullableStrings },
   all_public_streams: { schema: S.bool },
-  client_capabilities: { schema: { type: 'object' } },
-  narrow: { schema: { type: 'array' } },
-  queue_lifespan_secs: { schema: { type: 'integer', minimum: 0 } },
-};
+  client_capabilities: { schema: S.obj },
+  narrow: { schema: S.list },
+  queue_lifespan_secs: { schema: S.nonNegInt },
+} satisfies ParamMap;
 
-export interface RegisterParams {
-  event_types?: string[] | null;
-  fetch_event_types?: string[] | null;
-  narrow?: unknown[];
-  queue_lifespan_secs?: number;
-  include_subscribers?: boolean | 'partial';
-  client_capabilities?: Record<string, unknown>;
-}
+/** The checked parameters of `POST /register`. */
+export type RegisterParams = ParamsOf<typeof REGISTER_PARAMS>;
 
 /**
  * Creates a queue for `user` with the register parameters. The queue exists on return;
@@ -73,9 +67,10 @@ export function registerResponse(runtime: Runtime, config: Config, org: OrgRecor
   return { queue_id: queueId, last_event_id: -1, ...versionFields(), ...state };
 }
 
-export const register = route<RegisterParams>({
+export const register = route({
   method: 'POST',
   path: '/api/v1/register',
+  operationId: 'register',
   auth: 'user',
   summary: 'Register an event queue and fetch the initial state',
   params: REGISTER_PARAMS,

@@ -16,6 +16,7 @@ export function realmUrl(host: string | undefined): string {
 export const getServerSettings = route({
   method: 'GET',
   path: '/api/v1/server_settings',
+  operationId: 'getServerSettings',
   auth: 'none',
   summary: 'Server and organization settings a client needs before logging in',
   params: {},
@@ -41,9 +42,10 @@ export const getServerSettings = route({
   },
 });
 
-export const fetchApiKey = route<{ username: string; password: string }>({
+export const fetchApiKey = route({
   method: 'POST',
   path: '/api/v1/fetch_api_key',
+  operationId: 'fetchApiKey',
   auth: 'none',
   summary: 'Exchange an email and password for an API key',
   params: { username: { schema: S.str, required: true }, password: { schema: S.str, required: true } },

@@ -3,11 +3,13 @@
  * remove subscriptions. Subscribing to a missing channel creates it where permitted.
  */
 import { listChannels, listSubscriptions, resolveUserIds, visibleChannelId } from '../../../actors/queries.js';
-import { route, S, type Schema } from '../../http/route.js';
+import { Type } from '@sinclair/typebox';
+import { OneOf, route, S, Types } from '../../http/route.js';
 
-export const listStreams = route<{ include_public?: boolean; include_subscribed?: boolean; include_all?: boolean; include_all_active?: boolean }>({
+export const listStreams = route({
   method: 'GET',
   path: '/api/v1/streams',
+  operationId: 'getStreams',
   auth: 'user',
   summary: 'List the channels the user can see',
   params: {
@@ -31,9 +33,10 @@ export const listStreams = route<{ include_public?: boolean; include_subscribed?
   },
 });
 
-export const getStreamId = route<{ stream: string }>({
+export const getStreamId = route({
   method: 'GET',
   path: '/api/v1/get_stream_id',
+  operationId: 'getStreamId',
   auth: 'user',
   summary: 'Look a channel id up by name',
   params: { stream: { schema: S.str, required: true } },
@@ -42,9 +45,10 @@ export const getStreamId = route<{ stream: string }>({
   },
 });
 
-export const listOwnSubscriptions = route<{ include_subscribers?: boolean }>({
+export const listOwnSubscriptions = route({
   method: 'GET',
   path: '/api/v1/users/me/subscriptions',
+  operationId: 'getSubscriptions',
   auth: 'user',
   summary: "List the user's subscriptions",
   params: { include_subscribers: { schema: S.bool } },
@@ -53,25 +57,17 @@ export const listOwnSubscriptions = route<{ include_subscribers?: boolean }>({
   },
 });
 
-const principalsSchema: Schema = { type: 'array', items: { type: ['integer', 'string'] } };
+const principalsSchema = Type.Array(Types(S.int, S.str));
 
-interface SubscribeParams {
-  subscriptions: Array<{ name: string; description?: string }>;
-  principals?: Array<string | number>;
-  authorization_errors_fatal?: boolean;
-  invite_only?: boolean;
-  is_web_public?: boolean;
-  history_public_to_subscribers?: boolean;
-}
-
-export const subscribe = route<SubscribeParams>({
+export const subscribe = route({
   method: 'POST',
   path: '/api/v1/users/me/subscriptions',
+  operationId: 'subscribe',
   auth: 'user',
   summary: 'Subscribe users to channels, creating channels that do not exist',
   params: {
     subscriptions: {
-      schema: { type: 'array', items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, description: { type: 'string' } } } },
+      schema: Type.Array(Type.Object({ name: S.str, description: Type.Optional(S.str) })),
       required: true,
     },
     principals: { schema: principalsSchema },
@@ -81,7 +77,7 @@ export const subscribe = route<SubscribeParams>({
     is_web_public: { schema: S.bool },
     is_default_stream: { schema: S.bool },
     history_public_to_subscribers: { schema: S.bool },
-    message_retention_days: { schema: { oneOf: [{ type: 'string' }, { type: 'integer' }] } },
+    message_retention_days: { schema: OneOf(S.str, S.int) },
   },
   async handler({ params, org, user, runtime }) {
     const principals = params.principals ? resolveUserIds(runtime, org.id, params.principals) : null;
@@ -103,9 +99,10 @@ export const subscribe = route<SubscribeParams>({
   },
 });
 
-export const unsubscribe = route<{ subscriptions: string[]; principals?: Array<string | number> }>({
+export const unsubscribe = route({
   method: 'DELETE',
   path: '/api/v1/users/me/subscriptions',
+  operationId: 'unsubscribe',
   auth: 'user',
   summary: 'Unsubscribe users from channels',
   params: { subscriptions: { schema: S.strArray, required: true }, principals: { schema: principalsSchema } },

@@ -7,11 +7,13 @@ import { getUser, listUsers } from '../../../actors/queries.js';
 import { Role } from '../../../actors/types.js';
 import { userView } from '../../../actors/render/views.js';
 import { adminRequired } from '../../../actors/errors.js';
+import { Type } from '@sinclair/typebox';
 import { route, S } from '../../http/route.js';
 
-export const listUsersRoute = route<{ user_ids?: number[] }>({
+export const listUsersRoute = route({
   method: 'GET',
   path: '/api/v1/users',
+  operationId: 'getUsers',
   auth: 'user',
   summary: 'List the users of the organization',
   params: { client_gravatar: { schema: S.bool }, include_custom_profile_fields: { schema: S.bool }, user_ids: { schema: S.intArray } },
@@ -28,6 +30,7 @@ export const listUsersRoute = route<{ user_ids?: number[] }>({
 export const getOwnUser = route({
   method: 'GET',
   path: '/api/v1/users/me',
+  operationId: 'getOwnUser',
   auth: 'user',
   summary: 'Fetch the authenticated user',
   params: {},
@@ -36,9 +39,10 @@ export const getOwnUser = route({
   },
 });
 
-export const getUserById = route<{ user_id: number }>({
+export const getUserById = route({
   method: 'GET',
   path: '/api/v1/users/{user_id}',
+  operationId: 'getUser',
   auth: 'user',
   summary: 'Fetch a user by id',
   params: { user_id: { schema: S.nonNegInt, in: 'path', required: true }, client_gravatar: { schema: S.bool }, include_custom_profile_fields: { schema: S.bool } },
@@ -47,14 +51,15 @@ export const getUserById = route<{ user_id: number }>({
   },
 });
 
-export const createUser = route<{ email: string; password: string; full_name: string }>({
+export const createUser = route({
   method: 'POST',
   path: '/api/v1/users',
+  operationId: 'createUser',
   auth: 'user',
   summary: 'Create a user (organization administrators only)',
   params: {
     email: { schema: S.str, required: true },
-    password: { schema: { type: 'string', minLength: 1, maxLength: 1024 }, required: true },
+    password: { schema: Type.String({ minLength: 1, maxLength: 1024 }), required: true },
     full_name: { schema: S.str, required: true },
   },
   async handler({ params, org, user, runtime }) {
@@ -63,23 +68,24 @@ export const createUser = route<{ email: string; password: string; full_name: st
     checkEmail(params.email);
     checkFullName(params.full_name);
     const password_hash = await hashPassword(params.password);
-    const value = (await runtime.execute({
+    const value = await runtime.execute({
       kind: 'org',
       org: org.id,
       command: { type: 'CREATE_USER', actor_id: user.user_id, email: params.email, password_hash, full_name: params.full_name, role: Role.MEMBER },
-    })) as { user_id: number };
+    });
     return { json: { user_id: value.user_id } };
   },
 });
 
-export const deactivateUser = route<{ user_id: number }>({
+export const deactivateUser = route({
   method: 'DELETE',
   path: '/api/v1/users/{user_id}',
+  operationId: 'deactivateUser',
   auth: 'user',
   summary: 'Deactivate a user (organization administrators only)',
   params: {
     user_id: { schema: S.nonNegInt, in: 'path', required: true },
-    actions: { schema: { type: 'object' } },
+    actions: { schema: S.obj },
     deactivation_notification_comment: { schema: S.str },
   },
   async handler({ params, org, user, runtime }) {
@@ -88,9 +94,10 @@ export const deactivateUser = route<{ user_id: number }>({
   },
 });
 
-export const reactivateUser = route<{ user_id: number }>({
+export const reactivateUser = route({
   method: 'POST',
   path: '/api/v1/users/{user_id}/reactivate',
+  operationId: 'reactivateUser',
   auth: 'user',
   summary: 'Reactivate a deactivated user (organization administrators only)',
   params: { user_id: { schema: S.nonNegInt, in: 'path', required: true } },

@@ -1,0 +1,86 @@
+/**
+ * OpenAPI 3.1 documents generated from route records, so that a document cannot drift
+ * from what is served. One generator for both APIs; what differs (error body and
+ * media type, authentication, how parameters travel) is read from the records and
+ * from the per-API table below.
+ */
+import { typesOf } from './params.js';
+import type { ApiName, ResponseDoc, RouteRecord } from './route.js';
+
+const ref = (name: string): Record<string, string> => ({ $ref: `#/components/schemas/${name}` });
+
+/** What each API's operations have in common. */
+const API_DOC: Record<ApiName, { errorMediaType: string; errorComponent: string; defaults(r: RouteRecord): Record<number, ResponseDoc> }> = {
+  chat: {
+    errorMediaType: 'application/json',
+    errorComponent: 'JsonError',
+    defaults(r) {
+      const out: Record<number, ResponseDoc> = {
+        200: { description: 'Success', component: 'JsonSuccess' },
+        400: { description: 'Bad request: a parameter is missing or invalid' },
+      };
+      if (r.auth === 'user') out[401] = { description: 'Not authenticated, or the account or organization is deactivated' };
+      if (Object.values(r.params).some((p) => p.in === 'path')) out[404] = { description: 'No such resource, or a path parameter of the wrong shape' };
+      if (!r.unlimited) out[429] = { description: 'Rate limited; `Retry-After` says when to retry' };
+      return out;
+    },
+  },
+  board: { errorMediaType: 'application/problem+json', errorComponent: 'Problem', defaults: () => ({}) },
+};
+
+function responseOf(api: ApiName, status: number, doc: ResponseDoc): Record<string, unknown> {
+  const { errorMediaType, errorComponent } = API_DOC[api];
+  const mediaType = doc.mediaType ?? (status >= 400 ? errorMediaType : 'application/json');
+  const schema = doc.component
+    ? ref(doc.component)
+    : mediaType === 'text/markdown'
+      ? { type: 'string' }
+      : status >= 400
+        ? ref(errorComponent)
+        : { type: 'object' };
+  return { description: doc.description, content: { [mediaType]: { schema } } };
+}
+
+/** One parameter. Chat values that are JSON-encoded (lists, objects) are documented as such. */
+function parameterOf(r: RouteRecord, name: string): Record<string, unknown> {
+  const p = r.params[name];
+  const where = p.in === 'path' ? 'path' : 'query';
+  const out: Record<string, unknown> = { name, in: where, required: where === 'path' || (p.required ?? false) };
+  if (p.description !== undefined) out.description = p.description;
+  const types = typesOf(p.schema);
+  if (r.api === 'chat' && where === 'query' && (types.has('array') || types.has('object'))) out.content = { 'application/json': { schema: p.schema } };
+  else out.schema = p.schema;
+  if (p.aliases && p.aliases.length > 0) out['x-aliases'] = p.aliases;
+  return out;
+}
+
+function operationOf(r: RouteRecord): Record<string, unknown> {
+  const parameters = Object.keys(r.params).map((name) => parameterOf(r, name));
+  const responses: Record<string, unknown> = {};
+  for (const [status, doc] of Object.entries({ ...API_DOC[r.api].defaults(r), ...r.responses })) responses[status] = responseOf(r.api, Number(status), doc);
+  const notes: string[] = [];
+  if (r.switch) notes.push(`Answers 404 while the \`${r.switch}\` runtime switch is off (the default).`);
+  if (r.limiter) notes.push('Rate limited per client address; 429 carries Retry-After.');
+  if (r.body) notes.push(`The raw request body may not exceed ${r.body.maxBytes} bytes (413).`);
+  if (r.api === 'chat' && r.method !== 'GET' && r.method !== 'DELETE' && parameters.some((p) => p.in === 'query')) {
+    notes.push('Parameters may also be sent as an `application/x-www-form-urlencoded` or `multipart/form-data` body, as Zulip takes them.');
+  }
+  const op: Record<string, unknown> = {
+    operationId: r.operationId,
+    summary: r.summary,
+    description: [r.description, ...notes].filter(Boolean).join('\n\n'),
+    parameters,
+    responses,
+  };
+  if (r.api === 'chat') op.security = r.auth === 'user' ? [{ basicAuth: [] }] : [];
+  if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: ref(r.body.component) } } };
+  if (r.method === 'GET' && r.limiter) op['x-state-changing-get'] = true;
+  return op;
+}
+
+/** Builds an API's OpenAPI document from its route records. */
+export function openApiDocument(routes: RouteRecord[], info: Record<string, unknown>, components: Record<string, unknown>): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) (paths[r.path] ??= {})[r.method.toLowerCase()] = operationOf(r);
+  return { openapi: '3.1.0', info, paths, components };
+}
