@@ -30,6 +30,30 @@ export function getUser(rt: StateView, org: number, userId: number): Record<stri
   return userView(user);
 }
 
+/**
+ * One user by email, as `GET /users/{email}` finds them: by their email (any case),
+ * else by the dummy form `user{id}@{host}` Zulip still accepts; deactivated users
+ * included, as by id. `BAD_REQUEST` "No such user" otherwise.
+ */
+export function getUserByEmail(rt: StateView, org: number, email: string): Record<string, unknown> {
+  const ctx = rt.org(org)!;
+  const dummy = /^user([0-9]{1,15})@[^@]+$/i.exec(email);
+  const user = userByEmail(ctx, email) ?? (dummy ? ctx.users.get(Number(dummy[1])) : undefined);
+  if (!user) throw badRequest('No such user');
+  return userView(user);
+}
+
+/**
+ * One channel by id, as `GET /streams/{stream_id}` shows it, if the viewer may see
+ * it exists (Zulip's `access_stream_by_id` without content access: subscribers, and
+ * non-guests for public channels, administrators for private ones).
+ */
+export function getChannel(rt: StateView, org: number, viewer: UserRecord, streamId: number): Record<string, unknown> {
+  const ch = rt.channel(org, streamId);
+  if (!ch || !canAccessChannel(viewer, ch.channel, ch.subscribers)) throw badRequest('Invalid channel ID');
+  return channelView(ch);
+}
+
 /** The channels a user can see, as `GET /streams` lists them. */
 export function listChannels(rt: StateView, org: number, viewer: UserRecord, opts: { include_public: boolean; include_subscribed: boolean; include_all: boolean }): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];

@@ -457,6 +457,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'GET /api/v1/messages/{message_id}': { pathParams: { message_id: mid }, params: {} },
     'POST /api/v1/messages/flags': { params: { messages: `[${mid}]`, op: 'add', flag: 'starred' } },
     'GET /api/v1/users/{user_id}': { pathParams: { user_id: String(alice.user_id) }, params: {} },
+    'GET /api/v1/users/{email}': { pathParams: { email: 'alice@example.com' }, params: {} },
+    'GET /api/v1/streams/{stream_id}': { pathParams: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')) }, params: {} },
     'POST /api/v1/users': { params: { email: 'fuzz-new@example.com', password: 'pw', full_name: 'Fuzz New' } },
     'DELETE /api/v1/users/{user_id}': { pathParams: { user_id: String(victim.user_id) }, params: {} },
     // The victim is active, so this base is itself refused: only the path matters here.

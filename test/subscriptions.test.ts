@@ -686,3 +686,27 @@ t.test('one request, many channels: a handful of events per queue, batched as Zu
     t.same(await myChannelNames(f, bob), []);
   });
 });
+
+t.test('GET /streams/{stream_id}', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com');
+  const bob = await f.createUser('bob@example.com');
+  await f.subscribe(f.owner, 'open');
+  const secret = await f.call(alice, 'POST', SUBS, { subscriptions: [{ name: 'secret' }], invite_only: true });
+  t.equal(secret.status, 200, secret.body);
+  const idOf = async (name: string): Promise<number> => (await f.call(f.owner, 'GET', '/api/v1/get_stream_id', { stream: name })).json.stream_id;
+  const open = await idOf('open');
+  const hidden = await idOf('secret');
+  const listed = (await f.call(bob, 'GET', '/api/v1/streams')).json.streams.find((s: any) => s.stream_id === open);
+  const one = await f.call(bob, 'GET', `/api/v1/streams/${open}`);
+  t.equal(one.status, 200, one.body);
+  t.same(one.json.stream, listed, 'the channel as GET /streams lists it');
+  t.equal((await f.call(alice, 'GET', `/api/v1/streams/${hidden}`)).json.stream.invite_only, true, 'a subscriber sees a private channel');
+  t.equal((await f.call(f.owner, 'GET', `/api/v1/streams/${hidden}`)).status, 200, 'an administrator sees a private channel');
+  const refused = await f.call(bob, 'GET', `/api/v1/streams/${hidden}`);
+  t.equal(refused.status, 400);
+  t.same([refused.json.code, refused.json.msg], ['BAD_REQUEST', 'Invalid channel ID'], 'a private channel is no different from a missing one');
+  t.same((await f.call(bob, 'GET', '/api/v1/streams/99999')).json.msg, 'Invalid channel ID');
+  t.equal((await f.call(bob, 'GET', '/api/v1/streams/abc')).status, 404, 'a path segment that is not an id is no such endpoint');
+});

@@ -417,3 +417,27 @@ t.test('a password followed by NUL bytes does not log in (scrypt pads its HMAC k
   const ok = await f.call(null, 'POST', '/api/v1/fetch_api_key', { username: 'owner@example.com', password: 'owner-pass' });
   t.equal(ok.status, 200);
 });
+
+t.test('GET /users/{email}', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('Alice@Example.com', 'Alice');
+  const byId = await f.call(f.owner, 'GET', `/api/v1/users/${alice.user_id}`);
+  for (const email of ['Alice@Example.com', 'alice@example.com', 'ALICE@EXAMPLE.COM', `user${alice.user_id}@127.0.0.1`]) {
+    const res = await f.call(f.owner, 'GET', `/api/v1/users/${encodeURIComponent(email)}`);
+    t.equal(res.status, 200, `${email}: ${res.body}`);
+    t.same(res.json.user, byId.json.user, `${email} finds the same user as their id`);
+  }
+  isError(t, await f.call(f.owner, 'GET', '/api/v1/users/nobody@example.com'), 400, 'BAD_REQUEST', 'an unknown email');
+  t.equal((await f.call(f.owner, 'GET', '/api/v1/users/nobody@example.com')).json.msg, 'No such user');
+  isError(t, await f.call(f.owner, 'GET', '/api/v1/users/user99999@127.0.0.1'), 400, 'BAD_REQUEST', 'a dummy email of nobody');
+  const me = await f.call(f.owner, 'GET', '/api/v1/users/me');
+  t.equal(me.json.user_id, f.owner.user_id, '/users/me is still the caller, not an email lookup');
+  t.equal((await f.call(f.owner, 'GET', `/api/v1/users/${alice.user_id}`)).json.user.email, 'Alice@Example.com', 'digits still mean an id');
+  t.equal((await f.call(f.owner, 'DELETE', '/api/v1/users/alice@example.com')).status, 405, 'an email path is read-only, as in Zulip');
+  t.equal((await f.call(f.owner, 'GET', '/api/v1/users/-1')).status, 404, 'a negative id is no such endpoint');
+  await f.call(f.owner, 'DELETE', `/api/v1/users/${alice.user_id}`);
+  const gone = await f.call(f.owner, 'GET', '/api/v1/users/alice@example.com');
+  t.equal(gone.status, 200, 'a deactivated user is still found');
+  t.equal(gone.json.user.is_active, false);
+});

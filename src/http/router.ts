@@ -19,7 +19,7 @@ export interface RouterOptions {
 }
 
 /** One segment of a template: literal text, a whole-segment parameter, or an expression. */
-type Segment = { kind: 'literal'; text: string } | { kind: 'param'; name: string } | { kind: 'pattern'; re: RegExp; names: string[] };
+type Segment = { kind: 'literal'; text: string } | { kind: 'param'; name: string; accepts?: RegExp } | { kind: 'pattern'; re: RegExp; names: string[] };
 
 interface Pattern {
   template: string;
@@ -33,10 +33,18 @@ export type Lookup =
   | { kind: 'method'; allowed: string[] }
   | { kind: 'none' };
 
-function segmentOf(text: string): Segment {
+/** Raw segments an integer parameter can be: only these select its template. */
+const INTEGER_SEGMENT = /^-?[0-9]+$/;
+
+function segmentOf(text: string, r: RouteRecord): Segment {
   if (!text.includes('{')) return { kind: 'literal', text };
   const whole = /^\{([a-zA-Z_]+)\}$/.exec(text);
-  if (whole) return { kind: 'param', name: whole[1] };
+  if (whole) {
+    // An integer parameter matches only digits, so that `/users/{user_id}` and
+    // `/users/{email}` can share a shape, as Zulip's `<int:user_id>` and `<email>` do.
+    const type = (r.params[whole[1]]?.schema as { type?: unknown } | undefined)?.type;
+    return type === 'integer' ? { kind: 'param', name: whole[1], accepts: INTEGER_SEGMENT } : { kind: 'param', name: whole[1] };
+  }
   const names: string[] = [];
   const source = text
     .split(/(\{[a-zA-Z_]+\})/)
@@ -66,7 +74,14 @@ export class Router {
       this.exact.set(r.path, methods);
     } else {
       let pattern = this.patterns.find((p) => p.template === r.path);
-      if (!pattern) this.patterns.push((pattern = { template: r.path, segments: r.path.split('/').map(segmentOf), byMethod: new Map() }));
+      if (!pattern) {
+        pattern = { template: r.path, segments: r.path.split('/').map((text) => segmentOf(text, r)), byMethod: new Map() };
+        // Templates whose parameters only accept some segments are tried before those that take any.
+        const picky = (p: Pattern): boolean => p.segments.some((seg) => seg.kind === 'param' && seg.accepts !== undefined);
+        const at = picky(pattern) ? this.patterns.findIndex((p) => !picky(p)) : -1;
+        if (at < 0) this.patterns.push(pattern);
+        else this.patterns.splice(at, 0, pattern);
+      }
       methods = pattern.byMethod;
     }
     if (methods.has(r.method)) throw new Error(`Duplicate route ${r.method} ${r.path}`);
@@ -103,6 +118,7 @@ export class Router {
       if (seg.kind === 'literal') {
         if (seg.text !== parts[i]) return null;
       } else if (seg.kind === 'param') {
+        if (seg.accepts && !seg.accepts.test(parts[i])) return null;
         const value = this.decode(parts[i]);
         if (value === null) return null;
         params[seg.name] = value;

@@ -1,8 +1,8 @@
 /**
- * Channels and subscriptions: list channels, look one up by name, list, add and
+ * Channels and subscriptions: list channels, fetch one by id, look one up by name, list, add and
  * remove subscriptions. Subscribing to a missing channel creates it where permitted.
  */
-import { listChannels, listSubscriptions, resolveUserIds, visibleChannelId } from '../../../actors/queries.js';
+import { getChannel, listChannels, listSubscriptions, resolveUserIds, visibleChannelId } from '../../../actors/queries.js';
 import { Type } from '@sinclair/typebox';
 import { OneOf, route, S, Types } from '../../http/route.js';
 
@@ -30,6 +30,18 @@ export const listStreams = route({
       include_all: params.include_all ?? params.include_all_active ?? false,
     });
     return { json: { streams } };
+  },
+});
+
+export const getStreamById = route({
+  method: 'GET',
+  path: '/api/v1/streams/{stream_id}',
+  operationId: 'getStreamById',
+  auth: 'user',
+  summary: 'Fetch one channel by id',
+  params: { stream_id: { schema: S.nonNegInt, in: 'path', required: true } },
+  handler({ params, org, user, runtime }) {
+    return { json: { stream: getChannel(runtime, org.id, user, params.stream_id) } };
   },
 });
 

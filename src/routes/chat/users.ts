@@ -1,9 +1,10 @@
 /**
- * Users: list, fetch, and create (administrators only).
+ * Users: list, fetch (by id or by email), create, deactivate and reactivate
+ * (administrators only).
  */
 import { checkEmail, checkFullName } from '../../../actors/user_rules.js';
 import { hashPassword } from '../../../actors/passwords.js';
-import { getUser, listUsers } from '../../../actors/queries.js';
+import { getUser, getUserByEmail, listUsers } from '../../../actors/queries.js';
 import { Role } from '../../../actors/types.js';
 import { userView } from '../../../actors/render/views.js';
 import { adminRequired } from '../../../actors/errors.js';
@@ -48,6 +49,18 @@ export const getUserById = route({
   params: { user_id: { schema: S.nonNegInt, in: 'path', required: true }, client_gravatar: { schema: S.bool }, include_custom_profile_fields: { schema: S.bool } },
   handler({ params, org, runtime }) {
     return { json: { user: getUser(runtime, org.id, params.user_id) } };
+  },
+});
+
+export const getUserByEmailRoute = route({
+  method: 'GET',
+  path: '/api/v1/users/{email}',
+  operationId: 'getUserByEmail',
+  auth: 'user',
+  summary: 'Fetch a user by email (or the dummy form user{id}@host)',
+  params: { email: { schema: S.str, in: 'path', required: true }, client_gravatar: { schema: S.bool }, include_custom_profile_fields: { schema: S.bool } },
+  handler({ params, org, runtime }) {
+    return { json: { user: getUserByEmail(runtime, org.id, params.email) } };
   },
 });
 
