@@ -16,8 +16,11 @@ import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organiz
 import { renderMarkdown, type MentionResolver } from '../markdown.js';
 import { checkContent, checkTopic } from '../message_rules.js';
 import type { OutgoingEvent } from '../event_queues/queue_actor.js';
-import { messageView } from '../render/views.js';
-import { Role, type MessageRecord } from '../types.js';
+import { messageView, type MessageViewOptions } from '../render/views.js';
+import { Role, type MessageRecord, type UserRecord } from '../types.js';
+import { canReadChannelMessage } from '../message_query.js';
+import { received } from '../kinds/channel.js';
+import { flagsOf } from '../kinds/user.js';
 
 /**
  * A message was sent. Its channel recipients are the channel's subscribers at this
@@ -228,6 +231,39 @@ function notifyMessage(world: StateView, fact: MessageSent, seq: number): UserDe
   };
 }
 
+
+// Reads: what route handlers ask, answered from actor state without changing it.
+
+/** A stored message the user may read, or `BAD_REQUEST` "Invalid message(s)". */
+export function accessMessage(rt: StateView, org: number, viewer: UserRecord, id: number): MessageRecord {
+  const ctx = rt.org(org)!;
+  const streamId = ctx.messageChannel.get(id);
+  if (streamId !== undefined) {
+    const ch = rt.channel(org, streamId);
+    const m = ch?.messages.get(id);
+    if (m && canReadChannelMessage(ch!, viewer, id)) return m;
+  } else {
+    const m = ctx.directMessages.get(id);
+    if (m && m.dm_user_ids!.includes(viewer.user_id)) return m;
+  }
+  throw badRequest('Invalid message(s)');
+}
+
+/**
+ * A message with the viewer's flags, as `GET /messages` shows it. A channel message the
+ * viewer never received is `historical` (and read), as in Zulip.
+ */
+export function messageForViewer(rt: StateView, org: number, viewerId: number, m: MessageRecord, opts: MessageViewOptions): Record<string, unknown> {
+  const orgCtx = rt.org(org)!;
+  const ch = m.stream_id === null ? undefined : rt.channel(org, m.stream_id);
+  const me = rt.user(org, viewerId);
+  const flags = me ? flagsOf(me, m.id) : ['read'];
+  if (ch && !received(ch, viewerId, m.id)) {
+    if (!flags.includes('read')) flags.unshift('read');
+    flags.push('historical');
+  }
+  return { ...messageView(orgCtx, m, ch?.channel.name ?? '', opts), flags };
+}
 
 export const messages = area({
   name: 'messages',

@@ -16,10 +16,10 @@ import { addChannel, type OrgContext } from '../kinds/organization.js';
 import { join, leave } from '../kinds/user.js';
 import { escapeHtml } from '../markdown.js';
 import { checkChannelName, codePointLength, LIMITS } from '../message_rules.js';
-import { listChannels, listNeverSubscribed, listSubscriptions, listUnsubscribed } from '../queries.js';
 import { activeUsersWhere, eventJson, listEvent, seesNewChannel } from '../render/events.js';
 import { channelView, SubscriptionJson, subscriptionView } from '../render/views.js';
 import { Role, type ChannelRecord, type SubscriptionProps, type UserRecord } from '../types.js';
+
 
 // Facts. Earlier logs hold `ChannelCreated` + `Subscribed`/`Unsubscribed` per channel;
 // those still replay. Today's requests log one bulk fact each.
@@ -596,6 +596,86 @@ function peerEvents(world: StateView, orgId: number, seq: number, op: 'peer_add'
     if (g.recipients.length === 0) continue;
     out.push({ org: orgId, seq, type: 'subscription', user_ids: g.recipients, event: eventJson('subscription', { op, stream_ids: g.stream_ids.sort(ascending), user_ids: g.user_ids }) });
   }
+}
+
+// Reads: what route handlers ask, answered from actor state without changing it.
+
+/** The channels a user can see, as `GET /streams` lists them. */
+export function listChannels(rt: StateView, org: number, viewer: UserRecord, opts: { include_public: boolean; include_subscribed: boolean; include_all: boolean }): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const id of rt.channelIdsOf(org)) {
+    const ch = rt.channel(org, id)!;
+    const subscribed = ch.subscribers.has(viewer.user_id);
+    const isPublic = !ch.channel.invite_only && viewer.role !== Role.GUEST;
+    const visible = (opts.include_all && viewer.role <= Role.ADMIN) || (opts.include_subscribed && subscribed) || (opts.include_public && isPublic);
+    if (visible && !ch.channel.is_archived) out.push(channelView(ch));
+  }
+  return out.sort((a, b) => (a.stream_id as number) - (b.stream_id as number));
+}
+
+/** A user's subscriptions, as `GET /users/me/subscriptions` and `register` show them. */
+export function listSubscriptions(rt: StateView, org: number, userId: number, withSubscribers: boolean): Record<string, unknown>[] {
+  const me = rt.user(org, userId);
+  const out: Record<string, unknown>[] = [];
+  for (const [streamId, props] of me?.subs ?? []) {
+    const ch = rt.channel(org, streamId);
+    if (ch) out.push(subscriptionView(ch, props, withSubscribers));
+  }
+  return out.sort((a, b) => (a.stream_id as number) - (b.stream_id as number));
+}
+
+/** Channels a user left, for `register`'s `unsubscribed`. */
+export function listUnsubscribed(rt: StateView, org: number, userId: number): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const [streamId, props] of rt.user(org, userId)?.former ?? []) {
+    const ch = rt.channel(org, streamId);
+    if (ch) out.push(subscriptionView(ch, props, true));
+  }
+  return out.sort((a, b) => (a.stream_id as number) - (b.stream_id as number));
+}
+
+/** Channels a user can see and was never subscribed to, for `register`'s `never_subscribed`. */
+export function listNeverSubscribed(rt: StateView, org: number, user: UserRecord): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const former = rt.user(org, user.user_id)?.former;
+  for (const id of rt.channelIdsOf(org)) {
+    const ch = rt.channel(org, id)!;
+    if (ch.subscribers.has(user.user_id) || former?.has(id) || !canAccessChannel(user, ch.channel, ch.subscribers)) continue;
+    out.push({ ...channelView(ch), subscribers: [...ch.subscribers].sort((a, b) => a - b) });
+  }
+  return out;
+}
+
+/** Finds a channel id by name, or `STREAM_DOES_NOT_EXIST`. */
+export function channelIdByName(rt: StateView, org: number, name: string): number {
+  const id = rt.org(org)!.channelsByName.get(name.trim().toLowerCase());
+  if (id === undefined) throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel '${name}' does not exist`, { stream: name });
+  return id;
+}
+
+/** A channel id by name, if the user may know the channel exists; else "Invalid channel name". */
+export function visibleChannelId(rt: StateView, org: number, user: UserRecord, name: string): number {
+  const id = rt.org(org)!.channelsByName.get(name.trim().toLowerCase());
+  const ch = id === undefined ? undefined : rt.channel(org, id);
+  if (!ch || !canAccessChannel(user, ch.channel, ch.subscribers)) throw badRequest(`Invalid channel name '${name}'`);
+  return id!;
+}
+
+/** Checks that a channel id exists, or `STREAM_DOES_NOT_EXIST`. */
+export function checkChannelId(rt: StateView, org: number, id: number): number {
+  if (!rt.channel(org, id)) throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel with ID '${id}' does not exist`, { stream_id: id });
+  return id;
+}
+
+/**
+ * One channel by id, as `GET /streams/{stream_id}` shows it, if the viewer may see
+ * it exists (Zulip's `access_stream_by_id` without content access: subscribers, and
+ * non-guests for public channels, administrators for private ones).
+ */
+export function getChannel(rt: StateView, org: number, viewer: UserRecord, streamId: number): Record<string, unknown> {
+  const ch = rt.channel(org, streamId);
+  if (!ch || !canAccessChannel(viewer, ch.channel, ch.subscribers)) throw badRequest('Invalid channel ID');
+  return channelView(ch);
 }
 
 export const subscriptions = area({

@@ -12,6 +12,8 @@ import { systemGroups } from '../render/register_payloads.js';
 import { avatarUrl, userView } from '../render/views.js';
 import { Role, type RoleNumber, type UserRecord } from '../types.js';
 import { checkEmail, makeUser } from '../user_rules.js';
+import { userByEmail } from '../kinds/organization.js';
+import type { StateView } from '../core/state_view.js';
 
 /** A user joined an organization. */
 export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }
@@ -110,6 +112,53 @@ const userActivationChanged = fact<UserActivationChanged>({
     return [{ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, is_active: f.active } }) }];
   },
 });
+
+// Reads: what route handlers ask, answered from actor state without changing it.
+
+/** A user of an organization by email, active or not. */
+export function findUserByEmail(rt: StateView, org: number, email: string): UserRecord | undefined {
+  const ctx = rt.org(org);
+  return ctx && userByEmail(ctx, email);
+}
+
+/** Every user of an organization, as `GET /users` lists them. */
+export function listUsers(rt: StateView, org: number): Record<string, unknown>[] {
+  return [...rt.org(org)!.users.values()].map(userView);
+}
+
+/** One user by id, or `BAD_REQUEST` "No such user". */
+export function getUser(rt: StateView, org: number, userId: number): Record<string, unknown> {
+  const user = rt.org(org)!.users.get(userId);
+  if (!user) throw badRequest('No such user');
+  return userView(user);
+}
+
+/**
+ * One user by email, as `GET /users/{email}` finds them: by their email (any case),
+ * else by the dummy form `user{id}@{host}` Zulip still accepts; deactivated users
+ * included, as by id. `BAD_REQUEST` "No such user" otherwise.
+ */
+export function getUserByEmail(rt: StateView, org: number, email: string): Record<string, unknown> {
+  const ctx = rt.org(org)!;
+  const dummy = /^user([0-9]{1,15})@[^@]+$/i.exec(email);
+  const user = userByEmail(ctx, email) ?? (dummy ? ctx.users.get(Number(dummy[1])) : undefined);
+  if (!user) throw badRequest('No such user');
+  return userView(user);
+}
+
+/** Resolves user ids or emails to ids of users of the organization. */
+export function resolveUserIds(rt: StateView, org: number, items: Array<string | number>): number[] {
+  const ctx = rt.org(org)!;
+  return items.map((item) => {
+    if (typeof item === 'number') {
+      if (!ctx.users.has(item)) throw badRequest(`Invalid user ID ${item}`);
+      return item;
+    }
+    const user = userByEmail(ctx, item);
+    if (!user) throw badRequest(`Invalid email '${item}'`);
+    return user.user_id;
+  });
+}
 
 export const users = area({
   name: 'users',

@@ -5,7 +5,9 @@ import { queryMessages, type MessageQuery } from '../../../actors/message_query.
 import { highlightHtml, highlightText } from '../../../actors/render/highlight.js';
 import { checkNarrow, searchWords as operandWords, type NarrowTerm } from '../../../actors/narrow.js';
 import type { MessageRecord } from '../../../actors/types.js';
-import { accessMessage, channelIdByName, checkChannelId, messageForViewer, resolveUserIds } from '../../../actors/queries.js';
+import { accessMessage, messageForViewer } from '../../../actors/areas/messages.js';
+import { channelIdByName, checkChannelId } from '../../../actors/areas/subscriptions.js';
+import { resolveUserIds } from '../../../actors/areas/users.js';
 import { ApiError, badRequest } from '../../../actors/errors.js';
 import { Type } from '@sinclair/typebox';
 import { Enum, OneOf, route, S, Types } from '../../http/route.js';

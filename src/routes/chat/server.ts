@@ -3,7 +3,7 @@
  * has credentials.
  */
 import { verifyPassword } from '../../../actors/passwords.js';
-import { findUserByEmail } from '../../../actors/queries.js';
+import { findUserByEmail } from '../../../actors/areas/users.js';
 import { versionFields } from '../../../actors/render/register_payloads.js';
 import { ApiError } from '../../../actors/errors.js';
 import { route, S } from '../../http/route.js';

@@ -2,7 +2,8 @@
  * Channels and subscriptions: list channels, fetch one by id, look one up by name, list, add and
  * remove subscriptions. Subscribing to a missing channel creates it where permitted.
  */
-import { getChannel, listChannels, listSubscriptions, resolveUserIds, visibleChannelId } from '../../../actors/queries.js';
+import { getChannel, listChannels, listSubscriptions, visibleChannelId } from '../../../actors/areas/subscriptions.js';
+import { resolveUserIds } from '../../../actors/areas/users.js';
 import { Type } from '@sinclair/typebox';
 import { OneOf, route, S, Types } from '../../http/route.js';
 

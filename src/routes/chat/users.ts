@@ -4,7 +4,7 @@
  */
 import { checkEmail, checkFullName } from '../../../actors/user_rules.js';
 import { hashPassword } from '../../../actors/passwords.js';
-import { getUser, getUserByEmail, listUsers } from '../../../actors/queries.js';
+import { getUser, getUserByEmail, listUsers } from '../../../actors/areas/users.js';
 import { Role } from '../../../actors/types.js';
 import { userView } from '../../../actors/render/views.js';
 import { adminRequired } from '../../../actors/errors.js';
