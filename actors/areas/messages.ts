@@ -13,7 +13,7 @@ import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
 import type { ChannelContext } from '../kinds/channel.js';
 import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organization.js';
-import { renderMarkdown, type MentionResolver } from '../markdown.js';
+import { renderMarkdown, type MentionResolver, type Rendered } from '../markdown.js';
 import { checkContent, checkTopic } from '../message_rules.js';
 import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import { messageView, type MessageViewOptions } from '../render/views.js';
@@ -71,6 +71,27 @@ export function mentionResolver(org: OrgContext): MentionResolver {
   };
 }
 
+/** Where a new message goes: a channel topic, or its direct-message participants. */
+type Destination = Pick<MessageRecord, 'stream_id' | 'topic' | 'dm_user_ids' | 'recipient_id'>;
+
+/** The decision of a send: the new message, with its id and time chosen now, as one `MessageSent`. */
+function sent(
+  env: DecideEnv,
+  org: number,
+  command: { client: string; read_by_sender: boolean },
+  senderId: number,
+  content: string,
+  rendered: Rendered,
+  mentioned: number[],
+  to: Destination,
+): Decision<{ id: number }, MessageSent> {
+  const message: MessageRecord = { id: env.nextMessageId(), sender_id: senderId, content, rendered: rendered.html, timestamp: env.now(), client: command.client, ...to };
+  return {
+    facts: [{ type: 'MessageSent', org, message, mentioned, wildcard: rendered.wildcard, read_by_sender: command.read_by_sender }],
+    value: { id: message.id },
+  };
+}
+
 export const sendChannelMessage = command({
   type: 'SEND_CHANNEL_MESSAGE',
   actor: 'channel',
@@ -87,22 +108,8 @@ export const sendChannelMessage = command({
     const topic = checkTopic(command.topic);
     const content = checkContent(command.content);
     const rendered = renderMarkdown(content, mentionResolver(org));
-    const message: MessageRecord = {
-      id: env.nextMessageId(),
-      sender_id: sender.user_id,
-      content,
-      rendered: rendered.html,
-      timestamp: env.now(),
-      client: command.client,
-      stream_id: channel.stream_id,
-      topic,
-      dm_user_ids: null,
-      recipient_id: channel.recipient_id,
-    };
-    return {
-      facts: [{ type: 'MessageSent', org: command.org, message, mentioned: rendered.mentioned, wildcard: rendered.wildcard, read_by_sender: command.read_by_sender }],
-      value: { id: message.id },
-    };
+    const to = { stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id };
+    return sent(env, command.org, command, sender.user_id, content, rendered, rendered.mentioned, to);
   }
 });
 
@@ -127,23 +134,8 @@ export const sendDirect = command({
     if (dmUserIds.length === 1) recipientId = sender.recipient_id;
     else if (dmUserIds.length === 2) recipientId = ctx.users.get(dmUserIds[0] === sender.user_id ? dmUserIds[1] : dmUserIds[0])!.recipient_id;
     else recipientId = ctx.groupRecipients.get(dmUserIds.join(',')) ?? ctx.nextRecipientId;
-    const message: MessageRecord = {
-      id: env.nextMessageId(),
-      sender_id: sender.user_id,
-      content,
-      rendered: rendered.html,
-      timestamp: env.now(),
-      client: command.client,
-      stream_id: null,
-      topic: '',
-      dm_user_ids: dmUserIds,
-      recipient_id: recipientId,
-    };
-    const mentioned = rendered.mentioned.filter((id) => participants.has(id));
-    return {
-      facts: [{ type: 'MessageSent', org: ctx.org.id, message, mentioned, wildcard: rendered.wildcard, read_by_sender: command.read_by_sender }],
-      value: { id: message.id },
-    };
+    const to = { stream_id: null, topic: '', dm_user_ids: dmUserIds, recipient_id: recipientId };
+    return sent(env, ctx.org.id, command, sender.user_id, content, rendered, rendered.mentioned.filter((id) => participants.has(id)), to);
   },
 });
 

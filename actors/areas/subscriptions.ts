@@ -7,7 +7,7 @@
  * The organization actor decides, because a request may create channels and the
  * organization owns the channel directory; channel and user actors apply the facts.
  */
-import { area, command, fact, type Delivery } from '../core/area.js';
+import { area, command, fact, type Delivery, type FactRecipients } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest } from '../errors.js';
@@ -352,6 +352,12 @@ const channelCreated = fact<ChannelCreated>({
   },
 });
 
+/** A per-channel (legacy) fact goes to its channel and to each user it names. */
+function toChannelAndUsers(f: Subscribed | Unsubscribed, to: FactRecipients): void {
+  to.channel(f.org, f.stream_id);
+  for (const id of f.user_ids) to.user(f.org, id);
+}
+
 const subscribed = fact<Subscribed>({
   type: 'Subscribed',
   apply: {
@@ -361,10 +367,7 @@ const subscribed = fact<Subscribed>({
       if (i >= 0) join(ctx, f.stream_id, f.props[i]);
     },
   },
-  route(f, to) {
-    to.channel(f.org, f.stream_id);
-    for (const id of f.user_ids) to.user(f.org, id);
-  },
+  route: toChannelAndUsers,
   notify: (f, seq, view) => notifySubscription(view, f, seq),
 });
 
@@ -376,10 +379,7 @@ const unsubscribed = fact<Unsubscribed>({
       if (f.user_ids.includes(ctx.user_id)) leave(ctx, f.stream_id);
     },
   },
-  route(f, to) {
-    to.channel(f.org, f.stream_id);
-    for (const id of f.user_ids) to.user(f.org, id);
-  },
+  route: toChannelAndUsers,
   notify: (f, seq, view) => notifySubscription(view, f, seq),
 });
 

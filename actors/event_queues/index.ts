@@ -20,6 +20,7 @@
  * - One timer drives everything periodic: the heartbeat wheel, and a sweep for idle
  *   queues and for passivation.
  */
+import type { Chunk, ChunkThunk } from '../core/persistence.js';
 import { badRequest } from '../errors.js';
 import type { QueueFact, QueueRegistered, QueuesDropped } from '../queue_facts.js';
 import type { NarrowTerm } from '../narrow.js';
@@ -137,7 +138,20 @@ export interface QueueDelivery {
   pushNow(cell: Cell, events: SequencedEvent[]): void;
   /** Adopts a queue restored from a snapshot; its idle clock starts afresh. */
   restore(ctx: QueueContext): void;
+  /** Every queue's snapshot chunks, lazily (see `Persistence` in `actors/core/persistence.ts`). */
+  chunks(sliceSize: number): Generator<ChunkThunk>;
+  /** Takes back one of those chunks. */
+  restoreChunk(chunk: Chunk): void;
 }
+
+/** The queues' snapshot chunk: queue contexts, in slices. */
+interface QueuesChunk {
+  k: 'queues';
+  list: QueueContext[];
+}
+
+/** The chunk tag the event queues write. */
+export const QUEUE_CHUNK_TAGS: readonly string[] = ['queues'];
 
 export class EventQueues implements QueueService, QueueDelivery {
   private readonly registry = new QueueRegistry();
@@ -327,5 +341,18 @@ export class EventQueues implements QueueService, QueueDelivery {
 
   restore(ctx: QueueContext): void {
     this.registry.adopt(restoredContext(ctx), this.opts.now());
+  }
+
+  *chunks(sliceSize: number): Generator<ChunkThunk> {
+    // The queues when the snapshot starts; one dropped before its slice is taken is left out.
+    const queues = this.exportQueues();
+    for (let from = 0; from < queues.length; from += sliceSize) {
+      const start = from;
+      yield (): QueuesChunk => ({ k: 'queues', list: queues.slice(start, start + sliceSize).filter((q) => this.peek(q.id) === q) });
+    }
+  }
+
+  restoreChunk(chunk: Chunk): void {
+    for (const q of (chunk as QueuesChunk).list) this.restore(q);
   }
 }

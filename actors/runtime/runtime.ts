@@ -19,7 +19,7 @@ import type { DecideEnv, DomainActor, Outcome } from '../core/domain_logic.js';
 import type { Chunk, ChunkThunk } from '../core/persistence.js';
 import type { StateView } from '../core/state_view.js';
 import { COMMANDS as COMMAND_DEFS } from '../areas/index.js';
-import { EventQueues, type QueueContext, type QueueDelivery, type QueueOptions, type QueueService } from '../event_queues/index.js';
+import { EventQueues, QUEUE_CHUNK_TAGS, type QueueDelivery, type QueueOptions, type QueueService } from '../event_queues/index.js';
 import { ActorDirectory } from './actor_directory.js';
 import { EventRouting, Routed, type DeliveryHints } from './event_routing.js';
 
@@ -63,12 +63,6 @@ export const defaultRuntimeOptions = (sink: FactSink): RuntimeOptions => ({
     passivateAfterMs: 60000,
   },
 });
-
-/** The event queues' snapshot chunk: queue contexts, in slices. */
-interface QueuesChunk {
-  k: 'queues';
-  list: QueueContext[];
-}
 
 export class Runtime implements StateView {
   /** What route handlers, the server and tools may do with event queues. */
@@ -210,17 +204,13 @@ export class Runtime implements StateView {
   /** Every actor's chunks and the event queues', lazily, for the snapshot writer. */
   *persisted(sliceSize: number): Generator<ChunkThunk> {
     yield* this.directory.persisted(sliceSize);
-    const queues = this.queues.exportQueues();
-    for (let from = 0; from < queues.length; from += sliceSize) {
-      const start = from;
-      yield (): QueuesChunk => ({ k: 'queues', list: queues.slice(start, start + sliceSize).filter((q) => this.queues.peek(q.id) === q) });
-    }
+    yield* this.queueDelivery.chunks(sliceSize);
   }
 
   /** Restores one snapshot chunk, written in snapshot format `version`. */
   restoreChunk(chunk: Chunk, version: number): void {
-    if (chunk.k === 'queues') {
-      for (const q of (chunk as QueuesChunk).list) this.queueDelivery.restore(q);
+    if (QUEUE_CHUNK_TAGS.includes(chunk.k)) {
+      this.queueDelivery.restoreChunk(chunk);
       return;
     }
     this.directory.restoreChunk(chunk, version);
