@@ -4,7 +4,7 @@
  * `update_message_flags` event, and the starred and unread sections of `/register`.
  */
 import { area, command, fact } from '../core/area.js';
-import type { Decision } from '../core/domain_logic.js';
+import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
 import { hasFlag, SERVER_FLAGS, setFlag, SETTABLE_FLAGS, type UserContext } from '../kinds/user.js';
@@ -42,20 +42,53 @@ export const updateFlags = command({
   type: 'UPDATE_FLAGS',
   actor: 'user',
   decide(ctx: UserContext, command: UpdateFlags): Decision<FlagsResult, FlagsUpdated> {
-  if (SERVER_FLAGS.has(command.flag)) throw badRequest(`Flag not editable: '${command.flag}'`);
-  if (!SETTABLE_FLAGS.has(command.flag)) throw badRequest(`Invalid flag: '${command.flag}'`);
-  const on = command.op === 'add';
-  // Marking unread only applies in channels the user is subscribed to, as in Zulip.
-  const ignoredChannels = new Set<number>();
-  const eligible = command.messages.filter((id) => {
-    const streamId = command.channels?.[id];
-    if (command.flag !== 'read' || on || streamId === undefined || ctx.subs.has(streamId)) return true;
-    ignoredChannels.add(streamId);
-    return false;
-  });
-  const changed = eligible.filter((id) => hasFlag(ctx, command.flag, id) !== on);
-  const facts: FlagsUpdated[] = changed.length === 0 ? [] : [{ type: 'FlagsUpdated', org: command.org, user_id: ctx.user_id, op: command.op, flag: command.flag, messages: changed }];
-  return { facts, value: { messages: changed, ignored_because_not_subscribed_channels: [...ignoredChannels].sort((a, b) => a - b) } };
+    if (SERVER_FLAGS.has(command.flag)) throw badRequest(`Flag not editable: '${command.flag}'`);
+    if (!SETTABLE_FLAGS.has(command.flag)) throw badRequest(`Invalid flag: '${command.flag}'`);
+    const on = command.op === 'add';
+    // Marking unread only applies in channels the user is subscribed to, as in Zulip.
+    const ignoredChannels = new Set<number>();
+    const eligible = command.messages.filter((id) => {
+      const streamId = command.channels?.[id];
+      if (command.flag !== 'read' || on || streamId === undefined || ctx.subs.has(streamId)) return true;
+      ignoredChannels.add(streamId);
+      return false;
+    });
+    const changed = eligible.filter((id) => hasFlag(ctx, command.flag, id) !== on);
+    const facts: FlagsUpdated[] = changed.length === 0 ? [] : [{ type: 'FlagsUpdated', org: command.org, user_id: ctx.user_id, op: command.op, flag: command.flag, messages: changed }];
+    return { facts, value: { messages: changed, ignored_because_not_subscribed_channels: [...ignoredChannels].sort((a, b) => a - b) } };
+  },
+});
+
+/** Which unread messages `MARK_AS_READ` marks read. */
+export type ReadScope = { kind: 'all' } | { kind: 'channel'; stream_id: number } | { kind: 'topic'; stream_id: number; topic: string };
+
+/**
+ * Mark every unread message of a scope read (`POST /mark_all_as_read`,
+ * `/mark_stream_as_read`, `/mark_topic_as_read`), decided by the user actor against
+ * its own unread set, so no message arriving meanwhile is half counted.
+ */
+export interface MarkAsRead {
+  type: 'MARK_AS_READ';
+  org: number;
+  scope: ReadScope;
+}
+
+/** Whether an unread message is in the scope (topics compare case-insensitively, as Zulip's). */
+function inScope(view: StateView, org: number, scope: ReadScope, id: number): boolean {
+  if (scope.kind === 'all') return true;
+  if (view.org(org)?.messageChannel.get(id) !== scope.stream_id) return false;
+  if (scope.kind === 'channel') return true;
+  const m = view.channel(org, scope.stream_id)?.messages.get(id);
+  return m !== undefined && m.topic.toLowerCase() === scope.topic.toLowerCase();
+}
+
+export const markAsRead = command({
+  type: 'MARK_AS_READ',
+  actor: 'user',
+  decide(ctx: UserContext, c: MarkAsRead, _env: DecideEnv, view: StateView): Decision<{ count: number }, FlagsUpdated> {
+    const ids = ctx.unread.toArray().filter((id) => inScope(view, c.org, c.scope, id));
+    if (ids.length === 0) return { facts: [], value: { count: 0 } };
+    return { facts: [{ type: 'FlagsUpdated', org: c.org, user_id: ctx.user_id, op: 'add', flag: 'read', messages: ids }], value: { count: ids.length } };
   },
 });
 
@@ -93,7 +126,7 @@ function messageDetails(view: StateView, orgId: number, userId: number, ids: num
 
 export const flags = area({
   name: 'flags',
-  commands: [updateFlags],
+  commands: [updateFlags, markAsRead],
   facts: [flagsUpdated],
   register: [
     {

@@ -1,5 +1,5 @@
 /**
- * Messages: send, fetch with narrows and anchors, fetch one, and personal flags.
+ * Messages: send, fetch with narrows and anchors, fetch one.
  */
 import { queryMessages, type MessageQuery } from '../../../actors/message_query.js';
 import { highlightHtml, highlightText } from '../../../actors/render/highlight.js';
@@ -57,7 +57,8 @@ export const sendMessage = route({
   },
 });
 
-function parseAnchor(raw: string | number | undefined, useFirstUnread: boolean): MessageQuery['anchor'] {
+/** An anchor as `GET /messages` and `POST /messages/flags/narrow` take it. */
+export function parseAnchor(raw: string | number | undefined, useFirstUnread: boolean): MessageQuery['anchor'] {
   if (useFirstUnread) return 'first_unread';
   if (raw === undefined) throw new ApiError('BAD_REQUEST', "Missing 'anchor' argument.", { var_name: 'anchor' });
   // Zulip reads a negative anchor as the oldest possible one.
@@ -138,34 +139,5 @@ export const getMessage = route({
     const m = accessMessage(runtime, org.id, user, params.message_id);
     const view = { applyMarkdown: params.apply_markdown ?? true, allowEmptyTopicName: params.allow_empty_topic_name ?? false };
     return { json: { raw_content: m.content, message: messageForViewer(runtime, org.id, user.user_id, m, view) } };
-  },
-});
-
-export const updateFlags = route({
-  method: 'POST',
-  path: '/api/v1/messages/flags',
-  operationId: 'updateMessageFlags',
-  auth: 'user',
-  summary: 'Add or remove a personal flag on messages',
-  params: {
-    messages: { schema: S.intArray, required: true },
-    op: { schema: Enum(['add', 'remove']), required: true },
-    flag: { schema: S.str, required: true },
-  },
-  async handler({ params, org, user, runtime }) {
-    const channels: Record<number, number> = {};
-    for (const id of params.messages) {
-      const m = accessMessage(runtime, org.id, user, id);
-      if (m.stream_id !== null) channels[id] = m.stream_id;
-    }
-    const value = await runtime.execute({
-      kind: 'user',
-      org: org.id,
-      user_id: user.user_id,
-      command: { type: 'UPDATE_FLAGS', org: org.id, op: params.op, flag: params.flag, messages: params.messages, channels },
-    });
-    const json: Record<string, unknown> = { messages: value.messages };
-    if (params.flag === 'read' && params.op === 'remove') json.ignored_because_not_subscribed_channels = value.ignored_because_not_subscribed_channels;
-    return { json };
   },
 });
