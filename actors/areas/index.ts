@@ -14,9 +14,10 @@ import { flags } from './flags.js';
 import { messages } from './messages.js';
 import { organizations } from './organizations.js';
 import { subscriptions } from './subscriptions.js';
+import { typing } from './typing.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, users, subscriptions, messages, flags, eventQueues, board] as const;
+export const AREAS = [organizations, users, subscriptions, messages, flags, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

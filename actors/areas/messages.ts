@@ -14,7 +14,7 @@ import { badRequest } from '../errors.js';
 import type { ChannelContext } from '../kinds/channel.js';
 import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organization.js';
 import { renderMarkdown, type MentionResolver, type Rendered } from '../markdown.js';
-import { checkContent, checkTopic } from '../message_rules.js';
+import { checkContent, checkTopic, CONTENT_EDIT_LIMIT_SECONDS } from '../message_rules.js';
 import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import { messageView, type MessageViewOptions } from '../render/views.js';
 import { Role, type MessageRecord, type UserRecord } from '../types.js';
@@ -255,6 +255,15 @@ export function messageForViewer(rt: StateView, org: number, viewerId: number, m
     flags.push('historical');
   }
   return { ...messageView(orgCtx, m, ch?.channel.name ?? '', opts), flags };
+}
+
+/**
+ * Whether `editor` may edit a message's content now (Zulip's
+ * `validate_user_can_edit_message`): only its sender, within the edit time limit.
+ */
+export function checkCanEditContent(editor: UserRecord, m: MessageRecord, nowSeconds: number): void {
+  if (m.sender_id !== editor.user_id) throw badRequest("You don't have permission to edit this message");
+  if (nowSeconds - m.timestamp > CONTENT_EDIT_LIMIT_SECONDS) throw badRequest('The time limit for editing this message has passed');
 }
 
 export const messages = area({

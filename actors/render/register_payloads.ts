@@ -3,7 +3,7 @@
  * record: the version fields, the organization's settings, the system groups.
  */
 import type { StateView } from '../core/state_view.js';
-import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
+import { CONTENT_EDIT_LIMIT_SECONDS, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
 import { Role, type OrgRecord, type UserRecord } from '../types.js';
 import { SYSTEM_GROUPS } from './views.js';
 
@@ -44,7 +44,7 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_allow_message_editing: true,
     realm_allow_edit_history: true,
     realm_message_edit_history_visibility_policy: 'all',
-    realm_message_content_edit_limit_seconds: 600,
+    realm_message_content_edit_limit_seconds: CONTENT_EDIT_LIMIT_SECONDS,
     realm_message_content_delete_limit_seconds: null,
     realm_move_messages_within_stream_limit_seconds: 604800,
     realm_move_messages_between_streams_limit_seconds: 604800,
