@@ -710,3 +710,53 @@ t.test('GET /streams/{stream_id}', async (t) => {
   t.same((await f.call(bob, 'GET', '/api/v1/streams/99999')).json.msg, 'Invalid channel ID');
   t.equal((await f.call(bob, 'GET', '/api/v1/streams/abc')).status, 404, 'a path segment that is not an id is no such endpoint');
 });
+
+t.test('GET /users/me/{stream_id}/topics', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com');
+  const bob = await f.createUser('bob@example.com');
+  await f.subscribe(f.owner, 'open', [f.owner.user_id]);
+  const sendTo = async (to: string, topic: string): Promise<number> => (await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to, topic, content: 'x' })).json.id;
+  const m1 = await sendTo('open', 'Lunch');
+  const m2 = await sendTo('open', 'plans');
+  const m3 = await sendTo('open', 'lunch');
+  const m4 = await sendTo('open', '');
+  const openId = f.runtime.org(1)!.channelsByName.get('open')!;
+  const topics = await f.call(bob, 'GET', `/api/v1/users/me/${openId}/topics`);
+  t.equal(topics.status, 200, topics.body);
+  t.same(topics.json.topics, [{ name: 'general chat', max_id: m4 }, { name: 'lunch', max_id: m3 }, { name: 'plans', max_id: m2 }], 'newest first, one entry per topic whatever its case, spelled as its newest message');
+  t.ok(m1 < m3);
+  const modern = await f.call(bob, 'GET', `/api/v1/users/me/${openId}/topics`, { allow_empty_topic_name: true });
+  t.equal(modern.json.topics[0].name, '', 'the empty topic as "" when the client allows it');
+
+  // A private channel with protected history: a later subscriber sees only what they received.
+  const made = await f.call(f.owner, 'POST', SUBS, { subscriptions: JSON.stringify([{ name: 'vault' }]), invite_only: true, history_public_to_subscribers: false });
+  t.equal(made.status, 200, made.body);
+  const vaultId = f.runtime.org(1)!.channelsByName.get('vault')!;
+  await sendTo('vault', 'before');
+  await f.subscribe(f.owner, 'vault', [alice.user_id]);
+  const after = await sendTo('vault', 'after');
+  t.same((await f.call(alice, 'GET', `/api/v1/users/me/${vaultId}/topics`)).json.topics, [{ name: 'after', max_id: after }]);
+  t.same((await f.call(f.owner, 'GET', `/api/v1/users/me/${vaultId}/topics`)).json.topics.map((x: any) => x.name), ['after', 'before']);
+  for (const [who, id, what] of [[bob, vaultId, 'a private channel'], [bob, 99999, 'a missing channel']] as const) {
+    const r = await f.call(who, 'GET', `/api/v1/users/me/${id}/topics`);
+    t.same([r.status, r.json.code, r.json.msg], [400, 'BAD_REQUEST', 'Invalid channel ID'], what);
+  }
+});
+
+t.test('GET /streams/{stream_id}/members', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com');
+  const bob = await f.createUser('bob@example.com');
+  await f.subscribe(f.owner, 'open', [bob.user_id, f.owner.user_id]);
+  const openId = f.runtime.org(1)!.channelsByName.get('open')!;
+  const res = await f.call(alice, 'GET', `/api/v1/streams/${openId}/members`);
+  t.same([res.status, res.json.subscribers], [200, [f.owner.user_id, bob.user_id].sort((a, b) => a - b)]);
+  await f.call(bob, 'POST', SUBS, { subscriptions: JSON.stringify([{ name: 'vault' }]), invite_only: true });
+  const vaultId = f.runtime.org(1)!.channelsByName.get('vault')!;
+  t.same((await f.call(f.owner, 'GET', `/api/v1/streams/${vaultId}/members`)).json.subscribers, [bob.user_id], 'administrators see a private channel\'s members');
+  t.same((await f.call(alice, 'GET', `/api/v1/streams/${vaultId}/members`)).json.msg, 'Invalid channel ID');
+  t.equal((await f.call(alice, 'GET', '/api/v1/streams/abc/members')).status, 404);
+});

@@ -11,11 +11,11 @@ import { area, command, fact, type Delivery, type FactRecipients } from '../core
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest } from '../errors.js';
-import { canAccessChannel, emptyChannel, nextBound, type ChannelContext } from '../kinds/channel.js';
+import { canAccessChannel, emptyChannel, nextBound, received, type ChannelContext } from '../kinds/channel.js';
 import { addChannel, type OrgContext } from '../kinds/organization.js';
 import { join, leave } from '../kinds/user.js';
 import { escapeHtml } from '../markdown.js';
-import { checkChannelName, codePointLength, LIMITS } from '../message_rules.js';
+import { checkChannelName, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
 import { activeUsersWhere, eventJson, listEvent, seesNewChannel } from '../render/events.js';
 import { channelView, SubscriptionJson, subscriptionView } from '../render/views.js';
 import { Role, type ChannelRecord, type SubscriptionProps, type UserRecord } from '../types.js';
@@ -676,6 +676,49 @@ export function getChannel(rt: StateView, org: number, viewer: UserRecord, strea
   const ch = rt.channel(org, streamId);
   if (!ch || !canAccessChannel(viewer, ch.channel, ch.subscribers)) throw badRequest('Invalid channel ID');
   return channelView(ch);
+}
+
+/**
+ * A channel whose messages the viewer may read (Zulip's `access_stream_by_id` with
+ * content access): subscribers, and non-guests for public channels. Anything else
+ * is "Invalid channel ID", as for a channel that does not exist.
+ */
+function readableChannel(rt: StateView, org: number, viewer: UserRecord, streamId: number): ChannelContext {
+  const ch = rt.channel(org, streamId);
+  const subscribed = ch?.subscribers.has(viewer.user_id) ?? false;
+  if (!ch || (!subscribed && (ch.channel.invite_only || viewer.role === Role.GUEST))) throw badRequest('Invalid channel ID');
+  return ch;
+}
+
+/**
+ * The topics of a channel, newest first, as `GET /users/me/{stream_id}/topics` lists
+ * them (Zulip's `get_topic_history_for_stream`): each with the id of its newest
+ * message and the spelling that message used. With protected history, only topics
+ * of messages the viewer received.
+ */
+export function listTopics(rt: StateView, org: number, viewer: UserRecord, streamId: number, allowEmptyTopicName: boolean): Array<{ name: string; max_id: number }> {
+  const ch = readableChannel(rt, org, viewer, streamId);
+  const newest = new Map<string, number>();
+  if (ch.channel.history_public_to_subscribers) {
+    for (const [key, entry] of ch.topics) newest.set(key, entry.max_id);
+  } else {
+    for (const id of ch.ids) {
+      const m = ch.messages.get(id);
+      if (m && received(ch, viewer.user_id, id)) newest.set(m.topic.toLowerCase(), id);
+    }
+  }
+  const out = [...newest.values()].map((id) => {
+    const name = ch.messages.get(id)?.topic ?? '';
+    return { name: name === '' && !allowEmptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : name, max_id: id };
+  });
+  return out.sort((a, b) => b.max_id - a.max_id);
+}
+
+/** The subscribers of a channel the viewer may see exist (`GET /streams/{stream_id}/members`). */
+export function channelMembers(rt: StateView, org: number, viewer: UserRecord, streamId: number): number[] {
+  const ch = rt.channel(org, streamId);
+  if (!ch || !canAccessChannel(viewer, ch.channel, ch.subscribers)) throw badRequest('Invalid channel ID');
+  return [...ch.subscribers].sort((a, b) => a - b);
 }
 
 export const subscriptions = area({

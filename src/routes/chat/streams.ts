@@ -2,7 +2,7 @@
  * Channels and subscriptions: list channels, fetch one by id, look one up by name, list, add and
  * remove subscriptions. Subscribing to a missing channel creates it where permitted.
  */
-import { getChannel, listChannels, listSubscriptions, visibleChannelId } from '../../../actors/areas/subscriptions.js';
+import { channelMembers, getChannel, listChannels, listSubscriptions, listTopics, visibleChannelId } from '../../../actors/areas/subscriptions.js';
 import { resolveUserIds } from '../../../actors/areas/users.js';
 import { Type } from '@sinclair/typebox';
 import { OneOf, route, S, Types } from '../../http/route.js';
@@ -43,6 +43,30 @@ export const getStreamById = route({
   params: { stream_id: { schema: S.nonNegInt, in: 'path', required: true } },
   handler({ params, org, user, runtime }) {
     return { json: { stream: getChannel(runtime, org.id, user, params.stream_id) } };
+  },
+});
+
+export const getStreamMembers = route({
+  method: 'GET',
+  path: '/api/v1/streams/{stream_id}/members',
+  operationId: 'getSubscribers',
+  auth: 'user',
+  summary: "List a channel's subscribers",
+  params: { stream_id: { schema: S.nonNegInt, in: 'path', required: true } },
+  handler({ params, org, user, runtime }) {
+    return { json: { subscribers: channelMembers(runtime, org.id, user, params.stream_id) } };
+  },
+});
+
+export const getStreamTopics = route({
+  method: 'GET',
+  path: '/api/v1/users/me/{stream_id}/topics',
+  operationId: 'getStreamTopics',
+  auth: 'user',
+  summary: 'List the topics of a channel, newest first',
+  params: { stream_id: { schema: S.nonNegInt, in: 'path', required: true }, allow_empty_topic_name: { schema: S.bool } },
+  handler({ params, org, user, runtime }) {
+    return { json: { topics: listTopics(runtime, org.id, user, params.stream_id, params.allow_empty_topic_name ?? false) } };
   },
 });
 
