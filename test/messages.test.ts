@@ -1141,3 +1141,17 @@ t.test('a long search scans in slices, and other requests are answered in betwee
   );
   t.equal(checks, 2, 'the scan stopped at the first slice after the abort');
 });
+
+t.test('POST /messages/render', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const res = await f.call(alice, 'POST', '/api/v1/messages/render', { content: '**hi** @**Olivia Owner** <b>' });
+  t.equal(res.status, 200, res.body);
+  t.match(res.json.rendered, /^<p><strong>hi<\/strong> <span class="user-mention" data-user-id="1">@Olivia Owner<\/span> &lt;b&gt;<\/p>$/);
+  const sent = await f.call(alice, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([f.owner.user_id]), content: '**hi** @**Olivia Owner** <b>' });
+  const fetched = await f.call(alice, 'GET', `/api/v1/messages/${sent.json.id}`);
+  t.equal(res.json.rendered, fetched.json.message.content, 'exactly what the message itself renders to');
+  t.equal((await f.call(alice, 'POST', '/api/v1/messages/render', {})).json.code, 'REQUEST_VARIABLE_MISSING');
+  t.equal(f.runtime.server().maxMessageId, sent.json.id, 'rendering sends nothing');
+});

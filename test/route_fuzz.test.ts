@@ -456,6 +456,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'GET /api/v1/messages': { params: { anchor: 'newest', num_before: '5', num_after: '0' } },
     'GET /api/v1/messages/{message_id}': { pathParams: { message_id: mid }, params: {} },
     'POST /api/v1/messages/flags': { params: { messages: `[${mid}]`, op: 'add', flag: 'starred' } },
+    'POST /api/v1/messages/render': { params: { content: 'hello **world**' } },
     'POST /api/v1/typing': { params: { op: 'start', to: `[${alice.user_id}]` } },
     'POST /api/v1/messages/{message_id}/typing': { pathParams: { message_id: mid }, params: { op: 'start' } },
     'POST /api/v1/messages/flags/narrow': { params: { anchor: 'newest', num_before: '5', num_after: '0', narrow: '[]', op: 'add', flag: 'starred' } },

@@ -266,6 +266,11 @@ export function checkCanEditContent(editor: UserRecord, m: MessageRecord, nowSec
   if (nowSeconds - m.timestamp > CONTENT_EDIT_LIMIT_SECONDS) throw badRequest('The time limit for editing this message has passed');
 }
 
+/** Renders Markdown as a message would be (`POST /messages/render`), resolving mentions in the organization. */
+export function renderPreview(rt: StateView, org: number, content: string): string {
+  return renderMarkdown(content, mentionResolver(rt.org(org)!)).html;
+}
+
 export const messages = area({
   name: 'messages',
   commands: [sendChannelMessage, sendDirect],

@@ -5,7 +5,7 @@ import { queryMessages, type MessageQuery } from '../../../actors/message_query.
 import { highlightHtml, highlightText } from '../../../actors/render/highlight.js';
 import { checkNarrow, searchWords as operandWords, type NarrowTerm } from '../../../actors/narrow.js';
 import type { MessageRecord } from '../../../actors/types.js';
-import { accessMessage, messageForViewer } from '../../../actors/areas/messages.js';
+import { accessMessage, messageForViewer, renderPreview } from '../../../actors/areas/messages.js';
 import { channelIdByName, checkChannelId } from '../../../actors/areas/subscriptions.js';
 import { resolveUserIds } from '../../../actors/areas/users.js';
 import { ApiError, badRequest } from '../../../actors/errors.js';
@@ -139,5 +139,17 @@ export const getMessage = route({
     const m = accessMessage(runtime, org.id, user, params.message_id);
     const view = { applyMarkdown: params.apply_markdown ?? true, allowEmptyTopicName: params.allow_empty_topic_name ?? false };
     return { json: { raw_content: m.content, message: messageForViewer(runtime, org.id, user.user_id, m, view) } };
+  },
+});
+
+export const renderMessage = route({
+  method: 'POST',
+  path: '/api/v1/messages/render',
+  operationId: 'renderMessage',
+  auth: 'user',
+  summary: 'Render Markdown as a message would be, without sending it',
+  params: { content: { schema: S.str, required: true } },
+  handler({ params, org, runtime }) {
+    return { json: { rendered: renderPreview(runtime, org.id, params.content) } };
   },
 });
