@@ -16,6 +16,8 @@ export interface QueueRegistered {
   client: string;
   lifespan_ms: number;
   empty_topic_name: boolean;
+  /** Capability `bulk_message_deletion` (absent in facts written before it existed: false). */
+  bulk_message_deletion?: boolean;
 }
 /** Event queues went away: deleted by their client, idle too long, or overflowed. */
 export interface QueuesDropped { type: 'QueuesDropped'; queue_ids: string[]; reason: string }

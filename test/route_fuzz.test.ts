@@ -436,6 +436,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   if (sent.status !== 200 || dm.status !== 200 || registered.status !== 200) throw new Error('fixture setup failed');
   const queueId: string = registered.json.queue_id;
   const mid = String(sent.json.id);
+  const doomed = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'seed', content: 'to be deleted' });
+  if (doomed.status !== 200) throw new Error('fixture setup failed');
 
   /** A valid request for each route, from which every case breaks one thing. */
   const BASES: Record<string, ChatBase | ChatBase[]> = {
@@ -456,6 +458,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'GET /api/v1/messages': { params: { anchor: 'newest', num_before: '5', num_after: '0' } },
     'GET /api/v1/messages/{message_id}': { pathParams: { message_id: mid }, params: {} },
     'POST /api/v1/messages/flags': { params: { messages: `[${mid}]`, op: 'add', flag: 'starred' } },
+    'DELETE /api/v1/messages/{message_id}': { pathParams: { message_id: String(doomed.json.id) }, params: {} },
     'POST /api/v1/messages/render': { params: { content: 'hello **world**' } },
     'POST /api/v1/typing': { params: { op: 'start', to: `[${alice.user_id}]` } },
     'POST /api/v1/messages/{message_id}/typing': { pathParams: { message_id: mid }, params: { op: 'start' } },

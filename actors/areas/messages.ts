@@ -14,7 +14,8 @@ import { badRequest } from '../errors.js';
 import type { ChannelContext } from '../kinds/channel.js';
 import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organization.js';
 import { renderMarkdown, type MentionResolver, type Rendered } from '../markdown.js';
-import { checkContent, checkTopic, CONTENT_EDIT_LIMIT_SECONDS } from '../message_rules.js';
+import { checkContent, checkTopic, CONTENT_EDIT_LIMIT_SECONDS, EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
+import { eventJson } from '../render/events.js';
 import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import { messageView, type MessageViewOptions } from '../render/views.js';
 import { Role, type MessageRecord, type UserRecord } from '../types.js';
@@ -271,10 +272,141 @@ export function renderPreview(rt: StateView, org: number, content: string): stri
   return renderMarkdown(content, mentionResolver(rt.org(org)!)).html;
 }
 
+// Deletion (Zulip's `do_delete_messages`).
+
+/**
+ * A message was deleted, with the users who held it (received it, or could read it
+ * in a public-history channel), so that their actors drop it and they are told.
+ */
+export interface MessageDeleted {
+  type: 'MessageDeleted';
+  org: number;
+  message_id: number;
+  /** The channel and topic it was in, or null for a direct message. */
+  stream_id: number | null;
+  topic: string;
+  /** Users whose personal flags held it. */
+  holders: number[];
+  /** Users to tell: the holders, and the subscribers of a public-history channel. */
+  notify: number[];
+}
+
+/** Delete a channel message (decided by its channel's actor). */
+export interface DeleteChannelMessage {
+  type: 'DELETE_CHANNEL_MESSAGE';
+  org: number;
+  actor_id: number;
+  message_id: number;
+}
+/** Delete a direct message (decided by the organization actor). */
+export interface DeleteDirectMessage {
+  type: 'DELETE_DIRECT_MESSAGE';
+  org: number;
+  actor_id: number;
+  message_id: number;
+}
+
+/**
+ * Who may delete a message (Zulip's `validate_can_delete_message`): administrators
+ * any message (`realm_can_delete_any_message_group`), everyone else their own
+ * (`realm_can_delete_own_message_group`, with no time limit by default).
+ */
+function checkCanDelete(actor: UserRecord | undefined, m: MessageRecord): void {
+  if (!actor || !actor.is_active) throw badRequest('Invalid sender');
+  if (actor.role <= Role.ADMIN || m.sender_id === actor.user_id) return;
+  throw badRequest("You don't have permission to delete this message");
+}
+
+export const deleteChannelMessage = command({
+  type: 'DELETE_CHANNEL_MESSAGE',
+  actor: 'channel',
+  decide(ctx: ChannelContext, c: DeleteChannelMessage, _env: DecideEnv, view: StateView): Decision<Record<string, never>, MessageDeleted> {
+    const m = ctx.messages.get(c.message_id);
+    if (!m) throw badRequest('Invalid message(s)');
+    checkCanDelete(view.org(c.org)?.users.get(c.actor_id), m);
+    const holders = [...ctx.history.keys()].filter((id) => received(ctx, id, m.id)).sort((a, b) => a - b);
+    const told = new Set(holders);
+    if (ctx.channel.history_public_to_subscribers) for (const id of ctx.subscribers) told.add(id);
+    const notify = [...told].sort((a, b) => a - b);
+    return { facts: [{ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: ctx.channel.stream_id, topic: m.topic, holders, notify }], value: {} };
+  },
+});
+
+export const deleteDirectMessage = command({
+  type: 'DELETE_DIRECT_MESSAGE',
+  actor: 'org',
+  decide(ctx: OrgContext, c: DeleteDirectMessage): Decision<Record<string, never>, MessageDeleted> {
+    const m = ctx.directMessages.get(c.message_id);
+    if (!m) throw badRequest('Invalid message(s)');
+    checkCanDelete(ctx.users.get(c.actor_id), m);
+    const holders = [...(m.dm_user_ids ?? [])];
+    return { facts: [{ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: null, topic: '', holders, notify: holders }], value: {} };
+  },
+});
+
+const messageDeleted = fact<MessageDeleted>({
+  type: 'MessageDeleted',
+  // Every reducer is idempotent: a snapshot slice taken after the delete already lacks the message.
+  apply: {
+    org(ctx, f) {
+      ctx.messageChannel.delete(f.message_id);
+      // A direct message's id stays in its participants' id lists; queries skip ids without a record.
+      ctx.directMessages.delete(f.message_id);
+    },
+    channel(ctx, f) {
+      const m = ctx.messages.get(f.message_id);
+      if (!m) return;
+      ctx.messages.delete(f.message_id);
+      // `ids` keeps the id (it only grows, which snapshots and paused scans rely on).
+      const key = m.topic.toLowerCase();
+      const entry = ctx.topics.get(key);
+      if (!entry || entry.max_id !== m.id) return;
+      for (let i = ctx.ids.length - 1; i >= 0; i--) {
+        const other = ctx.messages.get(ctx.ids[i]);
+        if (other && other.topic.toLowerCase() === key) {
+          entry.max_id = other.id;
+          entry.name = other.topic;
+          return;
+        }
+      }
+      ctx.topics.delete(key);
+    },
+    user(ctx, f) {
+      const one = [f.message_id];
+      ctx.unread.deleteMany(one);
+      for (const set of Object.values(ctx.flags)) set.deleteMany(one);
+    },
+  },
+  route(f, to) {
+    to.org(f.org);
+    if (f.stream_id !== null) to.channel(f.org, f.stream_id);
+    for (const id of f.holders) to.user(f.org, id);
+  },
+  notify(f, seq, view) {
+    const users = view.org(f.org)?.users;
+    const audience = f.notify.filter((id) => users?.get(id)?.is_active);
+    const built: OutgoingEvent[] = [];
+    return [{
+      org: f.org,
+      seq,
+      type: 'delete_message',
+      user_ids: audience,
+      event: (_userId, emptyTopicName, bulk = false) => {
+        const variant = (emptyTopicName ? 1 : 0) + (bulk ? 2 : 0);
+        const ids = bulk ? { message_ids: [f.message_id] } : { message_id: f.message_id };
+        const where = f.stream_id === null
+          ? { message_type: 'private' }
+          : { message_type: 'stream', stream_id: f.stream_id, topic: f.topic === '' && !emptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : f.topic };
+        return (built[variant] ??= eventJson('delete_message', { ...ids, ...where }));
+      },
+    }];
+  },
+});
+
 export const messages = area({
   name: 'messages',
-  commands: [sendChannelMessage, sendDirect],
-  facts: [messageSent],
+  commands: [sendChannelMessage, sendDirect, deleteChannelMessage, deleteDirectMessage],
+  facts: [messageSent, messageDeleted],
   register: [
     {
       types: ['message'],

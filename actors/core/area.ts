@@ -69,10 +69,10 @@ export interface UserDelivery {
   type: string;
   user_ids: Iterable<number>;
   /**
-   * The same event for everyone, or one built per user (and per whether the client
-   * shows the empty topic as `""`).
+   * The same event for everyone, or one built per user (and per the client's
+   * capabilities: the empty topic shown as `""`, bulk message deletion).
    */
-  event: OutgoingEvent | ((userId: number, emptyTopicName: boolean) => OutgoingEvent);
+  event: OutgoingEvent | ((userId: number, emptyTopicName: boolean, bulkMessageDeletion?: boolean) => OutgoingEvent);
   /** For message events: the message, so that queues with a narrow can filter. */
   message?: MessageRecord;
 }

@@ -64,6 +64,8 @@ export interface QueueRegistration {
   lifespan_secs: number | null;
   /** The client shows the empty topic as `""` (capability `empty_topic_name`). */
   empty_topic_name: boolean;
+  /** Capability `bulk_message_deletion` (default false). */
+  bulk_message_deletion?: boolean;
 }
 
 /** What a client does with its queues: `POST /register`, `GET /events`, `DELETE /events`. */
@@ -217,6 +219,7 @@ export class EventQueues implements QueueService, QueueDelivery {
       newest_pruned_id: -1,
       lifespan_ms: fact.lifespan_ms,
       empty_topic_name: fact.empty_topic_name,
+      bulk_message_deletion: fact.bulk_message_deletion === true,
       seq,
     };
     this.registry.adopt(ctx, this.opts.now());
@@ -260,6 +263,7 @@ export class EventQueues implements QueueService, QueueDelivery {
       client: reg.client,
       lifespan_ms: Math.max(lifespan, 1000),
       empty_topic_name: reg.empty_topic_name,
+      bulk_message_deletion: reg.bulk_message_deletion ?? false,
     }]);
     return { queueId, durable };
   }

@@ -47,6 +47,8 @@ export interface QueueContext {
   lifespan_ms: number;
   /** The client shows the empty topic as `""`; otherwise events carry its display name. */
   empty_topic_name: boolean;
+  /** The client takes `delete_message` events listing `message_ids` (capability `bulk_message_deletion`). */
+  bulk_message_deletion: boolean;
   /** The seq of the newest fact this queue reflects. */
   seq: number;
 }

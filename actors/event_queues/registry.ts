@@ -164,6 +164,7 @@ export function restoredContext(stored: QueueContext): QueueContext {
     newest_pruned_id: stored.newest_pruned_id,
     lifespan_ms: stored.lifespan_ms,
     empty_topic_name: stored.empty_topic_name,
+    bulk_message_deletion: stored.bulk_message_deletion === true,
     seq: stored.seq,
   };
 }

@@ -117,12 +117,20 @@ export function channelPersistence(orgId: number): Persistence<ChannelContext, C
           history: [...ctx.history].map(([uid, bounds]) => [uid, [...bounds]]),
         };
       };
-      // Message records are never mutated in place, and ids only grow at the end.
+      // Message records are replaced, never changed in place, and `ids` only grows at the end
+      // (a deleted message leaves its id behind, without a record), so the head's count of
+      // ids still cuts the same list. A record changed or deleted after the head is written
+      // as it is then; replaying the facts after the head's seq, which are idempotent on
+      // messages, brings it to the same state.
       yield* slices(() => count, sliceSize, (from, to): MessagesChunk => ({
-        k: 'msgs', org: orgId, stream_id: ctx.channel.stream_id, msgs: ctx.ids.slice(from, to).map((id) => ctx.messages.get(id)!),
+        k: 'msgs', org: orgId, stream_id: ctx.channel.stream_id, msgs: present(ctx.ids.slice(from, to).map((id) => ctx.messages.get(id))),
       }));
     },
   };
+}
+
+function present<T>(items: Array<T | undefined>): T[] {
+  return items.filter((x): x is T => x !== undefined);
 }
 
 /** Restoring channel chunks (the same for every organization). */

@@ -21,6 +21,8 @@ export interface OrgContext {
   nextRecipientId: number;
   /** Direct messages, by id, in id order. */
   directMessages: Map<number, MessageRecord>;
+  /** The highest direct message id ever added (kept when it is deleted; not persisted, rebuilt on restore). */
+  lastDirectId: number;
   /** Each user's direct message ids, ascending. */
   directIdsByUser: Map<number, number[]>;
   /** Recipient id of each group conversation, keyed by its sorted user ids. */
@@ -41,6 +43,7 @@ export function emptyOrg(id: number): OrgContext {
     nextChannelId: 1,
     nextRecipientId: 1,
     directMessages: new Map(),
+    lastDirectId: 0,
     directIdsByUser: new Map(),
     groupRecipients: new Map(),
     messageChannel: new Map(),
@@ -71,6 +74,7 @@ export function addChannel(ctx: OrgContext, channel: ChannelRecord): void {
 /** Records a direct message in the organization's indexes. */
 export function addDirectMessage(ctx: OrgContext, m: MessageRecord): void {
   ctx.directMessages.set(m.id, m);
+  if (m.id > ctx.lastDirectId) ctx.lastDirectId = m.id;
   for (const uid of m.dm_user_ids ?? []) {
     let ids = ctx.directIdsByUser.get(uid);
     if (!ids) ctx.directIdsByUser.set(uid, (ids = []));
@@ -104,28 +108,31 @@ export interface OrgRestoreScope {
 export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
   tags: ['org', 'dms'],
   *chunks(ctx, sliceSize) {
-    let dmCount = 0;
+    // The head reflects the direct messages up to this id; later ones are left to replay.
+    let bound = 0;
     yield (): OrgChunk => {
-      dmCount = ctx.directMessages.size;
+      bound = ctx.lastDirectId;
       return {
         k: 'org', seq: ctx.seq, org: ctx.org, users: [...ctx.users.values()], channelsByName: [...ctx.channelsByName],
         nextUserId: ctx.nextUserId, nextChannelId: ctx.nextChannelId, nextRecipientId: ctx.nextRecipientId, groupRecipients: [...ctx.groupRecipients],
       };
     };
-    // Direct messages are append-only: the first `dmCount` entries are exactly those the head reflects.
+    // Direct messages are kept in id order; a deleted one leaves the map. Slices take them
+    // in order up to the head's bound: exactly those the head reflects, as they are then.
     // An organization always writes at least one (possibly empty) slice, as format 1 did.
     const iter = ctx.directMessages.values();
-    let done = 0;
+    let finished = false;
     do {
       yield (): DirectMessagesChunk => {
         const msgs: MessageRecord[] = [];
-        while (done < dmCount && msgs.length < sliceSize) {
-          msgs.push(iter.next().value as MessageRecord);
-          done++;
+        while (!finished && msgs.length < sliceSize) {
+          const next = iter.next();
+          if (next.done || next.value.id > bound) finished = true;
+          else msgs.push(next.value);
         }
         return { k: 'dms', org: ctx.org.id, msgs };
       };
-    } while (done < dmCount);
+    } while (!finished);
   },
   restore(chunk, scope) {
     if (chunk.k === 'org') {
@@ -140,6 +147,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         nextChannelId: c.nextChannelId,
         nextRecipientId: c.nextRecipientId,
         directMessages: new Map(),
+        lastDirectId: 0,
         directIdsByUser: new Map(),
         groupRecipients: new Map(c.groupRecipients),
         messageChannel: new Map(),

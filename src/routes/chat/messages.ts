@@ -153,3 +153,19 @@ export const renderMessage = route({
     return { json: { rendered: renderPreview(runtime, org.id, params.content) } };
   },
 });
+
+export const deleteMessage = route({
+  method: 'DELETE',
+  path: '/api/v1/messages/{message_id}',
+  operationId: 'deleteMessage',
+  auth: 'user',
+  summary: 'Delete a message (its sender, or an administrator)',
+  params: { message_id: { schema: S.nonNegInt, in: 'path', required: true } },
+  async handler({ params, org, user, runtime }) {
+    const m = accessMessage(runtime, org.id, user, params.message_id);
+    const command = { org: org.id, actor_id: user.user_id, message_id: m.id };
+    if (m.stream_id !== null) await runtime.execute({ kind: 'channel', org: org.id, stream_id: m.stream_id, command: { type: 'DELETE_CHANNEL_MESSAGE', ...command } });
+    else await runtime.execute({ kind: 'org', org: org.id, command: { type: 'DELETE_DIRECT_MESSAGE', ...command } });
+    return { json: {} };
+  },
+});

@@ -48,6 +48,7 @@ export function createQueue(runtime: Runtime, org: OrgRecord, user: UserRecord, 
     client,
     lifespan_secs: params.queue_lifespan_secs ?? null,
     empty_topic_name: params.client_capabilities?.empty_topic_name === true,
+    bulk_message_deletion: params.client_capabilities?.bulk_message_deletion === true,
   });
 }
 

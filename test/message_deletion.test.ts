@@ -1,0 +1,117 @@
+/**
+ * `DELETE /messages/{message_id}`: who may delete, `delete_message` events in both
+ * shapes (with and without the `bulk_message_deletion` capability), what disappears
+ * (the message, its unread and flags, its topic), and that a deletion survives a
+ * restart from the log and from a snapshot.
+ */
+import t from 'tap';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore, type Store } from '../src/store.js';
+import { createOrganization } from '../src/bootstrap.js';
+import { chatFixture, type ChatFixture, type Credentials } from './helpers.js';
+
+async function register(f: ChatFixture, who: Credentials, capabilities: Record<string, boolean> = {}): Promise<string> {
+  const res = await f.call(who, 'POST', '/api/v1/register', { event_types: ['delete_message', 'message'], client_capabilities: JSON.stringify(capabilities) });
+  if (res.status !== 200) throw new Error(res.body);
+  return res.json.queue_id;
+}
+
+async function deletions(f: ChatFixture, who: Credentials, queueId: string): Promise<any[]> {
+  const res = await f.call(who, 'GET', '/api/v1/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
+  return res.json.events.filter((e: any) => e.type === 'delete_message').map(({ id: _id, ...e }: any) => e);
+}
+
+async function world() {
+  const f = await chatFixture();
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const carol = await f.createUser('carol@example.com', 'Carol');
+  await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
+  const generalId = f.runtime.org(1)!.channelsByName.get('general')!;
+  return { f, alice, bob, carol, generalId };
+}
+
+const send = async (f: ChatFixture, who: Credentials, topic: string, content = 'x'): Promise<number> =>
+  (await f.call(who, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic, content })).json.id;
+
+t.test('a sender deletes their channel message; everyone who held it is told', async (t) => {
+  const { f, alice, bob, carol, generalId } = await world();
+  t.teardown(f.stop);
+  const keep = await send(f, alice, 'plans', 'keep');
+  const gone = await send(f, alice, 'Plans', 'gone');
+  const [qModern, qLegacy, qCarol] = [await register(f, bob, { bulk_message_deletion: true }), await register(f, f.owner), await register(f, carol)];
+  const res = await f.call(alice, 'DELETE', `/api/v1/messages/${gone}`);
+  t.same([res.status, res.json.result], [200, 'success'], res.body);
+  t.same(await deletions(f, bob, qModern), [{ type: 'delete_message', message_ids: [gone], message_type: 'stream', stream_id: generalId, topic: 'Plans' }]);
+  t.same(await deletions(f, f.owner, qLegacy), [{ type: 'delete_message', message_id: gone, message_type: 'stream', stream_id: generalId, topic: 'Plans' }], 'a client without bulk_message_deletion gets message_id');
+  t.same(await deletions(f, carol, qCarol), [], 'a non-subscriber of a channel does not hear of it');
+  t.same((await f.call(bob, 'GET', `/api/v1/messages/${gone}`)).json.msg, 'Invalid message(s)');
+  const left = await f.call(bob, 'GET', '/api/v1/messages', { anchor: 'newest', num_before: 10, num_after: 0 });
+  t.same(left.json.messages.map((m: any) => m.id), [keep]);
+  const topics = await f.call(bob, 'GET', `/api/v1/users/me/${generalId}/topics`);
+  t.same(topics.json.topics, [{ name: 'plans', max_id: keep }], 'the topic falls back to its newest remaining message');
+  await f.call(alice, 'DELETE', `/api/v1/messages/${keep}`);
+  t.same((await f.call(bob, 'GET', `/api/v1/users/me/${generalId}/topics`)).json.topics, [], 'and disappears with its last one');
+  const twice = await f.call(alice, 'DELETE', `/api/v1/messages/${gone}`);
+  t.same([twice.status, twice.json.msg], [400, 'Invalid message(s)']);
+});
+
+t.test('who may delete', async (t) => {
+  const { f, alice, bob } = await world();
+  t.teardown(f.stop);
+  const mine = await send(f, alice, 'x');
+  const refused = await f.call(bob, 'DELETE', `/api/v1/messages/${mine}`);
+  t.same([refused.status, refused.json.code, refused.json.msg], [400, 'BAD_REQUEST', "You don't have permission to delete this message"]);
+  t.equal((await f.call(bob, 'GET', `/api/v1/messages/${mine}`)).status, 200, 'a refused delete deletes nothing');
+  t.equal((await f.call(f.owner, 'DELETE', `/api/v1/messages/${mine}`)).status, 200, 'an administrator deletes anyone\'s');
+  t.equal((await f.call(bob, 'DELETE', '/api/v1/messages/99999')).json.msg, 'Invalid message(s)');
+  t.equal((await f.call(bob, 'DELETE', '/api/v1/messages/abc')).status, 404);
+});
+
+t.test('direct messages, and unread state', async (t) => {
+  const { f, alice, bob, carol } = await world();
+  t.teardown(f.stop);
+  const dm = (await f.call(alice, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.user_id]), content: 'psst' })).json.id as number;
+  const channelMsg = await send(f, alice, 'y');
+  await f.call(bob, 'POST', '/api/v1/messages/flags', { messages: JSON.stringify([channelMsg]), op: 'add', flag: 'starred' });
+  const reg = await f.call(bob, 'POST', '/api/v1/register', { event_types: ['delete_message', 'message', 'update_message_flags'], fetch_event_types: ['update_message_flags'], client_capabilities: JSON.stringify({ bulk_message_deletion: true }) });
+  t.equal(reg.json.unread_msgs.count, 2);
+  t.same(reg.json.starred_messages, [channelMsg]);
+  t.same((await f.call(carol, 'DELETE', `/api/v1/messages/${dm}`)).json.msg, 'Invalid message(s)', 'a message the caller cannot see');
+  t.equal((await f.call(bob, 'DELETE', `/api/v1/messages/${dm}`)).json.msg, "You don't have permission to delete this message", 'a recipient is not its sender');
+  t.equal((await f.call(alice, 'DELETE', `/api/v1/messages/${dm}`)).status, 200);
+  t.equal((await f.call(alice, 'DELETE', `/api/v1/messages/${channelMsg}`)).status, 200);
+  t.same(await deletions(f, bob, reg.json.queue_id), [
+    { type: 'delete_message', message_ids: [dm], message_type: 'private' },
+    { type: 'delete_message', message_ids: [channelMsg], message_type: 'stream', stream_id: f.runtime.org(1)!.channelsByName.get('general'), topic: 'y' },
+  ]);
+  const after = await f.call(bob, 'POST', '/api/v1/register', { fetch_event_types: ['update_message_flags'] });
+  t.same([after.json.unread_msgs.count, after.json.starred_messages], [0, []], 'unread and starred no longer hold them');
+});
+
+t.test('a deletion survives a restart, from the log and from a snapshot', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-delete-'));
+  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+  let store = open();
+  const rt = store.runtime;
+  const { organization_id } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const org = { id: organization_id };
+  await rt.execute({ kind: 'org', org: org.id, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'c' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  const streamId = rt.org(org.id)!.channelsByName.get('c')!;
+  const ids: number[] = [];
+  for (let i = 0; i < 4; i++) ids.push((await rt.execute({ kind: 'channel', org: org.id, stream_id: streamId, command: { type: 'SEND_CHANNEL_MESSAGE', org: org.id, sender_id: 1, topic: 't', content: `m${i}`, client: 't', read_by_sender: false } })).id);
+  const dm = (await rt.execute({ kind: 'org', org: org.id, command: { type: 'SEND_DIRECT', sender_id: 1, to: [1], content: 'note', client: 't', read_by_sender: false } })).id;
+  await rt.execute({ kind: 'channel', org: org.id, stream_id: streamId, command: { type: 'DELETE_CHANNEL_MESSAGE', org: org.id, actor_id: 1, message_id: ids[1] } });
+  await store.snapshot();
+  await rt.execute({ kind: 'channel', org: org.id, stream_id: streamId, command: { type: 'DELETE_CHANNEL_MESSAGE', org: org.id, actor_id: 1, message_id: ids[2] } });
+  await rt.execute({ kind: 'org', org: org.id, command: { type: 'DELETE_DIRECT_MESSAGE', org: org.id, actor_id: 1, message_id: dm } });
+  await store.close();
+  store = open();
+  t.teardown(() => store.close());
+  const ch = store.runtime.channel(org.id, streamId)!;
+  t.same([...ch.messages.keys()].sort((a, b) => a - b), [ids[0], ids[3]], 'one deletion from the snapshot, one from the log');
+  t.notOk(store.runtime.org(org.id)!.directMessages.has(dm));
+  t.same(store.runtime.user(org.id, 1)!.unread.toArray(), [ids[0], ids[3]]);
+});
