@@ -85,3 +85,16 @@ export interface SubscriptionProps {
   email_notifications: boolean | null;
   wildcard_mentions_notify: boolean | null;
 }
+
+/** A channel folder: a named group of channels in the left sidebar. */
+export interface ChannelFolderRecord {
+  id: number;
+  name: string;
+  description: string;
+  rendered_description: string;
+  creator_id: number | null;
+  date_created: number;
+  is_archived: boolean;
+  /** Position among the organization's folders (`PATCH /channel_folders`). */
+  order: number;
+}

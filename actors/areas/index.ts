@@ -9,6 +9,7 @@ export type { Delivery } from '../core/area.js';
 import type { Stamped as AnyStamped } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { board } from './board.js';
+import { channelFolders } from './channel_folders.js';
 import { eventQueues } from './event_queues.js';
 import { flags } from './flags.js';
 import { messages } from './messages.js';
@@ -17,7 +18,7 @@ import { subscriptions } from './subscriptions.js';
 import { typing } from './typing.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, users, subscriptions, messages, flags, typing, eventQueues, board] as const;
+export const AREAS = [organizations, users, subscriptions, channelFolders, messages, flags, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

@@ -118,7 +118,6 @@ const EMPTY_SECTIONS: Array<{ key: string; type?: string; make: () => unknown }>
   { key: 'scheduled_messages', make: () => [] },
   { key: 'saved_snippets', make: () => [] },
   { key: 'navigation_views', make: () => [] },
-  { key: 'channel_folders', make: () => [] },
   { key: 'alert_words', make: () => [] },
   { key: 'realm_domains', make: () => [] },
   { key: 'muted_users', make: () => [] },

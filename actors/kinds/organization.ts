@@ -4,7 +4,7 @@
  * another organization.
  */
 import type { Persistence } from '../core/persistence.js';
-import type { ChannelRecord, MessageRecord, OrgRecord, UserRecord } from '../types.js';
+import type { ChannelFolderRecord, ChannelRecord, MessageRecord, OrgRecord, UserRecord } from '../types.js';
 
 /** State of one organization actor. */
 export interface OrgContext {
@@ -29,6 +29,8 @@ export interface OrgContext {
   groupRecipients: Map<string, number>;
   /** Which channel each channel message lives in. */
   messageChannel: Map<number, number>;
+  /** Channel folders, by id (archived ones included). */
+  folders: Map<number, ChannelFolderRecord>;
 }
 
 /** Context before the organization's `OrgCreated` fact is applied. */
@@ -47,6 +49,7 @@ export function emptyOrg(id: number): OrgContext {
     directIdsByUser: new Map(),
     groupRecipients: new Map(),
     messageChannel: new Map(),
+    folders: new Map(),
   };
 }
 
@@ -92,6 +95,8 @@ interface OrgChunk {
   nextChannelId: number;
   nextRecipientId: number;
   groupRecipients: Array<[string, number]>;
+  /** Absent in chunks written before channel folders existed. */
+  folders?: ChannelFolderRecord[];
 }
 interface DirectMessagesChunk {
   k: 'dms';
@@ -115,6 +120,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
       return {
         k: 'org', seq: ctx.seq, org: ctx.org, users: [...ctx.users.values()], channelsByName: [...ctx.channelsByName],
         nextUserId: ctx.nextUserId, nextChannelId: ctx.nextChannelId, nextRecipientId: ctx.nextRecipientId, groupRecipients: [...ctx.groupRecipients],
+        folders: [...ctx.folders.values()],
       };
     };
     // Direct messages are kept in id order; a deleted one leaves the map. Slices take them
@@ -151,6 +157,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         directIdsByUser: new Map(),
         groupRecipients: new Map(c.groupRecipients),
         messageChannel: new Map(),
+        folders: new Map((c.folders ?? []).map((f) => [f.id, f])),
       });
       return;
     }

@@ -1,6 +1,7 @@
 /** Every route of the chat API, in one list the router, the validators and the OpenAPI document are built from. */
 import { chatOpenApi } from '../../http/chat_openapi.js';
 import { route, type RouteRecord } from '../../http/route.js';
+import * as channelFolders from './channel_folders.js';
 import * as events from './events.js';
 import * as flags from './flags.js';
 import * as messages from './messages.js';
@@ -11,7 +12,7 @@ import * as typing from './typing.js';
 import * as users from './users.js';
 
 /** The route modules, one per area of the API. A new module is one line here; a new route in a module, none. */
-const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, flags, typing, users, streams];
+const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, flags, typing, users, streams, channelFolders];
 
 function isRoute(x: unknown): x is RouteRecord {
   return typeof x === 'object' && x !== null && 'method' in x && 'path' in x && 'handler' in x && (x as RouteRecord).api === 'chat';
