@@ -760,3 +760,46 @@ t.test('GET /streams/{stream_id}/members', async (t) => {
   t.same((await f.call(alice, 'GET', `/api/v1/streams/${vaultId}/members`)).json.msg, 'Invalid channel ID');
   t.equal((await f.call(alice, 'GET', '/api/v1/streams/abc/members')).status, 404);
 });
+
+t.test('POST /users/me/subscriptions/properties', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com');
+  await f.subscribe(alice, 'open');
+  await f.subscribe(f.owner, 'other');
+  const openId = f.runtime.org(1)!.channelsByName.get('open')!;
+  const otherId = f.runtime.org(1)!.channelsByName.get('other')!;
+  const reg = await f.call(alice, 'POST', '/api/v1/register', { event_types: ['subscription'], fetch_event_types: ['subscription'] });
+  const mine = (list: any[]) => list.find((s) => s.stream_id === openId);
+  const state = { ...mine(reg.json.subscriptions) };
+  const data = [
+    { stream_id: openId, property: 'color', value: '#123abc' },
+    { stream_id: openId, property: 'in_home_view', value: false },
+    { stream_id: openId, property: 'pin_to_top', value: true },
+    { stream_id: openId, property: 'desktop_notifications', value: false },
+  ];
+  const res = await f.call(alice, 'POST', `${SUBS}/properties`, { subscription_data: JSON.stringify(data) });
+  t.same([res.status, res.json.subscription_data], [200, data], res.body);
+  const events = (await f.call(alice, 'GET', '/api/v1/events', { queue_id: reg.json.queue_id, last_event_id: -1, dont_block: true })).json.events;
+  t.same(events.map((e: any) => [e.op, e.property, e.value]), [
+    ['update', 'color', '#123abc'], ['update', 'is_muted', true], ['update', 'in_home_view', false], ['update', 'pin_to_top', true], ['update', 'desktop_notifications', false],
+  ]);
+  for (const e of events) state[e.property] = e.value;
+  const fresh = mine((await f.call(alice, 'GET', SUBS)).json.subscriptions);
+  for (const key of ['color', 'is_muted', 'in_home_view', 'pin_to_top', 'desktop_notifications']) t.same(state[key], fresh[key], `${key}: register plus the events equals a fresh fetch`);
+
+  const cases: Array<[unknown[], string]> = [
+    [[{ stream_id: openId, property: 'colour', value: '#fff' }], 'Unknown subscription property: colour'],
+    [[{ stream_id: openId, property: 'color', value: 'red' }], 'color is not a valid hex color code'],
+    [[{ stream_id: openId, property: 'is_muted', value: 'yes' }], 'is_muted is not a boolean'],
+    [[{ stream_id: otherId, property: 'is_muted', value: true }], `Not subscribed to channel ID ${otherId}`],
+    [[{ stream_id: 99999, property: 'is_muted', value: true }], 'Invalid channel ID'],
+    [[{ stream_id: openId, property: 'pin_to_top', value: false }, { stream_id: openId, property: 'nope', value: 1 }], 'Unknown subscription property: nope'],
+  ];
+  for (const [body, msg] of cases) {
+    const r = await f.call(alice, 'POST', `${SUBS}/properties`, { subscription_data: JSON.stringify(body) });
+    t.same([r.status, r.json.msg], [400, msg], JSON.stringify(body));
+  }
+  t.equal(mine((await f.call(alice, 'GET', SUBS)).json.subscriptions).pin_to_top, true, 'a refused request changes nothing, not even its valid part');
+  t.equal((await f.call(alice, 'POST', `${SUBS}/properties`, {})).json.code, 'REQUEST_VARIABLE_MISSING');
+});

@@ -13,7 +13,7 @@ import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest } from '../errors.js';
 import { canAccessChannel, emptyChannel, nextBound, received, type ChannelContext } from '../kinds/channel.js';
 import { addChannel, type OrgContext } from '../kinds/organization.js';
-import { join, leave } from '../kinds/user.js';
+import { join, leave, type UserContext } from '../kinds/user.js';
 import { escapeHtml } from '../markdown.js';
 import { checkChannelName, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
 import { activeUsersWhere, eventJson, listEvent, seesNewChannel } from '../render/events.js';
@@ -721,10 +721,94 @@ export function channelMembers(rt: StateView, org: number, viewer: UserRecord, s
   return [...ch.subscribers].sort((a, b) => a - b);
 }
 
+// A user's own settings of their subscriptions (Zulip's `do_change_subscription_property`).
+
+/** Settings a user may change on their subscription, with how each value is checked. */
+const PROPERTY_CHECKS: Record<string, (value: unknown) => boolean> = {
+  color: (v) => typeof v === 'string' && /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(v),
+  is_muted: (v) => typeof v === 'boolean',
+  in_home_view: (v) => typeof v === 'boolean',
+  pin_to_top: (v) => typeof v === 'boolean',
+  desktop_notifications: (v) => typeof v === 'boolean',
+  audible_notifications: (v) => typeof v === 'boolean',
+  push_notifications: (v) => typeof v === 'boolean',
+  email_notifications: (v) => typeof v === 'boolean',
+  wildcard_mentions_notify: (v) => typeof v === 'boolean',
+};
+
+/** One requested change, as `subscription_data` lists them. */
+export interface PropertyChange {
+  stream_id: number;
+  property: string;
+  value: unknown;
+}
+
+/** A user changed settings of their subscriptions (`in_home_view` is stored as `is_muted`). */
+export interface SubscriptionPropertiesChanged {
+  type: 'SubscriptionPropertiesChanged';
+  org: number;
+  user_id: number;
+  changes: Array<{ stream_id: number; property: keyof SubscriptionProps; value: SubscriptionProps[keyof SubscriptionProps] }>;
+}
+
+/** Change settings of the user's own subscriptions (decided by the user's actor). */
+export interface ChangeSubscriptionProperties {
+  type: 'CHANGE_SUBSCRIPTION_PROPERTIES';
+  org: number;
+  changes: PropertyChange[];
+}
+
+export const changeSubscriptionProperties = command({
+  type: 'CHANGE_SUBSCRIPTION_PROPERTIES',
+  actor: 'user',
+  decide(ctx: UserContext, c: ChangeSubscriptionProperties, _env: DecideEnv, view: StateView): Decision<{ subscription_data: PropertyChange[] }, SubscriptionPropertiesChanged> {
+    const user = view.org(c.org)?.users.get(ctx.user_id);
+    if (!user) throw badRequest('Invalid user');
+    const changes: SubscriptionPropertiesChanged['changes'] = [];
+    for (const change of c.changes) {
+      const check = Object.hasOwn(PROPERTY_CHECKS, change.property) ? PROPERTY_CHECKS[change.property] : undefined;
+      if (!check) throw badRequest(`Unknown subscription property: ${change.property}`);
+      const ch = view.channel(c.org, change.stream_id);
+      if (!ch || !canAccessChannel(user, ch.channel, ch.subscribers)) throw badRequest('Invalid channel ID');
+      if (!ctx.subs.has(change.stream_id)) throw badRequest(`Not subscribed to channel ID ${change.stream_id}`);
+      if (!check(change.value)) throw badRequest(change.property === 'color' ? 'color is not a valid hex color code' : `${change.property} is not a boolean`);
+      if (change.property === 'in_home_view') changes.push({ stream_id: change.stream_id, property: 'is_muted', value: !change.value });
+      else changes.push({ stream_id: change.stream_id, property: change.property as keyof SubscriptionProps, value: change.value as SubscriptionProps[keyof SubscriptionProps] });
+    }
+    const facts: SubscriptionPropertiesChanged[] = changes.length === 0 ? [] : [{ type: 'SubscriptionPropertiesChanged', org: c.org, user_id: ctx.user_id, changes }];
+    return { facts, value: { subscription_data: c.changes } };
+  },
+});
+
+const subscriptionPropertiesChanged = fact<SubscriptionPropertiesChanged>({
+  type: 'SubscriptionPropertiesChanged',
+  apply: {
+    user(ctx, f) {
+      for (const change of f.changes) {
+        const props = ctx.subs.get(change.stream_id);
+        // Settings are replaced, never changed in place.
+        if (props) ctx.subs.set(change.stream_id, { ...props, [change.property]: change.value });
+      }
+    },
+  },
+  route: (f, to) => to.user(f.org, f.user_id),
+  notify(f, seq) {
+    // One event per change, and for `is_muted` its legacy inverse `in_home_view` too, as Zulip sends.
+    const out: Delivery[] = [];
+    for (const change of f.changes) {
+      const update = (property: string, value: unknown) =>
+        out.push({ org: f.org, seq, type: 'subscription', user_ids: [f.user_id], event: eventJson('subscription', { op: 'update', property, value, stream_id: change.stream_id }) });
+      update(change.property, change.value);
+      if (change.property === 'is_muted') update('in_home_view', !change.value);
+    }
+    return out;
+  },
+});
+
 export const subscriptions = area({
   name: 'subscriptions',
-  commands: [subscribe, unsubscribe],
-  facts: [channelCreated, subscribed, unsubscribed, subscriptionsAdded, subscriptionsRemoved],
+  commands: [subscribe, unsubscribe, changeSubscriptionProperties],
+  facts: [channelCreated, subscribed, unsubscribed, subscriptionsAdded, subscriptionsRemoved, subscriptionPropertiesChanged],
   register: [
     {
       types: ['subscription'],

@@ -149,3 +149,22 @@ export const unsubscribe = route({
     return { json: { ...value } };
   },
 });
+
+export const updateSubscriptionProperties = route({
+  method: 'POST',
+  path: '/api/v1/users/me/subscriptions/properties',
+  operationId: 'updateSubscriptionSettings',
+  auth: 'user',
+  summary: "Change settings of the user's own subscriptions (color, muting, pinning, notifications)",
+  params: {
+    subscription_data: {
+      schema: Type.Array(Type.Object({ stream_id: Type.Integer(), property: Type.String(), value: Type.Unknown() }, { additionalProperties: true })),
+      required: true,
+    },
+  },
+  async handler({ params, org, user, runtime }) {
+    const changes = params.subscription_data.map((c) => ({ stream_id: c.stream_id, property: c.property, value: c.value }));
+    const value = await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'CHANGE_SUBSCRIPTION_PROPERTIES', org: org.id, changes } });
+    return { json: { subscription_data: value.subscription_data } };
+  },
+});
