@@ -1,0 +1,71 @@
+/**
+ * Permissions per role (owner, administrator, moderator, member, guest) on the
+ * endpoints of the chat API part 1 landed so far: deleting messages, channel
+ * folders, typing, topics and channel members.
+ */
+import t from 'tap';
+import { Role, type RoleNumber } from '../actors/types.js';
+import { chatFixture, type ChatFixture, type Credentials } from './helpers.js';
+
+async function withRole(f: ChatFixture, email: string, role: RoleNumber): Promise<Credentials> {
+  const { user } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email, password_hash: '', full_name: email.split('@')[0], role } });
+  return { user_id: user.user_id, email: user.email, api_key: user.api_key };
+}
+
+async function world() {
+  const f = await chatFixture();
+  const people: Record<string, Credentials> = {
+    owner: f.owner,
+    administrator: await withRole(f, 'admin@example.com', Role.ADMIN),
+    moderator: await withRole(f, 'mod@example.com', Role.MODERATOR),
+    member: await withRole(f, 'member@example.com', Role.MEMBER),
+    guest: await withRole(f, 'guest@example.com', Role.GUEST),
+  };
+  await f.subscribe(f.owner, 'general', Object.values(people).filter((p) => p !== people.guest).map((p) => p.user_id));
+  await f.subscribe(f.owner, 'guests', Object.values(people).map((p) => p.user_id));
+  return { f, people, general: f.runtime.org(1)!.channelsByName.get('general')!, guests: f.runtime.org(1)!.channelsByName.get('guests')! };
+}
+
+const ROLES = ['owner', 'administrator', 'moderator', 'member', 'guest'] as const;
+
+t.test("deleting someone else's message: administrators only; one's own: everyone", async (t) => {
+  const { f, people } = await world();
+  t.teardown(f.stop);
+  const allowed = { owner: true, administrator: true, moderator: false, member: false, guest: false };
+  for (const role of ROLES) {
+    const theirs = (await f.call(people.member === people[role] ? people.owner : people.member, 'POST', '/api/v1/messages', { type: 'stream', to: 'guests', topic: 't', content: 'x' })).json.id;
+    const r = await f.call(people[role], 'DELETE', `/api/v1/messages/${theirs}`);
+    t.equal(r.status, allowed[role] ? 200 : 400, `${role}: ${r.body}`);
+    const own = (await f.call(people[role], 'POST', '/api/v1/messages', { type: 'stream', to: 'guests', topic: 't', content: 'mine' })).json.id;
+    t.equal((await f.call(people[role], 'DELETE', `/api/v1/messages/${own}`)).status, 200, `${role} deletes their own`);
+  }
+});
+
+t.test('channel folders: administrators change them, everyone reads them', async (t) => {
+  const { f, people } = await world();
+  t.teardown(f.stop);
+  let n = 0;
+  for (const role of ROLES) {
+    const r = await f.call(people[role], 'POST', '/api/v1/channel_folders/create', { name: `Folder ${role}`, description: '' });
+    const admin = role === 'owner' || role === 'administrator';
+    t.same([r.status, r.json.code], admin ? [200, undefined] : [403, 'UNAUTHORIZED_PRINCIPAL'], role);
+    if (admin) n++;
+    const listed = await f.call(people[role], 'GET', '/api/v1/channel_folders');
+    t.equal(listed.json.channel_folders.length, n, `${role} reads them`);
+    t.equal((await f.call(people[role], 'PATCH', '/api/v1/channel_folders/1', { description: role })).status, admin ? 200 : 403);
+  }
+});
+
+t.test('a guest: only the channels they are subscribed to', async (t) => {
+  const { f, people, general, guests } = await world();
+  t.teardown(f.stop);
+  await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'members only', content: 'x' });
+  for (const role of ROLES) {
+    const member = role !== 'guest';
+    const typing = await f.call(people[role], 'POST', '/api/v1/typing', { type: 'channel', op: 'start', stream_id: general, topic: 'x' });
+    t.same([typing.status, typing.json.msg ?? ''], member ? [200, ''] : [400, 'Invalid channel ID'], `${role}: typing in a public channel they are not in (guest) or are in`);
+    t.equal((await f.call(people[role], 'GET', `/api/v1/users/me/${general}/topics`)).status, member ? 200 : 400, `${role}: topics`);
+    t.equal((await f.call(people[role], 'GET', `/api/v1/streams/${general}/members`)).status, member ? 200 : 400, `${role}: members`);
+    t.equal((await f.call(people[role], 'GET', `/api/v1/users/me/${guests}/topics`)).status, 200, `${role}: topics of a channel they are in`);
+  }
+});
