@@ -32,7 +32,9 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMIT_HIT'
   | 'SERVER_NOT_READY'
-  | 'INTERNAL_SERVER_ERROR';
+  | 'INTERNAL_SERVER_ERROR'
+  | 'REACTION_ALREADY_EXISTS'
+  | 'REACTION_DOES_NOT_EXIST';
 
 /**
  * A failure that is the client's to see. Thrown anywhere below a route and rendered

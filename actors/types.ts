@@ -72,6 +72,16 @@ export interface MessageRecord {
   /** Sorted user ids of every participant of a direct message (sender included). */
   dm_user_ids: number[] | null;
   recipient_id: number;
+  /** Emoji reactions, in the order they were added (absent: none). */
+  reactions?: Reaction[];
+}
+
+/** One user's emoji reaction on a message. */
+export interface Reaction {
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: 'unicode_emoji' | 'realm_emoji' | 'zulip_extra_emoji';
+  user_id: number;
 }
 
 /** A user's own settings for one channel subscription. */

@@ -14,11 +14,12 @@ import { eventQueues } from './event_queues.js';
 import { flags } from './flags.js';
 import { messages } from './messages.js';
 import { organizations } from './organizations.js';
+import { reactions } from './reactions.js';
 import { subscriptions } from './subscriptions.js';
 import { typing } from './typing.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, users, subscriptions, channelFolders, messages, flags, typing, eventQueues, board] as const;
+export const AREAS = [organizations, users, subscriptions, channelFolders, messages, reactions, flags, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

@@ -174,7 +174,7 @@ export function messageView(org: OrgContext, m: MessageRecord, channelName: stri
     subject: topic,
     topic_links: [],
     is_me_message: m.content.startsWith('/me '),
-    reactions: [],
+    reactions: (m.reactions ?? []).map((r) => ({ emoji_name: r.emoji_name, emoji_code: r.emoji_code, reaction_type: r.reaction_type, user_id: r.user_id })),
     submessages: [],
     sender_full_name: sender.full_name,
     sender_email: sender.email,

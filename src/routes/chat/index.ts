@@ -5,6 +5,7 @@ import * as channelFolders from './channel_folders.js';
 import * as events from './events.js';
 import * as flags from './flags.js';
 import * as messages from './messages.js';
+import * as reactions from './reactions.js';
 import * as register from './register.js';
 import * as server from './server.js';
 import * as streams from './streams.js';
@@ -12,7 +13,7 @@ import * as typing from './typing.js';
 import * as users from './users.js';
 
 /** The route modules, one per area of the API. A new module is one line here; a new route in a module, none. */
-const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, flags, typing, users, streams, channelFolders];
+const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, reactions, flags, typing, users, streams, channelFolders];
 
 function isRoute(x: unknown): x is RouteRecord {
   return typeof x === 'object' && x !== null && 'method' in x && 'path' in x && 'handler' in x && (x as RouteRecord).api === 'chat';
