@@ -466,6 +466,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'POST /api/v1/users/me/subscriptions/properties': { params: { subscription_data: JSON.stringify([{ stream_id: f.runtime.org(1)!.channelsByName.get('general'), property: 'pin_to_top', value: true }]) } },
     'POST /api/v1/messages/{message_id}/reactions': { pathParams: { message_id: mid }, params: { emoji_name: 'tada' } },
     'DELETE /api/v1/messages/{message_id}/reactions': { pathParams: { message_id: mid }, params: { emoji_name: 'tada' } },
+    'POST /api/v1/user_topics': { params: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')), topic: 'fuzz', visibility_policy: '1' } },
+    'PATCH /api/v1/users/me/subscriptions/muted_topics': { params: { stream: 'general', topic: 'fuzz legacy', op: 'add' } },
     'POST /api/v1/messages/render': { params: { content: 'hello **world**' } },
     'POST /api/v1/typing': { params: { op: 'start', to: `[${alice.user_id}]` } },
     'POST /api/v1/messages/{message_id}/typing': { pathParams: { message_id: mid }, params: { op: 'start' } },

@@ -17,9 +17,10 @@ import { organizations } from './organizations.js';
 import { reactions } from './reactions.js';
 import { subscriptions } from './subscriptions.js';
 import { typing } from './typing.js';
+import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, users, subscriptions, channelFolders, messages, reactions, flags, typing, eventQueues, board] as const;
+export const AREAS = [organizations, users, subscriptions, channelFolders, messages, reactions, flags, userTopics, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

@@ -121,7 +121,6 @@ const EMPTY_SECTIONS: Array<{ key: string; type?: string; make: () => unknown }>
   { key: 'alert_words', make: () => [] },
   { key: 'realm_domains', make: () => [] },
   { key: 'muted_users', make: () => [] },
-  { key: 'user_topics', make: () => [] },
   { key: 'recent_private_conversations', make: () => [] },
   { key: 'realm_emoji', make: () => ({}) },
   { key: 'realm_linkifiers', make: () => [] },

@@ -25,12 +25,29 @@ export interface UserContext {
   former: Map<number, SubscriptionProps>;
   unread: IdSet;
   flags: Record<StoredFlag, IdSet>;
+  /** The user's muted, unmuted and followed topics, by `userTopicKey`. */
+  topics: Map<string, UserTopic>;
+}
+
+/** A user's visibility policy for one channel topic (Zulip's `UserTopic`). */
+export interface UserTopic {
+  stream_id: number;
+  topic_name: string;
+  /** Unix seconds. */
+  last_updated: number;
+  /** 1 muted, 2 unmuted, 3 followed (0, inherit, is no entry). */
+  visibility_policy: number;
+}
+
+/** Topics are one entry whatever their case. */
+export function userTopicKey(streamId: number, topic: string): string {
+  return `${streamId}\u0000${topic.toLowerCase()}`;
 }
 
 export function emptyUser(userId: number): UserContext {
   const flags = {} as Record<StoredFlag, IdSet>;
   for (const f of STORED_FLAGS) flags[f] = new IdSet();
-  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags };
+  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags, topics: new Map() };
 }
 
 /** The flags of one message for this user, as Zulip lists them. */
@@ -83,6 +100,8 @@ interface UserChunk {
   former: Array<[number, SubscriptionProps]>;
   unread: StoredIds;
   flags: Record<string, StoredIds>;
+  /** Absent in chunks written before topic visibility existed. */
+  topics?: UserTopic[];
 }
 
 /** Where a restored user goes. */
@@ -98,7 +117,7 @@ export function userPersistence(orgId: number): Persistence<UserContext, UserRes
       yield (): UserChunk => {
         const flags: Record<string, StoredIds> = {};
         for (const f of STORED_FLAGS) flags[f] = ctx.flags[f].toBytes();
-        return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags };
+        return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags, topics: [...ctx.topics.values()] };
       };
     },
   };
@@ -111,6 +130,9 @@ export const userRestore: Pick<Persistence<UserContext, UserRestoreScope>, 'tags
     const c = chunk as UserChunk;
     const flags = {} as Record<StoredFlag, IdSet>;
     for (const f of STORED_FLAGS) flags[f] = storedIds(c.flags[f] ?? []);
-    scope.installUser(c.org, { seq: c.seq, user_id: c.user_id, subs: new Map(c.subs), former: new Map(c.former), unread: storedIds(c.unread), flags });
+    scope.installUser(c.org, {
+      seq: c.seq, user_id: c.user_id, subs: new Map(c.subs), former: new Map(c.former), unread: storedIds(c.unread), flags,
+      topics: new Map((c.topics ?? []).map((t) => [userTopicKey(t.stream_id, t.topic_name), t])),
+    });
   },
 };

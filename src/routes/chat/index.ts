@@ -10,10 +10,11 @@ import * as register from './register.js';
 import * as server from './server.js';
 import * as streams from './streams.js';
 import * as typing from './typing.js';
+import * as userTopics from './user_topics.js';
 import * as users from './users.js';
 
 /** The route modules, one per area of the API. A new module is one line here; a new route in a module, none. */
-const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, reactions, flags, typing, users, streams, channelFolders];
+const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, reactions, flags, typing, users, streams, userTopics, channelFolders];
 
 function isRoute(x: unknown): x is RouteRecord {
   return typeof x === 'object' && x !== null && 'method' in x && 'path' in x && 'handler' in x && (x as RouteRecord).api === 'chat';
