@@ -158,3 +158,34 @@ t.test('a format 1 snapshot, with flag sets as arrays of ids, still loads', asyn
   loadSnapshot(rt, { ...snap, header: { ...snap.header, version: 1 } });
   t.equal(stateDigest(rt), before, 'the same state as from the format 2 file');
 });
+
+t.test('a fuzzy snapshot while messages are deleted and reacted to still restores exactly', async (t) => {
+  const { dir, a } = await seeded(60);
+  const rt = a.runtime;
+  const { writeSnapshot } = await import('../snapshots/snapshot.js');
+  // Two messages per chunk and a yield after every chunk: every write below lands between chunks.
+  const snap = writeSnapshot(dir, rt, () => a.writer.drain(), { sliceSize: 2, maxSliceMs: 0, now: () => Date.now() });
+  const writes: Promise<unknown>[] = [];
+  for (let id = 1; id <= 60; id += 5) {
+    const m = rt.channel(1, 1)?.messages.get(id) ?? rt.channel(1, 2)?.messages.get(id);
+    if (m) writes.push(rt.execute({ kind: 'channel', org: 1, stream_id: m.stream_id!, command: { type: 'REACT_IN_CHANNEL', org: 1, op: 'add', message_id: id, reaction: { emoji_name: 'tada', emoji_code: '1f389', reaction_type: 'unicode_emoji', user_id: 2 } } }));
+    else writes.push(rt.execute({ kind: 'org', org: 1, command: { type: 'REACT_IN_DIRECT', org: 1, op: 'add', message_id: id, reaction: { emoji_name: 'heart', emoji_code: '2764', reaction_type: 'unicode_emoji', user_id: 1 } } }));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  for (let id = 3; id <= 60; id += 7) {
+    const m = rt.channel(1, 1)?.messages.get(id) ?? rt.channel(1, 2)?.messages.get(id);
+    if (m) writes.push(rt.execute({ kind: 'channel', org: 1, stream_id: m.stream_id!, command: { type: 'DELETE_CHANNEL_MESSAGE', org: 1, actor_id: 1, message_id: id } }));
+    else writes.push(rt.execute({ kind: 'org', org: 1, command: { type: 'DELETE_DIRECT_MESSAGE', org: 1, actor_id: 1, message_id: id } }));
+    writes.push(send(rt, 100 + id));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  const info = await snap;
+  await Promise.all(writes);
+  t.ok(info.chunks > 20, `the snapshot was written in ${info.chunks} chunks, across the writes`);
+  const before = stateDigest(rt);
+  rt.stop();
+  const b = open(dir);
+  t.teardown(() => b.close());
+  t.equal(b.recovery.snapshot, listSnapshots(dir)[0].name, 'recovered from that snapshot');
+  t.equal(stateDigest(b.runtime), before);
+});

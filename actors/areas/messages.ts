@@ -350,14 +350,21 @@ const messageDeleted = fact<MessageDeleted>({
   apply: {
     org(ctx, f) {
       ctx.messageChannel.delete(f.message_id);
-      // A direct message's id stays in its participants' id lists; queries skip ids without a record.
+      const m = ctx.directMessages.get(f.message_id);
+      if (!m) return;
       ctx.directMessages.delete(f.message_id);
+      // Id lists are replaced, not changed: a paused scan keeps reading the list it started on.
+      for (const uid of m.dm_user_ids ?? []) {
+        const ids = ctx.directIdsByUser.get(uid);
+        if (ids) ctx.directIdsByUser.set(uid, ids.filter((id) => id !== m.id));
+      }
     },
     channel(ctx, f) {
       const m = ctx.messages.get(f.message_id);
       if (!m) return;
       ctx.messages.delete(f.message_id);
-      // `ids` keeps the id (it only grows, which snapshots and paused scans rely on).
+      // Replaced, not changed: a paused scan and a snapshot being written keep the list they hold.
+      ctx.ids = ctx.ids.filter((id) => id !== m.id);
       const key = m.topic.toLowerCase();
       const entry = ctx.topics.get(key);
       if (!entry || entry.max_id !== m.id) return;

@@ -6,9 +6,11 @@
  * the snapshot files (`snapshots/`) only frame and checksum what they are given.
  *
  * A kind's first chunk (its head) is taken in one step and records the seq the actor
- * reflects and how much of its append-only lists it holds; later chunks (slices) cut
- * those lists at the head's counts, so they are exactly what the head reflects even
- * while writes continue.
+ * reflects and where its lists end; later chunks (slices) cut those lists at the head's
+ * ends, so they are exactly what the head reflects even while writes continue. Records
+ * are replaced, never changed in place, and a list that loses an item is replaced, not
+ * spliced; a record changed after the head is written as it is then, and replaying the
+ * facts after the head's seq (idempotent on records) gives the same state.
  */
 /** One chunk: a `k` tag naming its kind and part, and plain data. */
 export interface Chunk {

@@ -110,20 +110,22 @@ export function channelPersistence(orgId: number): Persistence<ChannelContext, C
     ...channelRestore,
     *chunks(ctx, sliceSize) {
       let count = 0;
+      let ids: number[] = [];
       yield (): ChannelChunk => {
-        count = ctx.ids.length;
+        // The id list as it is now: appends go to its end, and a deletion replaces the
+        // list rather than changing it, so its first `count` ids stay exactly these.
+        ids = ctx.ids;
+        count = ids.length;
         return {
           k: 'channel', org: orgId, seq: ctx.seq, channel: ctx.channel, subscribers: [...ctx.subscribers], topics: [...ctx.topics.values()],
           history: [...ctx.history].map(([uid, bounds]) => [uid, [...bounds]]),
         };
       };
-      // Message records are replaced, never changed in place, and `ids` only grows at the end
-      // (a deleted message leaves its id behind, without a record), so the head's count of
-      // ids still cuts the same list. A record changed or deleted after the head is written
-      // as it is then; replaying the facts after the head's seq, which are idempotent on
-      // messages, brings it to the same state.
+      // Message records are replaced, never changed in place. A record changed or deleted
+      // after the head is written as it is then (a deleted one not at all); replaying the
+      // facts after the head's seq, which are idempotent on messages, gives the same state.
       yield* slices(() => count, sliceSize, (from, to): MessagesChunk => ({
-        k: 'msgs', org: orgId, stream_id: ctx.channel.stream_id, msgs: present(ctx.ids.slice(from, to).map((id) => ctx.messages.get(id))),
+        k: 'msgs', org: orgId, stream_id: ctx.channel.stream_id, msgs: present(ids.slice(from, to).map((id) => ctx.messages.get(id))),
       }));
     },
   };

@@ -21,7 +21,7 @@ export interface OrgContext {
   nextRecipientId: number;
   /** Direct messages, by id, in id order. */
   directMessages: Map<number, MessageRecord>;
-  /** The highest direct message id ever added (kept when it is deleted; not persisted, rebuilt on restore). */
+  /** The highest direct message id ever added (kept when it is deleted). */
   lastDirectId: number;
   /** Each user's direct message ids, ascending. */
   directIdsByUser: Map<number, number[]>;
@@ -97,6 +97,8 @@ interface OrgChunk {
   groupRecipients: Array<[string, number]>;
   /** Absent in chunks written before channel folders existed. */
   folders?: ChannelFolderRecord[];
+  /** Absent in older chunks: then the highest direct message id restored. */
+  lastDirectId?: number;
 }
 interface DirectMessagesChunk {
   k: 'dms';
@@ -121,6 +123,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         k: 'org', seq: ctx.seq, org: ctx.org, users: [...ctx.users.values()], channelsByName: [...ctx.channelsByName],
         nextUserId: ctx.nextUserId, nextChannelId: ctx.nextChannelId, nextRecipientId: ctx.nextRecipientId, groupRecipients: [...ctx.groupRecipients],
         folders: [...ctx.folders.values()],
+        lastDirectId: ctx.lastDirectId,
       };
     };
     // Direct messages are kept in id order; a deleted one leaves the map. Slices take them
@@ -153,7 +156,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         nextChannelId: c.nextChannelId,
         nextRecipientId: c.nextRecipientId,
         directMessages: new Map(),
-        lastDirectId: 0,
+        lastDirectId: c.lastDirectId ?? 0,
         directIdsByUser: new Map(),
         groupRecipients: new Map(c.groupRecipients),
         messageChannel: new Map(),
