@@ -70,6 +70,12 @@ export function checkTopic(topic: string): string {
   return truncateCodePoints(cleaned, LIMITS.max_topic_length, '...');
 }
 
+/** A topic as a client names it, as stored: the empty topic's display names name the empty topic. */
+export function topicNamed(topic: string): string {
+  const t = topic.trim();
+  return t === EMPTY_TOPIC_DISPLAY_NAME || t === '(no topic)' ? '' : t;
+}
+
 /** Channel names: non-empty, bounded, no control characters. */
 export function checkChannelName(name: string): string {
   const cleaned = name.trim();

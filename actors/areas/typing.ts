@@ -12,7 +12,7 @@ import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
 import { canAccessChannel } from '../kinds/channel.js';
 import type { UserContext } from '../kinds/user.js';
-import { EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
+import { EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../message_rules.js';
 import { eventJson } from '../render/events.js';
 import { Role } from '../types.js';
 
@@ -42,12 +42,6 @@ export interface SendTyping {
   message_id: number | null;
 }
 
-/** The topic as stored: the empty topic's display names name the empty topic. */
-function storedTopic(topic: string): string {
-  const t = topic.trim();
-  return t === EMPTY_TOPIC_DISPLAY_NAME || t === '(no topic)' ? '' : t;
-}
-
 export const sendTyping = command({
   type: 'SEND_TYPING',
   actor: 'user',
@@ -71,7 +65,7 @@ export const sendTyping = command({
           throw badRequest(`Not authorized to send to channel '${ch.channel.name}'`);
         }
       }
-      where = { kind: 'channel', stream_id: where.stream_id, topic: storedTopic(where.topic) };
+      where = { kind: 'channel', stream_id: where.stream_id, topic: topicNamed(where.topic) };
     }
     return { facts: [{ type: 'TypingNotified', org: c.org, sender_id: sender.user_id, op: c.op, where, message_id: c.message_id }], value: {} };
   },

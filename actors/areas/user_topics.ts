@@ -9,7 +9,7 @@ import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
 import { userTopicKey, type UserContext, type UserTopic } from '../kinds/user.js';
-import { EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
+import { EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../message_rules.js';
 import { eventJson } from '../render/events.js';
 import { Role } from '../types.js';
 
@@ -25,18 +25,12 @@ export interface UserTopicChanged { type: 'UserTopicChanged'; org: number; user_
  */
 export interface SetUserTopic { type: 'SET_USER_TOPIC'; org: number; stream_id: number; topic: string; visibility_policy: number; legacy?: 'mute' | 'unmute' }
 
-/** The topic as stored: the empty topic's display names name the empty topic. */
-function storedTopic(topic: string): string {
-  const t = topic.trim();
-  return t === EMPTY_TOPIC_DISPLAY_NAME || t === '(no topic)' ? '' : t;
-}
-
 export const setUserTopic = command({
   type: 'SET_USER_TOPIC',
   actor: 'user',
   decide(ctx: UserContext, c: SetUserTopic, env: DecideEnv, view: StateView): Decision<Record<string, never>, UserTopicChanged> {
     if (!(Object.values(VisibilityPolicy) as number[]).includes(c.visibility_policy)) throw badRequest('Invalid visibility_policy');
-    const topic = storedTopic(c.topic);
+    const topic = topicNamed(c.topic);
     const current = ctx.topics.get(userTopicKey(c.stream_id, topic));
     // Going back to the default needs no access to the channel (it may have been left since).
     if (c.visibility_policy !== VisibilityPolicy.INHERIT) {

@@ -8,7 +8,7 @@ import { getChannel } from '../../../actors/areas/subscriptions.js';
 import { badRequest } from '../../../actors/errors.js';
 import { received } from '../../../actors/kinds/channel.js';
 import { queryMessages } from '../../../actors/message_query.js';
-import { EMPTY_TOPIC_DISPLAY_NAME } from '../../../actors/message_rules.js';
+import { topicNamed } from '../../../actors/message_rules.js';
 import { checkNarrow } from '../../../actors/narrow.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
 import type { UserRecord } from '../../../actors/types.js';
@@ -138,7 +138,7 @@ export const markTopicAsRead = route({
   async handler({ params, org, user, runtime }) {
     getChannel(runtime, org.id, user, params.stream_id);
     // The empty topic's display name names the empty topic.
-    const topic = params.topic_name === EMPTY_TOPIC_DISPLAY_NAME ? '' : params.topic_name;
+    const topic = topicNamed(params.topic_name);
     if (topic !== '' && !receivedInTopic(runtime, org.id, user.user_id, params.stream_id, topic)) throw badRequest(`No such topic '${params.topic_name}'`);
     await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'MARK_AS_READ', org: org.id, scope: { kind: 'topic', stream_id: params.stream_id, topic } } });
     return { json: {} };
