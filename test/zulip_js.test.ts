@@ -20,7 +20,14 @@ interface ZulipClient {
   users: { create(params: Record<string, unknown>): Promise<any>; me: { getProfile(): Promise<any>; subscriptions: { add(params: Record<string, unknown>): Promise<any> } } };
   queues: { register(params: Record<string, unknown>): Promise<any>; deregister(params: Record<string, unknown>): Promise<any> };
   events: { retrieve(params: Record<string, unknown>): Promise<any> };
-  messages: { send(params: Record<string, unknown>): Promise<any>; retrieve(params: Record<string, unknown>): Promise<any> };
+  messages: {
+    send(params: Record<string, unknown>): Promise<any>;
+    retrieve(params: Record<string, unknown>): Promise<any>;
+    getById(params: Record<string, unknown>): Promise<any>;
+    flags: { add(params: Record<string, unknown>): Promise<any> };
+  };
+  reactions: { add(params: Record<string, unknown>): Promise<any>; remove(params: Record<string, unknown>): Promise<any> };
+  streams: { getStreamId(name: string): Promise<any>; topics: { retrieve(params: Record<string, unknown>): Promise<any> } };
 }
 type ZulipInit = (config: Record<string, unknown>) => Promise<ZulipClient>;
 
@@ -161,6 +168,21 @@ t.test('zulip-js drives a real server: login, users, channels, queues, messages'
     narrow: [{ operator: 'dm', operand: boot.owner.email }],
   }));
   t.same(byEmail.messages?.map((m: { id: number }) => m.id), [directMsg.id], 'a dm operand may be an email');
+
+  // Reactions, topics and marking read, through zulip-js.
+  const reacted = await within(5_000, 'reactions.add', bob.reactions.add({ message_id: channelMsg.id, emoji_name: 'tada' }));
+  t.equal(reacted.result, 'success', JSON.stringify(reacted));
+  const withReaction = await within(5_000, 'messages.getById', bob.messages.getById({ message_id: channelMsg.id }));
+  t.same(withReaction.message.reactions.map((r: { emoji_name: string; emoji_code: string; user_id: number }) => [r.emoji_name, r.emoji_code, r.user_id]), [['tada', '1f389', bobId]]);
+  const unreacted = await within(5_000, 'reactions.remove', bob.reactions.remove({ message_id: channelMsg.id, emoji_name: 'tada' }));
+  t.equal(unreacted.result, 'success', JSON.stringify(unreacted));
+  const lobby = await within(5_000, 'streams.getStreamId', bob.streams.getStreamId('lobby'));
+  const topics = await within(5_000, 'streams.topics.retrieve', bob.streams.topics.retrieve({ stream_id: lobby.stream_id }));
+  t.same(topics.topics, [{ name: 'greetings', max_id: channelMsg.id }]);
+  const read = await within(5_000, 'messages.flags.add', bob.messages.flags.add({ flag: 'read', messages: [channelMsg.id] }));
+  t.same(read.messages, [channelMsg.id], JSON.stringify(read));
+  const all = await within(5_000, 'mark_all_as_read', bob.callEndpoint('/mark_all_as_read', 'POST'));
+  t.same([all.result, all.complete], ['success', true], JSON.stringify(all));
 
   // With nothing else to say, the server sends a heartbeat on its short timeout.
   const started = Date.now();
