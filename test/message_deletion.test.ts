@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { chatFixture, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
 
 async function register(f: ChatFixture, who: Credentials, capabilities: Record<string, boolean> = {}): Promise<string> {
   const res = await f.call(who, 'POST', '/api/v1/register', { event_types: ['delete_message', 'message'], client_capabilities: JSON.stringify(capabilities) });
@@ -18,10 +18,7 @@ async function register(f: ChatFixture, who: Credentials, capabilities: Record<s
   return res.json.queue_id;
 }
 
-async function deletions(f: ChatFixture, who: Credentials, queueId: string): Promise<any[]> {
-  const res = await f.call(who, 'GET', '/api/v1/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
-  return res.json.events.filter((e: any) => e.type === 'delete_message').map(({ id: _id, ...e }: any) => e);
-}
+const deletions = (f: ChatFixture, who: Credentials, queueId: string): Promise<any[]> => queueEvents(f, who, queueId, 'delete_message');
 
 async function world() {
   const f = await chatFixture();
@@ -89,6 +86,30 @@ t.test('direct messages, and unread state', async (t) => {
   ]);
   const after = await f.call(bob, 'POST', '/api/v1/register', { fetch_event_types: ['update_message_flags'] });
   t.same([after.json.unread_msgs.count, after.json.starred_messages], [0, []], 'unread and starred no longer hold them');
+});
+
+t.test('convergence: unread and starred from register plus delete_message events equal a fresh register', async (t) => {
+  const { f, alice, bob } = await world();
+  t.teardown(f.stop);
+  const ids = [await send(f, alice, 'a'), await send(f, alice, 'b'), await send(f, alice, 'c')];
+  await f.call(bob, 'POST', '/api/v1/messages/flags', { messages: JSON.stringify(ids), op: 'add', flag: 'starred' });
+  const snapshot = async () => {
+    const reg = (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['delete_message'], fetch_event_types: ['update_message_flags'], client_capabilities: JSON.stringify({ bulk_message_deletion: true }) })).json;
+    return { queue: reg.queue_id as string, unread: reg.unread_msgs.streams.flatMap((s: any) => s.unread_message_ids) as number[], starred: reg.starred_messages as number[] };
+  };
+  const initial = await snapshot();
+  t.same(initial.unread, ids);
+  await f.call(alice, 'DELETE', `/api/v1/messages/${ids[0]}`);
+  await f.call(f.owner, 'DELETE', `/api/v1/messages/${ids[2]}`);
+  // Zulip's apply_event for delete_message: the ids leave unread and starred.
+  for (const e of await deletions(f, bob, initial.queue)) {
+    const gone = new Set<number>(e.message_ids);
+    initial.unread = initial.unread.filter((id) => !gone.has(id));
+    initial.starred = initial.starred.filter((id) => !gone.has(id));
+  }
+  const fresh = await snapshot();
+  t.same([initial.unread, initial.starred], [fresh.unread, fresh.starred]);
+  t.same(fresh.unread, [ids[1]], 'and the state is not trivially empty');
 });
 
 t.test('a deletion survives a restart, from the log and from a snapshot', async (t) => {
