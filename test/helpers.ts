@@ -106,3 +106,10 @@ export function startPoll(f: ChatFixture, who: Credentials, params: Record<strin
 export function settle(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
+
+/** What a queue holds now (no waiting), without the event ids; only events of `type` when given. */
+export async function queueEvents(f: ChatFixture, who: Credentials, queueId: string, type?: string): Promise<any[]> {
+  const res = await f.call(who, 'GET', '/api/v1/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
+  if (res.status !== 200) throw new Error(res.body);
+  return res.json.events.filter((e: any) => type === undefined || e.type === type).map(({ id: _id, ...e }: any) => e);
+}

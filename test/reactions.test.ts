@@ -8,14 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { chatFixture, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
 
 const path = (id: number) => `/api/v1/messages/${id}/reactions`;
 
-async function reactionEvents(f: ChatFixture, who: Credentials, queueId: string): Promise<any[]> {
-  const res = await f.call(who, 'GET', '/api/v1/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
-  return res.json.events.filter((e: any) => e.type === 'reaction').map(({ id: _id, ...e }: any) => e);
-}
+const reactionEvents = (f: ChatFixture, who: Credentials, queueId: string): Promise<any[]> => queueEvents(f, who, queueId, 'reaction');
 
 async function world() {
   const f = await chatFixture();

@@ -4,7 +4,7 @@
  * `typing_edit_message` events, audiences and errors.
  */
 import t from 'tap';
-import { chatFixture, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
 
 async function queue(f: ChatFixture, who: Credentials, capabilities: Record<string, boolean> = {}): Promise<string> {
   const res = await f.call(who, 'POST', '/api/v1/register', { event_types: ['typing', 'typing_edit_message'], client_capabilities: JSON.stringify(capabilities) });
@@ -12,10 +12,7 @@ async function queue(f: ChatFixture, who: Credentials, capabilities: Record<stri
   return res.json.queue_id;
 }
 
-async function events(f: ChatFixture, who: Credentials, queueId: string): Promise<any[]> {
-  const res = await f.call(who, 'GET', '/api/v1/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
-  return res.json.events.map(({ id: _id, ...e }: any) => e);
-}
+const events = (f: ChatFixture, who: Credentials, queueId: string): Promise<any[]> => queueEvents(f, who, queueId);
 
 async function world() {
   const f = await chatFixture();

@@ -11,7 +11,7 @@ import { area, command, fact, type UserDelivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
-import type { ChannelContext } from '../kinds/channel.js';
+import { hasContentAccess, type ChannelContext } from '../kinds/channel.js';
 import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organization.js';
 import { renderMarkdown, type MentionResolver, type Rendered } from '../markdown.js';
 import { checkContent, checkTopic, CONTENT_EDIT_LIMIT_SECONDS, EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
@@ -102,8 +102,7 @@ export const sendChannelMessage = command({
     if (!sender || !sender.is_active) throw badRequest('Invalid sender');
     const channel = ctx.channel;
     if (channel.is_archived) throw badRequest(`Not authorized to send to channel '${channel.name}'`);
-    const subscribed = ctx.subscribers.has(sender.user_id);
-    if (!subscribed && (channel.invite_only || sender.role === Role.GUEST)) {
+    if (!hasContentAccess(ctx, sender)) {
       throw badRequest(`Not authorized to send to channel '${channel.name}'`);
     }
     const topic = checkTopic(command.topic);

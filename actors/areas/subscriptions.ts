@@ -11,7 +11,7 @@ import { area, command, fact, type Delivery, type FactRecipients } from '../core
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest } from '../errors.js';
-import { canAccessChannel, emptyChannel, nextBound, received, type ChannelContext } from '../kinds/channel.js';
+import { canAccessChannel, emptyChannel, hasContentAccess, nextBound, received, type ChannelContext } from '../kinds/channel.js';
 import { addChannel, type OrgContext } from '../kinds/organization.js';
 import { join, leave, type UserContext } from '../kinds/user.js';
 import { escapeHtml } from '../markdown.js';
@@ -673,9 +673,14 @@ export function checkChannelId(rt: StateView, org: number, id: number): number {
  * non-guests for public channels, administrators for private ones).
  */
 export function getChannel(rt: StateView, org: number, viewer: UserRecord, streamId: number): Record<string, unknown> {
+  return channelView(visibleChannel(rt, org, viewer, streamId));
+}
+
+/** A channel the viewer may know exists (`canAccessChannel`), or "Invalid channel ID". */
+function visibleChannel(rt: StateView, org: number, viewer: UserRecord, streamId: number): ChannelContext {
   const ch = rt.channel(org, streamId);
   if (!ch || !canAccessChannel(viewer, ch.channel, ch.subscribers)) throw badRequest('Invalid channel ID');
-  return channelView(ch);
+  return ch;
 }
 
 /**
@@ -685,8 +690,7 @@ export function getChannel(rt: StateView, org: number, viewer: UserRecord, strea
  */
 function readableChannel(rt: StateView, org: number, viewer: UserRecord, streamId: number): ChannelContext {
   const ch = rt.channel(org, streamId);
-  const subscribed = ch?.subscribers.has(viewer.user_id) ?? false;
-  if (!ch || (!subscribed && (ch.channel.invite_only || viewer.role === Role.GUEST))) throw badRequest('Invalid channel ID');
+  if (!ch || !hasContentAccess(ch, viewer)) throw badRequest('Invalid channel ID');
   return ch;
 }
 
@@ -716,9 +720,7 @@ export function listTopics(rt: StateView, org: number, viewer: UserRecord, strea
 
 /** The subscribers of a channel the viewer may see exist (`GET /streams/{stream_id}/members`). */
 export function channelMembers(rt: StateView, org: number, viewer: UserRecord, streamId: number): number[] {
-  const ch = rt.channel(org, streamId);
-  if (!ch || !canAccessChannel(viewer, ch.channel, ch.subscribers)) throw badRequest('Invalid channel ID');
-  return [...ch.subscribers].sort((a, b) => a - b);
+  return [...visibleChannel(rt, org, viewer, streamId).subscribers].sort((a, b) => a - b);
 }
 
 // A user's own settings of their subscriptions (Zulip's `do_change_subscription_property`).

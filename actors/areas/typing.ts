@@ -10,11 +10,10 @@ import { area, command, fact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
-import { canAccessChannel } from '../kinds/channel.js';
+import { canAccessChannel, hasContentAccess } from '../kinds/channel.js';
 import type { UserContext } from '../kinds/user.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../message_rules.js';
 import { eventJson } from '../render/events.js';
-import { Role } from '../types.js';
 
 /** Channels with more active subscribers than this get no typing notifications (Zulip's `MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS`). */
 export const MAX_CHANNEL_SIZE_FOR_TYPING = 100;
@@ -60,8 +59,7 @@ export const sendTyping = command({
       // Typing a new message needs the right to send there; typing an edit, the right to edit (checked by the caller).
       if (c.message_id === null) {
         if (!canAccessChannel(sender, ch.channel, ch.subscribers)) throw badRequest('Invalid channel ID');
-        const subscribed = ch.subscribers.has(sender.user_id);
-        if (ch.channel.is_archived || (!subscribed && (ch.channel.invite_only || sender.role === Role.GUEST))) {
+        if (ch.channel.is_archived || !hasContentAccess(ch, sender)) {
           throw badRequest(`Not authorized to send to channel '${ch.channel.name}'`);
         }
       }

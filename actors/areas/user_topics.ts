@@ -8,10 +8,10 @@ import { area, command, fact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
+import { hasContentAccess } from '../kinds/channel.js';
 import { userTopicKey, type UserContext, type UserTopic } from '../kinds/user.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../message_rules.js';
 import { eventJson } from '../render/events.js';
-import { Role } from '../types.js';
 
 /** Zulip's `UserTopic.VisibilityPolicy`. */
 export const VisibilityPolicy = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
@@ -36,8 +36,7 @@ export const setUserTopic = command({
     if (c.visibility_policy !== VisibilityPolicy.INHERIT) {
       const ch = view.channel(c.org, c.stream_id);
       const user = view.org(c.org)?.users.get(ctx.user_id);
-      const subscribed = ch?.subscribers.has(ctx.user_id) ?? false;
-      if (!ch || !user || (!subscribed && (ch.channel.invite_only || user.role === Role.GUEST))) throw badRequest('Invalid channel ID');
+      if (!ch || !user || !hasContentAccess(ch, user)) throw badRequest('Invalid channel ID');
     }
     if (c.legacy === 'mute' && current?.visibility_policy === VisibilityPolicy.MUTED) throw badRequest('Topic already muted');
     if (c.legacy === 'unmute' && current?.visibility_policy !== VisibilityPolicy.MUTED) throw badRequest('Topic is not muted');

@@ -64,6 +64,14 @@ export function canAccessChannel(user: UserRecord, channel: ChannelRecord, subsc
   return user.role !== Role.GUEST;
 }
 
+/**
+ * Whether `user` may read a channel's messages and post there (Zulip's content
+ * access): its subscribers, and everyone but guests in a public channel.
+ */
+export function hasContentAccess(ch: ChannelContext, user: { user_id: number; role: number }): boolean {
+  return ch.subscribers.has(user.user_id) || (!ch.channel.invite_only && user.role !== Role.GUEST);
+}
+
 /** Context before the channel's `ChannelCreated` fact is applied. */
 export function emptyChannel(streamId: number): ChannelContext {
   return {
