@@ -185,11 +185,6 @@ export class ActorDirectory implements StateView {
     }
   }
 
-  /** Whether a chunk tag belongs to a domain actor kind. */
-  restores(tag: string): boolean {
-    return RESTORERS.has(tag);
-  }
-
   /** Restores one chunk of a domain actor. Heads come before their slices, orgs before their channels. */
   restoreChunk(chunk: Chunk, version: number): void {
     const restorer = RESTORERS.get(chunk.k);
