@@ -18,7 +18,8 @@ import { checkContent, checkTopic, CONTENT_EDIT_LIMIT_SECONDS, EMPTY_TOPIC_DISPL
 import { eventJson } from '../render/events.js';
 import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import { messageView, type MessageViewOptions } from '../render/views.js';
-import { Role, type MessageRecord, type UserRecord } from '../types.js';
+import { Role, type ChannelRecord, type MessageRecord, type UserRecord } from '../types.js';
+import { NOTIFICATION_BOT } from '../system_bots.js';
 import { canReadChannelMessage } from '../message_query.js';
 import { received } from '../kinds/channel.js';
 import { flagsOf } from '../kinds/user.js';
@@ -91,6 +92,20 @@ function sent(
     facts: [{ type: 'MessageSent', org, message, mentioned, wildcard: rendered.wildcard, read_by_sender: command.read_by_sender }],
     value: { id: message.id },
   };
+}
+
+/**
+ * A message the notification bot posts to a channel topic (Zulip's
+ * `internal_send_stream_message`): a move or resolve notice, a channel announcement.
+ * It is an ordinary message to its recipients, unread for all of them.
+ */
+export function notificationBotMessage(env: DecideEnv, org: OrgContext, channel: ChannelRecord, topic: string, content: string): MessageSent {
+  const rendered = renderMarkdown(content, mentionResolver(org));
+  const message: MessageRecord = {
+    id: env.nextMessageId(), sender_id: NOTIFICATION_BOT.user_id, content, rendered: rendered.html, timestamp: env.now(), client: 'Internal',
+    stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id,
+  };
+  return { type: 'MessageSent', org: org.org.id, message, mentioned: rendered.mentioned, wildcard: rendered.wildcard, read_by_sender: false };
 }
 
 export const sendChannelMessage = command({

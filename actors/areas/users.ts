@@ -14,6 +14,7 @@ import { Role, type RoleNumber, type UserRecord } from '../types.js';
 import { checkEmail, makeUser } from '../user_rules.js';
 import { userByEmail } from '../kinds/organization.js';
 import type { StateView } from '../core/state_view.js';
+import { SYSTEM_BOTS } from '../system_bots.js';
 
 /** A user joined an organization. */
 export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }
@@ -171,7 +172,7 @@ export const users = area({
         const all = [...view.org(r.org.id)!.users.values()];
         state.realm_users = all.filter((u) => u.is_active).map(userView);
         state.realm_non_active_users = all.filter((u) => !u.is_active).map(userView);
-        state.cross_realm_bots = [];
+        state.cross_realm_bots = [...SYSTEM_BOTS.values()].map((bot) => ({ ...userView(bot), is_system_bot: true }));
         Object.assign(state, {
           user_id: r.user.user_id,
           email: r.user.email,

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
+import { senderOf, SYSTEM_BOT_REALM, SYSTEM_BOTS } from '../system_bots.js';
 import { Role, type MessageRecord, type SubscriptionProps, type UserRecord } from '../types.js';
 
 /** Ids of the system user groups, the same in every organization. */
@@ -161,7 +162,7 @@ export interface MessageViewOptions {
 
 /** A message as Zulip renders it, without the per-user `flags`. */
 export function messageView(org: OrgContext, m: MessageRecord, channelName: string, opts: MessageViewOptions = {}): Record<string, unknown> {
-  const sender = org.users.get(m.sender_id)!;
+  const sender = senderOf(org, m.sender_id)!;
   const applyMarkdown = opts.applyMarkdown ?? true;
   const topic = m.stream_id !== null && m.topic === '' && !opts.allowEmptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : m.topic;
   const view: Record<string, unknown> = {
@@ -178,7 +179,7 @@ export function messageView(org: OrgContext, m: MessageRecord, channelName: stri
     submessages: [],
     sender_full_name: sender.full_name,
     sender_email: sender.email,
-    sender_realm_str: org.org.subdomain,
+    sender_realm_str: SYSTEM_BOTS.has(m.sender_id) ? SYSTEM_BOT_REALM : org.org.subdomain,
     display_recipient: displayRecipient(org, m, channelName),
     type: m.stream_id !== null ? 'stream' : 'private',
     avatar_url: avatarUrl(sender.email),
