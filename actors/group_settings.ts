@@ -1,0 +1,59 @@
+/**
+ * Group-setting values (Zulip's `zerver/lib/user_groups.py`): who holds a permission
+ * such as `can_move_messages_between_topics_group`. A value is either the id of a
+ * user group, or an anonymous group of direct members and subgroups.
+ *
+ * The system groups are role groups, nested as Zulip nests them: owners within
+ * administrators within moderators within members within everyone within internet,
+ * and full members within members.
+ */
+import { badRequest } from './errors.js';
+import { SYSTEM_GROUPS } from './render/views.js';
+import { Role, type UserRecord } from './types.js';
+
+/** A group id, or an anonymous group. */
+export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
+
+/** The most privileged role each system group admits (`null`: nobody). */
+const SYSTEM_GROUP_ROLE: Record<number, number | null> = {
+  [SYSTEM_GROUPS.nobody]: null,
+  [SYSTEM_GROUPS.owners]: Role.OWNER,
+  [SYSTEM_GROUPS.administrators]: Role.ADMIN,
+  [SYSTEM_GROUPS.moderators]: Role.MODERATOR,
+  [SYSTEM_GROUPS.full_members]: Role.MEMBER,
+  [SYSTEM_GROUPS.members]: Role.MEMBER,
+  [SYSTEM_GROUPS.everyone]: Role.GUEST,
+  [SYSTEM_GROUPS.internet]: Role.GUEST,
+};
+
+/** Whether a group id names a group of the organization. */
+export function isGroupId(id: number): boolean {
+  return id in SYSTEM_GROUP_ROLE;
+}
+
+function inGroup(user: Pick<UserRecord, 'role' | 'is_active'>, groupId: number): boolean {
+  const role = SYSTEM_GROUP_ROLE[groupId];
+  return role !== undefined && role !== null && user.role <= role;
+}
+
+/** Whether `user` holds the permission a group-setting value grants. */
+export function hasGroupPermission(user: Pick<UserRecord, 'user_id' | 'role' | 'is_active'>, value: GroupSettingValue): boolean {
+  if (!user.is_active) return false;
+  if (typeof value === 'number') return inGroup(user, value);
+  return value.direct_members.includes(user.user_id) || value.direct_subgroups.some((id) => inGroup(user, id));
+}
+
+/**
+ * Checks a group-setting value from a request: known group ids, and direct members
+ * who are users of the organization. Returns it normalized (sorted, without repeats).
+ */
+export function checkGroupSetting(value: GroupSettingValue, isUser: (id: number) => boolean): GroupSettingValue {
+  if (typeof value === 'number') {
+    if (!isGroupId(value)) throw badRequest('Invalid user group ID: ' + value);
+    return value;
+  }
+  for (const id of value.direct_members) if (!isUser(id)) throw badRequest(`Invalid user ID: ${id}`);
+  for (const id of value.direct_subgroups) if (!isGroupId(id)) throw badRequest('Invalid user group ID: ' + id);
+  const sorted = (ids: number[]): number[] => [...new Set(ids)].sort((a, b) => a - b);
+  return { direct_members: sorted(value.direct_members), direct_subgroups: sorted(value.direct_subgroups) };
+}
