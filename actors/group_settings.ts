@@ -8,8 +8,19 @@
  * and full members within members.
  */
 import { badRequest } from './errors.js';
-import { SYSTEM_GROUPS } from './render/views.js';
 import { Role, type UserRecord } from './types.js';
+
+/** Ids of the system user groups, the same in every organization. */
+export const SYSTEM_GROUPS = {
+  nobody: 1,
+  owners: 2,
+  administrators: 3,
+  moderators: 4,
+  full_members: 5,
+  members: 6,
+  everyone: 7,
+  internet: 8,
+} as const;
 
 /** A group id, or an anonymous group. */
 export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };

@@ -2,6 +2,7 @@
  * Plain-data records held in actor contexts. They hold no class instances beyond
  * `Map` and `Set`, so that snapshots and replay stay trivial.
  */
+import type { GroupSettingValue } from './group_settings.js';
 
 /** Zulip role numbers. */
 export const Role = { OWNER: 100, ADMIN: 200, MODERATOR: 300, MEMBER: 400, GUEST: 600 } as const;
@@ -54,7 +55,23 @@ export interface ChannelRecord {
   message_retention_days: number | null;
   recipient_id: number;
   is_default: boolean;
+  /** The channel's permission settings; absent ones have their defaults (`channelGroupSetting`). */
+  groups?: Partial<Record<ChannelGroupSettingKey, GroupSettingValue>>;
 }
+
+/** The group-setting permissions of a channel. */
+export type ChannelGroupSettingKey =
+  | 'can_add_subscribers_group'
+  | 'can_administer_channel_group'
+  | 'can_create_topic_group'
+  | 'can_delete_any_message_group'
+  | 'can_delete_own_message_group'
+  | 'can_move_messages_out_of_channel_group'
+  | 'can_move_messages_within_channel_group'
+  | 'can_remove_subscribers_group'
+  | 'can_resolve_topics_group'
+  | 'can_send_message_group'
+  | 'can_subscribe_group';
 
 /** A stored message, channel or direct. */
 export interface MessageRecord {

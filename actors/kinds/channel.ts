@@ -4,7 +4,8 @@
  * never queue behind each other.
  */
 import { slices, type Persistence } from '../core/persistence.js';
-import { Role, type ChannelRecord, type MessageRecord, type UserRecord } from '../types.js';
+import { SYSTEM_GROUPS, type GroupSettingValue } from '../group_settings.js';
+import { Role, type ChannelGroupSettingKey, type ChannelRecord, type MessageRecord, type UserRecord } from '../types.js';
 
 /** A topic's display name and the id of its newest message. */
 export interface TopicEntry {
@@ -70,6 +71,26 @@ export function canAccessChannel(user: UserRecord, channel: ChannelRecord, subsc
  */
 export function hasContentAccess(ch: ChannelContext, user: { user_id: number; role: number }): boolean {
   return ch.subscribers.has(user.user_id) || (!ch.channel.invite_only && user.role !== Role.GUEST);
+}
+
+/** Zulip's defaults for a new channel's permission settings. */
+export const CHANNEL_GROUP_DEFAULTS: Readonly<Record<ChannelGroupSettingKey, GroupSettingValue>> = {
+  can_add_subscribers_group: SYSTEM_GROUPS.members,
+  can_administer_channel_group: SYSTEM_GROUPS.administrators,
+  can_create_topic_group: SYSTEM_GROUPS.everyone,
+  can_delete_any_message_group: SYSTEM_GROUPS.administrators,
+  can_delete_own_message_group: SYSTEM_GROUPS.everyone,
+  can_move_messages_out_of_channel_group: SYSTEM_GROUPS.nobody,
+  can_move_messages_within_channel_group: SYSTEM_GROUPS.nobody,
+  can_remove_subscribers_group: SYSTEM_GROUPS.administrators,
+  can_resolve_topics_group: SYSTEM_GROUPS.nobody,
+  can_send_message_group: SYSTEM_GROUPS.everyone,
+  can_subscribe_group: SYSTEM_GROUPS.nobody,
+};
+
+/** A channel's permission setting, or its default. */
+export function channelGroupSetting(channel: ChannelRecord, key: ChannelGroupSettingKey): GroupSettingValue {
+  return channel.groups?.[key] ?? CHANNEL_GROUP_DEFAULTS[key];
 }
 
 /** Context before the channel's `ChannelCreated` fact is applied. */

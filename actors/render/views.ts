@@ -4,23 +4,13 @@
  * and an event always agree.
  */
 import { createHash } from 'node:crypto';
-import type { ChannelContext } from '../kinds/channel.js';
+import { CHANNEL_GROUP_DEFAULTS, channelGroupSetting, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
 import { senderOf, SYSTEM_BOT_REALM, SYSTEM_BOTS } from '../system_bots.js';
 import { Role, type MessageRecord, type SubscriptionProps, type UserRecord } from '../types.js';
 
-/** Ids of the system user groups, the same in every organization. */
-export const SYSTEM_GROUPS = {
-  nobody: 1,
-  owners: 2,
-  administrators: 3,
-  moderators: 4,
-  full_members: 5,
-  members: 6,
-  everyone: 7,
-  internet: 8,
-} as const;
+export { SYSTEM_GROUPS } from '../group_settings.js';
 
 const avatarUrls = new Map<string, string>();
 
@@ -60,6 +50,8 @@ export function userView(user: UserRecord): Record<string, unknown> {
   return view;
 }
 
+const CHANNEL_GROUP_KEYS = Object.keys(CHANNEL_GROUP_DEFAULTS) as Array<keyof typeof CHANNEL_GROUP_DEFAULTS>;
+
 /** Settings every channel dictionary carries. */
 function channelFields(ch: ChannelContext): Record<string, unknown> {
   const c = ch.channel;
@@ -80,17 +72,7 @@ function channelFields(ch: ChannelContext): Record<string, unknown> {
     message_retention_days: c.message_retention_days,
     is_archived: c.is_archived,
     topics_policy: 'inherit',
-    can_add_subscribers_group: SYSTEM_GROUPS.members,
-    can_administer_channel_group: SYSTEM_GROUPS.administrators,
-    can_create_topic_group: SYSTEM_GROUPS.everyone,
-    can_delete_any_message_group: SYSTEM_GROUPS.administrators,
-    can_delete_own_message_group: SYSTEM_GROUPS.everyone,
-    can_move_messages_out_of_channel_group: SYSTEM_GROUPS.nobody,
-    can_move_messages_within_channel_group: SYSTEM_GROUPS.nobody,
-    can_remove_subscribers_group: SYSTEM_GROUPS.administrators,
-    can_resolve_topics_group: SYSTEM_GROUPS.nobody,
-    can_send_message_group: SYSTEM_GROUPS.everyone,
-    can_subscribe_group: SYSTEM_GROUPS.nobody,
+    ...Object.fromEntries(CHANNEL_GROUP_KEYS.map((key) => [key, channelGroupSetting(c, key)])),
     stream_weekly_traffic: null,
   };
 }
