@@ -8,7 +8,7 @@
  * and full members within members.
  */
 import { badRequest } from './errors.js';
-import { Role, type UserRecord } from './types.js';
+import { Role, type GroupSettingValue, type UserRecord } from './types.js';
 
 /** Ids of the system user groups, the same in every organization. */
 export const SYSTEM_GROUPS = {
@@ -22,8 +22,7 @@ export const SYSTEM_GROUPS = {
   internet: 8,
 } as const;
 
-/** A group id, or an anonymous group. */
-export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
+export type { GroupSettingValue } from './types.js';
 
 /** The most privileged role each system group admits (`null`: nobody). */
 const SYSTEM_GROUP_ROLE: Record<number, number | null> = {

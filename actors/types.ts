@@ -2,7 +2,6 @@
  * Plain-data records held in actor contexts. They hold no class instances beyond
  * `Map` and `Set`, so that snapshots and replay stay trivial.
  */
-import type { GroupSettingValue } from './group_settings.js';
 
 /** Zulip role numbers. */
 export const Role = { OWNER: 100, ADMIN: 200, MODERATOR: 300, MEMBER: 400, GUEST: 600 } as const;
@@ -58,6 +57,9 @@ export interface ChannelRecord {
   /** The channel's permission settings; absent ones have their defaults (`channelGroupSetting`). */
   groups?: Partial<Record<ChannelGroupSettingKey, GroupSettingValue>>;
 }
+
+/** A group-setting value: a user group's id, or an anonymous group. */
+export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
 
 /** The group-setting permissions of a channel. */
 export type ChannelGroupSettingKey =
