@@ -34,7 +34,9 @@ export type ErrorCode =
   | 'SERVER_NOT_READY'
   | 'INTERNAL_SERVER_ERROR'
   | 'REACTION_ALREADY_EXISTS'
-  | 'REACTION_DOES_NOT_EXIST';
+  | 'REACTION_DOES_NOT_EXIST'
+  | 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED'
+  | 'EXPECTATION_MISMATCH';
 
 /**
  * A failure that is the client's to see. Thrown anywhere below a route and rendered

@@ -16,9 +16,6 @@ export const LIMITS = {
   max_bulk_new_subscription_messages: 50,
 } as const;
 
-/** Seconds after sending that a message's content may still be edited (`realm_message_content_edit_limit_seconds`). */
-export const CONTENT_EDIT_LIMIT_SECONDS = 600;
-
 /** What an empty topic is shown as. */
 export const EMPTY_TOPIC_DISPLAY_NAME = 'general chat';
 

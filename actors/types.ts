@@ -93,6 +93,33 @@ export interface MessageRecord {
   recipient_id: number;
   /** Emoji reactions, in the order they were added (absent: none). */
   reactions?: Reaction[];
+  /** Edits and moves, newest first, as Zulip stores them (absent: never edited or moved). */
+  edit_history?: EditHistoryEntry[];
+  /** When the content was last edited (absent: never). */
+  last_edit_timestamp?: number;
+  /** When the message was last moved to another topic or channel, resolving aside (absent: never). */
+  last_moved_timestamp?: number;
+  /**
+   * Sorted ids of the users who hold this channel message, for a message moved from
+   * another channel: who received it no longer follows from this channel's
+   * subscription periods (Zulip moves and prunes its UserMessage rows). Absent: the
+   * subscription periods say.
+   */
+  received_by?: number[];
+  /** A message the server posted with a role: the notice that a topic was resolved. */
+  kind?: 'resolve_topic_notification';
+}
+
+/** One edit or move of a message, as Zulip's raw edit history keeps it. */
+export interface EditHistoryEntry {
+  user_id: number;
+  timestamp: number;
+  prev_content?: string;
+  prev_rendered_content?: string;
+  prev_topic?: string;
+  topic?: string;
+  prev_stream?: number;
+  stream?: number;
 }
 
 /** One user's emoji reaction on a message. */

@@ -14,14 +14,14 @@ import { badRequest } from '../errors.js';
 import { hasContentAccess, type ChannelContext } from '../kinds/channel.js';
 import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organization.js';
 import { renderMarkdown, type MentionResolver, type Rendered } from '../markdown.js';
-import { checkContent, checkTopic, CONTENT_EDIT_LIMIT_SECONDS, EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
+import { checkContent, checkTopic, EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
 import { eventJson } from '../render/events.js';
 import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import { messageView, type MessageViewOptions } from '../render/views.js';
 import { Role, type ChannelRecord, type MessageRecord, type UserRecord } from '../types.js';
 import { NOTIFICATION_BOT } from '../system_bots.js';
 import { canReadChannelMessage } from '../message_query.js';
-import { received } from '../kinds/channel.js';
+import { dropMessages, received } from '../kinds/channel.js';
 import { flagsOf } from '../kinds/user.js';
 
 /**
@@ -38,6 +38,17 @@ export interface MessageSent {
   wildcard: 'stream' | 'topic' | null;
   /** Whether the message arrives already read for its sender. */
   read_by_sender: boolean;
+  /** Users for whom it also arrives read (the user whose action the notification bot reports). */
+  read_by?: number[];
+  /** When present, the only users for whom it arrives unread (a resolve notice: those following the topic). */
+  unread_only?: number[];
+}
+
+/** Whether a new message arrives unread for `userId`. */
+function arrivesUnread(f: MessageSent, userId: number): boolean {
+  if (f.read_by_sender && f.message.sender_id === userId) return false;
+  if (f.read_by?.includes(userId)) return false;
+  return f.unread_only === undefined || f.unread_only.includes(userId);
 }
 
 /** Send a message to a topic of this channel. */
@@ -99,13 +110,24 @@ function sent(
  * `internal_send_stream_message`): a move or resolve notice, a channel announcement.
  * It is an ordinary message to its recipients, unread for all of them.
  */
-export function notificationBotMessage(env: DecideEnv, org: OrgContext, channel: ChannelRecord, topic: string, content: string): MessageSent {
+export function notificationBotMessage(
+  env: DecideEnv,
+  org: OrgContext,
+  channel: ChannelRecord,
+  topic: string,
+  content: string,
+  options: Pick<MessageSent, 'read_by' | 'unread_only'> & Pick<MessageRecord, 'kind'> = {},
+): MessageSent {
   const rendered = renderMarkdown(content, mentionResolver(org));
   const message: MessageRecord = {
     id: env.nextMessageId(), sender_id: NOTIFICATION_BOT.user_id, content, rendered: rendered.html, timestamp: env.now(), client: 'Internal',
     stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id,
+    ...(options.kind ? { kind: options.kind } : {}),
   };
-  return { type: 'MessageSent', org: org.org.id, message, mentioned: rendered.mentioned, wildcard: rendered.wildcard, read_by_sender: false };
+  const fact: MessageSent = { type: 'MessageSent', org: org.org.id, message, mentioned: rendered.mentioned, wildcard: rendered.wildcard, read_by_sender: false };
+  if (options.read_by) fact.read_by = options.read_by;
+  if (options.unread_only) fact.unread_only = options.unread_only;
+  return fact;
 }
 
 export const sendChannelMessage = command({
@@ -181,7 +203,7 @@ const messageSent = fact<MessageSent>({
     },
     user(ctx, f) {
       const id = f.message.id;
-      if (!(f.read_by_sender && f.message.sender_id === ctx.user_id)) ctx.unread.add(id);
+      if (arrivesUnread(f, ctx.user_id)) ctx.unread.add(id);
       if (f.mentioned.includes(ctx.user_id)) ctx.flags.mentioned.add(id);
       if (f.wildcard === 'stream') ctx.flags.stream_wildcard_mentioned.add(id);
       if (f.wildcard === 'topic') ctx.flags.topic_wildcard_mentioned.add(id);
@@ -225,7 +247,7 @@ function notifyMessage(world: StateView, fact: MessageSent, seq: number): UserDe
     user_ids: recipients,
     message: m,
     event: (userId, emptyTopicName) => {
-      const read = fact.read_by_sender && userId === m.sender_id;
+      const read = !arrivesUnread(fact, userId);
       const isMentioned = mentioned.has(userId);
       const key = (emptyTopicName ? 4 : 0) + (read ? 2 : 0) + (isMentioned ? 1 : 0);
       let event = built[key];
@@ -270,15 +292,6 @@ export function messageForViewer(rt: StateView, org: number, viewerId: number, m
     flags.push('historical');
   }
   return { ...messageView(orgCtx, m, ch?.channel.name ?? '', opts), flags };
-}
-
-/**
- * Whether `editor` may edit a message's content now (Zulip's
- * `validate_user_can_edit_message`): only its sender, within the edit time limit.
- */
-export function checkCanEditContent(editor: UserRecord, m: MessageRecord, nowSeconds: number): void {
-  if (m.sender_id !== editor.user_id) throw badRequest("You don't have permission to edit this message");
-  if (nowSeconds - m.timestamp > CONTENT_EDIT_LIMIT_SECONDS) throw badRequest('The time limit for editing this message has passed');
 }
 
 /** Renders Markdown as a message would be (`POST /messages/render`), resolving mentions in the organization. */
@@ -374,23 +387,7 @@ const messageDeleted = fact<MessageDeleted>({
       }
     },
     channel(ctx, f) {
-      const m = ctx.messages.get(f.message_id);
-      if (!m) return;
-      ctx.messages.delete(f.message_id);
-      // Replaced, not changed: a paused scan and a snapshot being written keep the list they hold.
-      ctx.ids = ctx.ids.filter((id) => id !== m.id);
-      const key = m.topic.toLowerCase();
-      const entry = ctx.topics.get(key);
-      if (!entry || entry.max_id !== m.id) return;
-      for (let i = ctx.ids.length - 1; i >= 0; i--) {
-        const other = ctx.messages.get(ctx.ids[i]);
-        if (other && other.topic.toLowerCase() === key) {
-          entry.max_id = other.id;
-          entry.name = other.topic;
-          return;
-        }
-      }
-      ctx.topics.delete(key);
+      dropMessages(ctx, [f.message_id]);
     },
     user(ctx, f) {
       const one = [f.message_id];
@@ -403,26 +400,31 @@ const messageDeleted = fact<MessageDeleted>({
     if (f.stream_id !== null) to.channel(f.org, f.stream_id);
     for (const id of f.holders) to.user(f.org, id);
   },
-  notify(f, seq, view) {
-    const users = view.org(f.org)?.users;
-    const audience = f.notify.filter((id) => users?.get(id)?.is_active);
-    const built: OutgoingEvent[] = [];
-    return [{
-      org: f.org,
-      seq,
-      type: 'delete_message',
-      user_ids: audience,
-      event: (_userId, emptyTopicName, bulk = false) => {
-        const variant = (emptyTopicName ? 1 : 0) + (bulk ? 2 : 0);
-        const ids = bulk ? { message_ids: [f.message_id] } : { message_id: f.message_id };
-        const where = f.stream_id === null
-          ? { message_type: 'private' }
-          : { message_type: 'stream', stream_id: f.stream_id, topic: f.topic === '' && !emptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : f.topic };
-        return (built[variant] ??= eventJson('delete_message', { ...ids, ...where }));
-      },
-    }];
-  },
+  notify: (f, seq, view) => [deletionDelivery(view, f.org, seq, f.notify, f.message_id, f.stream_id, f.topic)],
 });
+
+/**
+ * The `delete_message` event for one message, to those of `users` who are active: in
+ * the bulk form (`message_ids`) for clients that declared `bulk_message_deletion`.
+ */
+export function deletionDelivery(view: StateView, org: number, seq: number, users: number[], messageId: number, streamId: number | null, topic: string): UserDelivery {
+  const directory = view.org(org)?.users;
+  const built: OutgoingEvent[] = [];
+  return {
+    org,
+    seq,
+    type: 'delete_message',
+    user_ids: users.filter((id) => directory?.get(id)?.is_active),
+    event: (_userId, emptyTopicName, bulk = false) => {
+      const variant = (emptyTopicName ? 1 : 0) + (bulk ? 2 : 0);
+      const ids = bulk ? { message_ids: [messageId] } : { message_id: messageId };
+      const where = streamId === null
+        ? { message_type: 'private' }
+        : { message_type: 'stream', stream_id: streamId, topic: topic === '' && !emptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : topic };
+      return (built[variant] ??= eventJson('delete_message', { ...ids, ...where }));
+    },
+  };
+}
 
 export const messages = area({
   name: 'messages',

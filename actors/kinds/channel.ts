@@ -38,10 +38,24 @@ export function nextBound(ctx: ChannelContext): number {
 
 /** Whether a user received a channel message (was subscribed when it was sent). */
 export function received(ctx: ChannelContext, userId: number, messageId: number): boolean {
+  const holders = ctx.messages.get(messageId)?.received_by;
+  if (holders) return sortedIncludes(holders, userId);
   const bounds = ctx.history.get(userId);
   if (!bounds) return false;
   for (let i = 0; i < bounds.length; i += 2) {
     if (messageId >= bounds[i] && (bounds[i + 1] === -1 || messageId < bounds[i + 1])) return true;
+  }
+  return false;
+}
+
+function sortedIncludes(ids: number[], id: number): boolean {
+  let lo = 0;
+  let hi = ids.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid] === id) return true;
+    if (ids[mid] < id) lo = mid + 1;
+    else hi = mid - 1;
   }
   return false;
 }
@@ -71,6 +85,71 @@ export function canAccessChannel(user: UserRecord, channel: ChannelRecord, subsc
  */
 export function hasContentAccess(ch: ChannelContext, user: { user_id: number; role: number }): boolean {
   return ch.subscribers.has(user.user_id) || (!ch.channel.invite_only && user.role !== Role.GUEST);
+}
+
+/**
+ * Recomputes a topic's entry from the channel's messages: its newest message and the
+ * name as that message spells it; the topic goes when it has no message left.
+ */
+export function refreshTopic(ctx: ChannelContext, key: string): void {
+  for (let i = ctx.ids.length - 1; i >= 0; i--) {
+    const m = ctx.messages.get(ctx.ids[i]);
+    if (m && m.topic.toLowerCase() === key) {
+      ctx.topics.set(key, { name: m.topic, max_id: m.id });
+      return;
+    }
+  }
+  ctx.topics.delete(key);
+}
+
+/**
+ * Puts message records into the channel, replacing those it holds with the same ids
+ * (idempotent), and keeps the id list ascending. The list is replaced, not changed,
+ * when a record goes anywhere but its end: a paused scan and a snapshot being
+ * written keep the list they hold.
+ */
+export function putMessages(ctx: ChannelContext, records: MessageRecord[]): void {
+  const fresh = records.filter((m) => !ctx.messages.has(m.id)).map((m) => m.id).sort((a, b) => a - b);
+  const touched = new Set<string>();
+  for (const m of records) {
+    const old = ctx.messages.get(m.id);
+    if (old) touched.add(old.topic.toLowerCase());
+    ctx.messages.set(m.id, m);
+    touched.add(m.topic.toLowerCase());
+  }
+  if (fresh.length > 0) {
+    const last = ctx.ids.length > 0 ? ctx.ids[ctx.ids.length - 1] : -1;
+    if (fresh[0] > last) ctx.ids.push(...fresh);
+    else ctx.ids = mergeSorted(ctx.ids, fresh);
+  }
+  for (const key of touched) refreshTopic(ctx, key);
+}
+
+/** Takes messages out of the channel (those it holds), replacing the id list. */
+export function dropMessages(ctx: ChannelContext, ids: number[]): void {
+  const gone = new Set<number>();
+  const touched = new Set<string>();
+  for (const id of ids) {
+    const m = ctx.messages.get(id);
+    if (!m) continue;
+    gone.add(id);
+    touched.add(m.topic.toLowerCase());
+    ctx.messages.delete(id);
+  }
+  if (gone.size === 0) return;
+  ctx.ids = ctx.ids.filter((id) => !gone.has(id));
+  for (const key of touched) refreshTopic(ctx, key);
+}
+
+function mergeSorted(a: number[], b: number[]): number[] {
+  const out: number[] = new Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) out[k++] = a[i] <= b[j] ? a[i++] : b[j++];
+  while (i < a.length) out[k++] = a[i++];
+  while (j < b.length) out[k++] = b[j++];
+  return out;
 }
 
 /** Zulip's defaults for a new channel's permission settings. */

@@ -3,7 +3,8 @@
  * record: the version fields, the organization's settings, the system groups.
  */
 import type { StateView } from '../core/state_view.js';
-import { CONTENT_EDIT_LIMIT_SECONDS, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
+import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
+import { REALM_MESSAGE_DEFAULTS } from '../realm_settings.js';
 import { Role, type OrgRecord, type UserRecord } from '../types.js';
 import { SYSTEM_GROUPS } from './views.js';
 
@@ -41,13 +42,8 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_night_logo_source: 'D',
     realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
     realm_mandatory_topics: false,
-    realm_allow_message_editing: true,
-    realm_allow_edit_history: true,
-    realm_message_edit_history_visibility_policy: 'all',
-    realm_message_content_edit_limit_seconds: CONTENT_EDIT_LIMIT_SECONDS,
+    ...Object.fromEntries(Object.entries(REALM_MESSAGE_DEFAULTS).map(([key, value]) => ['realm_' + key, value])),
     realm_message_content_delete_limit_seconds: null,
-    realm_move_messages_within_stream_limit_seconds: 604800,
-    realm_move_messages_between_streams_limit_seconds: 604800,
     realm_message_retention_days: -1,
     realm_waiting_period_threshold: 0,
     realm_default_language: 'en',
@@ -107,9 +103,6 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_can_manage_all_groups: SYSTEM_GROUPS.owners,
     realm_can_manage_billing_group: SYSTEM_GROUPS.owners,
     realm_can_mention_many_users_group: SYSTEM_GROUPS.administrators,
-    realm_can_move_messages_between_channels_group: SYSTEM_GROUPS.members,
-    realm_can_move_messages_between_topics_group: SYSTEM_GROUPS.everyone,
-    realm_can_resolve_topics_group: SYSTEM_GROUPS.everyone,
     realm_can_summarize_topics_group: SYSTEM_GROUPS.nobody,
     realm_create_multiuse_invite_group: SYSTEM_GROUPS.administrators,
     realm_direct_message_initiator_group: SYSTEM_GROUPS.everyone,

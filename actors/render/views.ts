@@ -140,6 +140,8 @@ export interface MessageViewOptions {
   applyMarkdown?: boolean;
   /** Whether the client shows the empty topic as `""`; otherwise it gets its display name. */
   allowEmptyTopicName?: boolean;
+  /** Whether the organization lets users see edit history (`allow_edit_history`; default true). */
+  editHistory?: boolean;
 }
 
 /** A message as Zulip renders it, without the per-user `flags`. */
@@ -168,5 +170,8 @@ export function messageView(org: OrgContext, m: MessageRecord, channelName: stri
     content_type: applyMarkdown ? 'text/html' : 'text/x-markdown',
   };
   if (m.stream_id !== null) view.stream_id = m.stream_id;
+  if (m.last_edit_timestamp !== undefined) view.last_edit_timestamp = m.last_edit_timestamp;
+  if (m.last_moved_timestamp !== undefined) view.last_moved_timestamp = m.last_moved_timestamp;
+  if (m.edit_history && opts.editHistory !== false) view.edit_history = m.edit_history;
   return view;
 }
