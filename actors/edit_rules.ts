@@ -24,13 +24,14 @@ function isChannelAdministrator(user: UserRecord, channel: ChannelRecord): boole
 
 /**
  * Whether `editor` may edit a message's content now (`validate_user_can_edit_message`):
- * only its sender, only while editing is on, within the edit time limit.
+ * only its sender, only while editing is on, within the edit time limit (plus a
+ * grace for slow networks on an edit; none for the "is editing" typing notice).
  */
-export function checkCanEditContent(editor: UserRecord, m: MessageRecord, nowSeconds: number, settings: RealmMessageSettings): void {
+export function checkCanEditContent(editor: UserRecord, m: MessageRecord, nowSeconds: number, settings: RealmMessageSettings, buffer = EDIT_LIMIT_BUFFER_SECONDS): void {
   if (!settings.allow_message_editing) throw badRequest('Your organization has turned off message editing');
   if (m.sender_id !== editor.user_id) throw badRequest("You don't have permission to edit this message");
   const limit = settings.message_content_edit_limit_seconds;
-  if (limit !== null && nowSeconds - m.timestamp > limit + EDIT_LIMIT_BUFFER_SECONDS) {
+  if (limit !== null && nowSeconds - m.timestamp > limit + buffer) {
     throw badRequest('The time limit for editing this message has passed');
   }
 }

@@ -458,6 +458,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     ],
     'GET /api/v1/messages': { params: { anchor: 'newest', num_before: '5', num_after: '0' } },
     'GET /api/v1/messages/{message_id}': { pathParams: { message_id: mid }, params: {} },
+    'PATCH /api/v1/messages/{message_id}': { pathParams: { message_id: mid }, params: { content: 'edited' } },
+    'GET /api/v1/messages/{message_id}/history': { pathParams: { message_id: mid }, params: {} },
     'POST /api/v1/messages/flags': { params: { messages: `[${mid}]`, op: 'add', flag: 'starred' } },
     'DELETE /api/v1/messages/{message_id}': { pathParams: { message_id: String(doomed.json.id) }, params: {} },
     'PATCH /api/v1/channel_folders': { params: { order: '[]' } },

@@ -12,6 +12,7 @@ import { board } from './board.js';
 import { channelFolders } from './channel_folders.js';
 import { eventQueues } from './event_queues.js';
 import { flags } from './flags.js';
+import { messageEdits } from './message_edits.js';
 import { messages } from './messages.js';
 import { organizations } from './organizations.js';
 import { reactions } from './reactions.js';
@@ -20,7 +21,7 @@ import { typing } from './typing.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, users, subscriptions, channelFolders, messages, reactions, flags, userTopics, typing, eventQueues, board] as const;
+export const AREAS = [organizations, users, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

@@ -47,7 +47,7 @@ export const setTypingStatusForEdit = route({
   params: { message_id: { schema: S.nonNegInt, in: 'path', required: true }, op: { schema: Enum(['start', 'stop']), required: true } },
   async handler({ params, org, user, runtime }) {
     const m = accessMessage(runtime, org.id, user, params.message_id);
-    checkCanEditContent(user, m, runtime.nowSeconds(), realmMessageSettings(runtime.org(org.id)));
+    checkCanEditContent(user, m, runtime.nowSeconds(), realmMessageSettings(runtime.org(org.id)), 0);
     const where: TypingWhere = m.stream_id !== null ? { kind: 'channel', stream_id: m.stream_id, topic: m.topic } : { kind: 'direct', user_ids: m.dm_user_ids! };
     await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'SEND_TYPING', org: org.id, op: params.op, where, message_id: m.id } });
     return { json: {} };
