@@ -22,6 +22,9 @@ t.test('a message id of another organization is an id that does not exist', asyn
   const probes: Array<[string, string, (id: number) => Record<string, unknown>]> = [
     ['GET', '/api/v1/messages/{id}', () => ({})],
     ['DELETE', '/api/v1/messages/{id}', () => ({})],
+    ['PATCH', '/api/v1/messages/{id}', () => ({ content: 'mine now' })],
+    ['PATCH', '/api/v1/messages/{id}', () => ({ topic: 'moved', propagate_mode: 'change_all' })],
+    ['GET', '/api/v1/messages/{id}/history', () => ({})],
     ['POST', '/api/v1/messages/{id}/typing', () => ({ op: 'start' })],
     ['POST', '/api/v1/messages/flags', (id) => ({ messages: JSON.stringify([id]), op: 'add', flag: 'starred' })],
     ['POST', '/api/v1/messages/flags/narrow', (id) => ({ anchor: id, num_before: 0, num_after: 0, narrow: '[]', op: 'add', flag: 'read' })],
@@ -35,6 +38,7 @@ t.test('a message id of another organization is an id that does not exist', asyn
     for (const id of [foreign, foreignDm]) t.same(await answer(id), expected, `${method} ${template} with ${id === foreign ? 'a channel' : 'a direct'} message of another organization`);
   }
   t.equal(f.runtime.channel(org, streamId)!.messages.size, 1, 'and the other organization\'s message is untouched');
+  t.same([...f.runtime.channel(org, streamId)!.messages.values()].map((m) => [m.content, m.topic]), [['secret', 't']]);
   t.same(f.runtime.user(org, 1)!.flags.starred.toArray(), []);
   t.ok(f.runtime.org(org)!.directMessages.has(foreignDm));
 });

@@ -24,6 +24,8 @@ interface ZulipClient {
     send(params: Record<string, unknown>): Promise<any>;
     retrieve(params: Record<string, unknown>): Promise<any>;
     getById(params: Record<string, unknown>): Promise<any>;
+    update(params: Record<string, unknown>): Promise<any>;
+    getHistoryById(params: Record<string, unknown>): Promise<any>;
     flags: { add(params: Record<string, unknown>): Promise<any> };
   };
   reactions: { add(params: Record<string, unknown>): Promise<any>; remove(params: Record<string, unknown>): Promise<any> };
@@ -198,6 +200,35 @@ t.test('zulip-js drives a real server: login, users, channels, queues, messages'
   const after = await within(5_000, 'poll deleted queue', bob.events.retrieve({ queue_id: queueId, last_event_id: beat.events[0].id }));
   t.equal(after.code, 'BAD_EVENT_QUEUE_ID');
   t.equal(after.queue_id, queueId);
+
+  // Editing, moving and resolving, through zulip-js, seen by Bob's new queue.
+  const editQueue = await within(5_000, 'register for edits', bob.queues.register({ event_types: ['update_message'] }));
+  const edited = await within(5_000, 'messages.update content', owner.messages.update({ message_id: channelMsg.id, content: 'hello **everyone**' }));
+  t.same([edited.result, edited.detached_uploads], ['success', []], JSON.stringify(edited));
+  const resolved = await within(5_000, 'messages.update resolve', owner.messages.update({ message_id: channelMsg.id, topic: '✔ greetings', propagate_mode: 'change_all' }));
+  t.equal(resolved.result, 'success', JSON.stringify(resolved));
+  await within(5_000, 'subscribe to archive', owner.users.me.subscriptions.add({ subscriptions: [{ name: 'archive' }], principals: [ownerId, bobId] }));
+  const archiveId = (await within(5_000, 'streams.getStreamId archive', bob.streams.getStreamId('archive'))).stream_id;
+  const movedAway = await within(5_000, 'messages.update move', owner.messages.update({ message_id: channelMsg.id, stream_id: archiveId, propagate_mode: 'change_all', send_notification_to_old_thread: false }));
+  t.equal(movedAway.result, 'success', JSON.stringify(movedAway));
+  const now = await within(5_000, 'messages.getById after edits', bob.messages.getById({ message_id: channelMsg.id }));
+  t.match(now.message, { display_recipient: 'archive', subject: '✔ greetings', content: '<p>hello <strong>everyone</strong></p>' });
+  const history = await within(5_000, 'messages.getHistoryById', bob.messages.getHistoryById({ message_id: channelMsg.id }));
+  t.same(history.message_history.map((h: { topic: string }) => h.topic), ['greetings', 'greetings', '✔ greetings', '✔ greetings'], JSON.stringify(history));
+  const updates: any[] = [];
+  let last = -1;
+  for (let i = 0; i < 5 && updates.length < 3; i++) {
+    const got = await within(5_000, 'events.retrieve updates', bob.events.retrieve({ queue_id: editQueue.queue_id, last_event_id: last, dont_block: true }));
+    for (const e of got.events) {
+      last = e.id;
+      if (e.type === 'update_message') updates.push(e);
+    }
+  }
+  t.same(updates.map((e) => [e.message_id, e.content !== undefined, e.subject ?? null, e.new_stream_id ?? null]), [
+    [channelMsg.id, true, null, null],
+    [channelMsg.id, false, '✔ greetings', null],
+    [channelMsg.id, false, null, archiveId],
+  ], 'one update_message per edit, with what changed');
 
   t.same(logs.filter((l) => /internal error|fatal/.test(l)), [], 'the server logged no internal error');
 });
