@@ -322,3 +322,33 @@ t.test('edits and moves survive a restart, from the log and from a snapshot', as
   t.equal(JSON.stringify([store.runtime.channel(org, a), store.runtime.channel(org, b)].map((c) => ({ ids: c!.ids, msgs: [...c!.messages.values()], topics: [...c!.topics] }))), expected, 'and from a fresh snapshot');
   await store.close();
 });
+
+t.test('a large topic moves in several log records, each within the budget', async (t) => {
+  const logged: Array<{ type: string; bytes: number; ids: number[] }> = [];
+  const f = await chatFixture({
+    sink: {
+      append(records, onDurable) {
+        for (const r of records) {
+          const fact = r.fact as any;
+          if (fact.type === 'MessagesEdited') logged.push({ type: fact.type, bytes: JSON.stringify(fact).length, ids: fact.messages.map((m: any) => m.id) });
+        }
+        queueMicrotask(onDurable);
+      },
+    },
+  });
+  t.teardown(f.stop);
+  await f.subscribe(f.owner, 'general');
+  const streamId = f.runtime.org(1)!.channelsByName.get('general')!;
+  const big = 'word '.repeat(1990);
+  const ids: number[] = [];
+  for (let i = 0; i < 600; i++) {
+    ids.push((await f.runtime.execute({ kind: 'channel', org: 1, stream_id: streamId, command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1, topic: 'huge', content: big + i, client: 't', read_by_sender: true } })).id);
+  }
+  const res = await patch(f, f.owner, ids[0], { topic: 'moved', propagate_mode: 'change_all', send_notification_to_new_thread: false });
+  t.equal(res.status, 200, res.body);
+  t.ok(logged.length > 1, `${logged.length} records`);
+  for (const r of logged) t.ok(r.bytes < 24 * 1024 * 1024, `a record of ${r.bytes} bytes`);
+  t.same([...new Set(logged.flatMap((r) => r.ids))].sort((a, b) => a - b), ids, 'together they move every message');
+  t.ok(logged.every((r) => r.ids.includes(ids[0])), 'each names the target message');
+  t.same(await topicsOf(f, f.owner, streamId), ['moved']);
+});

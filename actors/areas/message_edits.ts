@@ -299,11 +299,43 @@ export const editChannelMessage = command({
       content: rendered ? { orig_content: m.content, orig_rendered_content: m.rendered, mentioned: rendered.mentioned, wildcard: rendered.wildcard } : null,
       holders, losing, losing_access: losingAccess, notify: [...notify].sort(ascending),
     };
-    const facts: AnyFact[] = [edited];
+    const facts: AnyFact[] = inBudget(edited);
     if (moved) facts.push(...afterMove(env, view, org, ch, target, editor, c, m, changed, records, { resolved, unresolved, topicChanged, channelChanged }));
     return { facts, value: { detached_uploads: [] } };
   },
 });
+
+/** What a log record of a moved topic may hold, well below the log's record limit. */
+export const EDIT_FACT_BUDGET_BYTES = 16 * 1024 * 1024;
+
+function recordBytes(m: MessageRecord): number {
+  return 400 + 3 * (m.content.length + m.rendered.length + m.topic.length) + 8 * (m.received_by?.length ?? 0) + 200 * (m.edit_history?.length ?? 0);
+}
+
+/**
+ * A move of a large topic as several facts, each within the budget. Every part holds
+ * the target message (so that each event names it among its `message_ids`, as Zulip's
+ * does); replacing it again is harmless.
+ */
+function inBudget(edited: MessagesEdited): MessagesEdited[] {
+  const target = edited.messages.find((m) => m.id === edited.message_id)!;
+  const parts: MessagesEdited[] = [];
+  let batch: MessageRecord[] = [];
+  let bytes = recordBytes(target);
+  for (const m of edited.messages) {
+    if (m === target) continue;
+    const size = recordBytes(m);
+    if (batch.length > 0 && bytes + size > EDIT_FACT_BUDGET_BYTES) {
+      parts.push({ ...edited, messages: [...batch, target].sort((a, b) => a.id - b.id), content: parts.length === 0 ? edited.content : null });
+      batch = [];
+      bytes = recordBytes(target);
+    }
+    batch.push(m);
+    bytes += size;
+  }
+  parts.push({ ...edited, messages: [...batch, target].sort((a, b) => a.id - b.id), content: parts.length === 0 ? edited.content : null });
+  return parts;
+}
 
 interface MoveKind {
   resolved: boolean;
