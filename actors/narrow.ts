@@ -6,6 +6,7 @@
 import { ApiError } from './errors.js';
 import { codePointLength } from './message_rules.js';
 import { isValidEmail } from './user_rules.js';
+import { senderOf, SYSTEM_BOTS } from './system_bots.js';
 import type { OrgContext } from './kinds/organization.js';
 import type { MessageRecord } from './types.js';
 import type { UserContext } from './kinds/user.js';
@@ -108,14 +109,15 @@ export function checkNarrow(raw: unknown): NarrowTerm[] {
  * organization has), or a string that is not a valid email.
  */
 function userIdOf(org: OrgContext, item: string | number): number | undefined {
-  if (typeof item === 'number') return org.users.has(item) ? item : undefined;
+  if (typeof item === 'number') return senderOf(org, item) ? item : undefined;
   const trimmed = item.trim();
   if (/^\d+$/.test(trimmed)) {
     const id = Number(trimmed);
-    return org.users.has(id) ? id : undefined;
+    return senderOf(org, id) ? id : undefined;
   }
   if (!isValidEmail(trimmed)) return undefined;
-  return org.byEmail.get(trimmed.toLowerCase());
+  const lower = trimmed.toLowerCase();
+  return org.byEmail.get(lower) ?? [...SYSTEM_BOTS.values()].find((bot) => bot.email === lower)?.user_id;
 }
 
 /**

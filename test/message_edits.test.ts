@@ -130,6 +130,8 @@ t.test('topic moves in each propagate mode, with breadcrumbs', async (t) => {
   t.equal(crumb.sender_email, 'notification-bot@zulip.com');
   t.equal(crumb.sender_realm_str, 'zulipinternal');
   t.match(crumb.content, /moved here from/);
+  const bySender = await f.call(bob, 'GET', '/api/v1/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: JSON.stringify([{ operator: 'sender', operand: 'notification-bot@zulip.com' }]) });
+  t.same(bySender.json.messages.map((m: any) => m.id), [crumb.id], 'a sender: narrow finds the bot\'s messages');
 
   res = await patch(f, alice, ids[0], { topic: 'all', propagate_mode: 'change_all', send_notification_to_old_thread: true });
   t.equal(res.status, 200);
