@@ -281,7 +281,8 @@ export const editChannelMessage = command({
     });
 
     const holders = holdersOf(ch, m);
-    const notify = new Set<number>(channelChanged ? holders.filter((id) => !losing.includes(id)) : holders);
+    const losingSet = new Set(losing);
+    const notify = new Set<number>(channelChanged ? holders.filter((id) => !losingSet.has(id)) : holders);
     if (ch.channel.history_public_to_subscribers) {
       const lost = new Set(losingAccess);
       for (const id of target.subscribers) {
@@ -459,6 +460,14 @@ function movePolicies(env: DecideEnv, view: StateView, org: OrgContext, ch: Chan
   return facts;
 }
 
+/** The fact's user lists as sets, built once per fact however many user actors apply it. */
+const sets = new WeakMap<MessagesEdited, { holders: Set<number>; losing: Set<number> }>();
+function userSets(f: MessagesEdited): { holders: Set<number>; losing: Set<number> } {
+  let got = sets.get(f);
+  if (!got) sets.set(f, (got = { holders: new Set(f.holders), losing: new Set(f.losing) }));
+  return got;
+}
+
 const messagesEdited = fact<MessagesEdited>({
   type: 'MessagesEdited',
   // Every reducer replaces records and sets flags from the fact alone: replaying it over
@@ -478,7 +487,8 @@ const messagesEdited = fact<MessagesEdited>({
       if (to === here) putMessages(ctx, f.messages);
     },
     user(ctx, f) {
-      if (f.content && f.holders.includes(ctx.user_id)) {
+      const { holders, losing } = userSets(f);
+      if (f.content && holders.has(ctx.user_id)) {
         const one = [f.message_id];
         const set = (on: boolean, flag: 'mentioned' | 'stream_wildcard_mentioned' | 'topic_wildcard_mentioned'): void => {
           if (on) ctx.flags[flag].addMany(one);
@@ -488,7 +498,7 @@ const messagesEdited = fact<MessagesEdited>({
         set(f.content.wildcard === 'stream', 'stream_wildcard_mentioned');
         set(f.content.wildcard === 'topic', 'topic_wildcard_mentioned');
       }
-      if (f.losing.includes(ctx.user_id)) {
+      if (losing.has(ctx.user_id)) {
         const ids = f.messages.map((m) => m.id);
         ctx.unread.deleteMany(ids);
         for (const set of Object.values(ctx.flags)) set.deleteMany(ids);
