@@ -37,6 +37,29 @@ export interface UserRecord {
   timezone: string;
   /** The recipient id of this user's personal direct-message conversation. */
   recipient_id: number;
+  /** Values of the organization's custom profile fields, by field id (absent: none set). */
+  profile_data?: Record<number, ProfileValue>;
+}
+
+/** A user's value of a custom profile field; `rendered_value` for the Markdown text types. */
+export interface ProfileValue {
+  value: string;
+  rendered_value?: string;
+}
+
+/** A custom profile field of an organization (Zulip's `CustomProfileField`). */
+export interface ProfileFieldRecord {
+  id: number;
+  name: string;
+  hint: string;
+  /** 1 short text, 2 long text, 3 list of options, 4 date, 5 link, 6 users, 7 external account, 8 pronouns. */
+  type: number;
+  /** JSON text: the options of a list field, the subtype of an external account; `""` otherwise. */
+  field_data: string;
+  order: number;
+  required: boolean;
+  editable_by_user: boolean;
+  display_in_profile_summary: boolean;
 }
 
 /** A channel's own settings. */

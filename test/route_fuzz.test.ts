@@ -438,6 +438,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const queueId: string = registered.json.queue_id;
   const mid = String(sent.json.id);
   const doomed = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'seed', content: 'to be deleted' });
+  const profileField = (await f.call(f.owner, 'POST', '/api/v1/realm/profile_fields', { name: 'Seed field', field_type: 1 })).json.id as number;
+  const doomedField = (await f.call(f.owner, 'POST', '/api/v1/realm/profile_fields', { name: 'Doomed field', field_type: 1 })).json.id as number;
   if (doomed.status !== 200) throw new Error('fixture setup failed');
 
   /** A valid request for each route, from which every case breaks one thing. */
@@ -458,6 +460,13 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     ],
     'GET /api/v1/messages': { params: { anchor: 'newest', num_before: '5', num_after: '0' } },
     'GET /api/v1/messages/{message_id}': { pathParams: { message_id: mid }, params: {} },
+    'POST /api/v1/realm/profile_fields': { params: { name: 'Fuzz field', field_type: '1' } },
+    // The order names every field there is when the request is made (other bases create fields).
+    'PATCH /api/v1/realm/profile_fields': { get params() { return { order: JSON.stringify([...f.runtime.org(1)!.profileFields.keys()]) }; } },
+    'PATCH /api/v1/realm/profile_fields/{field_id}': { pathParams: { field_id: String(profileField) }, params: { hint: 'fuzzed' } },
+    'DELETE /api/v1/realm/profile_fields/{field_id}': { pathParams: { field_id: String(doomedField) }, params: {} },
+    'PATCH /api/v1/users/me/profile_data': { params: { data: JSON.stringify([{ id: profileField, value: 'x' }]) } },
+    'DELETE /api/v1/users/me/profile_data': { params: { data: JSON.stringify([profileField]) } },
     'PATCH /api/v1/messages/{message_id}': { pathParams: { message_id: mid }, params: { content: 'edited' } },
     'GET /api/v1/messages/{message_id}/history': { pathParams: { message_id: mid }, params: {} },
     'POST /api/v1/messages/flags': { params: { messages: `[${mid}]`, op: 'add', flag: 'starred' } },

@@ -15,13 +15,14 @@ import { flags } from './flags.js';
 import { messageEdits } from './message_edits.js';
 import { messages } from './messages.js';
 import { organizations } from './organizations.js';
+import { profileFields } from './profile_fields.js';
 import { reactions } from './reactions.js';
 import { subscriptions } from './subscriptions.js';
 import { typing } from './typing.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, users, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
+export const AREAS = [organizations, users, profileFields, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

@@ -4,7 +4,7 @@
  * another organization.
  */
 import type { Persistence } from '../core/persistence.js';
-import type { ChannelFolderRecord, ChannelRecord, MessageRecord, OrgRecord, UserRecord } from '../types.js';
+import type { ChannelFolderRecord, ChannelRecord, MessageRecord, OrgRecord, ProfileFieldRecord, UserRecord } from '../types.js';
 
 /** State of one organization actor. */
 export interface OrgContext {
@@ -31,6 +31,10 @@ export interface OrgContext {
   messageChannel: Map<number, number>;
   /** Channel folders, by id (archived ones included). */
   folders: Map<number, ChannelFolderRecord>;
+  /** Custom profile fields, by id. */
+  profileFields: Map<number, ProfileFieldRecord>;
+  /** The highest custom profile field id ever used (kept when that field is deleted). */
+  lastProfileFieldId: number;
 }
 
 /** Context before the organization's `OrgCreated` fact is applied. */
@@ -50,6 +54,8 @@ export function emptyOrg(id: number): OrgContext {
     groupRecipients: new Map(),
     messageChannel: new Map(),
     folders: new Map(),
+    profileFields: new Map(),
+    lastProfileFieldId: 0,
   };
 }
 
@@ -99,6 +105,9 @@ interface OrgChunk {
   folders?: ChannelFolderRecord[];
   /** Absent in older chunks: then the highest direct message id restored. */
   lastDirectId?: number;
+  /** Absent in chunks written before custom profile fields existed. */
+  profileFields?: ProfileFieldRecord[];
+  lastProfileFieldId?: number;
 }
 interface DirectMessagesChunk {
   k: 'dms';
@@ -124,6 +133,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         nextUserId: ctx.nextUserId, nextChannelId: ctx.nextChannelId, nextRecipientId: ctx.nextRecipientId, groupRecipients: [...ctx.groupRecipients],
         folders: [...ctx.folders.values()],
         lastDirectId: ctx.lastDirectId,
+        profileFields: [...ctx.profileFields.values()],
+        lastProfileFieldId: ctx.lastProfileFieldId,
       };
     };
     // Direct messages are kept in id order; a deleted one leaves the map. Slices take them
@@ -161,6 +172,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         groupRecipients: new Map(c.groupRecipients),
         messageChannel: new Map(),
         folders: new Map((c.folders ?? []).map((f) => [f.id, f])),
+        profileFields: new Map((c.profileFields ?? []).map((f) => [f.id, f])),
+        lastProfileFieldId: c.lastProfileFieldId ?? 0,
       });
       return;
     }

@@ -5,6 +5,7 @@
 import type { StateView } from '../core/state_view.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
 import { REALM_MESSAGE_DEFAULTS } from '../realm_settings.js';
+import { DEFAULT_EXTERNAL_ACCOUNTS } from '../external_accounts.js';
 import { Role, type OrgRecord, type UserRecord } from '../types.js';
 import { SYSTEM_GROUPS } from './views.js';
 
@@ -84,7 +85,7 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_zulip_update_announcements_stream_id: -1,
     realm_moderation_request_channel_id: -1,
     realm_bot_domain: 'parley.invalid',
-    realm_default_external_accounts: {},
+    realm_default_external_accounts: DEFAULT_EXTERNAL_ACCOUNTS,
     realm_available_video_chat_providers: {},
     realm_message_content_allowed_in_email_notifications: true,
     realm_name_in_email_notifications_policy: 1,

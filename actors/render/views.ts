@@ -26,8 +26,15 @@ export function avatarUrl(email: string): string {
   return url;
 }
 
-/** A user as `GET /users` and `realm_users` show it. */
-export function userView(user: UserRecord): Record<string, unknown> {
+/** A user's custom profile field values, as `profile_data` in user objects shows them. */
+export function profileDataView(user: UserRecord): Record<string, { value: string; rendered_value?: string }> {
+  const out: Record<string, { value: string; rendered_value?: string }> = {};
+  for (const [id, v] of Object.entries(user.profile_data ?? {})) out[id] = v.rendered_value !== undefined ? { value: v.value, rendered_value: v.rendered_value } : { value: v.value };
+  return out;
+}
+
+/** A user as `GET /users` and `realm_users` show it; with `profile_data` when asked (`include_custom_profile_fields`). */
+export function userView(user: UserRecord, opts: { profileData?: boolean } = {}): Record<string, unknown> {
   const view: Record<string, unknown> = {
     user_id: user.user_id,
     email: user.email,
@@ -47,6 +54,7 @@ export function userView(user: UserRecord): Record<string, unknown> {
     is_imported_stub: false,
   };
   if (user.is_bot) view.bot_owner_id = user.bot_owner_id;
+  if (opts.profileData) view.profile_data = profileDataView(user);
   return view;
 }
 
