@@ -39,6 +39,8 @@ export interface UserRecord {
   recipient_id: number;
   /** Values of the organization's custom profile fields, by field id (absent: none set). */
   profile_data?: Record<number, ProfileValue>;
+  /** Personal settings that differ from Zulip's defaults (`actors/user_settings.ts`); the time zone is `timezone`. */
+  settings?: Record<string, unknown>;
 }
 
 /** A user's value of a custom profile field; `rendered_value` for the Markdown text types. */

@@ -460,6 +460,10 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     ],
     'GET /api/v1/messages': { params: { anchor: 'newest', num_before: '5', num_after: '0' } },
     'GET /api/v1/messages/{message_id}': { pathParams: { message_id: mid }, params: {} },
+    'PATCH /api/v1/settings': { params: { enter_sends: 'true', color_scheme: '2' } },
+    'PATCH /api/v1/settings/display': { params: { high_contrast_mode: 'true' } },
+    'PATCH /api/v1/settings/notifications': { params: { enable_sounds: 'false' } },
+    'PATCH /api/v1/realm/user_settings_defaults': { params: { enter_sends: 'true', emojiset: 'text' } },
     'POST /api/v1/realm/profile_fields': { params: { name: 'Fuzz field', field_type: '1' } },
     // The order names every field there is when the request is made (other bases create fields).
     'PATCH /api/v1/realm/profile_fields': { get params() { return { order: JSON.stringify([...f.runtime.org(1)!.profileFields.keys()]) }; } },

@@ -17,12 +17,13 @@ import { messages } from './messages.js';
 import { organizations } from './organizations.js';
 import { profileFields } from './profile_fields.js';
 import { reactions } from './reactions.js';
+import { settings } from './settings.js';
 import { subscriptions } from './subscriptions.js';
 import { typing } from './typing.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, users, profileFields, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
+export const AREAS = [organizations, users, profileFields, settings, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

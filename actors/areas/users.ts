@@ -15,6 +15,7 @@ import { checkEmail, makeUser } from '../user_rules.js';
 import { userByEmail } from '../kinds/organization.js';
 import type { StateView } from '../core/state_view.js';
 import { SYSTEM_BOTS } from '../system_bots.js';
+import { settingsForNewUser } from './settings.js';
 
 /** A user joined an organization. */
 export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }
@@ -58,6 +59,8 @@ export const createUser = command({
       full_name: c.full_name,
       role: c.role,
     });
+    const settings = settingsForNewUser(ctx);
+    if (settings) user.settings = settings;
     return { facts: [{ type: 'UserCreated', org: ctx.org.id, user, acting_user_id: c.actor_id }], value: { user_id: user.user_id, user } };
   },
 });
@@ -199,12 +202,6 @@ export const users = area({
       types: ['realm_user_groups', 'user_group'],
       fill(state, r, view) {
         state.realm_user_groups = systemGroups(view, r.org.id);
-      },
-    },
-    {
-      types: ['user_settings'],
-      fill(state, r) {
-        state.user_settings = { default_language: 'en', timezone: r.user.timezone, enable_drafts_synchronization: true, send_read_receipts: true, email_address_visibility: 1 };
       },
     },
   ],

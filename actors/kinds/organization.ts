@@ -35,6 +35,8 @@ export interface OrgContext {
   profileFields: Map<number, ProfileFieldRecord>;
   /** The highest custom profile field id ever used (kept when that field is deleted). */
   lastProfileFieldId: number;
+  /** Settings new users start with, where they differ from Zulip's defaults. */
+  userDefaults: Record<string, unknown>;
 }
 
 /** Context before the organization's `OrgCreated` fact is applied. */
@@ -56,6 +58,7 @@ export function emptyOrg(id: number): OrgContext {
     folders: new Map(),
     profileFields: new Map(),
     lastProfileFieldId: 0,
+    userDefaults: {},
   };
 }
 
@@ -108,6 +111,8 @@ interface OrgChunk {
   /** Absent in chunks written before custom profile fields existed. */
   profileFields?: ProfileFieldRecord[];
   lastProfileFieldId?: number;
+  /** Absent in chunks written before settings defaults existed. */
+  userDefaults?: Record<string, unknown>;
 }
 interface DirectMessagesChunk {
   k: 'dms';
@@ -135,6 +140,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         lastDirectId: ctx.lastDirectId,
         profileFields: [...ctx.profileFields.values()],
         lastProfileFieldId: ctx.lastProfileFieldId,
+        userDefaults: ctx.userDefaults,
       };
     };
     // Direct messages are kept in id order; a deleted one leaves the map. Slices take them
@@ -174,6 +180,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         folders: new Map((c.folders ?? []).map((f) => [f.id, f])),
         profileFields: new Map((c.profileFields ?? []).map((f) => [f.id, f])),
         lastProfileFieldId: c.lastProfileFieldId ?? 0,
+        userDefaults: c.userDefaults ?? {},
       });
       return;
     }

@@ -70,7 +70,7 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_enable_guest_user_dm_warning: true,
     realm_require_unique_names: false,
     realm_name_changes_disabled: false,
-    realm_email_changes_disabled: false,
+    realm_email_changes_disabled: true,
     realm_avatar_changes_disabled: false,
     realm_is_zephyr_mirror_realm: false,
     realm_org_type: 0,
