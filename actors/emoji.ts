@@ -5,6 +5,10 @@
  * are Zulip's form: lower-case hex code points joined by `-`, without U+FE0F.
  */
 import { createRequire } from 'node:module';
+import { badRequest } from './errors.js';
+import type { Reaction } from './types.js';
+
+type ReactionType = Reaction['reaction_type'];
 
 const require = createRequire(import.meta.url);
 const IAMCAL = require('emojibase-data/en/shortcodes/iamcal.json') as Record<string, string | string[]>;
@@ -30,4 +34,28 @@ export function emojiCodeOf(name: string): string | undefined {
 /** Whether `code` is a Unicode emoji's code, in Zulip's form. */
 export function isEmojiCode(code: string): boolean {
   return codes.has(code);
+}
+
+export const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'] as const;
+
+/** The code of a named Unicode emoji, or "Emoji '…' does not exist". */
+export function emojiCodeByName(name: string): string {
+  const code = emojiCodeOf(name);
+  if (code === undefined) throw badRequest(`Emoji '${name}' does not exist`);
+  return code;
+}
+
+/**
+ * Zulip's `check_emoji_request`: the type is known, a Unicode code is a real emoji,
+ * the organization has no custom emoji yet, and the one extra emoji is `zulip`. The
+ * name is the client's: Zulip clients name emoji from their own table, which differs
+ * from ours in places, so a name is not checked against the code.
+ */
+export function checkEmojiRequest(name: string, code: string, type: string): ReactionType {
+  if (!(REACTION_TYPES as readonly string[]).includes(type)) throw badRequest('Invalid emoji type.');
+  if (name.trim() === '') throw badRequest('Invalid emoji name.');
+  if (type === 'unicode_emoji' && !isEmojiCode(code)) throw badRequest('Invalid emoji code.');
+  if (type === 'realm_emoji') throw badRequest('Invalid custom emoji.');
+  if (type === 'zulip_extra_emoji' && name !== 'zulip') throw badRequest('Invalid emoji name.');
+  return type as ReactionType;
 }

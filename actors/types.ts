@@ -41,6 +41,16 @@ export interface UserRecord {
   profile_data?: Record<number, ProfileValue>;
   /** Personal settings that differ from Zulip's defaults (`actors/user_settings.ts`); the time zone is `timezone`. */
   settings?: Record<string, unknown>;
+  /** The user's status (absent: none); "away" is the `presence_enabled` setting, inverted. */
+  status?: UserStatus;
+}
+
+/** A user's status text and emoji (Zulip's `UserStatus`); an empty text or name is none. */
+export interface UserStatus {
+  status_text: string;
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: string;
 }
 
 /** A user's value of a custom profile field; `rendered_value` for the Markdown text types. */

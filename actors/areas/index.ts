@@ -20,10 +20,11 @@ import { reactions } from './reactions.js';
 import { settings } from './settings.js';
 import { subscriptions } from './subscriptions.js';
 import { typing } from './typing.js';
+import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, users, profileFields, settings, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
+export const AREAS = [organizations, users, profileFields, settings, userStatus, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

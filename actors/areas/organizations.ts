@@ -129,7 +129,6 @@ const EMPTY_SECTIONS: Array<{ key: string; type?: string; make: () => unknown }>
   { key: 'default_streams', make: () => [] },
   { key: 'default_stream_groups', make: () => [] },
   { key: 'onboarding_steps', make: () => [] },
-  { key: 'user_status', make: () => ({}) },
 ];
 
 export const organizations = area({

@@ -129,6 +129,10 @@ const userSettingsChanged = fact<UserSettingsChanged>({
     if (f.full_name !== undefined) {
       out.push({ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, full_name: f.full_name } }) });
     }
+    if ('presence_enabled' in f.settings) {
+      // The legacy `away` of user status is this setting, inverted.
+      out.push({ org: f.org, seq, type: 'user_status', user_ids: everyone, event: eventJson('user_status', { user_id: f.user_id, away: !f.settings.presence_enabled }) });
+    }
     if (f.timezone !== undefined) {
       out.push({ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, timezone: f.timezone } }) });
     }

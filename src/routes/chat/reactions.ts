@@ -4,35 +4,11 @@
  * comes from the emoji table (`actors/emoji.ts`).
  */
 import { accessMessage } from '../../../actors/areas/messages.js';
-import { emojiCodeOf, isEmojiCode } from '../../../actors/emoji.js';
+import { checkEmojiRequest, emojiCodeByName, REACTION_TYPES } from '../../../actors/emoji.js';
 import { badRequest } from '../../../actors/errors.js';
 import type { Reaction, UserRecord } from '../../../actors/types.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
 import { route, S } from '../../http/route.js';
-
-const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'] as const;
-
-/** The code of a named Unicode emoji, or "Emoji '…' does not exist". */
-function codeByName(name: string): string {
-  const code = emojiCodeOf(name);
-  if (code === undefined) throw badRequest(`Emoji '${name}' does not exist`);
-  return code;
-}
-
-/**
- * Zulip's `check_emoji_request`: the type is known, a Unicode code is a real emoji,
- * the organization has no custom emoji yet, and the one extra emoji is `zulip`. The
- * name is the client's: Zulip clients name emoji from their own table, which differs
- * from ours in places, so a name is not checked against the code.
- */
-function checkEmoji(name: string, code: string, type: string): Reaction['reaction_type'] {
-  if (!(REACTION_TYPES as readonly string[]).includes(type)) throw badRequest('Invalid emoji type.');
-  if (name.trim() === '') throw badRequest('Invalid emoji name.');
-  if (type === 'unicode_emoji' && !isEmojiCode(code)) throw badRequest('Invalid emoji code.');
-  if (type === 'realm_emoji') throw badRequest('Invalid custom emoji.');
-  if (type === 'zulip_extra_emoji' && name !== 'zulip') throw badRequest('Invalid emoji name.');
-  return type as Reaction['reaction_type'];
-}
 
 async function react(runtime: Runtime, org: number, user: UserRecord, messageId: number, op: 'add' | 'remove', reaction: Reaction): Promise<void> {
   const m = accessMessage(runtime, org, user, messageId);
@@ -57,10 +33,10 @@ export const addReaction = route({
     let code = params.emoji_code;
     let type = params.reaction_type;
     if (code === undefined || type === undefined) {
-      code = codeByName(params.emoji_name);
+      code = emojiCodeByName(params.emoji_name);
       type = 'unicode_emoji';
     }
-    const reactionType = checkEmoji(params.emoji_name, code, type);
+    const reactionType = checkEmojiRequest(params.emoji_name, code, type);
     await react(runtime, org.id, user, params.message_id, 'add', { emoji_name: params.emoji_name, emoji_code: code, reaction_type: reactionType, user_id: user.user_id });
     return { json: {} };
   },
@@ -83,7 +59,7 @@ export const removeReaction = route({
     let code = params.emoji_code;
     if (code === undefined) {
       if (params.emoji_name === undefined) throw badRequest('At least one of the following arguments must be present: emoji_name, emoji_code');
-      code = codeByName(params.emoji_name);
+      code = emojiCodeByName(params.emoji_name);
     }
     const type = params.reaction_type ?? 'unicode_emoji';
     if (!(REACTION_TYPES as readonly string[]).includes(type)) throw badRequest('Invalid emoji type.');

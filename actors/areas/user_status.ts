@@ -1,0 +1,96 @@
+/**
+ * User status (Zulip's `zerver/actions/user_status.py`): a status text and emoji,
+ * and the legacy `away`, which is the `presence_enabled` setting inverted. `user_status`
+ * events to everyone; the `user_status` section of `/register` lists the users who
+ * have one. The organization actor keeps it on the user record.
+ */
+import { area, command, fact } from '../core/area.js';
+import type { Decision } from '../core/domain_logic.js';
+import type { StateView } from '../core/state_view.js';
+import { badRequest } from '../errors.js';
+import type { OrgContext } from '../kinds/organization.js';
+import { codePointLength } from '../message_rules.js';
+import { activeUsersWhere, eventJson } from '../render/events.js';
+import type { UserRecord, UserStatus } from '../types.js';
+import { effectiveSettings } from '../user_settings.js';
+import type { UserSettingsChanged } from './settings.js';
+
+export const STATUS_TEXT_MAX = 60;
+
+/** A user's status changed: the fields given are the new ones. */
+export interface UserStatusChanged { type: 'UserStatusChanged'; org: number; user_id: number; status: Partial<UserStatus> }
+
+/** Change the caller's status; absent fields stay as they are. The emoji is already checked. */
+export interface UpdateStatus {
+  type: 'UPDATE_STATUS';
+  org: number;
+  user_id: number;
+  status_text?: string;
+  away?: boolean;
+  emoji?: { emoji_name: string; emoji_code: string; reaction_type: string };
+}
+
+const NONE: UserStatus = { status_text: '', emoji_name: '', emoji_code: '', reaction_type: '' };
+
+export const updateStatus = command({
+  type: 'UPDATE_STATUS',
+  actor: 'org',
+  decide(ctx: OrgContext, c: UpdateStatus): Decision<Record<string, never>, UserStatusChanged | UserSettingsChanged> {
+    const user = ctx.users.get(c.user_id);
+    if (!user || !user.is_active) throw badRequest('Invalid user');
+    if (c.status_text === undefined && c.away === undefined && c.emoji === undefined) throw badRequest('Client did not pass any new values.');
+    const facts: Array<UserStatusChanged | UserSettingsChanged> = [];
+    if (c.away !== undefined && effectiveSettings(user.settings).presence_enabled !== !c.away) {
+      facts.push({ type: 'UserSettingsChanged', org: c.org, user_id: user.user_id, settings: { presence_enabled: !c.away } });
+    }
+    const status: Partial<UserStatus> = {};
+    if (c.status_text !== undefined) {
+      const text = c.status_text.trim();
+      if (codePointLength(text) > STATUS_TEXT_MAX) throw badRequest(`status_text is too long (limit: ${STATUS_TEXT_MAX} characters)`);
+      status.status_text = text;
+    }
+    if (c.emoji) Object.assign(status, c.emoji);
+    if (Object.keys(status).length > 0) facts.push({ type: 'UserStatusChanged', org: c.org, user_id: user.user_id, status });
+    return { facts, value: {} };
+  },
+});
+
+/** A user's status as `/register`'s `user_status` and `GET /users/{id}/status` show it: only what is set. */
+export function statusView(user: UserRecord): Record<string, unknown> {
+  const s = user.status ?? NONE;
+  const view: Record<string, unknown> = {};
+  if (effectiveSettings(user.settings).presence_enabled === false) view.away = true;
+  if (s.status_text) view.status_text = s.status_text;
+  if (s.emoji_name) Object.assign(view, { emoji_name: s.emoji_name, emoji_code: s.emoji_code, reaction_type: s.reaction_type });
+  return view;
+}
+
+/** Every active user's status that has anything set, by user id. */
+export function allStatuses(view: StateView, org: number): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const user of view.org(org)!.users.values()) {
+    if (!user.is_active) continue;
+    const s = statusView(user);
+    if (Object.keys(s).length > 0) out[user.user_id] = s;
+  }
+  return out;
+}
+
+const userStatusChanged = fact<UserStatusChanged>({
+  type: 'UserStatusChanged',
+  apply: {
+    org(ctx, f) {
+      const user = ctx.users.get(f.user_id);
+      if (user) ctx.users.set(f.user_id, { ...user, status: { ...(user.status ?? NONE), ...f.status } });
+    },
+  },
+  route: (f, to) => to.org(f.org),
+  notify: (f, seq, view) => [{ org: f.org, seq, type: 'user_status', user_ids: activeUsersWhere(view, f.org), event: eventJson('user_status', { user_id: f.user_id, ...f.status }) }],
+});
+
+export const userStatus = area({
+  name: 'user status',
+  commands: [updateStatus],
+  facts: [userStatusChanged],
+  register: [{ types: ['user_status'], fill: (state, r, view) => void (state.user_status = allStatuses(view, r.org.id)) }],
+});

@@ -1,0 +1,66 @@
+/**
+ * User status: text, emoji and the legacy `away` (the `presence_enabled` setting,
+ * inverted), its checks, `user_status` events, `GET /users/{id}/status`, and
+ * convergence of register plus events.
+ */
+import t from 'tap';
+import { chatFixture, queueEvents } from './helpers.js';
+
+t.test('status text, emoji and away', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const q = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['user_status', 'user_settings'] })).json.queue_id;
+  let r = await f.call(alice, 'POST', '/api/v1/users/me/status', { status_text: ' on vacation ', emoji_name: 'car' });
+  t.equal(r.status, 200, r.body);
+  t.same((await f.call(f.owner, 'GET', `/api/v1/users/${alice.user_id}/status`)).json.status, { status_text: 'on vacation', emoji_name: 'car', emoji_code: '1f697', reaction_type: 'unicode_emoji' });
+  r = await f.call(alice, 'POST', '/api/v1/users/me/status', { away: true });
+  t.equal(r.status, 200);
+  t.equal((await f.call(alice, 'POST', '/api/v1/register', { fetch_event_types: ['user_settings'] })).json.user_settings.presence_enabled, false, 'away is presence_enabled turned off');
+  t.same((await f.call(f.owner, 'GET', `/api/v1/users/${alice.user_id}/status`)).json.status.away, true);
+  const events = await queueEvents(f, f.owner, q, 'user_status');
+  t.same(events, [
+    { type: 'user_status', user_id: alice.user_id, status_text: 'on vacation', emoji_name: 'car', emoji_code: '1f697', reaction_type: 'unicode_emoji' },
+    { type: 'user_status', user_id: alice.user_id, away: true },
+  ]);
+  const bad = async (params: Record<string, unknown>, msg: string) => {
+    const res = await f.call(alice, 'POST', '/api/v1/users/me/status', params);
+    t.same([res.status, res.json.msg], [400, msg], JSON.stringify(params));
+  };
+  await bad({}, 'Client did not pass any new values.');
+  await bad({ status_text: 'x'.repeat(61) }, 'status_text is too long (limit: 60 characters)');
+  await bad({ emoji_name: 'no_such_emoji_here' }, "Emoji 'no_such_emoji_here' does not exist");
+  await bad({ emoji_code: '1f697' }, 'Client must pass emoji_name if they pass either emoji_code or reaction_type.');
+  await bad({ emoji_name: 'car', emoji_code: 'zzz' }, 'Invalid emoji code.');
+  t.same((await f.call(f.owner, 'GET', '/api/v1/users/999/status')).json.msg, 'No such user');
+  await f.call(alice, 'POST', '/api/v1/users/me/status', { status_text: '', emoji_name: '', away: false });
+  t.same((await f.call(f.owner, 'GET', `/api/v1/users/${alice.user_id}/status`)).json.status, {}, 'cleared');
+});
+
+t.test('convergence: register plus user_status events equal a fresh register', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  await f.call(bob, 'POST', '/api/v1/users/me/status', { status_text: 'busy' });
+  const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['user_status'], fetch_event_types: ['user_status'] })).json;
+  const state: Record<string, any> = reg.user_status;
+  await f.call(alice, 'POST', '/api/v1/users/me/status', { status_text: 'lunch', emoji_name: 'pizza' });
+  await f.call(bob, 'POST', '/api/v1/users/me/status', { status_text: '', away: true });
+  await f.call(alice, 'PATCH', '/api/v1/settings', { presence_enabled: false });
+  await f.call(alice, 'POST', '/api/v1/users/me/status', { emoji_name: '' });
+  // Zulip's client reducer: fields given are set; empty text or emoji, or away false, clears them.
+  for (const e of await queueEvents(f, f.owner, reg.queue_id, 'user_status')) {
+    const s = (state[e.user_id] ??= {});
+    if (e.away !== undefined) { if (e.away) s.away = true; else delete s.away; }
+    if (e.status_text !== undefined) { if (e.status_text) s.status_text = e.status_text; else delete s.status_text; }
+    if (e.emoji_name !== undefined) {
+      if (e.emoji_name) Object.assign(s, { emoji_name: e.emoji_name, emoji_code: e.emoji_code, reaction_type: e.reaction_type });
+      else { delete s.emoji_name; delete s.emoji_code; delete s.reaction_type; }
+    }
+    if (Object.keys(s).length === 0) delete state[e.user_id];
+  }
+  const fresh = (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['user_status'] })).json.user_status;
+  t.same(state, fresh);
+  t.same(fresh, { [alice.user_id]: { away: true, status_text: 'lunch' }, [bob.user_id]: { away: true } }, 'and it really changed');
+});
