@@ -462,6 +462,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'GET /api/v1/messages/{message_id}': { pathParams: { message_id: mid }, params: {} },
     'POST /api/v1/users/me/status': { params: { status_text: 'fuzzing', emoji_name: 'car' } },
     'GET /api/v1/users/{user_id}/status': { pathParams: { user_id: '1' }, params: {} },
+    'PATCH /api/v1/realm': { params: { waiting_period_threshold: '2', can_resolve_topics_group: JSON.stringify({ new: 7 }) } },
     'PATCH /api/v1/settings': { params: { enter_sends: 'true', color_scheme: '2' } },
     'PATCH /api/v1/settings/display': { params: { high_contrast_mode: 'true' } },
     'PATCH /api/v1/settings/notifications': { params: { enable_sounds: 'false' } },

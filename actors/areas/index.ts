@@ -17,6 +17,7 @@ import { messages } from './messages.js';
 import { organizations } from './organizations.js';
 import { profileFields } from './profile_fields.js';
 import { reactions } from './reactions.js';
+import { realm } from './realm.js';
 import { settings } from './settings.js';
 import { subscriptions } from './subscriptions.js';
 import { typing } from './typing.js';
@@ -24,7 +25,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, users, profileFields, settings, userStatus, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, users, profileFields, settings, userStatus, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

@@ -26,7 +26,7 @@ import { flagsOf, userTopicKey } from '../kinds/user.js';
 import { renderMarkdown } from '../markdown.js';
 import { canReadChannelMessage } from '../message_query.js';
 import { checkContent, checkTopic, EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../message_rules.js';
-import { realmMessageSettings, RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS } from '../realm_settings.js';
+import { allowEditHistory, realmMessageSettings, RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS } from '../realm_settings.js';
 import { eventJson } from '../render/events.js';
 import { htmlDiff } from '../render/html_diff.js';
 import { Role, type EditHistoryEntry, type MessageRecord, type UserRecord } from '../types.js';
@@ -585,8 +585,14 @@ function updateMessageDelivery(view: StateView, f: MessagesEdited, seq: number):
  * (Zulip's `fill_edit_history_entries`): each entry with the topic and content as
  * they were after it, the original message last.
  */
-export function messageHistory(view: StateView, org: number, m: MessageRecord): Record<string, unknown>[] {
-  if (!realmMessageSettings(view.org(org)).allow_edit_history) throw badRequest('Message edit history is disabled in this organization');
+export function messageHistory(view: StateView, org: number, m: MessageRecord, asPolicy?: 'all'): Record<string, unknown>[] {
+  const policy = asPolicy ?? realmMessageSettings(view.org(org)).message_edit_history_visibility_policy;
+  if (!allowEditHistory({ message_edit_history_visibility_policy: policy })) throw badRequest('Message edit history is disabled in this organization');
+  if (policy === 'moves') {
+    // Only the moves: no earlier content is shown.
+    const moves = (m.edit_history ?? []).filter((e) => e.prev_topic !== undefined || e.prev_stream !== undefined);
+    return messageHistory(view, org, { ...m, edit_history: moves.map(({ prev_content: _c, prev_rendered_content: _r, ...move }) => move) }, 'all');
+  }
   let content = m.content;
   let rendered = m.rendered;
   let topic = m.topic;

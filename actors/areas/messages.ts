@@ -18,10 +18,12 @@ import { checkContent, checkTopic, EMPTY_TOPIC_DISPLAY_NAME } from '../message_r
 import { eventJson } from '../render/events.js';
 import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import { messageView, type MessageViewOptions } from '../render/views.js';
-import { Role, type ChannelRecord, type MessageRecord, type UserRecord } from '../types.js';
+import { type ChannelRecord, type GroupSettingValue, type MessageRecord, type UserRecord } from '../types.js';
+import { hasGroupPermission } from '../group_settings.js';
+import { realmSettings } from '../realm_settings.js';
 import { NOTIFICATION_BOT } from '../system_bots.js';
 import { canReadChannelMessage } from '../message_query.js';
-import { dropMessages, received } from '../kinds/channel.js';
+import { channelGroupSetting, dropMessages, received } from '../kinds/channel.js';
 import { flagsOf } from '../kinds/user.js';
 
 /**
@@ -334,23 +336,32 @@ export interface DeleteDirectMessage {
 }
 
 /**
- * Who may delete a message (Zulip's `validate_can_delete_message`): administrators
- * any message (`realm_can_delete_any_message_group`), everyone else their own
- * (`realm_can_delete_own_message_group`, with no time limit by default).
+ * Who may delete a message (Zulip's `validate_can_delete_message`): members of the
+ * organization's or the channel's `can_delete_any_message_group` any message; others
+ * their own (or their bots'), as members of a `can_delete_own_message_group`, within
+ * `message_content_delete_limit_seconds`.
  */
-function checkCanDelete(actor: UserRecord | undefined, m: MessageRecord): void {
+function checkCanDelete(org: OrgContext, actor: UserRecord | undefined, m: MessageRecord, now: number, channel: ChannelRecord | null): void {
   if (!actor || !actor.is_active) throw badRequest('Invalid sender');
-  if (actor.role <= Role.ADMIN || m.sender_id === actor.user_id) return;
-  throw badRequest("You don't have permission to delete this message");
+  const settings = realmSettings(org);
+  const inGroup = (realmValue: GroupSettingValue, key: 'can_delete_any_message_group' | 'can_delete_own_message_group'): boolean =>
+    hasGroupPermission(actor, realmValue) || (channel !== null && hasGroupPermission(actor, channelGroupSetting(channel, key)));
+  if (inGroup(settings.can_delete_any_message_group, 'can_delete_any_message_group')) return;
+  const sender = org.users.get(m.sender_id);
+  if (m.sender_id !== actor.user_id && sender?.bot_owner_id !== actor.user_id) throw badRequest("You don't have permission to delete this message");
+  if (!inGroup(settings.can_delete_own_message_group, 'can_delete_own_message_group')) throw badRequest("You don't have permission to delete this message");
+  const limit = settings.message_content_delete_limit_seconds;
+  if (limit !== null && now - m.timestamp > limit) throw badRequest('The time limit for deleting this message has passed');
 }
 
 export const deleteChannelMessage = command({
   type: 'DELETE_CHANNEL_MESSAGE',
   actor: 'channel',
-  decide(ctx: ChannelContext, c: DeleteChannelMessage, _env: DecideEnv, view: StateView): Decision<Record<string, never>, MessageDeleted> {
+  decide(ctx: ChannelContext, c: DeleteChannelMessage, env: DecideEnv, view: StateView): Decision<Record<string, never>, MessageDeleted> {
     const m = ctx.messages.get(c.message_id);
     if (!m) throw badRequest('Invalid message(s)');
-    checkCanDelete(view.org(c.org)?.users.get(c.actor_id), m);
+    const org = view.org(c.org)!;
+    checkCanDelete(org, org.users.get(c.actor_id), m, env.now(), ctx.channel);
     const holders = [...ctx.history.keys()].filter((id) => received(ctx, id, m.id)).sort((a, b) => a - b);
     const told = new Set(holders);
     if (ctx.channel.history_public_to_subscribers) for (const id of ctx.subscribers) told.add(id);
@@ -362,10 +373,10 @@ export const deleteChannelMessage = command({
 export const deleteDirectMessage = command({
   type: 'DELETE_DIRECT_MESSAGE',
   actor: 'org',
-  decide(ctx: OrgContext, c: DeleteDirectMessage): Decision<Record<string, never>, MessageDeleted> {
+  decide(ctx: OrgContext, c: DeleteDirectMessage, env: DecideEnv): Decision<Record<string, never>, MessageDeleted> {
     const m = ctx.directMessages.get(c.message_id);
     if (!m) throw badRequest('Invalid message(s)');
-    checkCanDelete(ctx.users.get(c.actor_id), m);
+    checkCanDelete(ctx, ctx.users.get(c.actor_id), m, env.now(), null);
     const holders = [...(m.dm_user_ids ?? [])];
     return { facts: [{ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: null, topic: '', holders, notify: holders }], value: {} };
   },

@@ -9,6 +9,7 @@ import { ApiError, badRequest } from '../errors.js';
 import { addUser } from '../kinds/organization.js';
 import type { ServerContext } from '../kinds/server.js';
 import { realmSection } from '../render/register_payloads.js';
+import { realmSettings } from '../realm_settings.js';
 import { Role, type OrgRecord, type UserRecord } from '../types.js';
 import { makeUser } from '../user_rules.js';
 
@@ -136,7 +137,7 @@ export const organizations = area({
   commands: [createOrg, setOrgActive],
   facts: [orgCreated, orgActivationChanged],
   register: [
-    { types: ['realm'], fill: (state, r) => Object.assign(state, realmSection(r.org, r.realmUrl, r.heartbeatMaxMs)) },
+    { types: ['realm'], fill: (state, r, view) => Object.assign(state, realmSection(view.org(r.org.id)?.org ?? r.org, r.realmUrl, r.heartbeatMaxMs, realmSettings(view.org(r.org.id)))) },
     {
       types: ['presence'],
       fill(state, r) {

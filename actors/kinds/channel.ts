@@ -152,13 +152,17 @@ function mergeSorted(a: number[], b: number[]): number[] {
   return out;
 }
 
-/** Zulip's defaults for a new channel's permission settings. */
+/**
+ * Zulip's defaults for a new channel's permission settings
+ * (`Stream.stream_permission_group_settings`). A channel's settings grant permissions
+ * on top of the organization's, so most default to nobody.
+ */
 export const CHANNEL_GROUP_DEFAULTS: Readonly<Record<ChannelGroupSettingKey, GroupSettingValue>> = {
-  can_add_subscribers_group: SYSTEM_GROUPS.members,
-  can_administer_channel_group: SYSTEM_GROUPS.administrators,
+  can_add_subscribers_group: SYSTEM_GROUPS.nobody,
+  can_administer_channel_group: SYSTEM_GROUPS.nobody,
   can_create_topic_group: SYSTEM_GROUPS.everyone,
-  can_delete_any_message_group: SYSTEM_GROUPS.administrators,
-  can_delete_own_message_group: SYSTEM_GROUPS.everyone,
+  can_delete_any_message_group: SYSTEM_GROUPS.nobody,
+  can_delete_own_message_group: SYSTEM_GROUPS.nobody,
   can_move_messages_out_of_channel_group: SYSTEM_GROUPS.nobody,
   can_move_messages_within_channel_group: SYSTEM_GROUPS.nobody,
   can_remove_subscribers_group: SYSTEM_GROUPS.administrators,

@@ -37,6 +37,8 @@ export interface OrgContext {
   lastProfileFieldId: number;
   /** Settings new users start with, where they differ from Zulip's defaults. */
   userDefaults: Record<string, unknown>;
+  /** The organization's settings that differ from Zulip's defaults (`actors/realm_settings.ts`). */
+  realmSettings: Record<string, unknown>;
 }
 
 /** Context before the organization's `OrgCreated` fact is applied. */
@@ -59,6 +61,7 @@ export function emptyOrg(id: number): OrgContext {
     profileFields: new Map(),
     lastProfileFieldId: 0,
     userDefaults: {},
+    realmSettings: {},
   };
 }
 
@@ -113,6 +116,8 @@ interface OrgChunk {
   lastProfileFieldId?: number;
   /** Absent in chunks written before settings defaults existed. */
   userDefaults?: Record<string, unknown>;
+  /** Absent in chunks written before organization settings could change. */
+  realmSettings?: Record<string, unknown>;
 }
 interface DirectMessagesChunk {
   k: 'dms';
@@ -141,6 +146,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         profileFields: [...ctx.profileFields.values()],
         lastProfileFieldId: ctx.lastProfileFieldId,
         userDefaults: ctx.userDefaults,
+        realmSettings: ctx.realmSettings,
       };
     };
     // Direct messages are kept in id order; a deleted one leaves the map. Slices take them
@@ -181,6 +187,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         profileFields: new Map((c.profileFields ?? []).map((f) => [f.id, f])),
         lastProfileFieldId: c.lastProfileFieldId ?? 0,
         userDefaults: c.userDefaults ?? {},
+        realmSettings: c.realmSettings ?? {},
       });
       return;
     }

@@ -4,7 +4,8 @@
  */
 import type { StateView } from '../core/state_view.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
-import { REALM_MESSAGE_DEFAULTS } from '../realm_settings.js';
+import { allowEditHistory, type RealmSettings } from '../realm_settings.js';
+import { escapeHtml } from '../markdown.js';
 import { DEFAULT_EXTERNAL_ACCOUNTS } from '../external_accounts.js';
 import { Role, type OrgRecord, type UserRecord } from '../types.js';
 import { SYSTEM_GROUPS } from './views.js';
@@ -28,10 +29,12 @@ export function versionFields(): Record<string, unknown> {
 export const LONGPOLL_TIMEOUT_SECONDS = 90;
 
 /** Organization settings as the `realm` section of `register` shows them. */
-export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: number): Record<string, unknown> {
+export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: number, settings: Readonly<RealmSettings>): Record<string, unknown> {
   return {
+    ...Object.fromEntries(Object.entries(settings).map(([key, value]) => ['realm_' + key, value])),
+    realm_allow_edit_history: allowEditHistory(settings),
     realm_name: org.name,
-    realm_description: org.description ? `<p>${org.description}</p>` : '',
+    realm_description: org.description ? `<p>${escapeHtml(org.description)}</p>` : '',
     realm_url: realmUrl,
     realm_uri: realmUrl,
     realm_date_created: org.date_created,
@@ -43,10 +46,7 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_night_logo_source: 'D',
     realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
     realm_mandatory_topics: false,
-    ...Object.fromEntries(Object.entries(REALM_MESSAGE_DEFAULTS).map(([key, value]) => ['realm_' + key, value])),
-    realm_message_content_delete_limit_seconds: null,
     realm_message_retention_days: -1,
-    realm_waiting_period_threshold: 0,
     realm_default_language: 'en',
     realm_default_code_block_language: '',
     realm_invite_required: true,
@@ -89,25 +89,6 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_available_video_chat_providers: {},
     realm_message_content_allowed_in_email_notifications: true,
     realm_name_in_email_notifications_policy: 1,
-    realm_can_access_all_users_group: SYSTEM_GROUPS.everyone,
-    realm_can_add_custom_emoji_group: SYSTEM_GROUPS.members,
-    realm_can_add_subscribers_group: SYSTEM_GROUPS.members,
-    realm_can_create_bots_group: SYSTEM_GROUPS.members,
-    realm_can_create_groups: SYSTEM_GROUPS.members,
-    realm_can_create_private_channel_group: SYSTEM_GROUPS.members,
-    realm_can_create_public_channel_group: SYSTEM_GROUPS.members,
-    realm_can_create_web_public_channel_group: SYSTEM_GROUPS.owners,
-    realm_can_create_write_only_bots_group: SYSTEM_GROUPS.members,
-    realm_can_delete_any_message_group: SYSTEM_GROUPS.administrators,
-    realm_can_delete_own_message_group: SYSTEM_GROUPS.everyone,
-    realm_can_invite_users_group: SYSTEM_GROUPS.members,
-    realm_can_manage_all_groups: SYSTEM_GROUPS.owners,
-    realm_can_manage_billing_group: SYSTEM_GROUPS.owners,
-    realm_can_mention_many_users_group: SYSTEM_GROUPS.administrators,
-    realm_can_summarize_topics_group: SYSTEM_GROUPS.nobody,
-    realm_create_multiuse_invite_group: SYSTEM_GROUPS.administrators,
-    realm_direct_message_initiator_group: SYSTEM_GROUPS.everyone,
-    realm_direct_message_permission_group: SYSTEM_GROUPS.everyone,
     ...Object.fromEntries(Object.entries(LIMITS).filter(([k]) => k !== 'max_user_name_length')),
     max_avatar_file_size_mib: 5,
     max_icon_file_size_mib: 5,

@@ -8,7 +8,8 @@ import { CHANNEL_GROUP_DEFAULTS, channelGroupSetting, type ChannelContext } from
 import type { OrgContext } from '../kinds/organization.js';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
 import { senderOf, SYSTEM_BOT_REALM, SYSTEM_BOTS } from '../system_bots.js';
-import { Role, type MessageRecord, type SubscriptionProps, type UserRecord } from '../types.js';
+import { realmSettings } from '../realm_settings.js';
+import { Role, type EditHistoryEntry, type MessageRecord, type SubscriptionProps, type UserRecord } from '../types.js';
 
 export { SYSTEM_GROUPS } from '../group_settings.js';
 
@@ -142,14 +143,24 @@ function displayRecipient(org: OrgContext, m: MessageRecord, channelName: string
   return people;
 }
 
+/**
+ * The edit history a user may see (`message_edit_history_visibility_policy`): all of
+ * it, only the moves (without the content changes), or none.
+ */
+export function visibleHistory(history: EditHistoryEntry[], policy: 'all' | 'moves' | 'none'): EditHistoryEntry[] {
+  if (policy === 'all') return history;
+  if (policy === 'none') return [];
+  return history
+    .filter((e) => e.prev_topic !== undefined || e.prev_stream !== undefined)
+    .map(({ prev_content: _c, prev_rendered_content: _r, ...move }) => move);
+}
+
 /** How a client wants messages rendered. */
 export interface MessageViewOptions {
   /** HTML (true, the default) or the Markdown source. */
   applyMarkdown?: boolean;
   /** Whether the client shows the empty topic as `""`; otherwise it gets its display name. */
   allowEmptyTopicName?: boolean;
-  /** Whether the organization lets users see edit history (`allow_edit_history`; default true). */
-  editHistory?: boolean;
 }
 
 /** A message as Zulip renders it, without the per-user `flags`. */
@@ -180,6 +191,9 @@ export function messageView(org: OrgContext, m: MessageRecord, channelName: stri
   if (m.stream_id !== null) view.stream_id = m.stream_id;
   if (m.last_edit_timestamp !== undefined) view.last_edit_timestamp = m.last_edit_timestamp;
   if (m.last_moved_timestamp !== undefined) view.last_moved_timestamp = m.last_moved_timestamp;
-  if (m.edit_history && opts.editHistory !== false) view.edit_history = m.edit_history;
+  if (m.edit_history) {
+    const history = visibleHistory(m.edit_history, realmSettings(org).message_edit_history_visibility_policy);
+    if (history.length > 0) view.edit_history = history;
+  }
   return view;
 }

@@ -1,0 +1,122 @@
+/**
+ * Changing the organization's settings (`PATCH /realm`, Zulip's
+ * `zerver/views/realm.py` `update_realm`): its name and description, and the
+ * settings Parley's features read (`actors/realm_settings.ts`): message editing and
+ * moving, deletion limits, the waiting period, and the organization's permission
+ * groups. One `realm` event per setting, in Zulip's form: `update` with the value,
+ * or, for message editing and the group settings, `update_dict` with
+ * `property: "default"`.
+ */
+import { area, command, fact } from '../core/area.js';
+import type { Decision } from '../core/domain_logic.js';
+import { ApiError, adminRequired, badRequest } from '../errors.js';
+import { checkGroupSetting, SYSTEM_GROUPS } from '../group_settings.js';
+import type { OrgContext } from '../kinds/organization.js';
+import { codePointLength } from '../message_rules.js';
+import { checkRealmValue, isGroupSetting, realmSettings, REALM_SETTING_NAMES, UPDATE_DICT_SETTINGS, type RealmSettingName } from '../realm_settings.js';
+import { activeUsersWhere, eventJson } from '../render/events.js';
+import { Role, type GroupSettingValue } from '../types.js';
+
+export const MAX_REALM_NAME_LENGTH = 40;
+export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
+
+/** Settings only owners may change. */
+const OWNER_ONLY = new Set<string>(['can_create_web_public_channel_group', 'can_manage_billing_group', 'can_manage_all_groups']);
+
+/** The organization's settings changed: only those that did, name and description included. */
+export interface RealmSettingsChanged { type: 'RealmSettingsChanged'; org: number; changes: Record<string, unknown> }
+
+/** Change settings (administrators; some owners only). Group settings come as `{new, old?}`. */
+export interface UpdateRealm { type: 'UPDATE_REALM'; org: number; actor_id: number; name?: string; description?: string; settings: Record<string, unknown> }
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** A group setting's `{new, old}` request (Zulip's `GroupSettingChangeRequest`). */
+function groupChange(ctx: OrgContext, name: string, request: unknown, current: GroupSettingValue): GroupSettingValue {
+  if (typeof request !== 'object' || request === null || !('new' in request)) throw badRequest(`${name} is missing 'new'`);
+  const { new: next, old } = request as { new: unknown; old?: unknown };
+  const asValue = (v: unknown): GroupSettingValue => {
+    if (typeof v === 'number' && Number.isInteger(v)) return v;
+    if (typeof v === 'object' && v !== null && Array.isArray((v as { direct_members?: unknown }).direct_members) && Array.isArray((v as { direct_subgroups?: unknown }).direct_subgroups)) {
+      return v as GroupSettingValue;
+    }
+    throw badRequest(`Invalid ${name}`);
+  };
+  if (old !== undefined && !sameValue(asValue(old), current)) throw new ApiError('EXPECTATION_MISMATCH', "'old' value does not match the expected value.");
+  const value = checkGroupSetting(asValue(next), (id) => ctx.users.get(id)?.is_active === true);
+  if (value === SYSTEM_GROUPS.internet) throw badRequest(`'${name}' setting cannot be set to 'role:internet' group.`);
+  return value;
+}
+
+export const updateRealm = command({
+  type: 'UPDATE_REALM',
+  actor: 'org',
+  decide(ctx: OrgContext, c: UpdateRealm): Decision<Record<string, never>, RealmSettingsChanged> {
+    const actor = ctx.users.get(c.actor_id);
+    if (!actor || !actor.is_active || actor.role > Role.ADMIN) throw adminRequired();
+    const changes: Record<string, unknown> = {};
+    if (c.name !== undefined) {
+      const name = c.name.trim();
+      if (name === '') throw badRequest("Organization name can't be empty.");
+      if (codePointLength(name) > MAX_REALM_NAME_LENGTH) throw badRequest('Organization name is too long.');
+      if (name !== ctx.org.name) changes.name = name;
+    }
+    if (c.description !== undefined) {
+      if (codePointLength(c.description) > MAX_REALM_DESCRIPTION_LENGTH) throw badRequest('Organization description is too long.');
+      if (c.description !== ctx.org.description) changes.description = c.description;
+    }
+    const current = realmSettings(ctx);
+    for (const [name, request] of Object.entries(c.settings)) {
+      if (!(REALM_SETTING_NAMES as string[]).includes(name)) continue;
+      const key = name as RealmSettingName;
+      if (OWNER_ONLY.has(key) && actor.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
+      const value = isGroupSetting(key) ? groupChange(ctx, key, request, current[key] as GroupSettingValue) : checkRealmValue(key, request);
+      if (!sameValue(value, current[key])) changes[key] = value;
+    }
+    return { facts: Object.keys(changes).length === 0 ? [] : [{ type: 'RealmSettingsChanged', org: c.org, changes }], value: {} };
+  },
+});
+
+const realmSettingsChanged = fact<RealmSettingsChanged>({
+  type: 'RealmSettingsChanged',
+  apply: {
+    server(ctx, f) {
+      const org = ctx.orgs.get(f.org);
+      if (!org) return;
+      if (typeof f.changes.name === 'string') org.name = f.changes.name;
+      if (typeof f.changes.description === 'string') org.description = f.changes.description;
+    },
+    org(ctx, f) {
+      const { name, description, ...settings } = f.changes;
+      if (typeof name === 'string' || typeof description === 'string') {
+        ctx.org = { ...ctx.org, ...(typeof name === 'string' ? { name } : {}), ...(typeof description === 'string' ? { description } : {}) };
+      }
+      // Replaced, not changed: a snapshot being written keeps the object it holds.
+      if (Object.keys(settings).length > 0) ctx.realmSettings = { ...ctx.realmSettings, ...settings };
+    },
+  },
+  route(f, to) {
+    to.server();
+    to.org(f.org);
+  },
+  notify(f, seq, view) {
+    const everyone = activeUsersWhere(view, f.org);
+    return Object.entries(f.changes).map(([property, value]) => ({
+      org: f.org,
+      seq,
+      type: 'realm',
+      user_ids: everyone,
+      event: UPDATE_DICT_SETTINGS.has(property)
+        ? eventJson('realm', { op: 'update_dict', property: 'default', data: { [property]: value } })
+        : eventJson('realm', { op: 'update', property, value }),
+    }));
+  },
+});
+
+export const realm = area({
+  name: 'realm',
+  commands: [updateRealm],
+  facts: [realmSettingsChanged],
+});

@@ -1,0 +1,37 @@
+/**
+ * `PATCH /realm`: the organization's name, description and the settings Parley's
+ * features read (administrators; a few settings owners only). Parameters it does not
+ * know are listed back in `ignored_parameters_unsupported` by the HTTP layer.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+import { isGroupSetting, REALM_DEFAULTS, REALM_SETTING_NAMES } from '../../../actors/realm_settings.js';
+import { route, S } from '../../http/route.js';
+
+/** A parameter per setting: group settings as `{new, old}` objects, time limits as seconds or "unlimited". */
+function realmParams(): Record<string, { schema: TSchema }> {
+  const out: Record<string, { schema: TSchema }> = {};
+  for (const name of REALM_SETTING_NAMES) {
+    const d = REALM_DEFAULTS[name];
+    const schema = isGroupSetting(name) ? S.obj
+      : name.endsWith('_limit_seconds') ? Type.Union([Type.Integer(), Type.Literal('unlimited')])
+      : typeof d === 'boolean' ? S.bool : typeof d === 'number' ? S.int : S.str;
+    out[name] = { schema };
+  }
+  return out;
+}
+
+export const updateRealm = route({
+  method: 'PATCH',
+  path: '/api/v1/realm',
+  operationId: 'updateRealm',
+  auth: 'user',
+  summary: "Change the organization's name, description or settings (organization administrators only)",
+  params: { name: { schema: S.str }, description: { schema: S.str }, ...realmParams() },
+  async handler({ params, org, user, runtime }) {
+    const { name, description, ...rest } = params as Record<string, unknown> & { name?: string; description?: string };
+    const settings: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(rest)) if (value !== undefined) settings[key] = value;
+    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_REALM', org: org.id, actor_id: user.user_id, name, description, settings } });
+    return { json: {} };
+  },
+});
