@@ -43,6 +43,15 @@ export interface UserRecord {
   settings?: Record<string, unknown>;
   /** The user's status (absent: none); "away" is the `presence_enabled` setting, inverted. */
   status?: UserStatus;
+  /** A bot's defaults (absent: none): the channel it sends to and registers for, and whether it sees every public channel. */
+  bot_defaults?: BotDefaults;
+}
+
+/** A bot's default channels (Zulip's `default_sending_stream`, `default_events_register_stream`, `default_all_public_streams`). */
+export interface BotDefaults {
+  sending_stream_id: number | null;
+  events_register_stream_id: number | null;
+  all_public_streams: boolean;
 }
 
 /** A user's status text and emoji (Zulip's `UserStatus`); an empty text or name is none. */

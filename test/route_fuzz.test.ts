@@ -438,6 +438,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const queueId: string = registered.json.queue_id;
   const mid = String(sent.json.id);
   const doomed = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'seed', content: 'to be deleted' });
+  const fuzzBot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Seed Bot', short_name: 'seed' })).json.user_id as number;
+  const doomedBot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Doomed Bot', short_name: 'doomed' })).json.user_id as number;
   const profileField = (await f.call(f.owner, 'POST', '/api/v1/realm/profile_fields', { name: 'Seed field', field_type: 1 })).json.id as number;
   const doomedField = (await f.call(f.owner, 'POST', '/api/v1/realm/profile_fields', { name: 'Doomed field', field_type: 1 })).json.id as number;
   if (doomed.status !== 200) throw new Error('fixture setup failed');
@@ -462,6 +464,10 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'GET /api/v1/messages/{message_id}': { pathParams: { message_id: mid }, params: {} },
     'POST /api/v1/users/me/status': { params: { status_text: 'fuzzing', emoji_name: 'car' } },
     'GET /api/v1/users/{user_id}/status': { pathParams: { user_id: '1' }, params: {} },
+    'POST /api/v1/bots': { params: { full_name: 'Fuzz Bot', short_name: 'fuzz' } },
+    'PATCH /api/v1/bots/{bot_id}': { pathParams: { bot_id: String(fuzzBot) }, params: { full_name: 'Fuzzed' } },
+    'DELETE /api/v1/bots/{bot_id}': { pathParams: { bot_id: String(doomedBot) }, params: {} },
+    'POST /api/v1/bots/{bot_id}/api_key/regenerate': { pathParams: { bot_id: String(fuzzBot) }, params: {} },
     'PATCH /api/v1/realm': { params: { waiting_period_threshold: '2', can_resolve_topics_group: JSON.stringify({ new: 7 }) } },
     'PATCH /api/v1/settings': { params: { enter_sends: 'true', color_scheme: '2' } },
     'PATCH /api/v1/settings/display': { params: { high_contrast_mode: 'true' } },

@@ -9,6 +9,7 @@ export type { Delivery } from '../core/area.js';
 import type { Stamped as AnyStamped } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { board } from './board.js';
+import { bots } from './bots.js';
 import { channelFolders } from './channel_folders.js';
 import { eventQueues } from './event_queues.js';
 import { flags } from './flags.js';
@@ -25,7 +26,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, users, profileFields, settings, userStatus, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, users, bots, profileFields, settings, userStatus, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

@@ -126,7 +126,6 @@ const EMPTY_SECTIONS: Array<{ key: string; type?: string; make: () => unknown }>
   { key: 'realm_emoji', make: () => ({}) },
   { key: 'realm_linkifiers', make: () => [] },
   { key: 'realm_playgrounds', make: () => [] },
-  { key: 'realm_bots', type: 'realm_bot', make: () => [] },
   { key: 'default_streams', make: () => [] },
   { key: 'default_stream_groups', make: () => [] },
   { key: 'onboarding_steps', make: () => [] },

@@ -3,7 +3,8 @@
  * `zerver/actions/create_user.py` and `users.py`), and the user directory's
  * sections of `/register`.
  */
-import { command, fact, area } from '../core/area.js';
+import { command, fact, area, type Delivery } from '../core/area.js';
+import { botAdministrators, botView } from '../bots.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import { adminRequired, badRequest } from '../errors.js';
 import { addUser, type OrgContext } from '../kinds/organization.js';
@@ -95,8 +96,11 @@ const userCreated = fact<UserCreated>({
     to.user(f.org, f.user.user_id, { create: true });
   },
   notify(f, seq, view) {
-    const everyone = [...view.org(f.org)!.users.values()].filter((u) => u.is_active).map((u) => u.user_id);
-    return [{ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'add', person: userView(f.user, { profileData: true }) }) }];
+    const org = view.org(f.org)!;
+    const everyone = [...org.users.values()].filter((u) => u.is_active).map((u) => u.user_id);
+    const out: Delivery[] = [{ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'add', person: userView(f.user, { profileData: true }) }) }];
+    if (f.user.is_bot) out.push({ org: f.org, seq, type: 'realm_bot', user_ids: botAdministrators(org, f.user), event: eventJson('realm_bot', { op: 'add', bot: botView(view, f.org, f.user) }) });
+    return out;
   },
 });
 
@@ -112,8 +116,17 @@ const userActivationChanged = fact<UserActivationChanged>({
     to.org(f.org);
   },
   notify(f, seq, view) {
-    const everyone = [...view.org(f.org)!.users.values()].map((u) => u.user_id).filter((id) => id !== f.user_id || f.active);
-    return [{ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, is_active: f.active } }) }];
+    const org = view.org(f.org)!;
+    const everyone = [...org.users.values()].map((u) => u.user_id).filter((id) => id !== f.user_id || f.active);
+    const out: Delivery[] = [{ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, is_active: f.active } }) }];
+    const user = org.users.get(f.user_id);
+    if (user?.is_bot) {
+      // A deactivated bot leaves everyone's bot lists; a reactivated one returns to its administrators'.
+      out.push(f.active
+        ? { org: f.org, seq, type: 'realm_bot', user_ids: botAdministrators(org, user), event: eventJson('realm_bot', { op: 'add', bot: botView(view, f.org, user) }) }
+        : { org: f.org, seq, type: 'realm_bot', user_ids: everyone, event: eventJson('realm_bot', { op: 'delete', bot: { user_id: f.user_id } }) });
+    }
+    return out;
   },
 });
 
