@@ -438,6 +438,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const queueId: string = registered.json.queue_id;
   const mid = String(sent.json.id);
   const doomed = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'seed', content: 'to be deleted' });
+  await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'seed.example', allow_subdomains: false });
+  await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'doomed.example', allow_subdomains: false });
   const fuzzBot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Seed Bot', short_name: 'seed' })).json.user_id as number;
   const doomedBot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Doomed Bot', short_name: 'doomed' })).json.user_id as number;
   const profileField = (await f.call(f.owner, 'POST', '/api/v1/realm/profile_fields', { name: 'Seed field', field_type: 1 })).json.id as number;
@@ -468,6 +470,10 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'PATCH /api/v1/bots/{bot_id}': { pathParams: { bot_id: String(fuzzBot) }, params: { full_name: 'Fuzzed' } },
     'DELETE /api/v1/bots/{bot_id}': { pathParams: { bot_id: String(doomedBot) }, params: {} },
     'POST /api/v1/bots/{bot_id}/api_key/regenerate': { pathParams: { bot_id: String(fuzzBot) }, params: {} },
+    'GET /api/v1/realm/domains': { params: {} },
+    'POST /api/v1/realm/domains': { params: { domain: 'fuzz.example', allow_subdomains: 'false' } },
+    'PATCH /api/v1/realm/domains/{domain}': { pathParams: { domain: 'seed.example' }, params: { allow_subdomains: 'true' } },
+    'DELETE /api/v1/realm/domains/{domain}': { pathParams: { domain: 'doomed.example' }, params: {} },
     'PATCH /api/v1/realm': { params: { waiting_period_threshold: '2', can_resolve_topics_group: JSON.stringify({ new: 7 }) } },
     'PATCH /api/v1/settings': { params: { enter_sends: 'true', color_scheme: '2' } },
     'PATCH /api/v1/settings/display': { params: { high_contrast_mode: 'true' } },

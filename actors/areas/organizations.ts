@@ -120,7 +120,6 @@ const EMPTY_SECTIONS: Array<{ key: string; type?: string; make: () => unknown }>
   { key: 'saved_snippets', make: () => [] },
   { key: 'navigation_views', make: () => [] },
   { key: 'alert_words', make: () => [] },
-  { key: 'realm_domains', make: () => [] },
   { key: 'muted_users', make: () => [] },
   { key: 'recent_private_conversations', make: () => [] },
   { key: 'realm_emoji', make: () => ({}) },

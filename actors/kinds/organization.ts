@@ -39,6 +39,14 @@ export interface OrgContext {
   userDefaults: Record<string, unknown>;
   /** The organization's settings that differ from Zulip's defaults (`actors/realm_settings.ts`). */
   realmSettings: Record<string, unknown>;
+  /** The organization's email domains (`realm_domains`), in the order they were added. */
+  domains: RealmDomain[];
+}
+
+/** An email domain of the organization. */
+export interface RealmDomain {
+  domain: string;
+  allow_subdomains: boolean;
 }
 
 /** Context before the organization's `OrgCreated` fact is applied. */
@@ -62,6 +70,7 @@ export function emptyOrg(id: number): OrgContext {
     lastProfileFieldId: 0,
     userDefaults: {},
     realmSettings: {},
+    domains: [],
   };
 }
 
@@ -118,6 +127,8 @@ interface OrgChunk {
   userDefaults?: Record<string, unknown>;
   /** Absent in chunks written before organization settings could change. */
   realmSettings?: Record<string, unknown>;
+  /** Absent in chunks written before realm domains existed. */
+  domains?: RealmDomain[];
 }
 interface DirectMessagesChunk {
   k: 'dms';
@@ -147,6 +158,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         lastProfileFieldId: ctx.lastProfileFieldId,
         userDefaults: ctx.userDefaults,
         realmSettings: ctx.realmSettings,
+        domains: ctx.domains,
       };
     };
     // Direct messages are kept in id order; a deleted one leaves the map. Slices take them
@@ -188,6 +200,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         lastProfileFieldId: c.lastProfileFieldId ?? 0,
         userDefaults: c.userDefaults ?? {},
         realmSettings: c.realmSettings ?? {},
+        domains: c.domains ?? [],
       });
       return;
     }

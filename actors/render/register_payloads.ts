@@ -50,7 +50,6 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_default_language: 'en',
     realm_default_code_block_language: '',
     realm_invite_required: true,
-    realm_emails_restricted_to_domains: false,
     realm_disallow_disposable_email_addresses: true,
     realm_email_auth_enabled: true,
     realm_password_auth_enabled: true,
