@@ -53,3 +53,24 @@ t.test('a deactivated organization answers REALM_DEACTIVATED', async (t) => {
   await f.runtime.execute({ kind: 'server', command: { type: 'SET_ORG_ACTIVE', subdomain: '', active: true } });
   t.equal((await f.call(f.owner, 'GET', '/api/v1/users/me')).status, 200);
 });
+
+t.test('users deactivate themselves, and the bots they own go first', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const bot = (await f.call(alice, 'POST', '/api/v1/bots', { full_name: 'Helper', short_name: 'helper' })).json.user_id as number;
+  const q = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['realm_user', 'realm_bot'] })).json.queue_id;
+  const res = await f.call(alice, 'DELETE', '/api/v1/users/me');
+  t.equal(res.status, 200, res.body);
+  t.equal(f.runtime.org(1)!.users.get(bot)!.is_active, false, 'the bot is deactivated');
+  t.equal(f.runtime.org(1)!.users.get(alice.user_id)!.is_active, false);
+  const events = (await f.call(f.owner, 'GET', '/api/v1/events', { queue_id: q, last_event_id: -1, dont_block: true })).json.events;
+  t.same(events.filter((e: any) => e.type === 'realm_user').map((e: any) => e.person.user_id), [bot, alice.user_id], 'bots first, then their owner');
+  t.equal((await f.call(alice, 'GET', '/api/v1/users/me')).json.code, 'USER_DEACTIVATED');
+  const only = await f.call(f.owner, 'DELETE', '/api/v1/users/me');
+  t.same([only.status, only.json.msg], [400, 'Cannot deactivate the only organization owner']);
+  const { user: admin } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email: 'admin@example.com', password_hash: '', full_name: 'Admin', role: 200 } });
+  const { user: owner2 } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email: 'o2@example.com', password_hash: '', full_name: 'O2', role: 100 } });
+  const byAdmin = await f.call({ user_id: admin.user_id, email: admin.email, api_key: admin.api_key }, 'DELETE', `/api/v1/users/${owner2.user_id}`);
+  t.same([byAdmin.status, byAdmin.json.msg], [403, 'Must be an organization owner'], 'an administrator cannot deactivate an owner');
+});

@@ -234,6 +234,8 @@ async function runCases(
 // ---------------------------------------------------------------------------
 
 interface ChatBase {
+  /** Who sends it (default: the organization's owner). */
+  who?: Credentials;
   pathParams?: Record<string, string>;
   params: Record<string, string>;
   /** Values the route must refuse with this base; replaces the route's table in `chatSemantic`. */
@@ -440,6 +442,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const doomed = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'seed', content: 'to be deleted' });
   await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'seed.example', allow_subdomains: false });
   await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'doomed.example', allow_subdomains: false });
+  const leaver = await f.createUser('leaver@example.com', 'Leaver');
   const fuzzBot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Seed Bot', short_name: 'seed' })).json.user_id as number;
   const doomedBot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Doomed Bot', short_name: 'doomed' })).json.user_id as number;
   const profileField = (await f.call(f.owner, 'POST', '/api/v1/realm/profile_fields', { name: 'Seed field', field_type: 1 })).json.id as number;
@@ -474,6 +477,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'POST /api/v1/realm/domains': { params: { domain: 'fuzz.example', allow_subdomains: 'false' } },
     'PATCH /api/v1/realm/domains/{domain}': { pathParams: { domain: 'seed.example' }, params: { allow_subdomains: 'true' } },
     'DELETE /api/v1/realm/domains/{domain}': { pathParams: { domain: 'doomed.example' }, params: {} },
+    // A user of their own, since the request deactivates whoever sends it.
+    'DELETE /api/v1/users/me': { who: leaver, params: {} },
     'PATCH /api/v1/realm': { params: { waiting_period_threshold: '2', can_resolve_topics_group: JSON.stringify({ new: 7 }) } },
     'PATCH /api/v1/settings': { params: { enter_sends: 'true', color_scheme: '2' } },
     'PATCH /api/v1/settings/display': { params: { high_contrast_mode: 'true' } },
@@ -523,9 +528,9 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   for (const route of chatRoutes) {
     const key = `${route.method} ${route.path}`;
     const bases = [BASES[key] ?? { params: {} }].flat();
-    const cases = bases.flatMap((base, i) => chatCases(route, f.owner, base, i === 0));
+    const cases = bases.flatMap((base, i) => chatCases(route, base.who ?? f.owner, base, i === 0));
     total += cases.length;
-    const valid = key === 'POST /api/v1/users/{user_id}/reactivate' && f.runtime.org(1)!.users.get(victim.user_id)!.is_active ? [] : bases.map((b) => chatRequest(route, f.owner, b, b.params));
+    const valid = key === 'POST /api/v1/users/{user_id}/reactivate' && f.runtime.org(1)!.users.get(victim.user_id)!.is_active ? [] : bases.map((b) => chatRequest(route, b.who ?? f.owner, b, b.params));
     await t.test(key, (t) => runCases(t, key, cases, { app, digest, problemOf: chatProblem, logs, known: CHAT_KNOWN, bases: valid }));
   }
   t.comment(`${total} chat cases over ${chatRoutes.length} routes`);

@@ -6,7 +6,7 @@
 import { command, fact, area, type Delivery } from '../core/area.js';
 import { botAdministrators, botView } from '../bots.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
-import { adminRequired, badRequest } from '../errors.js';
+import { adminRequired, ApiError, badRequest } from '../errors.js';
 import { addUser, type OrgContext } from '../kinds/organization.js';
 import { eventJson } from '../render/events.js';
 import { systemGroups } from '../render/register_payloads.js';
@@ -33,7 +33,7 @@ export interface CreateUser {
   role: RoleNumber;
 }
 
-/** Deactivate or reactivate a user (administrators only). */
+/** Deactivate or reactivate a user (administrators only; users may deactivate themselves). */
 export interface SetUserActive {
   type: 'SET_USER_ACTIVE';
   actor_id: number | null;
@@ -70,9 +70,12 @@ export const setUserActive = command({
   type: 'SET_USER_ACTIVE',
   actor: 'org',
   decide(ctx: OrgContext, c: SetUserActive): Decision<Record<string, never>, UserActivationChanged> {
-    if (c.actor_id !== null) {
+    // Users may deactivate themselves; anything else is for administrators.
+    const self = c.actor_id !== null && c.actor_id === c.user_id && !c.active;
+    if (c.actor_id !== null && !self) {
       const actor = ctx.users.get(c.actor_id);
       if (!actor || actor.role > Role.ADMIN) throw adminRequired();
+      if (ctx.users.get(c.user_id)?.role === Role.OWNER && actor.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
     }
     const target = ctx.users.get(c.user_id);
     if (!target) throw badRequest('No such user');
@@ -81,10 +84,10 @@ export const setUserActive = command({
       const owners = [...ctx.users.values()].filter((u) => u.is_active && u.role === Role.OWNER);
       if (owners.length <= 1) throw badRequest('Cannot deactivate the only organization owner');
     }
-    return {
-      facts: [{ type: 'UserActivationChanged', org: ctx.org.id, user_id: target.user_id, active: c.active, acting_user_id: c.actor_id }],
-      value: {},
-    };
+    const change = (userId: number): UserActivationChanged => ({ type: 'UserActivationChanged', org: ctx.org.id, user_id: userId, active: c.active, acting_user_id: c.actor_id });
+    // The bots a user owns go first, as in Zulip's do_deactivate_user (reactivation leaves them be).
+    const bots = c.active ? [] : [...ctx.users.values()].filter((u) => u.is_bot && u.is_active && u.bot_owner_id === target.user_id).map((u) => change(u.user_id));
+    return { facts: [...bots, change(target.user_id)], value: {} };
   },
 });
 

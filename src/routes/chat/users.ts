@@ -107,6 +107,19 @@ export const deactivateUser = route({
   },
 });
 
+export const deactivateOwnAccount = route({
+  method: 'DELETE',
+  path: '/api/v1/users/me',
+  operationId: 'deactivateOwnUser',
+  auth: 'user',
+  summary: "Deactivate the caller's own account (and the bots it owns)",
+  params: {},
+  async handler({ org, user, runtime }) {
+    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_USER_ACTIVE', actor_id: user.user_id, user_id: user.user_id, active: false } });
+    return { json: {} };
+  },
+});
+
 export const reactivateUser = route({
   method: 'POST',
   path: '/api/v1/users/{user_id}/reactivate',
