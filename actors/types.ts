@@ -45,6 +45,8 @@ export interface UserRecord {
   status?: UserStatus;
   /** A bot's defaults (absent: none): the channel it sends to and registers for, and whether it sees every public channel. */
   bot_defaults?: BotDefaults;
+  /** The server operator's grant to change other users' emails (Zulip's `can_change_user_emails`; `parley user-email-changes`). */
+  can_change_user_emails?: boolean;
 }
 
 /** A bot's default channels (Zulip's `default_sending_stream`, `default_events_register_stream`, `default_all_public_streams`). */

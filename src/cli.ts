@@ -19,6 +19,8 @@ const USAGE = `Usage:
   parley deactivate-org --data-dir DIR --subdomain SUB
   parley reactivate-org --data-dir DIR --subdomain SUB
                                          deactivate or reactivate an organization (stopped server)
+  parley grant-email-changes --subdomain SUB --email EMAIL [--revoke] [--data-dir DIR]
+                                         let an owner change other users' emails (stopped server)
   parley snapshot  [--data-dir DIR]      take a snapshot now (asks the running server, or works offline)
   parley snapshots [--data-dir DIR]      list snapshots: time, seq, size, verified or not
   parley verify    [--data-dir DIR]      verify every snapshot and log segment (exit 1 if any is corrupt)
@@ -84,6 +86,24 @@ async function setOrgActive(argv: string[], active: boolean): Promise<void> {
   }
 }
 
+/** Grants (or with --revoke, takes back) an owner's permission to change other users' emails (Zulip's `can_change_user_emails`). */
+async function grantEmailChanges(argv: string[]): Promise<void> {
+  const revoke = argv.includes('--revoke');
+  const flags = parseFlags(argv.filter((a) => a !== '--revoke'), ['--data-dir', '--subdomain', '--email']);
+  const store = openOffline(dataDirOf(flags));
+  try {
+    const server = store.runtime.server();
+    const orgId = server.bySubdomain.get(flags.get('--subdomain') ?? '');
+    if (orgId === undefined) throw new Error(`no organization with subdomain '${flags.get('--subdomain') ?? ''}'`);
+    const userId = store.runtime.org(orgId)!.byEmail.get(required(flags, '--email').toLowerCase());
+    if (userId === undefined) throw new Error(`no user '${required(flags, '--email')}'`);
+    await store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'GRANT_EMAIL_CHANGES', org: orgId, user_id: userId, granted: !revoke } });
+    console.log(JSON.stringify({ user_id: userId, can_change_user_emails: !revoke }));
+  } finally {
+    await store.close();
+  }
+}
+
 function dataDirOf(flags: Map<string, string>): string {
   return flags.get('--data-dir') ?? process.env.PARLEY_DATA_DIR ?? './data';
 }
@@ -103,6 +123,9 @@ async function main(): Promise<void> {
       return;
     case 'reactivate-org':
       await setOrgActive(rest, true);
+      return;
+    case 'grant-email-changes':
+      await grantEmailChanges(rest);
       return;
     case 'snapshot':
       await snapshotCommand(dataDirOf(parseFlags(rest, ['--data-dir'])));

@@ -479,6 +479,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'DELETE /api/v1/realm/domains/{domain}': { pathParams: { domain: 'doomed.example' }, params: {} },
     // A user of their own, since the request deactivates whoever sends it.
     'DELETE /api/v1/users/me': { who: leaver, params: {} },
+    'PATCH /api/v1/users/{user_id}': { pathParams: { user_id: String(alice.user_id) }, params: { full_name: 'Alice F.' } },
+    'PATCH /api/v1/users/{email}': { pathParams: { email: 'alice@example.com' }, params: { full_name: 'Alice G.' } },
     'PATCH /api/v1/realm': { params: { waiting_period_threshold: '2', can_resolve_topics_group: JSON.stringify({ new: 7 }) } },
     'PATCH /api/v1/settings': { params: { enter_sends: 'true', color_scheme: '2' } },
     'PATCH /api/v1/settings/display': { params: { high_contrast_mode: 'true' } },

@@ -23,11 +23,12 @@ import { realmDomains } from './realm_domains.js';
 import { settings } from './settings.js';
 import { subscriptions } from './subscriptions.js';
 import { typing } from './typing.js';
+import { userAdmin } from './user_admin.js';
 import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, users, bots, profileFields, settings, userStatus, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, users, userAdmin, bots, profileFields, settings, userStatus, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

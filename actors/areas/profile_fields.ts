@@ -276,21 +276,34 @@ function checkMayEdit(ctx: OrgContext, actorId: number, targetId: number, field:
   return actor;
 }
 
+/**
+ * The change `data` makes to `user_id`'s values (a `null` value removes one), checked
+ * for `actor_id`; null when nothing changes.
+ */
+export function profileDataChange(ctx: OrgContext, actorId: number, userId: number, data: Array<{ id: number; value: unknown }>): ProfileDataChanged | null {
+  const target = ctx.users.get(userId);
+  if (!target) throw badRequest('No such user');
+  const changes: ProfileDataChanged['changes'] = [];
+  for (const item of data) {
+    const field = fieldOf(ctx, item.id);
+    checkMayEdit(ctx, actorId, userId, field);
+    if (item.value === null) {
+      if (target.profile_data?.[field.id] !== undefined) changes.push({ id: field.id, value: null });
+      continue;
+    }
+    const value = checkValue(ctx, field, item.value);
+    if (target.profile_data?.[field.id]?.value === value.value) continue;
+    changes.push({ id: field.id, value });
+  }
+  return changes.length === 0 ? null : { type: 'ProfileDataChanged', org: ctx.org.id, user_id: userId, changes };
+}
+
 export const setProfileData = command({
   type: 'SET_PROFILE_DATA',
   actor: 'org',
   decide(ctx: OrgContext, c: SetProfileData): Decision<Record<string, never>, ProfileDataChanged> {
-    const target = ctx.users.get(c.user_id);
-    if (!target) throw badRequest('No such user');
-    const changes: ProfileDataChanged['changes'] = [];
-    for (const item of c.data) {
-      const field = fieldOf(ctx, item.id);
-      checkMayEdit(ctx, c.actor_id, c.user_id, field);
-      const value = checkValue(ctx, field, item.value);
-      if (target.profile_data?.[field.id]?.value === value.value) continue;
-      changes.push({ id: field.id, value });
-    }
-    return { facts: changes.length === 0 ? [] : [{ type: 'ProfileDataChanged', org: c.org, user_id: c.user_id, changes }], value: {} };
+    const fact = profileDataChange(ctx, c.actor_id, c.user_id, c.data);
+    return { facts: fact ? [fact] : [], value: {} };
   },
 });
 

@@ -90,14 +90,10 @@ export const updateProfileData = route({
   path: '/api/v1/users/me/profile_data',
   operationId: 'updateProfileData',
   auth: 'user',
-  summary: "Set the caller's own custom profile field values (null removes one)",
+  summary: "Set the caller's own custom profile field values (null removes one), all or nothing",
   params: { data: { schema: Type.Array(ProfileDataItem), required: true } },
   async handler({ params, org, user, runtime }) {
-    const set = params.data.filter((d) => d.value !== null);
-    const remove = params.data.filter((d) => d.value === null).map((d) => d.id);
-    const common = { org: org.id, actor_id: user.user_id, user_id: user.user_id };
-    if (remove.length > 0) await runtime.execute({ kind: 'org', org: org.id, command: { type: 'REMOVE_PROFILE_DATA', ...common, field_ids: remove } });
-    if (set.length > 0) await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_PROFILE_DATA', ...common, data: set } });
+    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_PROFILE_DATA', org: org.id, actor_id: user.user_id, user_id: user.user_id, data: params.data } });
     return { json: {} };
   },
 });

@@ -107,6 +107,42 @@ export const deactivateUser = route({
   },
 });
 
+const updateUserParams = {
+  full_name: { schema: S.str },
+  role: { schema: S.int },
+  new_email: { schema: S.str },
+  profile_data: { schema: Type.Array(Type.Object({ id: Type.Integer(), value: Type.Union([Type.String(), Type.Array(Type.Integer()), Type.Null()]) }, { additionalProperties: false })) },
+};
+
+export const updateUserById = route({
+  method: 'PATCH',
+  path: '/api/v1/users/{user_id}',
+  operationId: 'updateUser',
+  auth: 'user',
+  summary: "Change a user's name, role, custom profile values or email (organization administrators only)",
+  params: { user_id: { schema: S.nonNegInt, in: 'path', required: true }, ...updateUserParams },
+  async handler({ params, org, user, runtime }) {
+    const { user_id, ...changes } = params;
+    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_USER', org: org.id, actor_id: user.user_id, user_id, ...changes } });
+    return { json: {} };
+  },
+});
+
+export const updateUserByEmail = route({
+  method: 'PATCH',
+  path: '/api/v1/users/{email}',
+  operationId: 'updateUserByEmail',
+  auth: 'user',
+  summary: "Change a user, addressed by email (organization administrators only)",
+  params: { email: { schema: S.str, in: 'path', required: true }, ...updateUserParams },
+  async handler({ params, org, user, runtime }) {
+    const { email, ...changes } = params;
+    const target = getUserByEmail(runtime, org.id, email);
+    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_USER', org: org.id, actor_id: user.user_id, user_id: target.user_id as number, ...changes } });
+    return { json: {} };
+  },
+});
+
 export const deactivateOwnAccount = route({
   method: 'DELETE',
   path: '/api/v1/users/me',

@@ -1,0 +1,132 @@
+/**
+ * Administrators changing a user (Zulip's `update_user_backend`): name, role, custom
+ * profile values and, for owners holding the permission, the email. Role rules as in
+ * Zulip: only owners grant or take the owner role, and the only owner keeps it.
+ * `realm_user` `update` events to everyone, one per changed field.
+ */
+import { area, command, fact, type Delivery } from '../core/area.js';
+import type { AnyFact, Decision } from '../core/domain_logic.js';
+import { adminRequired, ApiError, badRequest } from '../errors.js';
+import type { OrgContext } from '../kinds/organization.js';
+import { activeUsersWhere, eventJson } from '../render/events.js';
+import { Role, type RoleNumber, type UserRecord } from '../types.js';
+import { checkEmail, checkFullName } from '../user_rules.js';
+import { profileDataChange } from './profile_fields.js';
+
+const ROLES: readonly number[] = [Role.OWNER, Role.ADMIN, Role.MODERATOR, Role.MEMBER, Role.GUEST];
+
+/** An administrator changed a user's name, role or email. */
+export interface UserUpdated { type: 'UserUpdated'; org: number; user_id: number; full_name?: string; role?: RoleNumber; email?: string }
+
+/** Change a user (administrators only). */
+export interface UpdateUser {
+  type: 'UPDATE_USER';
+  org: number;
+  actor_id: number;
+  user_id: number;
+  full_name?: string;
+  role?: number;
+  new_email?: string;
+  profile_data?: Array<{ id: number; value: unknown }>;
+}
+
+/** The operator grants or revokes a user's permission to change other users' emails. */
+export interface EmailChangesGranted { type: 'EmailChangesGranted'; org: number; user_id: number; granted: boolean }
+export interface GrantEmailChanges { type: 'GRANT_EMAIL_CHANGES'; org: number; user_id: number; granted: boolean }
+
+export const grantEmailChanges = command({
+  type: 'GRANT_EMAIL_CHANGES',
+  actor: 'org',
+  decide(ctx: OrgContext, c: GrantEmailChanges): Decision<Record<string, never>, EmailChangesGranted> {
+    const user = ctx.users.get(c.user_id);
+    if (!user) throw badRequest('No such user');
+    if (user.role !== Role.OWNER && c.granted) throw badRequest('Only organization owners may be granted email changes');
+    return { facts: (user.can_change_user_emails === true) === c.granted ? [] : [{ type: 'EmailChangesGranted', org: c.org, user_id: c.user_id, granted: c.granted }], value: {} };
+  },
+});
+
+const emailChangesGranted = fact<EmailChangesGranted>({
+  type: 'EmailChangesGranted',
+  apply: {
+    org(ctx, f) {
+      const user = ctx.users.get(f.user_id);
+      if (user) ctx.users.set(f.user_id, { ...user, can_change_user_emails: f.granted });
+    },
+  },
+  route: (f, to) => to.org(f.org),
+});
+
+export const updateUser = command({
+  type: 'UPDATE_USER',
+  actor: 'org',
+  decide(ctx: OrgContext, c: UpdateUser): Decision<Record<string, never>, AnyFact> {
+    const actor = ctx.users.get(c.actor_id);
+    if (!actor || !actor.is_active || actor.role > Role.ADMIN) throw adminRequired();
+    const target = ctx.users.get(c.user_id);
+    if (!target) throw badRequest('No such user');
+    const fact: UserUpdated = { type: 'UserUpdated', org: c.org, user_id: target.user_id };
+    if (c.full_name !== undefined) {
+      const name = checkFullName(c.full_name);
+      if (name !== target.full_name) fact.full_name = name;
+    }
+    if (c.role !== undefined && c.role !== target.role) {
+      if (!ROLES.includes(c.role)) throw badRequest('Invalid role');
+      if ((c.role === Role.OWNER || target.role === Role.OWNER) && actor.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
+      if (target.role === Role.OWNER && [...ctx.users.values()].filter((u) => u.is_active && u.role === Role.OWNER).length <= 1) {
+        throw badRequest('The owner permission cannot be removed from the only organization owner.');
+      }
+      if (target.is_bot && c.role === Role.OWNER) throw badRequest('Bots cannot be organization owners');
+      fact.role = c.role as RoleNumber;
+    }
+    if (c.new_email !== undefined) {
+      if (actor.role !== Role.OWNER || actor.can_change_user_emails !== true) throw badRequest('User not authorized to change user emails');
+      const email = checkEmail(c.new_email);
+      const holder = ctx.byEmail.get(email.toLowerCase());
+      if (holder !== undefined && holder !== target.user_id) throw badRequest(`Email '${email}' already in use`);
+      if (email !== target.email) fact.email = email;
+    }
+    const facts: AnyFact[] = [];
+    if (fact.full_name !== undefined || fact.role !== undefined || fact.email !== undefined) facts.push(fact);
+    if (c.profile_data) {
+      const data = profileDataChange(ctx, c.actor_id, c.user_id, c.profile_data);
+      if (data) facts.push(data);
+    }
+    return { facts, value: {} };
+  },
+});
+
+const userUpdated = fact<UserUpdated>({
+  type: 'UserUpdated',
+  apply: {
+    org(ctx, f) {
+      const user = ctx.users.get(f.user_id);
+      if (!user) return;
+      const next: UserRecord = { ...user };
+      if (f.full_name !== undefined) next.full_name = f.full_name;
+      if (f.role !== undefined) next.role = f.role;
+      if (f.email !== undefined) {
+        ctx.byEmail.delete(user.email.toLowerCase());
+        ctx.byEmail.set(f.email.toLowerCase(), f.user_id);
+        next.email = f.email;
+        next.delivery_email = f.email;
+      }
+      ctx.users.set(f.user_id, next);
+    },
+  },
+  route: (f, to) => to.org(f.org),
+  notify(f, seq, view) {
+    const everyone = activeUsersWhere(view, f.org);
+    const person = (fields: Record<string, unknown>): Delivery => ({ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, ...fields } }) });
+    const out: Delivery[] = [];
+    if (f.full_name !== undefined) out.push(person({ full_name: f.full_name }));
+    if (f.role !== undefined) out.push(person({ role: f.role }));
+    if (f.email !== undefined) out.push(person({ new_email: f.email }), person({ delivery_email: f.email }));
+    return out;
+  },
+});
+
+export const userAdmin = area({
+  name: 'user administration',
+  commands: [updateUser, grantEmailChanges],
+  facts: [userUpdated, emailChangesGranted],
+});
