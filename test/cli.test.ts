@@ -67,3 +67,18 @@ t.test('serve stops with a clear message where uWebSockets.js would fall back to
   t.notMatch(r.stdout + r.stderr, /Falling back|Using µWS fallback/, 'uWS was not loaded');
   t.same(readdirSync(dir), [], 'nothing was written to the data directory');
 });
+
+t.test('grant-email-changes gives an owner the permission, and --revoke takes it back', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-cli-'));
+  t.equal(parley(['create-org', '--data-dir', dir, '--name', 'Acme', '--subdomain', 'acme', '--owner-email', 'ceo@acme.example', '--owner-password', 'pw']).status, 0);
+  const r = parley(['grant-email-changes', '--data-dir', dir, '--subdomain', 'acme', '--email', 'CEO@acme.example']);
+  t.equal(r.status, 0, r.stderr);
+  t.same(JSON.parse(r.stdout), { user_id: 1, can_change_user_emails: true });
+  const missing = parley(['grant-email-changes', '--data-dir', dir, '--subdomain', 'acme', '--email', 'nobody@acme.example']);
+  t.not(missing.status, 0);
+  t.match(missing.stderr, /no user/);
+  t.equal(parley(['grant-email-changes', '--data-dir', dir, '--subdomain', 'acme', '--email', 'ceo@acme.example', '--revoke']).status, 0);
+  const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 1 << 26, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+  t.teardown(() => store.close());
+  t.equal(store.runtime.org(1)!.users.get(1)!.can_change_user_emails, false);
+});
