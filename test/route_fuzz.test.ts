@@ -442,6 +442,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const doomed = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'seed', content: 'to be deleted' });
   await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'seed.example', allow_subdomains: false });
   await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'doomed.example', allow_subdomains: false });
+  const seedLinkifier = (await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: 'SEED(?P<n>[0-9]+)', url_template: 'https://seed.example/{n}' })).json.id as number;
+  const doomedLinkifier = (await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: 'DOOM(?P<n>[0-9]+)', url_template: 'https://doom.example/{n}' })).json.id as number;
   const leaver = await f.createUser('leaver@example.com', 'Leaver');
   const fuzzBot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Seed Bot', short_name: 'seed' })).json.user_id as number;
   const doomedBot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Doomed Bot', short_name: 'doomed' })).json.user_id as number;
@@ -481,6 +483,10 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'DELETE /api/v1/users/me': { who: leaver, params: {} },
     'PATCH /api/v1/users/{user_id}': { pathParams: { user_id: String(alice.user_id) }, params: { full_name: 'Alice F.' } },
     'PATCH /api/v1/users/{email}': { pathParams: { email: 'alice@example.com' }, params: { full_name: 'Alice G.' } },
+    'PATCH /api/v1/realm/linkifiers': { get params() { return { ordered_linkifier_ids: JSON.stringify(f.runtime.org(1)!.linkifiers.map((l) => l.id)) }; } },
+    'POST /api/v1/realm/filters': { params: { pattern: 'FUZZ(?P<n>[0-9]+)', url_template: 'https://fuzz.example/{n}' } },
+    'PATCH /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(seedLinkifier) }, params: { pattern: 'SEED2(?P<n>[0-9]+)', url_template: 'https://seed.example/{n}' } },
+    'DELETE /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(doomedLinkifier) }, params: {} },
     'PATCH /api/v1/realm': { params: { waiting_period_threshold: '2', can_resolve_topics_group: JSON.stringify({ new: 7 }) } },
     'PATCH /api/v1/settings': { params: { enter_sends: 'true', color_scheme: '2' } },
     'PATCH /api/v1/settings/display': { params: { high_contrast_mode: 'true' } },

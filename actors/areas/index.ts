@@ -13,6 +13,7 @@ import { bots } from './bots.js';
 import { channelFolders } from './channel_folders.js';
 import { eventQueues } from './event_queues.js';
 import { flags } from './flags.js';
+import { linkifiers } from './linkifiers.js';
 import { messageEdits } from './message_edits.js';
 import { messages } from './messages.js';
 import { organizations } from './organizations.js';
@@ -28,7 +29,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, users, userAdmin, bots, profileFields, settings, userStatus, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, linkifiers, users, userAdmin, bots, profileFields, settings, userStatus, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

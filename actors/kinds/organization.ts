@@ -41,6 +41,19 @@ export interface OrgContext {
   realmSettings: Record<string, unknown>;
   /** The organization's email domains (`realm_domains`), in the order they were added. */
   domains: RealmDomain[];
+  /** Linkifiers, in the order they apply. */
+  linkifiers: Linkifier[];
+  /** The highest linkifier id ever used. */
+  lastLinkifierId: number;
+}
+
+/** A pattern that Markdown turns into links (Zulip's `RealmFilter`). */
+export interface Linkifier {
+  id: number;
+  /** An RE2 pattern with Python-style named groups, as Zulip takes it. */
+  pattern: string;
+  /** An RFC 6570 URL template over the pattern's named groups. */
+  url_template: string;
 }
 
 /** An email domain of the organization. */
@@ -71,6 +84,8 @@ export function emptyOrg(id: number): OrgContext {
     userDefaults: {},
     realmSettings: {},
     domains: [],
+    linkifiers: [],
+    lastLinkifierId: 0,
   };
 }
 
@@ -129,6 +144,9 @@ interface OrgChunk {
   realmSettings?: Record<string, unknown>;
   /** Absent in chunks written before realm domains existed. */
   domains?: RealmDomain[];
+  /** Absent in chunks written before linkifiers existed. */
+  linkifiers?: Linkifier[];
+  lastLinkifierId?: number;
 }
 interface DirectMessagesChunk {
   k: 'dms';
@@ -159,6 +177,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         userDefaults: ctx.userDefaults,
         realmSettings: ctx.realmSettings,
         domains: ctx.domains,
+        linkifiers: ctx.linkifiers,
+        lastLinkifierId: ctx.lastLinkifierId,
       };
     };
     // Direct messages are kept in id order; a deleted one leaves the map. Slices take them
@@ -201,6 +221,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         userDefaults: c.userDefaults ?? {},
         realmSettings: c.realmSettings ?? {},
         domains: c.domains ?? [],
+        linkifiers: c.linkifiers ?? [],
+        lastLinkifierId: c.lastLinkifierId ?? 0,
       });
       return;
     }

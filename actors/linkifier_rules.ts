@@ -1,0 +1,67 @@
+/**
+ * Linkifier patterns and URL templates (Zulip's `zerver/models/linkifiers.py`): an
+ * RE2 pattern with Python-style named groups, and an RFC 6570 URL template whose
+ * variables are exactly the pattern's groups. Also how a match becomes a URL.
+ */
+import { RE2JS } from 're2js';
+import { ApiError } from './errors.js';
+
+function validationError(field: 'pattern' | 'url_template' | '__all__', msg: string): ApiError {
+  return new ApiError('BAD_REQUEST', msg, { errors: { [field]: [msg] } });
+}
+
+/** The longest pattern taken (RE2 compiles in time and memory that grow with it). */
+export const MAX_PATTERN_LENGTH = 4096;
+
+/**
+ * Compiles a linkifier pattern with RE2 (the `re2js` package), as Zulip does: the same
+ * syntax (Python-style named groups, no lookaround, no backreferences) and matching
+ * in linear time, so no pattern can make rendering a message slow.
+ */
+export function compilePattern(pattern: string): RE2JS {
+  if (pattern.length > MAX_PATTERN_LENGTH) throw validationError('pattern', `Bad regular expression: pattern too large (limit: ${MAX_PATTERN_LENGTH} characters)`);
+  try {
+    return RE2JS.compile(pattern);
+  } catch (err) {
+    throw validationError('pattern', `Bad regular expression: ${(err as Error).message.replace(/^error parsing regexp: /, '')}`);
+  }
+}
+
+const EXPRESSION = /\{([+#./;?&]?)([^{}]*)\}/g;
+
+/** The variables of an RFC 6570 template, or null when it is not one. */
+export function templateVariables(template: string): string[] | null {
+  if (template.replace(EXPRESSION, '').includes('{') || template.replace(EXPRESSION, '').includes('}')) return null;
+  const names: string[] = [];
+  for (const m of template.matchAll(EXPRESSION)) {
+    for (const spec of m[2].split(',')) {
+      const name = spec.replace(/(\*|:\d{1,4})$/, '');
+      if (!/^([A-Za-z0-9_]|%[0-9A-Fa-f]{2})(\.?([A-Za-z0-9_]|%[0-9A-Fa-f]{2}))*$/.test(name)) return null;
+      names.push(name);
+    }
+  }
+  return names;
+}
+
+/** Zulip's `RealmFilter.clean`: a valid pattern and template with the same names. */
+export function checkLinkifier(pattern: string, urlTemplate: string): void {
+  const regex = compilePattern(pattern);
+  const variables = templateVariables(urlTemplate);
+  if (variables === null) throw validationError('url_template', 'Invalid URL template.');
+  const groups = new Set(Object.keys(regex.namedGroups()));
+  const used = new Set(variables);
+  const missingInPattern = [...used].filter((n) => !groups.has(n)).sort();
+  if (missingInPattern.length > 0) throw validationError('__all__', `Group '${missingInPattern[0]}' in URL template is not present in linkifier pattern.`);
+  const missingInUrl = [...groups].filter((n) => !used.has(n)).sort();
+  if (missingInUrl.length > 0) throw validationError('__all__', `Group '${missingInUrl[0]}' in linkifier pattern is not present in URL template.`);
+}
+
+/** Expands a URL template with a match's groups (simple, reserved `+` and fragment `#` expansion). */
+export function expandTemplate(template: string, groups: Record<string, string | undefined>): string {
+  return template.replace(EXPRESSION, (_whole, op: string, specs: string) => {
+    const values = specs.split(',').map((spec) => groups[spec.replace(/(\*|:\d{1,4})$/, '')] ?? '').filter((v) => v !== '');
+    const encode = op === '+' || op === '#' ? (v: string) => encodeURI(v) : (v: string) => encodeURIComponent(v);
+    const joined = values.map(encode).join(',');
+    return op === '#' && joined !== '' ? `#${joined}` : joined;
+  });
+}

@@ -1,0 +1,90 @@
+/**
+ * Linkifiers: the pattern and URL template checks, administrators' add, change,
+ * remove and reorder, `realm_linkifiers` events converging with `/register`, roles,
+ * and durability. (Markdown applying them is tested with the renderer.)
+ */
+import t from 'tap';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expandTemplate } from '../actors/linkifier_rules.js';
+import { createOrganization } from '../src/bootstrap.js';
+import { openStore, type Store } from '../src/store.js';
+import type { RoleNumber } from '../actors/types.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
+
+async function withRole(f: ChatFixture, email: string, role: RoleNumber): Promise<Credentials> {
+  const { user } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email, password_hash: '', full_name: email.split('@')[0], role } });
+  return { user_id: user.user_id, email: user.email, api_key: user.api_key };
+}
+const ISSUE = { pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/zulip/zulip/issues/{id}' };
+
+t.test('checks and changes', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const bad = async (params: Record<string, unknown>, msg: string, field: string) => {
+    const r = await f.call(f.owner, 'POST', '/api/v1/realm/filters', params);
+    t.same([r.status, r.json.msg, r.json.errors?.[field]], [400, msg, [msg]], JSON.stringify(params));
+  };
+  const broken = await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: '#(?P<id>[0-9]+', url_template: 'https://x.example/{id}' });
+  t.equal(broken.status, 400);
+  t.match(broken.json.msg, /^Bad regular expression: /);
+  t.same(broken.json.errors.pattern, [broken.json.msg]);
+  t.match((await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: '(?<=a)(?P<id>[0-9]+)', url_template: 'https://x.example/{id}' })).json.msg, /^Bad regular expression/, 'no lookbehind: RE2 has none');
+  await bad({ pattern: '#(?P<id>[0-9]+)', url_template: 'https://x.example/{id' }, 'Invalid URL template.', 'url_template');
+  await bad({ pattern: '#(?P<id>[0-9]+)', url_template: 'https://x.example/{num}' }, "Group 'num' in URL template is not present in linkifier pattern.", '__all__');
+  await bad({ pattern: '(?P<org>[a-z]+)#(?P<id>[0-9]+)', url_template: 'https://x.example/{id}' }, "Group 'org' in linkifier pattern is not present in URL template.", '__all__');
+  const first = await f.call(f.owner, 'POST', '/api/v1/realm/filters', ISSUE);
+  t.equal(first.status, 200, first.body);
+  await bad(ISSUE, 'Linkifier with this Realm and Pattern already exists.', '__all__');
+  const second = (await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: 'T(?P<id>[0-9]+)', url_template: 'https://tracker.example/T{id}' })).json.id;
+  t.equal((await f.call(f.owner, 'PATCH', `/api/v1/realm/filters/${first.json.id}`, { pattern: 'zulip#(?P<id>[0-9]+)', url_template: ISSUE.url_template })).status, 200);
+  t.equal((await f.call(f.owner, 'PATCH', '/api/v1/realm/linkifiers', { ordered_linkifier_ids: JSON.stringify([second, first.json.id]) })).status, 200);
+  t.same((await f.call(f.owner, 'PATCH', '/api/v1/realm/linkifiers', { ordered_linkifier_ids: JSON.stringify([second]) })).json.msg, 'The ordered list must enumerate all existing linkifiers exactly once');
+  t.same((await f.call(f.owner, 'PATCH', '/api/v1/realm/linkifiers', { ordered_linkifier_ids: JSON.stringify([second, second]) })).json.msg, 'The ordered list must not contain duplicated linkifiers');
+  t.same((await f.call(f.owner, 'GET', '/api/v1/realm/linkifiers')).json.linkifiers, [
+    { pattern: 'T(?P<id>[0-9]+)', url_template: 'https://tracker.example/T{id}', id: second },
+    { pattern: 'zulip#(?P<id>[0-9]+)', url_template: ISSUE.url_template, id: first.json.id },
+  ]);
+  t.equal((await f.call(f.owner, 'DELETE', `/api/v1/realm/filters/${second}`)).status, 200);
+  t.same((await f.call(f.owner, 'DELETE', `/api/v1/realm/filters/${second}`)).json.msg, 'Linkifier not found.');
+  t.equal(expandTemplate('https://x.example/{id}?q={query}', { id: '7', query: 'a b&c' }), 'https://x.example/7?q=a%20b%26c');
+  t.equal(expandTemplate('https://x.example/{+path}', { path: 'a/b c' }), 'https://x.example/a/b%20c');
+});
+
+t.test('per role, and convergence', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  for (const [role, who, status] of [
+    ['administrator', await withRole(f, 'admin@example.com', 200), 200], ['moderator', await withRole(f, 'mod@example.com', 300), 403],
+    ['member', await withRole(f, 'member@example.com', 400), 403], ['guest', await withRole(f, 'guest@example.com', 600), 403],
+  ] as Array<[string, Credentials, number]>) {
+    const res = await f.call(who, 'POST', '/api/v1/realm/filters', { pattern: `${role}(?P<n>[0-9]+)`, url_template: 'https://x.example/{n}' });
+    t.equal(res.status, status, `${role}: ${res.body}`);
+  }
+  const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['realm_linkifiers'], fetch_event_types: ['realm_linkifiers'] })).json;
+  let state = reg.realm_linkifiers;
+  const id = (await f.call(f.owner, 'POST', '/api/v1/realm/filters', ISSUE)).json.id;
+  await f.call(f.owner, 'PATCH', '/api/v1/realm/linkifiers', { ordered_linkifier_ids: JSON.stringify([id, state[0].id]) });
+  for (const e of await queueEvents(f, f.owner, reg.queue_id, 'realm_linkifiers')) state = e.linkifiers;
+  const fresh = (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm_linkifiers'] })).json.realm_linkifiers;
+  t.same(state, fresh);
+  t.equal(fresh[0].id, id);
+});
+
+t.test('linkifiers survive a restart', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-linkifiers-'));
+  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+  let store = open();
+  const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  await store.runtime.execute({ kind: 'org', org, command: { type: 'SET_LINKIFIER', org, actor_id: 1, op: 'add', ...ISSUE } });
+  await store.snapshot();
+  const { id } = await store.runtime.execute({ kind: 'org', org, command: { type: 'SET_LINKIFIER', org, actor_id: 1, op: 'add', pattern: 'X(?P<n>[0-9]+)', url_template: 'https://x.example/{n}' } });
+  await store.runtime.execute({ kind: 'org', org, command: { type: 'SET_LINKIFIER', org, actor_id: 1, op: 'remove', id: 1 } });
+  await store.close();
+  store = open();
+  t.same(store.runtime.org(org)!.linkifiers.map((l) => l.id), [id]);
+  const next = await store.runtime.execute({ kind: 'org', org, command: { type: 'SET_LINKIFIER', org, actor_id: 1, op: 'add', pattern: 'Y(?P<n>[0-9]+)', url_template: 'https://y.example/{n}' } });
+  t.ok(next.id > id, 'ids are never reused');
+  await store.close();
+});
