@@ -18,7 +18,7 @@ import { STASH_CLOSE, STASH_OPEN, type MarkdownEnv, type RenderState, type Rende
 import { preprocessFences } from './fences.js';
 import { inline } from './inline.js';
 import { links } from './links.js';
-import { hangingLists, nestByTwo } from './lists.js';
+import { hangingLists, lazyQuotes, nestByTwo } from './lists.js';
 import { mentions } from './mentions.js';
 import { inlineTex } from './tex.js';
 import { time } from './time.js';
@@ -46,7 +46,7 @@ export function renderMarkdown(source: string, env: MarkdownEnv): Rendered {
   // Python-Markdown's NormalizeWhitespace: no STX/ETX, \n line ends, tabs as 4 spaces, blank lines empty.
   const text = source.replace(STASH_CHARS, '\uFFFD').replace(/\r\n?/g, '\n');
   const lines = text.split('\n').map((line) => (line.includes('\t') ? expandTabs(line) : line)).map((line) => (line.trim() === '' ? '' : line));
-  const prepared = nestByTwo(preprocessFences(hangingLists(lines), state)).join('\n');
+  const prepared = nestByTwo(lazyQuotes(preprocessFences(hangingLists(lines), state))).join('\n');
   out.html = md.render(prepared, state as unknown as Record<string, unknown>).replace(/\n+$/, '');
   return out;
 }

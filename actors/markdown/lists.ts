@@ -8,7 +8,8 @@
  * Zulip nests list items by 2 spaces (its list processors use a tab length of 2);
  * CommonMark nests by the width of the parent's marker. `nestByTwo` re-indents
  * the items of a list so that each 2 spaces of indent become one level that
- * markdown-it recognises.
+ * markdown-it recognises, and writes every bullet as `*` (Python-Markdown
+ * continues one list across `*`, `-` and `+`).
  */
 const FENCE_RE = /^(~{3,}|`{3,})[ ]*(?:\{?\.?([a-zA-Z0-9_+,\-./#]+)[ ]*(?:[^ ~`][^~`]*)?\}?)?$/;
 const LI_RE = /^[ ]*([*+-]|\d\.)[ ]+(.*)/;
@@ -37,6 +38,7 @@ export function hangingLists(lines: string[]): string[] {
   return copy;
 }
 
+const HR_RE = /^ {0,3}([*_-])(?: *\1){2,} *$/;
 const ITEM_RE = /^( *)([*+-]|\d{1,9}[.)])( +|$)/;
 
 /**
@@ -55,8 +57,33 @@ export function nestByTwo(lines: string[]): string[] {
     const item = ITEM_RE.exec(line);
     if (!inList && item && indent < 4 && (prevBlank || indent === 0)) inList = true;
     else if (inList && !blank && indent === 0 && !item && prevBlank) inList = false;
-    out.push(inList && !blank && indent > 0 && indent < 16 ? ' '.repeat(indent * 2) + line.slice(indent) : line);
+    let kept = inList && !blank && indent > 0 && indent < 16 ? ' '.repeat(indent * 2) + line.slice(indent) : line;
+    // Python-Markdown's lists take any of `*`, `-`, `+` as the same list; CommonMark starts a new list.
+    if (inList && item && /^[*+-]$/.test(item[2]) && !HR_RE.test(line)) kept = kept.replace(/^( *)[*+-]/, '$1*');
+    out.push(kept);
     prevBlank = blank;
   }
   return out;
+}
+
+const QUOTE_LINE = /^ {0,3}>/;
+
+/**
+ * Python-Markdown's quote takes every line up to the next blank line, `>` or not
+ * (`>\n>\ntext` quotes `text`); CommonMark only continues a quoted paragraph.
+ * Lines that follow a quote line without a blank line get a `> ` here.
+ */
+export function lazyQuotes(lines: string[]): string[] {
+  let inQuote = false;
+  return lines.map((line) => {
+    if (line.trim() === '') {
+      inQuote = false;
+      return line;
+    }
+    if (QUOTE_LINE.test(line)) {
+      inQuote = true;
+      return line;
+    }
+    return inQuote ? '> ' + line : line;
+  });
 }
