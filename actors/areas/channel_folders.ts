@@ -9,7 +9,7 @@ import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { adminRequired, badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { renderMarkdown } from '../markdown.js';
+import { renderMarkdown } from '../markdown/index.js';
 import { codePointLength, LIMITS } from '../message_rules.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role, type ChannelFolderRecord } from '../types.js';

@@ -23,7 +23,7 @@ import { hasGroupPermission } from '../group_settings.js';
 import { channelGroupSetting, dropMessages, hasContentAccess, putMessages, received, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { flagsOf, userTopicKey } from '../kinds/user.js';
-import { renderMarkdown } from '../markdown.js';
+import { renderMarkdown } from '../markdown/index.js';
 import { canReadChannelMessage } from '../message_query.js';
 import { checkContent, checkTopic, EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../message_rules.js';
 import { allowEditHistory, realmMessageSettings, RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS } from '../realm_settings.js';

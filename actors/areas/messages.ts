@@ -13,7 +13,7 @@ import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
 import { hasContentAccess, type ChannelContext } from '../kinds/channel.js';
 import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organization.js';
-import { renderMarkdown, type MentionResolver, type Rendered } from '../markdown.js';
+import { renderMarkdown, type MarkdownEnv, type Rendered } from '../markdown/index.js';
 import { checkContent, checkTopic, EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
 import { eventJson } from '../render/events.js';
 import type { OutgoingEvent } from '../event_queues/queue_actor.js';
@@ -73,16 +73,23 @@ export interface SendDirect {
   read_by_sender: boolean;
 }
 
-/** Resolves `@**Name**` and `@**Name|id**` against an organization's active users. */
-export function mentionResolver(org: OrgContext): MentionResolver {
-  return (name, id) => {
-    if (id !== null) {
-      const user = org.users.get(id);
-      return user && user.is_active ? user : undefined;
-    }
-    const lower = name.toLowerCase();
-    for (const user of org.users.values()) if (user.is_active && user.full_name.toLowerCase() === lower) return user;
-    return userByEmail(org, name);
+/** What Markdown may look up in an organization: its active users (`@**Name**`, `@**Name|id**`) and channels (`#**channel**`). */
+export function mentionResolver(org: OrgContext, channelName?: (id: number) => string | undefined): MarkdownEnv {
+  return {
+    user(name, id) {
+      if (id !== null) {
+        const user = org.users.get(id);
+        return user && user.is_active ? user : undefined;
+      }
+      const lower = name.toLowerCase();
+      for (const user of org.users.values()) if (user.is_active && user.full_name.toLowerCase() === lower) return user;
+      return userByEmail(org, name);
+    },
+    group: () => undefined,
+    channel(name) {
+      const id = org.channelsByName.get(name.toLowerCase());
+      return id === undefined ? undefined : { stream_id: id, name: channelName?.(id) ?? name };
+    },
   };
 }
 

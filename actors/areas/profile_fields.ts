@@ -11,7 +11,7 @@ import type { Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { adminRequired, badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { renderMarkdown } from '../markdown.js';
+import { renderMarkdown } from '../markdown/index.js';
 import { codePointLength } from '../message_rules.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role, type ProfileFieldRecord, type ProfileValue, type UserRecord } from '../types.js';

@@ -14,7 +14,7 @@ import { ApiError, badRequest } from '../errors.js';
 import { canAccessChannel, emptyChannel, hasContentAccess, nextBound, received, type ChannelContext } from '../kinds/channel.js';
 import { addChannel, type OrgContext } from '../kinds/organization.js';
 import { join, leave, type UserContext } from '../kinds/user.js';
-import { escapeHtml } from '../markdown.js';
+import { escapeHtml } from '../markdown/index.js';
 import { checkChannelName, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
 import { activeUsersWhere, eventJson, listEvent, seesNewChannel } from '../render/events.js';
 import { channelView, SubscriptionJson, subscriptionView } from '../render/views.js';

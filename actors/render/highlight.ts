@@ -3,7 +3,7 @@
  * each occurrence of a search word in the text (never inside a tag) is wrapped in
  * `<span class="highlight">`.
  */
-import { escapeHtml } from '../markdown.js';
+import { escapeHtml } from '../markdown/index.js';
 
 function wordPattern(words: string[]): RegExp | null {
   const parts = words.filter((w) => w.length > 0).map((w) => escapeHtml(w).replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));

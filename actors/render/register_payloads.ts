@@ -5,7 +5,7 @@
 import type { StateView } from '../core/state_view.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
 import { allowEditHistory, type RealmSettings } from '../realm_settings.js';
-import { escapeHtml } from '../markdown.js';
+import { escapeHtml } from '../markdown/index.js';
 import { DEFAULT_EXTERNAL_ACCOUNTS } from '../external_accounts.js';
 import { Role, type OrgRecord, type UserRecord } from '../types.js';
 import { SYSTEM_GROUPS } from './views.js';

@@ -1,0 +1,111 @@
+/**
+ * Zulip's fenced blocks, done as Zulip does them: a line preprocessor that runs
+ * before Markdown parsing (Zulip's `zerver/lib/markdown/fenced_code.py`).
+ *
+ * - A fence is a line starting with ``` or ~~~ (3 or more), then an optional
+ *   language (`.py`, `{python}`, `python`) and, for spoilers, a header. It closes
+ *   on a line equal to the same fence (trailing spaces ignored), or at the end of
+ *   the message; fences nest (a quote may hold code, spoilers and quotes).
+ * - ```` ```quote ```` / `quoted`: the lines are prefixed with `> ` and parsed as Markdown.
+ * - ```` ```spoiler Header ````: `<div class="spoiler-block"><div class="spoiler-header">`,
+ *   the header and body parsed as Markdown, and the closing divs.
+ * - ```` ```math ````: Zulip renders with KaTeX; Parley has no KaTeX, so it renders
+ *   what Zulip renders when KaTeX fails: each paragraph as
+ *   `<span class="tex-error">escaped source</span>`, inside a `<p>`.
+ * - Anything else is code: `<div class="codehilite" data-code-language="Python"><pre><span></span><code>…\n</code></pre></div>`,
+ *   lines right-trimmed, leading and trailing blank lines dropped, escaped as Pygments
+ *   escapes. There is no Pygments here, so there are no token spans; the language
+ *   name is Pygments' name for the common aliases, else the language as typed.
+ *
+ * Code, spoiler wrappers and math are replaced by stash placeholders (see env.ts)
+ * that the block and inline rules turn back into the HTML.
+ */
+import { stash, type RenderState } from './env.js';
+
+const FENCE_RE = /^(?<fence>~{3,}|`{3,})[ ]*(?:\{?\.?(?<lang>[a-zA-Z0-9_+,\-./#]+)[ ]*(?<header>[^ ~`][^~`]*)?\}?)?$/;
+
+/** Pygments' display names for common language aliases (Zulip puts the lexer's name in `data-code-language`). */
+const PYGMENTS_NAMES: Record<string, string> = {
+  python: 'Python', py: 'Python', python3: 'Python', py3: 'Python', py2: 'Python 2.x', python2: 'Python 2.x',
+  javascript: 'JavaScript', js: 'JavaScript', typescript: 'TypeScript', ts: 'TypeScript', json: 'JSON',
+  java: 'Java', c: 'C', cpp: 'C++', 'c++': 'C++', csharp: 'C#', 'c#': 'C#', go: 'Go', golang: 'Go', rust: 'Rust', rs: 'Rust',
+  ruby: 'Ruby', rb: 'Ruby', php: 'PHP', perl: 'Perl', pl: 'Perl', bash: 'Bash', sh: 'Bash', shell: 'Bash', zsh: 'Bash',
+  console: 'Bash Session', sql: 'SQL', html: 'HTML', xml: 'XML', css: 'CSS', yaml: 'YAML', yml: 'YAML', toml: 'TOML',
+  markdown: 'Markdown', md: 'Markdown', tex: 'TeX', latex: 'TeX', haskell: 'Haskell', hs: 'Haskell', kotlin: 'Kotlin',
+  swift: 'Swift', scala: 'Scala', lua: 'Lua', r: 'R', diff: 'Diff', patch: 'Diff', text: 'Text only', ini: 'INI',
+  dockerfile: 'Docker', docker: 'Docker', makefile: 'Makefile', make: 'Makefile', elixir: 'Elixir', erlang: 'Erlang',
+  clojure: 'Clojure', ocaml: 'OCaml', powershell: 'PowerShell', ps1: 'PowerShell', objectivec: 'Objective-C',
+};
+
+/** Escapes code as Pygments' HTML formatter does. */
+function escapeCode(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
+}
+
+/** Escapes as Django's `escape` (used for math that did not render). */
+function escapeDjango(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#x27;'));
+}
+
+/** The HTML of a code block. */
+export function codeBlockHtml(lang: string | null, text: string): string {
+  const code = escapeCode(text.replace(/^\n+|\n+$/g, ''));
+  const attr = lang ? ` data-code-language="${escapeCode(PYGMENTS_NAMES[lang] ?? lang)}"` : '';
+  return `<div class="codehilite"${attr}><pre><span></span><code>${code}\n</code></pre></div>`;
+}
+
+type Kind = 'outer' | 'code' | 'quote' | 'spoiler' | 'math';
+
+interface Handler {
+  kind: Kind;
+  fence: string;
+  lang: string | null;
+  header: string | null;
+  /** Where finished output goes: the parent's lines. */
+  output: string[];
+  lines: string[];
+}
+
+/** Replaces fenced blocks in the message's lines (see the module comment). */
+export function preprocessFences(lines: string[], state: RenderState): string[] {
+  const output: string[] = [];
+  const handlers: Handler[] = [{ kind: 'outer', fence: '', lang: null, header: null, output, lines: output }];
+
+  const open = (line: string, into: string[]): void => {
+    const m = FENCE_RE.exec(line);
+    if (!m) {
+      into.push(line);
+      return;
+    }
+    const lang = m.groups!.lang ? m.groups!.lang.toLowerCase() : null;
+    const kind: Kind = lang === 'quote' || lang === 'quoted' ? 'quote' : lang === 'math' ? 'math' : lang === 'spoiler' ? 'spoiler' : 'code';
+    handlers.push({ kind, fence: m.groups!.fence, lang, header: m.groups!.header ?? null, output: into, lines: [] });
+  };
+
+  const done = (): void => {
+    const h = handlers.pop()!;
+    if (h.lines.length === 0) return;
+    const text = h.lines.join('\n');
+    let result: string;
+    if (h.kind === 'code') result = stash(state, codeBlockHtml(h.lang, text), true);
+    else if (h.kind === 'math') result = stash(state, text.split('\n\n').map((p) => `<span class="tex-error">${escapeDjango(p)}</span>`).join('\n\n'), false);
+    else if (h.kind === 'quote') result = text.split('\n').map((l) => '> ' + l).join('\n');
+    else {
+      const parts = [stash(state, '<div class="spoiler-block"><div class="spoiler-header">', true)];
+      if (h.header !== null) parts.push(h.header);
+      parts.push(stash(state, '</div><div class="spoiler-content" aria-hidden="true">', true), text, stash(state, '</div></div>', true));
+      result = parts.join('\n\n');
+    }
+    h.output.push('', ...result.split('\n'), '');
+  };
+
+  for (const line of lines) {
+    const h = handlers[handlers.length - 1];
+    if (h.kind === 'outer') open(line, output);
+    else if (line.trimEnd() === h.fence) done();
+    else if (h.kind === 'quote' || h.kind === 'spoiler') open(line, h.lines);
+    else h.lines.push(line.trimEnd());
+  }
+  while (handlers.length > 1) done();
+  return output;
+}

@@ -1,0 +1,157 @@
+/**
+ * The Markdown renderer's behaviour (actors/markdown/): mentions and the flags they
+ * set, channel links, fences, emoji, times, links, escaping, and alert words.
+ * Zulip's own fixture cases are in markdown_fixtures.test.ts.
+ */
+import t from 'tap';
+import { escapeHtml, hasAlertWord, renderMarkdown, type MarkdownEnv } from '../actors/markdown/index.js';
+
+const users = [
+  { user_id: 7, full_name: 'Alice Anders' },
+  { user_id: 8, full_name: 'Bob <b>Builder</b>' },
+];
+const env: MarkdownEnv = {
+  user: (name, id) => (id !== null ? users.find((u) => u.user_id === id) : users.find((u) => u.full_name.toLowerCase() === name.toLowerCase())),
+  group: (name) => (name === 'support' ? { id: 3, name: 'support', members: [7, 9] } : undefined),
+  channel: (name) => (name.toLowerCase() === 'design team' ? { stream_id: 12, name: 'design team' } : name === 'x<y' ? { stream_id: 13, name: 'x<y' } : undefined),
+};
+const render = (s: string) => renderMarkdown(s, env);
+const html = (s: string) => render(s).html;
+
+t.test('user mentions: HTML and who is mentioned', async (t) => {
+  const r = render('hi @**Alice Anders**');
+  t.equal(r.html, '<p>hi <span class="user-mention" data-user-id="7">@Alice Anders</span></p>');
+  t.same(r.mentioned, [7]);
+  t.equal(r.wildcard, null);
+  t.equal(html('@**alice anders**'), '<p><span class="user-mention" data-user-id="7">@Alice Anders</span></p>', 'names match case-insensitively, shown as the user has it');
+  const byId = render('@**Alice Anders|7** and @**|7**');
+  t.equal(byId.html, '<p><span class="user-mention" data-user-id="7">@Alice Anders</span> and <span class="user-mention" data-user-id="7">@Alice Anders</span></p>');
+  t.same(byId.mentioned, [7], 'a user mentioned twice is listed once');
+  t.equal(html('@**Bob|7**'), '<p>@<strong>Bob|7</strong></p>', 'a name that is not the id\'s user is no mention');
+});
+
+t.test('silent mentions notify nobody', async (t) => {
+  const r = render('@_**Alice Anders** @_**all** @_**topic**');
+  t.equal(r.html, '<p><span class="user-mention silent" data-user-id="7">Alice Anders</span> <span class="user-mention channel-wildcard-mention silent" data-user-id="*">all</span> <span class="topic-mention silent">topic</span></p>');
+  t.same(r.mentioned, []);
+  t.equal(r.wildcard, null);
+});
+
+t.test('wildcards', async (t) => {
+  for (const w of ['all', 'everyone', 'stream', 'channel']) {
+    const r = render(`@**${w}** look`);
+    t.equal(r.html, `<p><span class="user-mention channel-wildcard-mention" data-user-id="*">@${w}</span> look</p>`);
+    t.equal(r.wildcard, 'stream', w);
+  }
+  const topic = render('@**topic** look');
+  t.equal(topic.html, '<p><span class="topic-mention">@topic</span> look</p>');
+  t.equal(topic.wildcard, 'topic');
+  t.equal(render('@**topic** @**all**').wildcard, 'stream', 'a channel wildcard outranks a topic one');
+});
+
+t.test('unknown names stay text', async (t) => {
+  const r = render('hi @**Nobody Here** and @*nogroup* and #**nowhere**');
+  t.equal(r.html, '<p>hi @<strong>Nobody Here</strong> and @<em>nogroup</em> and #<strong>nowhere</strong></p>');
+  t.same(r.mentioned, []);
+  t.same(r.mentionedGroups, []);
+  t.equal(html('mail@**Alice Anders**'), '<p>mail@<strong>Alice Anders</strong></p>', 'a mention must start after a space or punctuation');
+});
+
+t.test('group mentions notify the members unless silent', async (t) => {
+  const r = render('ping @*support*');
+  t.equal(r.html, '<p>ping <span class="user-group-mention" data-user-group-id="3">@support</span></p>');
+  t.same(r.mentionedGroups, [3]);
+  t.same(r.mentioned, [7, 9]);
+  const silent = render('ping @_*support*');
+  t.equal(silent.html, '<p>ping <span class="user-group-mention silent" data-user-group-id="3">support</span></p>');
+  t.same(silent.mentionedGroups, []);
+  t.same(silent.mentioned, []);
+});
+
+t.test('mentions in code are not mentions', async (t) => {
+  const r = render('`@**Alice Anders**`\n```\n@**all**\n```');
+  t.equal(r.html, '<p><code>@**Alice Anders**</code></p>\n<div class="codehilite"><pre><span></span><code>@**all**\n</code></pre></div>');
+  t.same(r.mentioned, []);
+  t.equal(r.wildcard, null);
+});
+
+t.test('channel, topic and message links', async (t) => {
+  t.equal(html('see #**design team**'), '<p>see <a class="stream" data-stream-id="12" href="/#narrow/channel/12-design-team">#design team</a></p>');
+  t.equal(html('#**design team>v1.0 (draft) ü**'), '<p><a class="stream-topic" data-stream-id="12" href="/#narrow/channel/12-design-team/topic/v1.2E0.20.28draft.29.20.C3.BC">#design team &gt; v1.0 (draft) ü</a></p>');
+  t.equal(html('#**design team>lunch@42**'), '<p><a class="message-link" href="/#narrow/channel/12-design-team/topic/lunch/near/42">#design team &gt; lunch @ 💬</a></p>');
+  t.equal(html('#**design team>**'), '<p><a class="stream-topic" data-stream-id="12" href="/#narrow/channel/12-design-team/topic/">#design team &gt; <em>general chat</em></a></p>');
+  t.equal(html('#**x<y**'), '<p><a class="stream" data-stream-id="13" href="/#narrow/channel/13-x.3Cy">#x&lt;y</a></p>', 'names are escaped');
+});
+
+t.test('fences: code, quote, spoiler, math', async (t) => {
+  t.equal(html('```python\nprint("<hi>")  \n```'), '<div class="codehilite" data-code-language="Python"><pre><span></span><code>print(&quot;&lt;hi&gt;&quot;)\n</code></pre></div>');
+  t.equal(html('~~~ made-up\nx\n~~~'), '<div class="codehilite" data-code-language="made-up"><pre><span></span><code>x\n</code></pre></div>');
+  t.equal(html('```\nunclosed'), '<div class="codehilite"><pre><span></span><code>unclosed\n</code></pre></div>', 'an unclosed fence runs to the end');
+  t.equal(html('```quote\n**hi** @**Alice Anders**\n```'), '<blockquote>\n<p><strong>hi</strong> <span class="user-mention" data-user-id="7">@Alice Anders</span></p>\n</blockquote>');
+  t.equal(html('```spoiler Plot *twist*\nhe was **dead**\n```'), '<div class="spoiler-block"><div class="spoiler-header">\n<p>Plot <em>twist</em></p>\n</div><div class="spoiler-content" aria-hidden="true">\n<p>he was <strong>dead</strong></p>\n</div></div>');
+  t.equal(html('```math\na < b\n```'), '<p><span class="tex-error">a &lt; b</span></p>', 'math renders as Zulip renders math KaTeX could not');
+  t.equal(html('so $$x^2$$ ok'), '<p>so <span class="tex-error">$$x^2$$</span> ok</p>');
+});
+
+t.test('Zulip block rules', async (t) => {
+  t.equal(html('# Title\n#Not a title'), '<h1>Title</h1>\n<p>#Not a title</p>');
+  t.equal(html('Title\n==='), '<p>Title<br>\n===</p>', 'no setext headings');
+  t.equal(html('text\n* one\n* two'), '<p>text</p>\n<ul>\n<li>one</li>\n<li>two</li>\n</ul>', 'a list may hang off a line of text');
+  t.equal(html('1. a\n  2. b'), '<ol>\n<li>a<ol start="2">\n<li>b</li>\n</ol>\n</li>\n</ol>', 'lists nest by 2 spaces');
+  t.equal(html('> quoted\n\nnot'), '<blockquote>\n<p>quoted</p>\n</blockquote>\n<p>not</p>');
+  t.equal(html('a\nb'), '<p>a<br>\nb</p>', 'a newline is a line break');
+  t.equal(html('a | b\n--|--\n1 | 2'), '<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td>1</td>\n<td>2</td>\n</tr>\n</tbody>\n</table>');
+  t.equal(html('~~gone~~ _not_ __bold__ *em* **strong**'), '<p><del>gone</del> _not_ __bold__ <em>em</em> <strong>strong</strong></p>');
+});
+
+t.test('emoji', async (t) => {
+  t.equal(html(':smile: :not_an_emoji:'), '<p><span aria-label="smile" class="emoji emoji-1f604" role="img" title="smile">:smile:</span> :not_an_emoji:</p>');
+  t.equal(html('a 🚀 b'), '<p>a <span aria-label="rocket" class="emoji emoji-1f680" role="img" title="rocket">:rocket:</span> b</p>');
+  t.equal(html('`:smile:` ↔'), '<p><code>:smile:</code> ↔</p>', 'not in code; text-presentation symbols stay');
+});
+
+t.test('times', async (t) => {
+  t.equal(html('at <time:2024-05-06T07:08:09+02:00>'), '<p>at <time datetime="2024-05-06T05:08:09Z">2024-05-06T07:08:09+02:00</time></p>');
+  t.equal(html('<time:1496701800>'), '<p><time datetime="2017-06-05T22:30:00Z">1496701800</time></p>');
+  t.equal(html('<time:Jun 5th 2017, 10:30PM>'), '<p><time datetime="2017-06-05T22:30:00Z">Jun 5th 2017, 10:30PM</time></p>');
+  t.equal(html('<time:31 Dec 2017 5:30 am IST>'), '<p><time datetime="2017-12-31T00:00:00Z">31 Dec 2017 5:30 am IST</time></p>');
+  t.equal(html('<time:soon>'), '<p><span class="timestamp-error">Invalid time format: soon</span></p>');
+  t.equal(html('<time:<b>>'), '<p><span class="timestamp-error">Invalid time format: &lt;b</span>&gt;</p>');
+});
+
+t.test('links', async (t) => {
+  t.equal(html('see https://example.com/a_(b). ok'), '<p>see <a href="https://example.com/a_(b)">https://example.com/a_(b)</a>. ok</p>');
+  t.equal(html('[docs](example.com/x?a=1&b=2)'), '<p><a href="http://example.com/x?a=1&amp;b=2">docs</a></p>');
+  t.equal(html('`http://example.com`'), '<p><code>http://example.com</code></p>', 'no links in code');
+  t.equal(html('mail a@b.com'), '<p>mail <a href="mailto:a@b.com">a@b.com</a></p>');
+});
+
+t.test('escaping and unsafe input', async (t) => {
+  t.equal(html('<script>alert(1)</script>'), '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>');
+  t.equal(html('<img src=x onerror=alert(1)>'), '<p>&lt;img src=x onerror=alert(1)&gt;</p>');
+  t.equal(html('[x](javascript:alert(1))'), '<p>[x](javascript:alert(1))</p>', 'javascript: is not linked');
+  t.equal(html('[x](JaVaScRiPt:alert(1))'), '<p>[x](JaVaScRiPt:alert(1))</p>');
+  t.equal(html('[x](data:text/html,<script>)'), '<p>[x](data:text/html,&lt;script&gt;)</p>');
+  t.equal(html('javascript://example.com/%0aalert(1)'), '<p>javascript://example.com/%0aalert(1)</p>');
+  t.equal(html('[x](https://e.com/"onmouseover="alert(1))'), '<p><a href="https://e.com/&quot;onmouseover=&quot;alert(1)">x</a></p>', 'quotes cannot leave the attribute');
+  t.equal(html('@**Bob <b>Builder</b>**'), '<p><span class="user-mention" data-user-id="8">@Bob &lt;b&gt;Builder&lt;/b&gt;</span></p>');
+  t.equal(html('```spoiler <img src=x onerror=alert(1)>\n<b>hi</b>\n```'), '<div class="spoiler-block"><div class="spoiler-header">\n<p>&lt;img src=x onerror=alert(1)&gt;</p>\n</div><div class="spoiler-content" aria-hidden="true">\n<p>&lt;b&gt;hi&lt;/b&gt;</p>\n</div></div>');
+  t.equal(html('```"><script>\nx\n```'), '<p>```"&gt;&lt;script&gt;<br>\nx</p>', 'a fence header cannot open a tag');
+  t.notMatch(html('\u0002' + '0\u0003 \u00020\u0003'), /\u0002/, 'placeholder characters typed by a user are not placeholders');
+  t.equal(html('&lt;b&gt; & &amp;'), '<p>&lt;b&gt; &amp; &amp;</p>', 'entities pass as written; a bare & is escaped');
+  t.equal(escapeHtml(`<a href="x">'&'</a>`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+});
+
+t.test('hasAlertWord', async (t) => {
+  t.ok(hasAlertWord('the Deploy failed', ['deploy']), 'case-insensitive');
+  t.ok(hasAlertWord('deploy.', ['deploy']));
+  t.ok(hasAlertWord('(deploy)', ['deploy']));
+  t.ok(hasAlertWord('we ship it', ['Ship it']), 'phrases');
+  t.notOk(hasAlertWord('redeploying now', ['deploy']), 'whole words only');
+  t.notOk(hasAlertWord('deploys', ['deploy']));
+  t.notOk(hasAlertWord('run `deploy` now', ['deploy']), 'not in a code span');
+  t.notOk(hasAlertWord('```\ndeploy\n```', ['deploy']), 'not in a code block');
+  t.notOk(hasAlertWord('~~~sh\ndeploy\n~~~\nok', ['deploy']), 'not in a ~~~ code block');
+  t.ok(hasAlertWord('```quote\ndeploy\n```', ['deploy']), 'quotes count');
+  t.notOk(hasAlertWord('anything', []));
+});
