@@ -65,3 +65,70 @@ export function expandTemplate(template: string, groups: Record<string, string |
     return op === '#' && joined !== '' ? `#${joined}` : joined;
   });
 }
+
+/** A linkifier ready to apply. */
+export interface CompiledLinkifier {
+  regex: RE2JS;
+  url_template: string;
+}
+
+const compiled = new WeakMap<readonly { pattern: string; url_template: string }[], CompiledLinkifier[]>();
+
+/** The organization's linkifiers compiled, once per version of its list (the list is replaced on change). */
+export function compileLinkifiers(list: readonly { pattern: string; url_template: string }[]): CompiledLinkifier[] {
+  let out = compiled.get(list);
+  if (!out) {
+    out = [];
+    for (const l of list) {
+      try {
+        out.push({ regex: RE2JS.compile(l.pattern), url_template: l.url_template });
+      } catch {
+        // Checked when added; a pattern this engine refuses is skipped, not fatal.
+      }
+    }
+    compiled.set(list, out);
+  }
+  return out;
+}
+
+const BEFORE = /[\s'"(,:<]/;
+const WORD_AFTER = /[\p{L}\p{N}_]/u;
+
+/**
+ * The linkifier matches in `text`, left to right, not overlapping: at each place the
+ * earliest match wins, and at the same place the linkifier listed first. As Zulip's
+ * pattern wrapping, a match starts at the beginning or after whitespace, a quote,
+ * `(`, `,`, `:` or `<`, and is not followed by a word character. `openStart` and
+ * `openEnd` say whether the text's edges are such boundaries.
+ */
+export function linkifierMatches(text: string, linkifiers: CompiledLinkifier[], openStart = true, openEnd = true): Array<{ start: number; end: number; url: string }> {
+  const out: Array<{ start: number; end: number; url: string }> = [];
+  if (linkifiers.length === 0) return out;
+  let from = 0;
+  while (from < text.length) {
+    let best: { start: number; end: number; url: string } | null = null;
+    for (const l of linkifiers) {
+      const m = l.regex.matcher(text);
+      let at = from;
+      while (at <= text.length && m.find(at)) {
+        const start = m.start();
+        const end = m.end();
+        const okBefore = start === 0 ? openStart : BEFORE.test(text[start - 1]);
+        const okAfter = end === text.length ? openEnd : !WORD_AFTER.test(text[end]);
+        if (end > start && okBefore && okAfter) {
+          if (!best || start < best.start) {
+            const groups: Record<string, string> = {};
+            for (const name of Object.keys(l.regex.namedGroups())) groups[name] = m.group(name) ?? '';
+            best = { start, end, url: expandTemplate(l.url_template, groups) };
+          }
+          break;
+        }
+        at = start + 1;
+      }
+    }
+    if (!best) break;
+    out.push(best);
+    from = best.end;
+  }
+  return out;
+}

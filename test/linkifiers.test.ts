@@ -88,3 +88,15 @@ t.test('linkifiers survive a restart', async (t) => {
   t.ok(next.id > id, 'ids are never reused');
   await store.close();
 });
+
+t.test('messages and topics are linkified', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  await f.subscribe(f.owner, 'general');
+  await f.call(f.owner, 'POST', '/api/v1/realm/filters', ISSUE);
+  await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: '(?P<org>[a-z]+)/(?P<repo>[a-z]+)#(?P<id>[0-9]+)', url_template: 'https://github.com/{org}/{repo}/pull/{id}' });
+  const id = (await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'fix #12 now', content: 'see #123, zulip/parley#7 and `#99` and x#5' })).json.id;
+  const m = (await f.call(f.owner, 'GET', `/api/v1/messages/${id}`)).json.message;
+  t.equal(m.content, '<p>see <a href="https://github.com/zulip/zulip/issues/123">#123</a>, <a href="https://github.com/zulip/parley/pull/7">zulip/parley#7</a> and <code>#99</code> and x#5</p>');
+  t.same(m.topic_links, [{ text: '#12', url: 'https://github.com/zulip/zulip/issues/12' }]);
+});

@@ -29,6 +29,7 @@ import { checkContent, checkTopic, EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '
 import { allowEditHistory, realmMessageSettings, RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS } from '../realm_settings.js';
 import { eventJson } from '../render/events.js';
 import { htmlDiff } from '../render/html_diff.js';
+import { topicLinks } from '../render/views.js';
 import { Role, type EditHistoryEntry, type MessageRecord, type UserRecord } from '../types.js';
 import { deletionDelivery, mentionResolver, notificationBotMessage, type MessageDeleted } from './messages.js';
 import { VisibilityPolicy, type UserTopicChanged } from './user_topics.js';
@@ -539,7 +540,7 @@ function updateMessageDelivery(view: StateView, f: MessagesEdited, seq: number):
       event.orig_subject = shown(f.orig_topic);
       if (f.move.topic_changed) {
         event.subject = shown(f.move.topic);
-        event.topic_links = [];
+        event.topic_links = topicLinks(org, f.move.topic);
       }
       if (f.move.stream_id !== f.stream_id) event.new_stream_id = f.move.stream_id;
     }

@@ -22,6 +22,7 @@ import { type ChannelRecord, type GroupSettingValue, type MessageRecord, type Us
 import { hasGroupPermission } from '../group_settings.js';
 import { realmSettings } from '../realm_settings.js';
 import { NOTIFICATION_BOT } from '../system_bots.js';
+import { compileLinkifiers } from '../linkifier_rules.js';
 import { canReadChannelMessage } from '../message_query.js';
 import { channelGroupSetting, dropMessages, received } from '../kinds/channel.js';
 import { flagsOf } from '../kinds/user.js';
@@ -86,6 +87,7 @@ export function mentionResolver(org: OrgContext, channelName?: (id: number) => s
       return userByEmail(org, name);
     },
     group: () => undefined,
+    linkifiers: compileLinkifiers(org.linkifiers),
     channel(name) {
       const id = org.channelsByName.get(name.toLowerCase());
       return id === undefined ? undefined : { stream_id: id, name: channelName?.(id) ?? name };

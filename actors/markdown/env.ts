@@ -5,6 +5,8 @@
  * fragments that Zulip's Python-Markdown keeps in its `htmlStash`.
  */
 
+import type { CompiledLinkifier } from '../linkifier_rules.js';
+
 /** What the renderer may look up; all synchronous. */
 export interface MarkdownEnv {
   /** An active user by full name (case-insensitively) or, for `@**Name|id**`, by id. */
@@ -18,6 +20,8 @@ export interface MarkdownEnv {
    * point at `#…` or `user_uploads/…` are written relative, as Zulip does.
    */
   realmUrl?: string;
+  /** The organization's linkifiers, compiled, in the order they apply. */
+  linkifiers?: CompiledLinkifier[];
 }
 
 /** The HTML of a message and what it mentions. */

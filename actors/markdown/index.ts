@@ -18,6 +18,7 @@ import { STASH_CLOSE, STASH_OPEN, type MarkdownEnv, type RenderState, type Rende
 import { preprocessFences } from './fences.js';
 import { inline } from './inline.js';
 import { links } from './links.js';
+import { linkifiers } from './linkifiers.js';
 import { hangingLists, lazyQuotes, nestByTwo } from './lists.js';
 import { mentions } from './mentions.js';
 import { inlineTex } from './tex.js';
@@ -35,7 +36,7 @@ const md = new MarkdownIt('default', { html: false, linkify: false, typographer:
 // Zulip has no setext headings, reference links, images, `<url>` autolinks,
 // backslash escapes or raw HTML; its fences are done by the preprocessor.
 md.disable(['lheading', 'reference', 'html_block', 'html_inline', 'image', 'autolink', 'escape', 'fence', 'linkify', 'replacements', 'smartquotes']);
-md.use(blocks).use(inline).use(mentions).use(inlineTex).use(channelLinks).use(time).use(links).use(emoji);
+md.use(blocks).use(inline).use(mentions).use(inlineTex).use(channelLinks).use(time).use(links).use(linkifiers).use(emoji);
 
 const STASH_CHARS = new RegExp(`[${STASH_OPEN}${STASH_CLOSE}]`, 'g');
 

@@ -9,6 +9,7 @@ import type { OrgContext } from '../kinds/organization.js';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
 import { senderOf, SYSTEM_BOT_REALM, SYSTEM_BOTS } from '../system_bots.js';
 import { realmSettings } from '../realm_settings.js';
+import { compileLinkifiers, linkifierMatches } from '../linkifier_rules.js';
 import { Role, type EditHistoryEntry, type MessageRecord, type SubscriptionProps, type UserRecord } from '../types.js';
 
 export { SYSTEM_GROUPS } from '../group_settings.js';
@@ -155,6 +156,19 @@ export function visibleHistory(history: EditHistoryEntry[], policy: 'all' | 'mov
     .map(({ prev_content: _c, prev_rendered_content: _r, ...move }) => move);
 }
 
+/**
+ * The links in a topic name (Zulip's `topic_links`): the organization's linkifiers'
+ * matches and bare web URLs, in the order they appear.
+ */
+export function topicLinks(org: OrgContext, topic: string): Array<{ text: string; url: string }> {
+  if (topic === '') return [];
+  const found = linkifierMatches(topic, compileLinkifiers(org.linkifiers)).map((m) => ({ start: m.start, text: topic.slice(m.start, m.end), url: m.url }));
+  for (const m of topic.matchAll(/https?:\/\/[^\s]+/g)) {
+    if (!found.some((f) => m.index >= f.start && m.index < f.start + f.text.length)) found.push({ start: m.index, text: m[0], url: m[0] });
+  }
+  return found.sort((a, b) => a.start - b.start).map(({ text, url }) => ({ text, url }));
+}
+
 /** How a client wants messages rendered. */
 export interface MessageViewOptions {
   /** HTML (true, the default) or the Markdown source. */
@@ -176,7 +190,7 @@ export function messageView(org: OrgContext, m: MessageRecord, channelName: stri
     timestamp: m.timestamp,
     client: m.client,
     subject: topic,
-    topic_links: [],
+    topic_links: m.stream_id !== null ? topicLinks(org, m.topic) : [],
     is_me_message: m.content.startsWith('/me '),
     reactions: (m.reactions ?? []).map((r) => ({ emoji_name: r.emoji_name, emoji_code: r.emoji_code, reaction_type: r.reaction_type, user_id: r.user_id })),
     submessages: [],
