@@ -487,6 +487,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'POST /api/v1/realm/filters': { params: { pattern: 'FUZZ(?P<n>[0-9]+)', url_template: 'https://fuzz.example/{n}' } },
     'PATCH /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(seedLinkifier) }, params: { pattern: 'SEED2(?P<n>[0-9]+)', url_template: 'https://seed.example/{n}' } },
     'DELETE /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(doomedLinkifier) }, params: {} },
+    'POST /api/v1/users/me/alert_words': { params: { alert_words: JSON.stringify(['fuzz', 'deploy']) } },
+    'DELETE /api/v1/users/me/alert_words': { params: { alert_words: JSON.stringify(['deploy']) } },
     'PATCH /api/v1/realm': { params: { waiting_period_threshold: '2', can_resolve_topics_group: JSON.stringify({ new: 7 }) } },
     'PATCH /api/v1/settings': { params: { enter_sends: 'true', color_scheme: '2' } },
     'PATCH /api/v1/settings/display': { params: { high_contrast_mode: 'true' } },

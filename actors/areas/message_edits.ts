@@ -33,6 +33,7 @@ import { topicLinks } from '../render/views.js';
 import { Role, type EditHistoryEntry, type MessageRecord, type UserRecord } from '../types.js';
 import { deletionDelivery, mentionResolver, notificationBotMessage, type MessageDeleted } from './messages.js';
 import { VisibilityPolicy, type UserTopicChanged } from './user_topics.js';
+import { alertedUsers } from './alert_words.js';
 
 export type PropagateMode = 'change_one' | 'change_later' | 'change_all';
 
@@ -66,6 +67,8 @@ export interface ContentChange {
   /** Mentions in the new content. */
   mentioned: number[];
   wildcard: 'stream' | 'topic' | null;
+  /** Holders one of whose alert words the new content has. */
+  alerted?: number[];
 }
 
 /**
@@ -159,7 +162,10 @@ export const editDirectMessage = command({
       facts: [{
         type: 'MessagesEdited', org: c.org, editor_id: editor.user_id, edit_timestamp: now, message_id: m.id, messages: [edited],
         stream_id: null, orig_topic: '', move: null,
-        content: { orig_content: m.content, orig_rendered_content: m.rendered, mentioned: rendered.mentioned.filter((id) => participants.has(id)), wildcard: rendered.wildcard },
+        content: {
+          orig_content: m.content, orig_rendered_content: m.rendered, mentioned: rendered.mentioned.filter((id) => participants.has(id)), wildcard: rendered.wildcard,
+          alerted: alertedUsers(ctx, content, (id) => participants.has(id)),
+        },
         holders, losing: [], losing_access: [], notify: holders,
       }],
       value: { detached_uploads: [] },
@@ -282,6 +288,7 @@ export const editChannelMessage = command({
     });
 
     const holders = holdersOf(ch, m);
+    const holderSet = new Set(holders);
     const losingSet = new Set(losing);
     const notify = new Set<number>(channelChanged ? holders.filter((id) => !losingSet.has(id)) : holders);
     if (ch.channel.history_public_to_subscribers) {
@@ -298,7 +305,9 @@ export const editChannelMessage = command({
       type: 'MessagesEdited', org: c.org, editor_id: editor.user_id, edit_timestamp: now, message_id: m.id, messages: records,
       stream_id: ch.channel.stream_id, orig_topic: m.topic,
       move: moved ? { stream_id: target.channel.stream_id, topic: newTopic, propagate_mode: c.propagate_mode, topic_changed: topicChanged } : null,
-      content: rendered ? { orig_content: m.content, orig_rendered_content: m.rendered, mentioned: rendered.mentioned, wildcard: rendered.wildcard } : null,
+      content: rendered
+        ? { orig_content: m.content, orig_rendered_content: m.rendered, mentioned: rendered.mentioned, wildcard: rendered.wildcard, alerted: alertedUsers(org, content, (id) => holderSet.has(id)) }
+        : null,
       holders, losing, losing_access: losingAccess, notify: [...notify].sort(ascending),
     };
     const facts: AnyFact[] = inBudget(edited);
@@ -491,13 +500,14 @@ const messagesEdited = fact<MessagesEdited>({
       const { holders, losing } = userSets(f);
       if (f.content && holders.has(ctx.user_id)) {
         const one = [f.message_id];
-        const set = (on: boolean, flag: 'mentioned' | 'stream_wildcard_mentioned' | 'topic_wildcard_mentioned'): void => {
+        const set = (on: boolean, flag: 'mentioned' | 'stream_wildcard_mentioned' | 'topic_wildcard_mentioned' | 'has_alert_word'): void => {
           if (on) ctx.flags[flag].addMany(one);
           else ctx.flags[flag].deleteMany(one);
         };
         set(f.content.mentioned.includes(ctx.user_id), 'mentioned');
         set(f.content.wildcard === 'stream', 'stream_wildcard_mentioned');
         set(f.content.wildcard === 'topic', 'topic_wildcard_mentioned');
+        set(f.content.alerted?.includes(ctx.user_id) ?? false, 'has_alert_word');
       }
       if (losing.has(ctx.user_id)) {
         const ids = f.messages.map((m) => m.id);

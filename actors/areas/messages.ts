@@ -23,6 +23,7 @@ import { hasGroupPermission } from '../group_settings.js';
 import { realmSettings } from '../realm_settings.js';
 import { NOTIFICATION_BOT } from '../system_bots.js';
 import { compileLinkifiers } from '../linkifier_rules.js';
+import { alertedUsers } from './alert_words.js';
 import { canReadChannelMessage } from '../message_query.js';
 import { channelGroupSetting, dropMessages, received } from '../kinds/channel.js';
 import { flagsOf } from '../kinds/user.js';
@@ -45,6 +46,8 @@ export interface MessageSent {
   read_by?: number[];
   /** When present, the only users for whom it arrives unread (a resolve notice: those following the topic). */
   unread_only?: number[];
+  /** Recipients one of whose alert words it contains (absent: none). */
+  alerted?: number[];
 }
 
 /** Whether a new message arrives unread for `userId`. */
@@ -107,13 +110,13 @@ function sent(
   content: string,
   rendered: Rendered,
   mentioned: number[],
+  alerted: number[],
   to: Destination,
 ): Decision<{ id: number }, MessageSent> {
   const message: MessageRecord = { id: env.nextMessageId(), sender_id: senderId, content, rendered: rendered.html, timestamp: env.now(), client: command.client, ...to };
-  return {
-    facts: [{ type: 'MessageSent', org, message, mentioned, wildcard: rendered.wildcard, read_by_sender: command.read_by_sender }],
-    value: { id: message.id },
-  };
+  const fact: MessageSent = { type: 'MessageSent', org, message, mentioned, wildcard: rendered.wildcard, read_by_sender: command.read_by_sender };
+  if (alerted.length > 0) fact.alerted = alerted;
+  return { facts: [fact], value: { id: message.id } };
 }
 
 /**
@@ -157,7 +160,7 @@ export const sendChannelMessage = command({
     const content = checkContent(command.content);
     const rendered = renderMarkdown(content, mentionResolver(org));
     const to = { stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id };
-    return sent(env, command.org, command, sender.user_id, content, rendered, rendered.mentioned, to);
+    return sent(env, command.org, command, sender.user_id, content, rendered, rendered.mentioned, alertedUsers(org, content, (id) => ctx.subscribers.has(id)), to);
   }
 });
 
@@ -183,7 +186,7 @@ export const sendDirect = command({
     else if (dmUserIds.length === 2) recipientId = ctx.users.get(dmUserIds[0] === sender.user_id ? dmUserIds[1] : dmUserIds[0])!.recipient_id;
     else recipientId = ctx.groupRecipients.get(dmUserIds.join(',')) ?? ctx.nextRecipientId;
     const to = { stream_id: null, topic: '', dm_user_ids: dmUserIds, recipient_id: recipientId };
-    return sent(env, ctx.org.id, command, sender.user_id, content, rendered, rendered.mentioned.filter((id) => participants.has(id)), to);
+    return sent(env, ctx.org.id, command, sender.user_id, content, rendered, rendered.mentioned.filter((id) => participants.has(id)), alertedUsers(ctx, content, (id) => participants.has(id)), to);
   },
 });
 
@@ -218,6 +221,7 @@ const messageSent = fact<MessageSent>({
       if (f.mentioned.includes(ctx.user_id)) ctx.flags.mentioned.add(id);
       if (f.wildcard === 'stream') ctx.flags.stream_wildcard_mentioned.add(id);
       if (f.wildcard === 'topic') ctx.flags.topic_wildcard_mentioned.add(id);
+      if (f.alerted?.includes(ctx.user_id)) ctx.flags.has_alert_word.add(id);
     },
   },
   route(f, to) {
@@ -249,6 +253,7 @@ function notifyMessage(world: StateView, fact: MessageSent, seq: number): UserDe
   // A new message's flags follow from the fact alone (the same rule the user actor applies),
   // so recipients share a handful of prebuilt events instead of one each.
   const mentioned = new Set(fact.mentioned);
+  const alerted = fact.alerted ? new Set(fact.alerted) : null;
   const wildcardFlags = fact.wildcard === 'stream' ? ['stream_wildcard_mentioned', 'wildcard_mentioned'] : fact.wildcard === 'topic' ? ['topic_wildcard_mentioned', 'wildcard_mentioned'] : [];
   const built: OutgoingEvent[] = [];
   return {
@@ -260,10 +265,11 @@ function notifyMessage(world: StateView, fact: MessageSent, seq: number): UserDe
     event: (userId, emptyTopicName) => {
       const read = !arrivesUnread(fact, userId);
       const isMentioned = mentioned.has(userId);
-      const key = (emptyTopicName ? 4 : 0) + (read ? 2 : 0) + (isMentioned ? 1 : 0);
+      const isAlerted = alerted !== null && alerted.has(userId);
+      const key = (isAlerted ? 8 : 0) + (emptyTopicName ? 4 : 0) + (read ? 2 : 0) + (isMentioned ? 1 : 0);
       let event = built[key];
       if (!event) {
-        const flags = [...(read ? ['read'] : []), ...(isMentioned ? ['mentioned'] : []), ...wildcardFlags];
+        const flags = [...(read ? ['read'] : []), ...(isMentioned ? ['mentioned'] : []), ...wildcardFlags, ...(isAlerted ? ['has_alert_word'] : [])];
         event = built[key] = { type: 'message', json: sharedFor(emptyTopicName) + JSON.stringify(flags) };
       }
       return event;

@@ -119,7 +119,6 @@ const EMPTY_SECTIONS: Array<{ key: string; type?: string; make: () => unknown }>
   { key: 'scheduled_messages', make: () => [] },
   { key: 'saved_snippets', make: () => [] },
   { key: 'navigation_views', make: () => [] },
-  { key: 'alert_words', make: () => [] },
   { key: 'muted_users', make: () => [] },
   { key: 'recent_private_conversations', make: () => [] },
   { key: 'realm_emoji', make: () => ({}) },

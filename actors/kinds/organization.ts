@@ -45,6 +45,8 @@ export interface OrgContext {
   linkifiers: Linkifier[];
   /** The highest linkifier id ever used. */
   lastLinkifierId: number;
+  /** Each user's alert words, for the users who have any (a send checks only these). */
+  alertWords: Map<number, string[]>;
 }
 
 /** A pattern that Markdown turns into links (Zulip's `RealmFilter`). */
@@ -86,6 +88,7 @@ export function emptyOrg(id: number): OrgContext {
     domains: [],
     linkifiers: [],
     lastLinkifierId: 0,
+    alertWords: new Map(),
   };
 }
 
@@ -147,6 +150,8 @@ interface OrgChunk {
   /** Absent in chunks written before linkifiers existed. */
   linkifiers?: Linkifier[];
   lastLinkifierId?: number;
+  /** Absent in chunks written before alert words existed. */
+  alertWords?: Array<[number, string[]]>;
 }
 interface DirectMessagesChunk {
   k: 'dms';
@@ -179,6 +184,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         domains: ctx.domains,
         linkifiers: ctx.linkifiers,
         lastLinkifierId: ctx.lastLinkifierId,
+        alertWords: [...ctx.alertWords],
       };
     };
     // Direct messages are kept in id order; a deleted one leaves the map. Slices take them
@@ -223,6 +229,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         domains: c.domains ?? [],
         linkifiers: c.linkifiers ?? [],
         lastLinkifierId: c.lastLinkifierId ?? 0,
+        alertWords: new Map(c.alertWords ?? []),
       });
       return;
     }

@@ -1,6 +1,7 @@
 /** Every route of the chat API, in one list the router, the validators and the OpenAPI document are built from. */
 import { chatOpenApi } from '../../http/chat_openapi.js';
 import { route, type RouteRecord } from '../../http/route.js';
+import * as alertWords from './alert_words.js';
 import * as bots from './bots.js';
 import * as channelFolders from './channel_folders.js';
 import * as events from './events.js';
@@ -22,7 +23,7 @@ import * as userTopics from './user_topics.js';
 import * as users from './users.js';
 
 /** The route modules, one per area of the API. A new module is one line here; a new route in a module, none. */
-const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, messageEdits, reactions, flags, typing, users, bots, realm, realmDomains, linkifiers, profileFields, settings, userStatus, streams, userTopics, channelFolders];
+const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, messageEdits, reactions, flags, typing, users, alertWords, bots, realm, realmDomains, linkifiers, profileFields, settings, userStatus, streams, userTopics, channelFolders];
 
 function isRoute(x: unknown): x is RouteRecord {
   return typeof x === 'object' && x !== null && 'method' in x && 'path' in x && 'handler' in x && (x as RouteRecord).api === 'chat';

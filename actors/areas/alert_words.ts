@@ -1,0 +1,69 @@
+/**
+ * Alert words (Zulip's `zerver/actions/alert_words.py`): words a user wants to be
+ * alerted about. A message that contains one of a recipient's words, outside code,
+ * gets that recipient's `has_alert_word` flag, on send and again on every edit
+ * (`alertedUsers`). The organization actor keeps them, for the users who have any,
+ * so that a send looks at those users only.
+ */
+import { area, command, fact } from '../core/area.js';
+import type { Decision } from '../core/domain_logic.js';
+import { badRequest } from '../errors.js';
+import type { OrgContext } from '../kinds/organization.js';
+import { hasAlertWord } from '../markdown/index.js';
+import { codePointLength } from '../message_rules.js';
+import { eventJson } from '../render/events.js';
+
+export const MAX_ALERT_WORD_LENGTH = 100;
+
+/** A user's alert words are now these. */
+export interface AlertWordsChanged { type: 'AlertWordsChanged'; org: number; user_id: number; words: string[] }
+export interface ChangeAlertWords { type: 'CHANGE_ALERT_WORDS'; org: number; user_id: number; op: 'add' | 'remove'; words: string[] }
+
+export const changeAlertWords = command({
+  type: 'CHANGE_ALERT_WORDS',
+  actor: 'org',
+  decide(ctx: OrgContext, c: ChangeAlertWords): Decision<{ alert_words: string[] }, AlertWordsChanged> {
+    const current = ctx.alertWords.get(c.user_id) ?? [];
+    let next: string[];
+    if (c.op === 'add') {
+      next = [...current];
+      c.words.forEach((raw, i) => {
+        const word = raw.trim();
+        if (word === '') throw badRequest(`alert_words[${i}] cannot be blank.`);
+        if (codePointLength(word) > MAX_ALERT_WORD_LENGTH) throw badRequest(`alert_words[${i}] is too long (limit: ${MAX_ALERT_WORD_LENGTH} characters)`);
+        if (!next.some((w) => w.toLowerCase() === word.toLowerCase())) next.push(word);
+      });
+    } else {
+      const gone = new Set(c.words.map((w) => w.trim().toLowerCase()));
+      next = current.filter((w) => !gone.has(w.toLowerCase()));
+    }
+    const same = next.length === current.length && next.every((w, i) => w === current[i]);
+    return { facts: same ? [] : [{ type: 'AlertWordsChanged', org: c.org, user_id: c.user_id, words: next }], value: { alert_words: next } };
+  },
+});
+
+/** The users among `recipients` one of whose alert words the message content has. */
+export function alertedUsers(org: OrgContext, content: string, recipients: (id: number) => boolean): number[] {
+  const out: number[] = [];
+  for (const [userId, words] of org.alertWords) if (recipients(userId) && hasAlertWord(content, words)) out.push(userId);
+  return out;
+}
+
+const alertWordsChanged = fact<AlertWordsChanged>({
+  type: 'AlertWordsChanged',
+  apply: {
+    org(ctx, f) {
+      if (f.words.length === 0) ctx.alertWords.delete(f.user_id);
+      else ctx.alertWords.set(f.user_id, [...f.words]);
+    },
+  },
+  route: (f, to) => to.org(f.org),
+  notify: (f, seq) => [{ org: f.org, seq, type: 'alert_words', user_ids: [f.user_id], event: eventJson('alert_words', { alert_words: f.words }) }],
+});
+
+export const alertWords = area({
+  name: 'alert words',
+  commands: [changeAlertWords],
+  facts: [alertWordsChanged],
+  register: [{ types: ['alert_words'], fill: (state, r, view) => void (state.alert_words = [...(view.org(r.org.id)!.alertWords.get(r.user.user_id) ?? [])]) }],
+});
