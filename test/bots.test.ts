@@ -10,13 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { openStore, type Store } from '../src/store.js';
-import type { RoleNumber } from '../actors/types.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole } from './helpers.js';
 
-async function withRole(f: ChatFixture, email: string, role: RoleNumber): Promise<Credentials> {
-  const { user } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email, password_hash: '', full_name: email.split('@')[0], role } });
-  return { user_id: user.user_id, email: user.email, api_key: user.api_key };
-}
 const makeBot = (f: ChatFixture, who: Credentials, params: Record<string, unknown>) => f.call(who, 'POST', '/api/v1/bots', params);
 
 t.test('a member creates a bot, which then posts with its own key', async (t) => {

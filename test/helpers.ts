@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { ChatApp, inject, type InjectRequest } from '../src/http/dispatch.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { Abortable } from '../src/http/types.js';
+import type { RoleNumber } from '../actors/types.js';
 
 /** A user's credentials. */
 export interface Credentials {
@@ -112,4 +113,10 @@ export async function queueEvents(f: ChatFixture, who: Credentials, queueId: str
   const res = await f.call(who, 'GET', '/api/v1/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
   if (res.status !== 200) throw new Error(res.body);
   return res.json.events.filter((e: any) => type === undefined || e.type === type).map(({ id: _id, ...e }: any) => e);
+}
+
+/** Creates a user with a role directly (no HTTP: roles other than member cannot be made through POST /users). */
+export async function withRole(f: ChatFixture, email: string, role: RoleNumber): Promise<Credentials> {
+  const { user } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email, password_hash: '', full_name: email.split('@')[0], role } });
+  return { user_id: user.user_id, email: user.email, api_key: user.api_key };
 }

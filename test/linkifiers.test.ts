@@ -10,13 +10,8 @@ import { join } from 'node:path';
 import { expandTemplate } from '../actors/linkifier_rules.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { openStore, type Store } from '../src/store.js';
-import type { RoleNumber } from '../actors/types.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, type Credentials, withRole } from './helpers.js';
 
-async function withRole(f: ChatFixture, email: string, role: RoleNumber): Promise<Credentials> {
-  const { user } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email, password_hash: '', full_name: email.split('@')[0], role } });
-  return { user_id: user.user_id, email: user.email, api_key: user.api_key };
-}
 const ISSUE = { pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/zulip/zulip/issues/{id}' };
 
 t.test('checks and changes', async (t) => {

@@ -11,10 +11,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NOTIFICATION_BOT } from '../actors/system_bots.js';
-import type { RoleNumber } from '../actors/types.js';
 import { openStore, type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole } from './helpers.js';
 
 async function world() {
   const f = await chatFixture();
@@ -29,10 +28,6 @@ async function world() {
 const send = async (f: ChatFixture, who: Credentials, topic: string, content = 'x', to = 'general'): Promise<number> =>
   (await f.call(who, 'POST', '/api/v1/messages', { type: 'stream', to, topic, content })).json.id;
 
-async function withRole(f: ChatFixture, email: string, role: RoleNumber): Promise<Credentials> {
-  const { user } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email, password_hash: '', full_name: email.split('@')[0], role } });
-  return { user_id: user.user_id, email: user.email, api_key: user.api_key };
-}
 
 const patch = (f: ChatFixture, who: Credentials, id: number, params: Record<string, unknown>) => f.call(who, 'PATCH', `/api/v1/messages/${id}`, params);
 

@@ -11,13 +11,8 @@ import { join } from 'node:path';
 import { SYSTEM_GROUPS } from '../actors/group_settings.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { openStore, type Store } from '../src/store.js';
-import type { RoleNumber } from '../actors/types.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole } from './helpers.js';
 
-async function withRole(f: ChatFixture, email: string, role: RoleNumber): Promise<Credentials> {
-  const { user } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email, password_hash: '', full_name: email.split('@')[0], role } });
-  return { user_id: user.user_id, email: user.email, api_key: user.api_key };
-}
 const patchRealm = (f: ChatFixture, who: Credentials, params: Record<string, unknown>) => f.call(who, 'PATCH', '/api/v1/realm', params);
 const realmState = async (f: ChatFixture, who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { fetch_event_types: ['realm'] })).json;
 

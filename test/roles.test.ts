@@ -4,13 +4,9 @@
  * folders, typing, topics and channel members.
  */
 import t from 'tap';
-import { Role, type RoleNumber } from '../actors/types.js';
-import { chatFixture, type ChatFixture, type Credentials } from './helpers.js';
+import { Role } from '../actors/types.js';
+import { chatFixture, type Credentials, withRole } from './helpers.js';
 
-async function withRole(f: ChatFixture, email: string, role: RoleNumber): Promise<Credentials> {
-  const { user } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email, password_hash: '', full_name: email.split('@')[0], role } });
-  return { user_id: user.user_id, email: user.email, api_key: user.api_key };
-}
 
 async function world() {
   const f = await chatFixture();

@@ -4,13 +4,8 @@
  * email; the owner-role rules; `realm_user` events and convergence; roles.
  */
 import t from 'tap';
-import type { RoleNumber } from '../actors/types.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, type Credentials, withRole } from './helpers.js';
 
-async function withRole(f: ChatFixture, email: string, role: RoleNumber): Promise<Credentials> {
-  const { user } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email, password_hash: '', full_name: email.split('@')[0], role } });
-  return { user_id: user.user_id, email: user.email, api_key: user.api_key };
-}
 
 t.test('name, role and profile values; the owner rules', async (t) => {
   const f = await chatFixture();
