@@ -18,6 +18,8 @@ export interface QueueRegistered {
   empty_topic_name: boolean;
   /** Capability `bulk_message_deletion` (absent in facts written before it existed: false). */
   bulk_message_deletion?: boolean;
+  /** The client computes Gravatar URLs itself (`client_gravatar`; absent in older facts: false). */
+  client_gravatar?: boolean;
 }
 /** Event queues went away: deleted by their client, idle too long, or overflowed. */
 export interface QueuesDropped { type: 'QueuesDropped'; queue_ids: string[]; reason: string }

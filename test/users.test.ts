@@ -23,7 +23,8 @@ function isError(t: Tap, res: ApiResult, status: number, code: string, what: str
 }
 
 /** Checks one user dictionary against Zulip's `User` shape and the expected values. */
-function checkUser(t: Tap, u: Record<string, any>, want: { user_id: number; email: string; full_name: string; role: number }, joinedMs: number): void {
+/** `avatar`: a Gravatar URL, or null where the client computes it (`client_gravatar`, true by default as in Zulip). */
+function checkUser(t: Tap, u: Record<string, any>, want: { user_id: number; email: string; full_name: string; role: number }, joinedMs: number, avatar: 'url' | null = null): void {
   const what = want.email;
   t.equal(u.user_id, want.user_id, `${what}: user_id`);
   t.equal(u.email, want.email, `${what}: email`);
@@ -37,8 +38,8 @@ function checkUser(t: Tap, u: Record<string, any>, want: { user_id: number; emai
   t.equal(u.bot_type, null, `${what}: bot_type`);
   t.equal(u.is_active, true, `${what}: is_active`);
   t.type(u.timezone, 'string', `${what}: timezone`);
-  t.type(u.avatar_url, 'string', `${what}: avatar_url`);
-  t.match(u.avatar_url, /^https?:\/\//, `${what}: avatar_url is absolute`);
+  if (avatar === null) t.equal(u.avatar_url, null, `${what}: avatar_url left to the client`);
+  else t.match(u.avatar_url, /^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?/, `${what}: avatar_url is a Gravatar URL`);
   t.type(u.avatar_version, 'number', `${what}: avatar_version`);
   t.type(u.date_joined, 'string', `${what}: date_joined is an ISO string`);
   t.equal(Math.floor(Date.parse(u.date_joined) / 1000), Math.floor(joinedMs / 1000), `${what}: date_joined is the join time`);
@@ -104,7 +105,7 @@ t.test('GET /users/me and GET /users/{user_id}', async (t) => {
     t.equal(msg, '');
     t.equal(max_message_id, 0, 'no messages yet');
     t.same(user.profile_data, {});
-    checkUser(t, user, { user_id: bob.user_id, email: 'bob@example.com', full_name: 'Bob', role: 400 }, created);
+    checkUser(t, user, { user_id: bob.user_id, email: 'bob@example.com', full_name: 'Bob', role: 400 }, created, 'url');
     const owner = await f.call(f.owner, 'GET', '/api/v1/users/me');
     t.equal(owner.json.user_id, f.owner.user_id);
     t.equal(owner.json.is_owner, true);
@@ -440,4 +441,29 @@ t.test('GET /users/{email}', async (t) => {
   const gone = await f.call(f.owner, 'GET', '/api/v1/users/alice@example.com');
   t.equal(gone.status, 200, 'a deactivated user is still found');
   t.equal(gone.json.user.is_active, false);
+});
+
+t.test('client_gravatar: null avatar URLs by default, real ones when the client asks, in fetches and events alike', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const byDefault = (await f.call(f.owner, 'GET', '/api/v1/users')).json.members[0];
+  t.equal(byDefault.avatar_url, null);
+  const asked = (await f.call(f.owner, 'GET', '/api/v1/users', { client_gravatar: false })).json.members[0];
+  t.match(asked.avatar_url, /^https:\/\/secure\.gravatar\.com\/avatar\//);
+  const qNull = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['realm_user', 'message'], fetch_event_types: ['realm_user'] })).json;
+  const qUrl = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['realm_user', 'message'], fetch_event_types: ['realm_user'], client_gravatar: false })).json;
+  t.equal(qNull.realm_users[0].avatar_url, null);
+  t.match(qUrl.realm_users[0].avatar_url, /^https:/);
+  await f.createUser('newbie@example.com', 'Newbie');
+  await f.subscribe(f.owner, 'general');
+  await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content: 'hi' });
+  const events = async (q: string) => (await f.call(f.owner, 'GET', '/api/v1/events', { queue_id: q, last_event_id: -1, dont_block: true })).json.events;
+  const [nullEvents, urlEvents] = [await events(qNull.queue_id), await events(qUrl.queue_id)];
+  t.equal(nullEvents.find((e: any) => e.type === 'realm_user').person.avatar_url, null);
+  t.match(urlEvents.find((e: any) => e.type === 'realm_user').person.avatar_url, /^https:/);
+  t.equal(nullEvents.find((e: any) => e.type === 'message').message.avatar_url, null);
+  t.match(urlEvents.find((e: any) => e.type === 'message').message.avatar_url, /^https:/);
+  const messages = async (params: Record<string, unknown>) => (await f.call(f.owner, 'GET', '/api/v1/messages', { anchor: 'newest', num_before: 1, num_after: 0, ...params })).json.messages[0].avatar_url;
+  t.equal(await messages({}), null);
+  t.match(await messages({ client_gravatar: false }), /^https:/);
 });

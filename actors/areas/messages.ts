@@ -245,9 +245,9 @@ function notifyMessage(world: StateView, fact: MessageSent, seq: number): UserDe
   const channelName = channel?.channel.name ?? '';
   // The shared part is serialized once per variant, however many recipients there are.
   const shared: string[] = [];
-  const sharedFor = (emptyTopicName: boolean): string => {
-    const key = emptyTopicName || m.topic !== '' ? 0 : 1;
-    return (shared[key] ??= '"type":"message","message":' + JSON.stringify(messageView(org, m, channelName, { allowEmptyTopicName: emptyTopicName })) + ',"flags":');
+  const sharedFor = (emptyTopicName: boolean, clientGravatar: boolean): string => {
+    const key = (emptyTopicName || m.topic !== '' ? 0 : 1) + (clientGravatar ? 2 : 0);
+    return (shared[key] ??= '"type":"message","message":' + JSON.stringify(messageView(org, m, channelName, { allowEmptyTopicName: emptyTopicName, clientGravatar })) + ',"flags":');
   };
   const recipients = channel ? [...channel.subscribers] : (m.dm_user_ids ?? []);
   // A new message's flags follow from the fact alone (the same rule the user actor applies),
@@ -262,15 +262,15 @@ function notifyMessage(world: StateView, fact: MessageSent, seq: number): UserDe
     type: 'message',
     user_ids: recipients,
     message: m,
-    event: (userId, emptyTopicName) => {
+    event: (userId, emptyTopicName, _bulk, clientGravatar = false) => {
       const read = !arrivesUnread(fact, userId);
       const isMentioned = mentioned.has(userId);
       const isAlerted = alerted !== null && alerted.has(userId);
-      const key = (isAlerted ? 8 : 0) + (emptyTopicName ? 4 : 0) + (read ? 2 : 0) + (isMentioned ? 1 : 0);
+      const key = (clientGravatar ? 16 : 0) + (isAlerted ? 8 : 0) + (emptyTopicName ? 4 : 0) + (read ? 2 : 0) + (isMentioned ? 1 : 0);
       let event = built[key];
       if (!event) {
         const flags = [...(read ? ['read'] : []), ...(isMentioned ? ['mentioned'] : []), ...wildcardFlags, ...(isAlerted ? ['has_alert_word'] : [])];
-        event = built[key] = { type: 'message', json: sharedFor(emptyTopicName) + JSON.stringify(flags) };
+        event = built[key] = { type: 'message', json: sharedFor(emptyTopicName, clientGravatar) + JSON.stringify(flags) };
       }
       return event;
     },

@@ -101,7 +101,12 @@ const userCreated = fact<UserCreated>({
   notify(f, seq, view) {
     const org = view.org(f.org)!;
     const everyone = [...org.users.values()].filter((u) => u.is_active).map((u) => u.user_id);
-    const out: Delivery[] = [{ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'add', person: userView(f.user, { profileData: true }) }) }];
+    const variants: ReturnType<typeof eventJson>[] = [];
+    const out: Delivery[] = [{
+      org: f.org, seq, type: 'realm_user', user_ids: everyone,
+      event: (_userId, _emptyTopicName, _bulk, clientGravatar = false) =>
+        (variants[clientGravatar ? 1 : 0] ??= eventJson('realm_user', { op: 'add', person: userView(f.user, { profileData: true, clientGravatar }) })),
+    }];
     if (f.user.is_bot) out.push({ org: f.org, seq, type: 'realm_bot', user_ids: botAdministrators(org, f.user), event: eventJson('realm_bot', { op: 'add', bot: botView(view, f.org, f.user) }) });
     return out;
   },
@@ -142,15 +147,15 @@ export function findUserByEmail(rt: StateView, org: number, email: string): User
 }
 
 /** Every user of an organization, as `GET /users` lists them. */
-export function listUsers(rt: StateView, org: number, profileData = false): Record<string, unknown>[] {
-  return [...rt.org(org)!.users.values()].map((u) => userView(u, { profileData }));
+export function listUsers(rt: StateView, org: number, profileData = false, clientGravatar = false): Record<string, unknown>[] {
+  return [...rt.org(org)!.users.values()].map((u) => userView(u, { profileData, clientGravatar }));
 }
 
 /** One user by id, or `BAD_REQUEST` "No such user". */
-export function getUser(rt: StateView, org: number, userId: number, profileData = false): Record<string, unknown> {
+export function getUser(rt: StateView, org: number, userId: number, profileData = false, clientGravatar = false): Record<string, unknown> {
   const user = rt.org(org)!.users.get(userId);
   if (!user) throw badRequest('No such user');
-  return userView(user, { profileData });
+  return userView(user, { profileData, clientGravatar });
 }
 
 /**
@@ -158,12 +163,12 @@ export function getUser(rt: StateView, org: number, userId: number, profileData 
  * else by the dummy form `user{id}@{host}` Zulip still accepts; deactivated users
  * included, as by id. `BAD_REQUEST` "No such user" otherwise.
  */
-export function getUserByEmail(rt: StateView, org: number, email: string, profileData = false): Record<string, unknown> {
+export function getUserByEmail(rt: StateView, org: number, email: string, profileData = false, clientGravatar = false): Record<string, unknown> {
   const ctx = rt.org(org)!;
   const dummy = /^user([0-9]{1,15})@[^@]+$/i.exec(email);
   const user = userByEmail(ctx, email) ?? (dummy ? ctx.users.get(Number(dummy[1])) : undefined);
   if (!user) throw badRequest('No such user');
-  return userView(user, { profileData });
+  return userView(user, { profileData, clientGravatar });
 }
 
 /** Resolves user ids or emails to ids of users of the organization. */
@@ -189,8 +194,9 @@ export const users = area({
       types: ['realm_user'],
       fill(state, r, view) {
         const all = [...view.org(r.org.id)!.users.values()];
-        state.realm_users = all.filter((u) => u.is_active).map((u) => userView(u, { profileData: true }));
-        state.realm_non_active_users = all.filter((u) => !u.is_active).map((u) => userView(u, { profileData: true }));
+        const shown = { profileData: true, clientGravatar: r.clientGravatar };
+        state.realm_users = all.filter((u) => u.is_active).map((u) => userView(u, shown));
+        state.realm_non_active_users = all.filter((u) => !u.is_active).map((u) => userView(u, shown));
         state.cross_realm_bots = [...SYSTEM_BOTS.values()].map((bot) => ({ ...userView(bot), is_system_bot: true }));
         Object.assign(state, {
           user_id: r.user.user_id,

@@ -70,9 +70,10 @@ export interface UserDelivery {
   user_ids: Iterable<number>;
   /**
    * The same event for everyone, or one built per user (and per the client's
-   * capabilities: the empty topic shown as `""`, bulk message deletion).
+   * capabilities: the empty topic shown as `""`, bulk message deletion, Gravatar URLs
+   * left to the client).
    */
-  event: OutgoingEvent | ((userId: number, emptyTopicName: boolean, bulkMessageDeletion?: boolean) => OutgoingEvent);
+  event: OutgoingEvent | ((userId: number, emptyTopicName: boolean, bulkMessageDeletion?: boolean, clientGravatar?: boolean) => OutgoingEvent);
   /** For message events: the message, so that queues with a narrow can filter. */
   message?: MessageRecord;
 }
@@ -112,6 +113,8 @@ export interface InitialStateRequest {
   emptyTopicName: boolean;
   /** Unix seconds now. */
   now: number;
+  /** The client computes Gravatar URLs itself (`client_gravatar`): users' `avatar_url` is null. */
+  clientGravatar: boolean;
 }
 
 /** A part of the `/register` response, included when `fetch_event_types` names one of `types`. */

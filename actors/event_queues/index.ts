@@ -66,6 +66,8 @@ export interface QueueRegistration {
   empty_topic_name: boolean;
   /** Capability `bulk_message_deletion` (default false). */
   bulk_message_deletion?: boolean;
+  /** The client computes Gravatar URLs itself (`client_gravatar`, default false here). */
+  client_gravatar?: boolean;
 }
 
 /** What a client does with its queues: `POST /register`, `GET /events`, `DELETE /events`. */
@@ -220,6 +222,7 @@ export class EventQueues implements QueueService, QueueDelivery {
       lifespan_ms: fact.lifespan_ms,
       empty_topic_name: fact.empty_topic_name,
       bulk_message_deletion: fact.bulk_message_deletion === true,
+      client_gravatar: fact.client_gravatar === true,
       seq,
     };
     this.registry.adopt(ctx, this.opts.now());
@@ -264,6 +267,7 @@ export class EventQueues implements QueueService, QueueDelivery {
       lifespan_ms: Math.max(lifespan, 1000),
       empty_topic_name: reg.empty_topic_name,
       bulk_message_deletion: reg.bulk_message_deletion ?? false,
+      client_gravatar: reg.client_gravatar ?? false,
     }]);
     return { queueId, durable };
   }

@@ -49,6 +49,8 @@ export interface QueueContext {
   empty_topic_name: boolean;
   /** The client takes `delete_message` events listing `message_ids` (capability `bulk_message_deletion`). */
   bulk_message_deletion: boolean;
+  /** The client computes Gravatar URLs itself: events carry `avatar_url: null` for Gravatar users. */
+  client_gravatar: boolean;
   /** The seq of the newest fact this queue reflects. */
   seq: number;
 }

@@ -165,6 +165,7 @@ export function restoredContext(stored: QueueContext): QueueContext {
     lifespan_ms: stored.lifespan_ms,
     empty_topic_name: stored.empty_topic_name,
     bulk_message_deletion: stored.bulk_message_deletion === true,
+    client_gravatar: stored.client_gravatar === true,
     seq: stored.seq,
   };
 }

@@ -35,8 +35,12 @@ export function profileDataView(user: UserRecord): Record<string, { value: strin
   return out;
 }
 
-/** A user as `GET /users` and `realm_users` show it; with `profile_data` when asked (`include_custom_profile_fields`). */
-export function userView(user: UserRecord, opts: { profileData?: boolean } = {}): Record<string, unknown> {
+/**
+ * A user as `GET /users` and `realm_users` show it; with `profile_data` when asked
+ * (`include_custom_profile_fields`); `avatar_url` null for a client that computes
+ * Gravatar URLs itself (`client_gravatar`: every Parley avatar is a Gravatar).
+ */
+export function userView(user: UserRecord, opts: { profileData?: boolean; clientGravatar?: boolean } = {}): Record<string, unknown> {
   const view: Record<string, unknown> = {
     user_id: user.user_id,
     email: user.email,
@@ -51,7 +55,7 @@ export function userView(user: UserRecord, opts: { profileData?: boolean } = {})
     bot_type: user.bot_type,
     role: user.role,
     timezone: user.timezone,
-    avatar_url: avatarUrl(user.email),
+    avatar_url: opts.clientGravatar ? null : avatarUrl(user.email),
     avatar_version: 1,
     is_imported_stub: false,
   };
@@ -175,6 +179,8 @@ export interface MessageViewOptions {
   applyMarkdown?: boolean;
   /** Whether the client shows the empty topic as `""`; otherwise it gets its display name. */
   allowEmptyTopicName?: boolean;
+  /** The client computes Gravatar URLs itself: `avatar_url` is null. */
+  clientGravatar?: boolean;
 }
 
 /** A message as Zulip renders it, without the per-user `flags`. */
@@ -199,7 +205,7 @@ export function messageView(org: OrgContext, m: MessageRecord, channelName: stri
     sender_realm_str: SYSTEM_BOTS.has(m.sender_id) ? SYSTEM_BOT_REALM : org.org.subdomain,
     display_recipient: displayRecipient(org, m, channelName),
     type: m.stream_id !== null ? 'stream' : 'private',
-    avatar_url: avatarUrl(sender.email),
+    avatar_url: opts.clientGravatar ? null : avatarUrl(sender.email),
     content_type: applyMarkdown ? 'text/html' : 'text/x-markdown',
   };
   if (m.stream_id !== null) view.stream_id = m.stream_id;

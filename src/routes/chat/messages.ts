@@ -105,7 +105,7 @@ export const getMessages = route({
       },
       { aborted: () => exchange.aborted },
     );
-    const view = { applyMarkdown: params.apply_markdown ?? true, allowEmptyTopicName: params.allow_empty_topic_name ?? false };
+    const view = { applyMarkdown: params.apply_markdown ?? true, allowEmptyTopicName: params.allow_empty_topic_name ?? false, clientGravatar: params.client_gravatar ?? true };
     const words = searchWords(narrow);
     const render = (m: MessageRecord): Record<string, unknown> => {
       const out = messageForViewer(runtime, org.id, user.user_id, m, view);
@@ -137,7 +137,8 @@ export const getMessage = route({
   params: { message_id: { schema: S.nonNegInt, in: 'path', required: true }, apply_markdown: { schema: S.bool }, allow_empty_topic_name: { schema: S.bool } },
   handler({ params, org, user, runtime }) {
     const m = accessMessage(runtime, org.id, user, params.message_id);
-    const view = { applyMarkdown: params.apply_markdown ?? true, allowEmptyTopicName: params.allow_empty_topic_name ?? false };
+    // Zulip answers this one with client_gravatar always on.
+    const view = { applyMarkdown: params.apply_markdown ?? true, allowEmptyTopicName: params.allow_empty_topic_name ?? false, clientGravatar: true };
     return { json: { raw_content: m.content, message: messageForViewer(runtime, org.id, user.user_id, m, view) } };
   },
 });

@@ -49,6 +49,8 @@ export function createQueue(runtime: Runtime, org: OrgRecord, user: UserRecord, 
     lifespan_secs: params.queue_lifespan_secs ?? null,
     empty_topic_name: params.client_capabilities?.empty_topic_name === true,
     bulk_message_deletion: params.client_capabilities?.bulk_message_deletion === true,
+    // Zulip's default since feature level 92: the client computes Gravatar URLs.
+    client_gravatar: params.client_gravatar ?? true,
   });
 }
 
@@ -63,6 +65,7 @@ export function registerResponse(runtime: Runtime, config: Config, org: OrgRecor
     includeSubscribers: params.include_subscribers !== false,
     emptyTopicName: params.client_capabilities?.empty_topic_name === true,
     now: runtime.nowSeconds(),
+    clientGravatar: params.client_gravatar ?? true,
   };
   const state = fetchInitialState(runtime, request, fetchTypes ? new Set(fetchTypes) : null);
   return { queue_id: queueId, last_event_id: -1, ...versionFields(), ...state };

@@ -19,7 +19,7 @@ export const listUsersRoute = route({
   summary: 'List the users of the organization',
   params: { client_gravatar: { schema: S.bool }, include_custom_profile_fields: { schema: S.bool }, user_ids: { schema: S.intArray } },
   handler({ params, org, runtime }) {
-    let members = listUsers(runtime, org.id, params.include_custom_profile_fields ?? false);
+    let members = listUsers(runtime, org.id, params.include_custom_profile_fields ?? false, params.client_gravatar ?? true);
     if (params.user_ids) {
       const wanted = new Set(params.user_ids);
       members = members.filter((m) => wanted.has(m.user_id as number));
@@ -48,7 +48,7 @@ export const getUserById = route({
   summary: 'Fetch a user by id',
   params: { user_id: { schema: S.nonNegInt, in: 'path', required: true }, client_gravatar: { schema: S.bool }, include_custom_profile_fields: { schema: S.bool } },
   handler({ params, org, runtime }) {
-    return { json: { user: getUser(runtime, org.id, params.user_id, params.include_custom_profile_fields ?? false) } };
+    return { json: { user: getUser(runtime, org.id, params.user_id, params.include_custom_profile_fields ?? false, params.client_gravatar ?? true) } };
   },
 });
 
@@ -60,7 +60,7 @@ export const getUserByEmailRoute = route({
   summary: 'Fetch a user by email (or the dummy form user{id}@host)',
   params: { email: { schema: S.str, in: 'path', required: true }, client_gravatar: { schema: S.bool }, include_custom_profile_fields: { schema: S.bool } },
   handler({ params, org, runtime }) {
-    return { json: { user: getUserByEmail(runtime, org.id, params.email, params.include_custom_profile_fields ?? false) } };
+    return { json: { user: getUserByEmail(runtime, org.id, params.email, params.include_custom_profile_fields ?? false, params.client_gravatar ?? true) } };
   },
 });
 
