@@ -86,3 +86,20 @@ export function checkChannelName(name: string): string {
   }
   return cleaned;
 }
+
+/** The topic name of the notification bot's notices about a channel itself (Zulip's `STREAM_EVENTS_NOTIFICATION_TOPIC_NAME`). */
+export const CHANNEL_EVENTS_TOPIC = 'channel events';
+
+/**
+ * A channel's `topics_policy` on a new message's topic (Zulip's
+ * `MessagesNotAllowedInEmptyTopicError` and `TopicsNotAllowedError`). `inherit` follows
+ * the organization, which allows the empty topic.
+ */
+export function checkTopicsPolicy(policy: string | undefined, topic: string): void {
+  if (policy === 'disable_empty_topic' && topic === '') {
+    throw badRequest(`Sending messages to the ${EMPTY_TOPIC_DISPLAY_NAME} topic is not allowed in this channel.`);
+  }
+  if (policy === 'empty_topic_only' && topic !== '') {
+    throw badRequest(`Only the ${EMPTY_TOPIC_DISPLAY_NAME} topic is allowed in this channel.`);
+  }
+}

@@ -102,7 +102,14 @@ export interface ChannelRecord {
   is_default: boolean;
   /** The channel's permission settings; absent ones have their defaults (`channelGroupSetting`). */
   groups?: Partial<Record<ChannelGroupSettingKey, GroupSettingValue>>;
+  /** The channel folder it is in (absent: none). */
+  folder_id?: number | null;
+  /** Whether the empty topic is allowed here (absent: `inherit`). */
+  topics_policy?: TopicsPolicy;
 }
+
+/** Zulip's channel `topics_policy`. */
+export type TopicsPolicy = 'inherit' | 'allow_empty_topic' | 'disable_empty_topic' | 'empty_topic_only';
 
 /** A group-setting value: a user group's id, or an anonymous group. */
 export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };

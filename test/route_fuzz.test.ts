@@ -444,6 +444,10 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'doomed.example', allow_subdomains: false });
   const seedLinkifier = (await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: 'SEED(?P<n>[0-9]+)', url_template: 'https://seed.example/{n}' })).json.id as number;
   const doomedLinkifier = (await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: 'DOOM(?P<n>[0-9]+)', url_template: 'https://doom.example/{n}' })).json.id as number;
+  await f.subscribe(f.owner, 'fuzzed channel');
+  await f.subscribe(f.owner, 'doomed channel');
+  const fuzzChannel = f.runtime.org(1)!.channelsByName.get('fuzzed channel')!;
+  const doomedChannel = f.runtime.org(1)!.channelsByName.get('doomed channel')!;
   const leaver = await f.createUser('leaver@example.com', 'Leaver');
   const fuzzBot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Seed Bot', short_name: 'seed' })).json.user_id as number;
   const doomedBot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Doomed Bot', short_name: 'doomed' })).json.user_id as number;
@@ -489,6 +493,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'DELETE /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(doomedLinkifier) }, params: {} },
     'POST /api/v1/users/me/alert_words': { params: { alert_words: JSON.stringify(['fuzz', 'deploy']) } },
     'DELETE /api/v1/users/me/alert_words': { params: { alert_words: JSON.stringify(['deploy']) } },
+    'PATCH /api/v1/streams/{stream_id}': { pathParams: { stream_id: String(fuzzChannel) }, params: { description: 'fuzzed' } },
+    'DELETE /api/v1/streams/{stream_id}': { pathParams: { stream_id: String(doomedChannel) }, params: {} },
     'PATCH /api/v1/realm': { params: { waiting_period_threshold: '2', can_resolve_topics_group: JSON.stringify({ new: 7 }) } },
     'PATCH /api/v1/settings': { params: { enter_sends: 'true', color_scheme: '2' } },
     'PATCH /api/v1/settings/display': { params: { high_contrast_mode: 'true' } },

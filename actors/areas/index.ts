@@ -12,6 +12,7 @@ import { alertWords } from './alert_words.js';
 import { board } from './board.js';
 import { bots } from './bots.js';
 import { channelFolders } from './channel_folders.js';
+import { channels } from './channels.js';
 import { eventQueues } from './event_queues.js';
 import { flags } from './flags.js';
 import { linkifiers } from './linkifiers.js';
@@ -30,7 +31,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, linkifiers, alertWords, users, userAdmin, bots, profileFields, settings, userStatus, subscriptions, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, linkifiers, alertWords, users, userAdmin, bots, profileFields, settings, userStatus, subscriptions, channels, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

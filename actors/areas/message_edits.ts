@@ -25,7 +25,7 @@ import type { OrgContext } from '../kinds/organization.js';
 import { flagsOf, userTopicKey } from '../kinds/user.js';
 import { renderMarkdown } from '../markdown/index.js';
 import { canReadChannelMessage } from '../message_query.js';
-import { checkContent, checkTopic, EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../message_rules.js';
+import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../message_rules.js';
 import { allowEditHistory, realmMessageSettings, RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS } from '../realm_settings.js';
 import { eventJson } from '../render/events.js';
 import { htmlDiff } from '../render/html_diff.js';
@@ -214,6 +214,7 @@ export const editChannelMessage = command({
     const unresolved = topicChanged && unresolves(m.topic, newTopic);
     const moved = topicChanged || channelChanged;
     if (c.content === undefined && !moved) throw badRequest('Nothing to change');
+    if (moved || target.channel.topics_policy === 'empty_topic_only') checkTopicsPolicy(target.channel.topics_policy, newTopic);
 
     if (topicChanged) {
       if (resolved || unresolved) {

@@ -7,15 +7,15 @@
  * channels never queue behind each other; a direct message by the organization
  * actor, which stores direct messages and each participant's list of them.
  */
-import { area, command, fact, type UserDelivery } from '../core/area.js';
+import { area, command, fact, type Delivery, type UserDelivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
-import { hasContentAccess, type ChannelContext } from '../kinds/channel.js';
+import { canAccessChannel, hasContentAccess, type ChannelContext } from '../kinds/channel.js';
 import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organization.js';
 import { renderMarkdown, type MarkdownEnv, type Rendered } from '../markdown/index.js';
-import { checkContent, checkTopic, EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
-import { eventJson } from '../render/events.js';
+import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
+import { activeUsersWhere, eventJson } from '../render/events.js';
 import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import { messageView, type MessageViewOptions } from '../render/views.js';
 import { type ChannelRecord, type GroupSettingValue, type MessageRecord, type UserRecord } from '../types.js';
@@ -157,6 +157,7 @@ export const sendChannelMessage = command({
       throw badRequest(`Not authorized to send to channel '${channel.name}'`);
     }
     const topic = checkTopic(command.topic);
+    checkTopicsPolicy(channel.topics_policy, topic);
     const content = checkContent(command.content);
     const rendered = renderMarkdown(content, mentionResolver(org));
     const to = { stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id };
@@ -235,7 +236,19 @@ const messageSent = fact<MessageSent>({
       for (const id of m.dm_user_ids ?? []) to.user(f.org, id);
     }
   },
-  notify: (f, seq, view) => [notifyMessage(view, f, seq)],
+  notify(f, seq, view) {
+    const out: Delivery[] = [notifyMessage(view, f, seq)];
+    // A channel's first message: clients learn its `first_message_id` (Zulip sends this update too).
+    const ch = f.message.stream_id === null ? undefined : view.channel(f.org, f.message.stream_id);
+    if (ch && ch.ids[0] === f.message.id) {
+      out.push({
+        org: f.org, seq, type: 'stream',
+        user_ids: activeUsersWhere(view, f.org, (u) => canAccessChannel(u, ch.channel, ch.subscribers)),
+        event: eventJson('stream', { op: 'update', stream_id: ch.channel.stream_id, name: ch.channel.name, property: 'first_message_id', value: f.message.id }),
+      });
+    }
+    return out;
+  },
 });
 
 function notifyMessage(world: StateView, fact: MessageSent, seq: number): UserDelivery {

@@ -5,6 +5,8 @@
 import { channelMembers, getChannel, listChannels, listSubscriptions, listTopics, visibleChannelId } from '../../../actors/areas/subscriptions.js';
 import { resolveUserIds } from '../../../actors/areas/users.js';
 import { Type } from '@sinclair/typebox';
+import { CHANNEL_GROUP_DEFAULTS } from '../../../actors/kinds/channel.js';
+import { badRequest } from '../../../actors/errors.js';
 import { OneOf, route, S, Types } from '../../http/route.js';
 
 export const listStreams = route({
@@ -166,5 +168,58 @@ export const updateSubscriptionProperties = route({
     const changes = params.subscription_data.map((c) => ({ stream_id: c.stream_id, property: c.property, value: c.value }));
     const value = await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'CHANGE_SUBSCRIPTION_PROPERTIES', org: org.id, changes } });
     return { json: { subscription_data: value.subscription_data } };
+  },
+});
+
+const CHANNEL_GROUP_PARAMS = Object.fromEntries(Object.keys(CHANNEL_GROUP_DEFAULTS).map((key) => [key, { schema: S.obj }])) as Record<string, { schema: typeof S.obj }>;
+
+export const updateStream = route({
+  method: 'PATCH',
+  path: '/api/v1/streams/{stream_id}',
+  operationId: 'updateStream',
+  auth: 'user',
+  summary: "Change a channel's name, description, privacy, folder, topics policy, retention or permission groups, or unarchive it (its administrators)",
+  params: {
+    stream_id: { schema: S.nonNegInt, in: 'path', required: true },
+    new_name: { schema: S.str },
+    description: { schema: S.str },
+    is_private: { schema: S.bool },
+    history_public_to_subscribers: { schema: S.bool },
+    is_web_public: { schema: S.bool },
+    folder_id: { schema: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]) },
+    topics_policy: { schema: S.str },
+    message_retention_days: { schema: Type.Union([Type.Integer(), Type.Literal('realm_default'), Type.Literal('unlimited')]) },
+    is_archived: { schema: S.bool },
+    ...CHANNEL_GROUP_PARAMS,
+  },
+  async handler({ params, org, user, runtime }) {
+    const { stream_id, ...rest } = params as typeof params & Record<string, unknown>;
+    const groups: Record<string, unknown> = {};
+    for (const key of Object.keys(CHANNEL_GROUP_DEFAULTS)) if (rest[key] !== undefined) groups[key] = rest[key];
+    getChannel(runtime, org.id, user, stream_id);
+    await runtime.execute({
+      kind: 'channel', org: org.id, stream_id,
+      command: {
+        type: 'UPDATE_CHANNEL', org: org.id, actor_id: user.user_id, new_name: params.new_name, description: params.description, is_private: params.is_private,
+        history_public_to_subscribers: params.history_public_to_subscribers, is_web_public: params.is_web_public, folder_id: params.folder_id,
+        topics_policy: params.topics_policy, message_retention_days: params.message_retention_days, is_archived: params.is_archived, groups,
+      },
+    });
+    return { json: {} };
+  },
+});
+
+export const archiveStream = route({
+  method: 'DELETE',
+  path: '/api/v1/streams/{stream_id}',
+  operationId: 'archiveStream',
+  auth: 'user',
+  summary: 'Archive a channel: it stays, read-only, with its messages (its administrators)',
+  params: { stream_id: { schema: S.nonNegInt, in: 'path', required: true } },
+  async handler({ params, org, user, runtime }) {
+    getChannel(runtime, org.id, user, params.stream_id);
+    if (runtime.channel(org.id, params.stream_id)!.channel.is_archived) throw badRequest('Channel is already deactivated');
+    await runtime.execute({ kind: 'channel', org: org.id, stream_id: params.stream_id, command: { type: 'UPDATE_CHANNEL', org: org.id, actor_id: user.user_id, is_archived: true } });
+    return { json: {} };
   },
 });

@@ -1,0 +1,218 @@
+/**
+ * Changing a channel (Zulip's `zerver/views/streams.py` `update_stream_backend` and
+ * `zerver/actions/streams.py`): its name, description, privacy and history, folder,
+ * topics policy, retention and permission groups, and archiving and unarchiving it
+ * (`DELETE /streams/{id}` archives). Channel administrators only: the organization's
+ * administrators and the channel's `can_administer_channel_group`. One `stream`
+ * `update` event per property, in Zulip's form, to everyone who can see the channel;
+ * those who start or stop seeing it get `stream` `create` or `delete`. A rename and a
+ * new description are announced by the notification bot in the channel.
+ */
+import { area, command, fact, type Delivery } from '../core/area.js';
+import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
+import type { StateView } from '../core/state_view.js';
+import { ApiError, badRequest } from '../errors.js';
+import { checkGroupSetting, hasGroupPermission, SYSTEM_GROUPS } from '../group_settings.js';
+import { canAccessChannel, channelGroupSetting, CHANNEL_GROUP_DEFAULTS, type ChannelContext } from '../kinds/channel.js';
+import type { OrgContext } from '../kinds/organization.js';
+import { renderMarkdown } from '../markdown/index.js';
+import { CHANNEL_EVENTS_TOPIC, checkChannelName, codePointLength, LIMITS } from '../message_rules.js';
+import { eventJson, listEvent } from '../render/events.js';
+import { channelView } from '../render/views.js';
+import { Role, type ChannelGroupSettingKey, type ChannelRecord, type GroupSettingValue, type TopicsPolicy, type UserRecord } from '../types.js';
+import { mentionResolver, notificationBotMessage } from './messages.js';
+
+const TOPICS_POLICIES: readonly TopicsPolicy[] = ['inherit', 'allow_empty_topic', 'disable_empty_topic', 'empty_topic_only'];
+
+/** What changed in a channel: the record's fields, as they are now. */
+export type ChannelChanges = Partial<Pick<ChannelRecord, 'name' | 'description' | 'rendered_description' | 'invite_only' | 'history_public_to_subscribers' | 'is_web_public' | 'folder_id' | 'topics_policy' | 'message_retention_days' | 'is_archived'>> & {
+  groups?: Partial<Record<ChannelGroupSettingKey, GroupSettingValue>>;
+};
+
+/** A channel was changed. */
+export interface ChannelUpdated { type: 'ChannelUpdated'; org: number; stream_id: number; old_name: string; changes: ChannelChanges }
+
+/** Change a channel (its administrators). Group settings come as `{new, old?}`. */
+export interface UpdateChannel {
+  type: 'UPDATE_CHANNEL';
+  org: number;
+  actor_id: number;
+  new_name?: string;
+  description?: string;
+  is_private?: boolean;
+  history_public_to_subscribers?: boolean;
+  is_web_public?: boolean;
+  folder_id?: number | null;
+  topics_policy?: string;
+  message_retention_days?: number | 'realm_default' | 'unlimited';
+  is_archived?: boolean;
+  groups?: Record<string, unknown>;
+}
+
+/** Whether `user` administers the channel: the organization's administrators and the channel's `can_administer_channel_group`. */
+export function isChannelAdmin(user: UserRecord, channel: ChannelRecord): boolean {
+  return user.is_active && (user.role <= Role.ADMIN || hasGroupPermission(user, channelGroupSetting(channel, 'can_administer_channel_group')));
+}
+
+function groupChange(ctx: OrgContext, key: ChannelGroupSettingKey, request: unknown, current: GroupSettingValue): GroupSettingValue {
+  if (typeof request !== 'object' || request === null || !('new' in request)) throw badRequest(`${key} is missing 'new'`);
+  const { new: next, old } = request as { new: unknown; old?: unknown };
+  const asValue = (v: unknown): GroupSettingValue => {
+    if (typeof v === 'number' && Number.isInteger(v)) return v;
+    if (v && typeof v === 'object' && Array.isArray((v as { direct_members?: unknown }).direct_members) && Array.isArray((v as { direct_subgroups?: unknown }).direct_subgroups)) return v as GroupSettingValue;
+    throw badRequest(`Invalid ${key}`);
+  };
+  if (old !== undefined && JSON.stringify(asValue(old)) !== JSON.stringify(current)) throw new ApiError('EXPECTATION_MISMATCH', "'old' value does not match the expected value.");
+  const value = checkGroupSetting(asValue(next), (id) => ctx.users.get(id)?.is_active === true);
+  if (value === SYSTEM_GROUPS.internet) throw badRequest(`'${key}' setting cannot be set to 'role:internet' group.`);
+  return value;
+}
+
+export const updateChannel = command({
+  type: 'UPDATE_CHANNEL',
+  actor: 'channel',
+  decide(ch: ChannelContext, c: UpdateChannel, env: DecideEnv, view: StateView): Decision<Record<string, never>, AnyFact> {
+    const org = view.org(c.org)!;
+    const actor = org.users.get(c.actor_id);
+    if (!actor || !actor.is_active || !canAccessChannel(actor, ch.channel, ch.subscribers)) throw badRequest('Invalid channel ID');
+    if (!isChannelAdmin(actor, ch.channel)) throw badRequest('You do not have permission to administer this channel.');
+    const record = ch.channel;
+    const changes: ChannelChanges = {};
+    if (record.is_archived && c.is_archived !== false) throw badRequest('Channel is archived.');
+    if (c.is_archived !== undefined && c.is_archived !== record.is_archived) changes.is_archived = c.is_archived;
+    if (c.new_name !== undefined) {
+      const name = checkChannelName(c.new_name);
+      const holder = org.channelsByName.get(name.toLowerCase());
+      if (holder !== undefined && holder !== record.stream_id) throw badRequest(`Channel '${name}' already exists`);
+      if (name !== record.name) changes.name = name;
+    }
+    if (c.description !== undefined) {
+      const description = c.description.replace(/\s+/g, ' ').trim();
+      if (codePointLength(description) > LIMITS.max_stream_description_length) throw badRequest(`description is too long (limit: ${LIMITS.max_stream_description_length} characters)`);
+      if (description !== record.description) {
+        changes.description = description;
+        changes.rendered_description = description === '' ? '' : renderMarkdown(description, mentionResolver(org)).html;
+      }
+    }
+    if (c.is_web_public === true && !record.is_web_public) throw badRequest('Web-public channels are not enabled.');
+    if (c.is_web_public === false && record.is_web_public) changes.is_web_public = false;
+    if (c.is_private !== undefined && c.is_private !== record.invite_only) {
+      changes.invite_only = c.is_private;
+      // Zulip's defaults: a channel made public shares its history.
+      if (!c.is_private && c.history_public_to_subscribers === undefined) changes.history_public_to_subscribers = true;
+    }
+    if (c.history_public_to_subscribers !== undefined && c.history_public_to_subscribers !== record.history_public_to_subscribers) {
+      changes.history_public_to_subscribers = c.history_public_to_subscribers;
+    }
+    if (!(changes.invite_only ?? record.invite_only) && !(changes.history_public_to_subscribers ?? record.history_public_to_subscribers)) {
+      throw badRequest('Invalid parameters: public channels must have history available to subscribers.');
+    }
+    if (c.folder_id !== undefined && c.folder_id !== (record.folder_id ?? null)) {
+      if (c.folder_id !== null) {
+        const folder = org.folders.get(c.folder_id);
+        if (!folder) throw badRequest('Invalid channel folder ID');
+        if (folder.is_archived) throw badRequest('Channel folder is archived');
+      }
+      changes.folder_id = c.folder_id;
+    }
+    if (c.topics_policy !== undefined && c.topics_policy !== (record.topics_policy ?? 'inherit')) {
+      if (!(TOPICS_POLICIES as readonly string[]).includes(c.topics_policy)) throw badRequest('Invalid topics_policy');
+      if (c.topics_policy === 'empty_topic_only' && [...ch.topics.keys()].some((k) => k !== '')) {
+        throw badRequest('To enable this configuration, all messages in this channel must be in the general chat topic. Consider renaming or deleting other topics.');
+      }
+      changes.topics_policy = c.topics_policy as TopicsPolicy;
+    }
+    if (c.message_retention_days !== undefined) {
+      if (actor.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
+      const days = c.message_retention_days === 'realm_default' ? null : c.message_retention_days === 'unlimited' ? -1 : c.message_retention_days;
+      if (typeof days === 'number' && days !== -1 && (!Number.isInteger(days) || days <= 0)) throw badRequest('Bad value for \'message_retention_days\'');
+      if (days !== record.message_retention_days) changes.message_retention_days = days;
+    }
+    if (c.groups) {
+      const groups: Partial<Record<ChannelGroupSettingKey, GroupSettingValue>> = {};
+      for (const [key, request] of Object.entries(c.groups)) {
+        if (!(key in CHANNEL_GROUP_DEFAULTS)) continue;
+        const k = key as ChannelGroupSettingKey;
+        const value = groupChange(org, k, request, channelGroupSetting(record, k));
+        if (JSON.stringify(value) !== JSON.stringify(channelGroupSetting(record, k))) groups[k] = value;
+      }
+      if (Object.keys(groups).length > 0) changes.groups = groups;
+    }
+    if (Object.keys(changes).length === 0) return { facts: [], value: {} };
+    const updated: ChannelUpdated = { type: 'ChannelUpdated', org: c.org, stream_id: record.stream_id, old_name: record.name, changes };
+    const facts: AnyFact[] = [updated];
+    // The notification bot tells the channel of a new name or description, as Zulip does.
+    const mention = `@_**${actor.full_name}|${actor.user_id}**`;
+    const after: ChannelRecord = { ...record, ...changes, groups: record.groups };
+    if (changes.name !== undefined && !after.is_archived) {
+      facts.push(notificationBotMessage(env, org, after, CHANNEL_EVENTS_TOPIC, `${mention} renamed channel **${record.name}** to **${changes.name}**.`));
+    }
+    if (changes.description !== undefined && !after.is_archived) {
+      const quote = (text: string): string => `\`\`\`\` quote\n${text === '' ? '*No description.*' : text}\n\`\`\`\``;
+      facts.push(notificationBotMessage(env, org, after, CHANNEL_EVENTS_TOPIC,
+        `${mention} changed the description for this channel.\n\n* **Old description:**\n${quote(record.description)}\n* **New description:**\n${quote(changes.description)}`));
+    }
+    return { facts, value: {} };
+  },
+});
+
+/** Who sees a channel's metadata: its subscribers, and per `canAccessChannel` everyone else. */
+function viewers(view: StateView, org: number, channel: ChannelRecord, subscribers: Set<number>): Set<number> {
+  const out = new Set<number>();
+  for (const u of view.org(org)!.users.values()) if (u.is_active && canAccessChannel(u, channel, subscribers)) out.add(u.user_id);
+  return out;
+}
+
+const channelUpdated = fact<ChannelUpdated>({
+  type: 'ChannelUpdated',
+  apply: {
+    channel(ctx, f) {
+      const { groups, ...fields } = f.changes;
+      const next: ChannelRecord = { ...ctx.channel, ...fields };
+      if (groups) next.groups = { ...(ctx.channel.groups ?? {}), ...groups };
+      ctx.channel = next;
+    },
+    org(ctx, f) {
+      if (f.changes.name === undefined) return;
+      ctx.channelsByName.delete(f.old_name.toLowerCase());
+      ctx.channelsByName.set(f.changes.name.toLowerCase(), f.stream_id);
+    },
+  },
+  route(f, to) {
+    to.channel(f.org, f.stream_id);
+    to.org(f.org);
+  },
+  notify(f, seq, view) {
+    const ch = view.channel(f.org, f.stream_id)!;
+    const now = viewers(view, f.org, ch.channel, ch.subscribers);
+    const before: ChannelRecord = { ...ch.channel, invite_only: f.changes.invite_only !== undefined ? !f.changes.invite_only : ch.channel.invite_only };
+    const earlier = f.changes.invite_only !== undefined ? viewers(view, f.org, before, ch.subscribers) : now;
+    const out: Delivery[] = [];
+    const gained = [...now].filter((id) => !earlier.has(id));
+    const lost = [...earlier].filter((id) => !now.has(id));
+    if (lost.length > 0) out.push({ org: f.org, seq, type: 'stream', user_ids: lost, event: listEvent('stream', 'delete', 'streams', [JSON.stringify(channelView(ch))]) });
+    const stayed = [...now].filter((id) => earlier.has(id));
+    const update = (property: string, value: unknown, extra: Record<string, unknown> = {}): void => {
+      out.push({ org: f.org, seq, type: 'stream', user_ids: stayed, event: eventJson('stream', { op: 'update', stream_id: f.stream_id, name: f.old_name, property, value, ...extra }) });
+    };
+    const c = f.changes;
+    if (c.name !== undefined) update('name', c.name);
+    if (c.description !== undefined) update('description', c.description, { rendered_description: c.rendered_description ?? '' });
+    if (c.invite_only !== undefined) update('invite_only', c.invite_only, { history_public_to_subscribers: ch.channel.history_public_to_subscribers, is_web_public: ch.channel.is_web_public });
+    else if (c.history_public_to_subscribers !== undefined) update('history_public_to_subscribers', c.history_public_to_subscribers);
+    if (c.is_web_public !== undefined) update('is_web_public', c.is_web_public);
+    if (c.folder_id !== undefined) update('folder_id', c.folder_id);
+    if (c.topics_policy !== undefined) update('topics_policy', c.topics_policy);
+    if (c.message_retention_days !== undefined) update('message_retention_days', c.message_retention_days);
+    if (c.is_archived !== undefined) update('is_archived', c.is_archived);
+    for (const [key, value] of Object.entries(c.groups ?? {})) update(key, value);
+    if (gained.length > 0) out.push({ org: f.org, seq, type: 'stream', user_ids: gained, event: listEvent('stream', 'create', 'streams', [JSON.stringify(channelView(ch))]) });
+    return out;
+  },
+});
+
+export const channels = area({
+  name: 'channels',
+  commands: [updateChannel],
+  facts: [channelUpdated],
+});

@@ -1,0 +1,155 @@
+/**
+ * Channel administration: `PATCH /streams/{id}` (name, description, privacy and
+ * history, folder, topics policy, retention, permission groups, unarchiving) and
+ * `DELETE /streams/{id}` (archiving); who may; the `stream` events and convergence;
+ * the notification bot's notices; topics policy on send and on moves; isolation.
+ */
+import t from 'tap';
+import { NOTIFICATION_BOT } from '../actors/system_bots.js';
+import { SYSTEM_GROUPS } from '../actors/group_settings.js';
+import { createOrganization } from '../src/bootstrap.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+
+async function world() {
+  const f = await chatFixture();
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  await f.subscribe(f.owner, 'design', [f.owner.user_id, alice.user_id]);
+  const id = f.runtime.org(1)!.channelsByName.get('design')!;
+  return { f, alice, id };
+}
+const patch = (f: ChatFixture, who: Credentials, id: number, params: Record<string, unknown>) => f.call(who, 'PATCH', `/api/v1/streams/${id}`, params);
+
+t.test('rename and describe, with events and the notification bot', async (t) => {
+  const { f, alice, id } = await world();
+  t.teardown(f.stop);
+  const q = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['stream', 'message'] })).json.queue_id;
+  const r = await patch(f, f.owner, id, { new_name: 'Design Team', description: 'All **design** work' });
+  t.equal(r.status, 200, r.body);
+  const notices = (await queueEvents(f, alice, q, 'message')).map((e: any) => e.message);
+  t.same((await queueEvents(f, alice, q, 'stream')).map((e: any) => [e.property, e.value, e.name, e.rendered_description]), [
+    ['name', 'Design Team', 'design', undefined], ['description', 'All **design** work', 'design', '<p>All <strong>design</strong> work</p>'],
+    ['first_message_id', notices[0].id, 'Design Team', undefined],
+  ], 'and the first message of the channel is announced, as Zulip does');
+  t.same(notices.map((m: any) => [m.sender_id, m.subject]), [[NOTIFICATION_BOT.user_id, 'channel events'], [NOTIFICATION_BOT.user_id, 'channel events']]);
+  t.match(notices[0].content, /renamed channel <strong>design<\/strong> to <strong>Design Team<\/strong>/);
+  t.equal((await f.call(alice, 'GET', '/api/v1/get_stream_id', { stream: 'design team' })).json.stream_id, id, 'the new name finds it');
+  t.equal((await f.call(alice, 'GET', '/api/v1/get_stream_id', { stream: 'design' })).status, 400, 'the old one no longer does');
+  await f.subscribe(f.owner, 'other');
+  t.same((await patch(f, f.owner, id, { new_name: 'OTHER' })).json.msg, "Channel 'OTHER' already exists");
+  t.same((await patch(f, f.owner, id, { new_name: '  ' })).json.msg, "Channel name can't be empty.");
+  t.same((await patch(f, alice, id, { new_name: 'mine' })).json.msg, 'You do not have permission to administer this channel.');
+  t.same((await patch(f, f.owner, 9999, { new_name: 'x' })).json.msg, 'Invalid channel ID');
+});
+
+t.test('privacy: those who start or stop seeing the channel are told', async (t) => {
+  const { f, alice, id } = await world();
+  t.teardown(f.stop);
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const [qAlice, qBob] = [(await f.call(alice, 'POST', '/api/v1/register', { event_types: ['stream'] })).json.queue_id, (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['stream'] })).json.queue_id];
+  t.equal((await patch(f, f.owner, id, { is_private: true, history_public_to_subscribers: false })).status, 200);
+  t.same((await queueEvents(f, bob, qBob)).map((e: any) => e.op), ['delete'], 'Bob no longer sees it');
+  t.same((await queueEvents(f, alice, qAlice)).map((e: any) => [e.op, e.property, e.value, e.history_public_to_subscribers]), [['update', 'invite_only', true, false]]);
+  t.same((await f.call(bob, 'GET', `/api/v1/streams/${id}`)).json.msg, 'Invalid channel ID');
+  t.same((await patch(f, f.owner, id, { is_private: false, history_public_to_subscribers: false })).json.msg, 'Invalid parameters: public channels must have history available to subscribers.');
+  t.equal((await patch(f, f.owner, id, { is_private: false })).status, 200);
+  t.same((await queueEvents(f, bob, qBob)).map((e: any) => e.op), ['delete', 'create'], 'and sees it again');
+  t.equal((await f.call(bob, 'GET', `/api/v1/streams/${id}`)).json.stream.history_public_to_subscribers, true, 'a public channel shares its history');
+  t.same((await patch(f, f.owner, id, { is_web_public: true })).json.msg, 'Web-public channels are not enabled.');
+});
+
+t.test('archiving and unarchiving', async (t) => {
+  const { f, alice, id } = await world();
+  t.teardown(f.stop);
+  t.same((await f.call(alice, 'DELETE', `/api/v1/streams/${id}`)).json.msg, 'You do not have permission to administer this channel.');
+  t.equal((await f.call(f.owner, 'DELETE', `/api/v1/streams/${id}`)).status, 200);
+  t.same((await f.call(f.owner, 'DELETE', `/api/v1/streams/${id}`)).json.msg, 'Channel is already deactivated');
+  const send = await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'design', topic: 't', content: 'x' });
+  t.equal(send.status, 400, 'an archived channel takes no message');
+  t.equal((await f.call(alice, 'GET', `/api/v1/streams/${id}`)).json.stream.is_archived, true, 'it is still there');
+  t.same((await patch(f, f.owner, id, { description: 'x' })).json.msg, 'Channel is archived.');
+  t.equal((await patch(f, f.owner, id, { is_archived: false })).status, 200);
+  t.equal((await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'design', topic: 't', content: 'back' })).status, 200);
+});
+
+t.test('folder, topics policy, retention and groups', async (t) => {
+  const { f, alice, id } = await world();
+  t.teardown(f.stop);
+  const folder = (await f.call(f.owner, 'POST', '/api/v1/channel_folders/create', { name: 'Work', description: '' })).json.channel_folder_id;
+  t.equal((await patch(f, f.owner, id, { folder_id: folder })).status, 200);
+  t.equal((await f.call(alice, 'GET', `/api/v1/streams/${id}`)).json.stream.folder_id, folder);
+  t.same((await patch(f, f.owner, id, { folder_id: 999 })).json.msg, 'Invalid channel folder ID');
+  t.equal((await patch(f, f.owner, id, { folder_id: JSON.stringify(null) })).status, 200, 'null takes it out');
+  t.equal((await patch(f, f.owner, id, { topics_policy: 'disable_empty_topic' })).status, 200);
+  const empty = await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'design', topic: '', content: 'x' });
+  t.same([empty.status, empty.json.msg], [400, 'Sending messages to the general chat topic is not allowed in this channel.']);
+  const named = (await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'design', topic: 'named', content: 'x' })).json.id;
+  t.same((await patch(f, f.owner, id, { topics_policy: 'empty_topic_only' })).json.msg, 'To enable this configuration, all messages in this channel must be in the general chat topic. Consider renaming or deleting other topics.');
+  t.same((await f.call(alice, 'PATCH', `/api/v1/messages/${named}`, { topic: '' })).json.msg, 'Sending messages to the general chat topic is not allowed in this channel.', 'a move into the empty topic too');
+  t.same((await patch(f, f.owner, id, { topics_policy: 'sometimes' })).json.msg, 'Invalid topics_policy');
+  const admin = await withRole(f, 'admin@example.com', 200);
+  t.same((await patch(f, admin, id, { message_retention_days: 30 })).json.msg, 'Must be an organization owner');
+  t.equal((await patch(f, f.owner, id, { message_retention_days: 30 })).status, 200);
+  t.equal((await f.call(alice, 'GET', `/api/v1/streams/${id}`)).json.stream.message_retention_days, 30);
+  // Making Alice a channel administrator through the channel's group setting.
+  t.same((await patch(f, alice, id, { description: 'mine' })).status, 400);
+  t.equal((await patch(f, f.owner, id, { can_administer_channel_group: JSON.stringify({ new: { direct_members: [alice.user_id], direct_subgroups: [] } }) })).status, 200);
+  t.equal((await patch(f, alice, id, { description: 'mine now' })).status, 200, 'a member of can_administer_channel_group administers it');
+  t.same((await patch(f, f.owner, id, { can_send_message_group: JSON.stringify({ new: SYSTEM_GROUPS.internet }) })).json.msg, "'can_send_message_group' setting cannot be set to 'role:internet' group.");
+});
+
+t.test('per role: who administers a channel by default', async (t) => {
+  const { f, id } = await world();
+  t.teardown(f.stop);
+  const roles: Array<[string, Credentials, boolean]> = [
+    ['owner', f.owner, true], ['administrator', await withRole(f, 'a@example.com', 200), true], ['moderator', await withRole(f, 'm@example.com', 300), false],
+    ['member', await withRole(f, 'u@example.com', 400), false],
+  ];
+  for (const [role, who, allowed] of roles) t.equal((await patch(f, who, id, { description: `by ${role}` })).status, allowed ? 200 : 400, role);
+  const guest = await withRole(f, 'g@example.com', 600);
+  t.same((await patch(f, guest, id, { description: 'x' })).json.msg, 'Invalid channel ID', 'a guest does not even see it');
+});
+
+t.test('convergence: streams from register plus stream events equal a fresh register', async (t) => {
+  const { f, alice, id } = await world();
+  t.teardown(f.stop);
+  await f.subscribe(f.owner, 'public');
+  const state = async () => {
+    const reg = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['stream'], fetch_event_types: ['stream'] })).json;
+    return { queue: reg.queue_id as string, streams: reg.streams as any[] };
+  };
+  const s = await state();
+  const pub = f.runtime.org(1)!.channelsByName.get('public')!;
+  await patch(f, f.owner, id, { new_name: 'D2', description: 'new **words**', topics_policy: 'disable_empty_topic' });
+  await patch(f, f.owner, pub, { is_private: true });
+  await patch(f, f.owner, id, { can_delete_own_message_group: JSON.stringify({ new: SYSTEM_GROUPS.members }) });
+  // Zulip's apply_event for stream: update sets the property (and the extra fields given); create adds; delete removes.
+  for (const e of await queueEvents(f, alice, s.queue, 'stream')) {
+    if (e.op === 'create') s.streams.push(...e.streams);
+    if (e.op === 'delete') s.streams = s.streams.filter((x) => !e.streams.some((y: any) => y.stream_id === x.stream_id));
+    if (e.op === 'update') {
+      const x = s.streams.find((y) => y.stream_id === e.stream_id);
+      x[e.property] = e.value;
+      for (const extra of ['rendered_description', 'history_public_to_subscribers', 'is_web_public']) if (e[extra] !== undefined) x[extra] = e[extra];
+    }
+  }
+  const fresh = await state();
+  const byId = (list: any[]) => [...list].sort((a, b) => a.stream_id - b.stream_id);
+  t.same(byId(s.streams), byId(fresh.streams));
+  t.match(fresh.streams.find((x: any) => x.stream_id === id), { name: 'D2', topics_policy: 'disable_empty_topic', can_delete_own_message_group: SYSTEM_GROUPS.members });
+  t.notOk(fresh.streams.some((x: any) => x.stream_id === pub), 'the channel made private left her list');
+});
+
+t.test('isolation: a channel id of another organization is a missing one', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'b@beta.example', ownerPassword: 'pw', ownerName: 'B' });
+  await f.runtime.execute({ kind: 'org', org: beta.organization_id, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'secret' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  const foreign = f.runtime.org(beta.organization_id)!.channelsByName.get('secret')!;
+  const ownIds = new Set(f.runtime.channelIdsOf(1));
+  const missing = 9999;
+  for (const [method, params] of [['PATCH', { new_name: 'stolen' }], ['DELETE', {}]] as const) {
+    const answer = async (sid: number) => { const r = await f.call(f.owner, method, `/api/v1/streams/${sid}`, params); return [r.status, r.json.msg]; };
+    if (!ownIds.has(foreign)) t.same(await answer(foreign), await answer(missing), method);
+  }
+  t.equal(f.runtime.channel(beta.organization_id, foreign)!.channel.name, 'secret');
+});
