@@ -36,7 +36,8 @@ export type ErrorCode =
   | 'REACTION_ALREADY_EXISTS'
   | 'REACTION_DOES_NOT_EXIST'
   | 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED'
-  | 'EXPECTATION_MISMATCH';
+  | 'EXPECTATION_MISMATCH'
+  | 'CHANNEL_ALREADY_EXISTS';
 
 /**
  * A failure that is the client's to see. Thrown anywhere below a route and rendered

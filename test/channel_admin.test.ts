@@ -153,3 +153,52 @@ t.test('isolation: a channel id of another organization is a missing one', async
   }
   t.equal(f.runtime.channel(beta.organization_id, foreign)!.channel.name, 'secret');
 });
+
+t.test('POST /channels/create: every parameter, and its events', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const folder = (await f.call(f.owner, 'POST', '/api/v1/channel_folders/create', { name: 'Work', description: '' })).json.channel_folder_id;
+  const [qAlice, qBob] = [
+    (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['stream', 'subscription', 'message', 'default_streams'] })).json.queue_id,
+    (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['stream', 'subscription'] })).json.queue_id,
+  ];
+  const r = await f.call(f.owner, 'POST', '/api/v1/channels/create', {
+    name: 'Launch', description: 'The **launch**', subscribers: JSON.stringify([f.owner.user_id, alice.user_id]), folder_id: folder, topics_policy: 'disable_empty_topic',
+    is_default_stream: true, can_send_message_group: JSON.stringify({ direct_members: [alice.user_id], direct_subgroups: [] }),
+  });
+  t.equal(r.status, 200, r.body);
+  const id = r.json.id;
+  const stream = (await f.call(alice, 'GET', `/api/v1/streams/${id}`)).json.stream;
+  t.match(stream, { name: 'Launch', rendered_description: '<p>The <strong>launch</strong></p>', folder_id: folder, topics_policy: 'disable_empty_topic', invite_only: false, history_public_to_subscribers: true, is_default: true,
+    can_administer_channel_group: { direct_members: [f.owner.user_id], direct_subgroups: [] }, can_send_message_group: { direct_members: [alice.user_id], direct_subgroups: [] } });
+  const aliceEvents = await queueEvents(f, alice, qAlice);
+  t.ok(aliceEvents.some((e: any) => e.type === 'stream' && e.op === 'create'));
+  t.ok(aliceEvents.some((e: any) => e.type === 'subscription' && e.op === 'add'));
+  t.ok(aliceEvents.some((e: any) => e.type === 'default_streams' && e.default_streams.some((s: any) => s.stream_id === id)));
+  const notice = aliceEvents.find((e: any) => e.type === 'message');
+  t.match(notice.message, { subject: 'channel events', sender_email: 'notification-bot@zulip.com' });
+  t.match(notice.message.content, /<strong>Public<\/strong> channel created by/);
+  t.same((await queueEvents(f, bob, qBob)).map((e: any) => `${e.type} ${e.op} ${e.property ?? ''}`.trim()), ['stream create', 'subscription peer_add', 'stream update first_message_id'], 'a non-subscriber sees it appear');
+  t.ok((await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['default_streams'] })).json.default_streams.some((s: any) => s.stream_id === id));
+  t.equal((await f.call(bob, 'POST', '/api/v1/messages', { type: 'stream', to: 'Launch', topic: 't', content: 'x' })).status, 400, 'can_send_message_group holds');
+  const err = async (who: Credentials, params: Record<string, unknown>, status: number, msg: string, code?: string) => {
+    const res = await f.call(who, 'POST', '/api/v1/channels/create', { subscribers: '[]', ...params });
+    t.same([res.status, res.json.msg, ...(code ? [res.json.code] : [])], [status, msg, ...(code ? [code] : [])], JSON.stringify(params));
+  };
+  await err(f.owner, { name: 'launch' }, 409, "Channel 'launch' already exists", 'CHANNEL_ALREADY_EXISTS');
+  await err(f.owner, { name: 'web', is_web_public: true }, 400, 'Web-public channels are not enabled.');
+  await err(f.owner, { name: 'p', invite_only: false, history_public_to_subscribers: false }, 400, 'Invalid parameters: public channels must have history available to subscribers.');
+  await err(f.owner, { name: 'f', folder_id: 999 }, 400, 'Invalid channel folder ID');
+  await err(f.owner, { name: 's', subscribers: JSON.stringify([999]) }, 400, 'Invalid user ID: 999');
+  await err(alice, { name: 'd', is_default_stream: true }, 400, 'Insufficient permission');
+  await err(alice, { name: 'r', message_retention_days: 5 }, 403, 'Must be an organization owner');
+  await err(f.owner, { name: 'pp', invite_only: true, history_public_to_subscribers: false, can_create_topic_group: String(SYSTEM_GROUPS.members) }, 400, "'can_create_topic_group' must be the everyone group for private channels with protected history.");
+  const guest = await withRole(f, 'guest@example.com', 600);
+  await err(guest, { name: 'g' }, 400, 'Insufficient permission');
+  const priv = await f.call(alice, 'POST', '/api/v1/channels/create', { name: 'hidden', subscribers: JSON.stringify([alice.user_id]), invite_only: true });
+  t.equal(priv.status, 200, 'members create private channels by default');
+  t.equal((await f.call(bob, 'GET', `/api/v1/streams/${priv.json.id}`)).json.msg, 'Invalid channel ID');
+  t.equal((await f.call(alice, 'PATCH', `/api/v1/streams/${priv.json.id}`, { description: 'mine' })).status, 200, 'its creator administers it');
+});

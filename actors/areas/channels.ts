@@ -21,6 +21,8 @@ import { eventJson, listEvent } from '../render/events.js';
 import { channelView } from '../render/views.js';
 import { Role, type ChannelGroupSettingKey, type ChannelRecord, type GroupSettingValue, type TopicsPolicy, type UserRecord } from '../types.js';
 import { mentionResolver, notificationBotMessage } from './messages.js';
+import { COLORS, defaultChannels, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
+import { realmSettings } from '../realm_settings.js';
 
 const TOPICS_POLICIES: readonly TopicsPolicy[] = ['inherit', 'allow_empty_topic', 'disable_empty_topic', 'empty_topic_only'];
 
@@ -211,8 +213,98 @@ const channelUpdated = fact<ChannelUpdated>({
   },
 });
 
+/** Create a channel (`POST /channels/create`). Group settings are plain values here. */
+export interface CreateChannel {
+  type: 'CREATE_CHANNEL';
+  org: number;
+  actor_id: number;
+  name: string;
+  description: string;
+  subscribers: number[];
+  announce: boolean;
+  invite_only: boolean;
+  is_web_public: boolean;
+  is_default_stream: boolean;
+  folder_id: number | null;
+  topics_policy?: string;
+  history_public_to_subscribers?: boolean;
+  message_retention_days?: number | 'realm_default' | 'unlimited';
+  groups: Record<string, unknown>;
+}
+
+export const createChannel = command({
+  type: 'CREATE_CHANNEL',
+  actor: 'org',
+  decide(ctx: OrgContext, c: CreateChannel, env: DecideEnv, view: StateView): Decision<{ id: number }, AnyFact> {
+    const actor = ctx.users.get(c.actor_id);
+    if (!actor || !actor.is_active) throw badRequest('Invalid user');
+    const settings = realmSettings(ctx);
+    const allowed = hasGroupPermission(actor, c.invite_only ? settings.can_create_private_channel_group : settings.can_create_public_channel_group);
+    if (!allowed) throw badRequest('Insufficient permission');
+    const name = checkChannelName(c.name);
+    if (ctx.channelsByName.has(name.toLowerCase())) throw new ApiError('CHANNEL_ALREADY_EXISTS', `Channel '${name}' already exists`);
+    const description = c.description.replace(/\s+/g, ' ').trim();
+    if (codePointLength(description) > LIMITS.max_stream_description_length) throw badRequest(`description is too long (limit: ${LIMITS.max_stream_description_length} characters)`);
+    if (c.is_web_public) throw badRequest('Web-public channels are not enabled.');
+    if (c.is_default_stream && actor.role > Role.ADMIN) throw badRequest('Insufficient permission');
+    if (c.is_default_stream && c.invite_only) throw badRequest('A default channel cannot be private.');
+    const history = c.history_public_to_subscribers ?? !c.invite_only;
+    if (!c.invite_only && !history) throw badRequest('Invalid parameters: public channels must have history available to subscribers.');
+    if (c.folder_id !== null) {
+      const folder = ctx.folders.get(c.folder_id);
+      if (!folder) throw badRequest('Invalid channel folder ID');
+      if (folder.is_archived) throw badRequest('Channel folder is archived');
+    }
+    const policy = c.topics_policy ?? 'inherit';
+    if (!(TOPICS_POLICIES as readonly string[]).includes(policy)) throw badRequest('Invalid topics_policy');
+    let retention: number | null = null;
+    if (c.message_retention_days !== undefined && c.message_retention_days !== 'realm_default') {
+      if (actor.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
+      retention = c.message_retention_days === 'unlimited' ? -1 : c.message_retention_days;
+      if (retention !== -1 && (!Number.isInteger(retention) || retention <= 0)) throw badRequest("Bad value for 'message_retention_days'");
+    }
+    const groups: Partial<Record<ChannelGroupSettingKey, GroupSettingValue>> = {
+      // The creator administers the channel they made, as in Zulip.
+      can_administer_channel_group: { direct_members: [actor.user_id], direct_subgroups: [] },
+    };
+    for (const [key, raw] of Object.entries(c.groups)) {
+      if (!(key in CHANNEL_GROUP_DEFAULTS)) continue;
+      const value = groupChange(ctx, key as ChannelGroupSettingKey, { new: raw }, CHANNEL_GROUP_DEFAULTS[key as ChannelGroupSettingKey]);
+      groups[key as ChannelGroupSettingKey] = value;
+    }
+    if (c.invite_only && !history && groups.can_create_topic_group !== undefined && groups.can_create_topic_group !== SYSTEM_GROUPS.everyone) {
+      throw badRequest("'can_create_topic_group' must be the everyone group for private channels with protected history.");
+    }
+    const subscribers = [...new Set(c.subscribers)];
+    for (const id of subscribers) {
+      const user = ctx.users.get(id);
+      if (!user || !user.is_active) throw badRequest(`Invalid user ID: ${id}`);
+    }
+    if (subscribers.some((id) => id !== actor.user_id) && !hasGroupPermission(actor, settings.can_add_subscribers_group)) {
+      throw badRequest('Insufficient permission');
+    }
+    const channel: ChannelRecord = {
+      stream_id: ctx.nextChannelId, name, description, rendered_description: description === '' ? '' : renderMarkdown(description, mentionResolver(ctx)).html,
+      invite_only: c.invite_only, is_web_public: false, history_public_to_subscribers: history, date_created: env.now(), creator_id: actor.user_id,
+      is_archived: false, message_retention_days: retention, recipient_id: ctx.nextRecipientId, is_default: c.is_default_stream, groups,
+      folder_id: c.folder_id, topics_policy: policy as TopicsPolicy,
+    };
+    const props = subscribers.map((id) => defaultSubscriptionProps(COLORS[(view.user(ctx.org.id, id)?.subs.size ?? 0) % COLORS.length]));
+    const added: SubscriptionsAdded = {
+      type: 'SubscriptionsAdded', org: ctx.org.id, created: [channel], additions: subscribers.length > 0 ? [{ stream_id: channel.stream_id, user_ids: subscribers, props }] : [], acting_user_id: actor.user_id,
+    };
+    const facts: AnyFact[] = [added];
+    // Zulip posts the channel's creation in its "channel events" topic.
+    const kind = c.invite_only ? '**Private**' : '**Public**';
+    facts.push(notificationBotMessage(env, ctx, channel, CHANNEL_EVENTS_TOPIC,
+      `${kind} channel created by @_**${actor.full_name}|${actor.user_id}**. **Description:**\n\`\`\`\` quote\n${description === '' ? '*No description.*' : description}\n\`\`\`\``));
+    return { facts, value: { id: channel.stream_id } };
+  },
+});
+
 export const channels = area({
   name: 'channels',
-  commands: [updateChannel],
+  commands: [updateChannel, createChannel],
   facts: [channelUpdated],
+  register: [{ types: ['default_streams'], fill: (state, r, view) => void (state.default_streams = defaultChannels(view, r.org.id)) }],
 });

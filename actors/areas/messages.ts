@@ -156,6 +156,9 @@ export const sendChannelMessage = command({
     if (!hasContentAccess(ctx, sender)) {
       throw badRequest(`Not authorized to send to channel '${channel.name}'`);
     }
+    if (channel.groups?.can_send_message_group !== undefined && !hasGroupPermission(sender, channel.groups.can_send_message_group)) {
+      throw badRequest('You do not have permission to post in this channel.');
+    }
     const topic = checkTopic(command.topic);
     checkTopicsPolicy(channel.topics_policy, topic);
     const content = checkContent(command.content);

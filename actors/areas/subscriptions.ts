@@ -134,7 +134,8 @@ export interface Unsubscribe {
 }
 
 /** The colors Zulip assigns to new subscriptions, in order. */
-const COLORS = ['#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5', '#f5ce6e', '#c2726a', '#94c849', '#bd86e5', '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063', '#9987e1', '#e4523d', '#c2c2c2', '#4f8de4', '#c6a8ad', '#e7cc4d', '#c8bebf', '#a47462'];
+/** Zulip's subscription colors, handed out in turn. */
+export const COLORS = ['#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5', '#f5ce6e', '#c2726a', '#94c849', '#bd86e5', '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063', '#9987e1', '#e4523d', '#c2c2c2', '#4f8de4', '#c6a8ad', '#e7cc4d', '#c8bebf', '#a47462'];
 
 export function defaultSubscriptionProps(color: string): SubscriptionProps {
   return {
@@ -484,6 +485,16 @@ const PRISTINE = emptyChannel(0);
  * Everything is read from the state after the whole fact, as Zulip reads it after the
  * transaction; a channel created here is shown as created, before anyone joined.
  */
+/** The organization's default channels, as `default_streams` lists them. */
+export function defaultChannels(view: StateView, org: number): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const id of view.channelIdsOf(org)) {
+    const ch = view.channel(org, id)!;
+    if (ch.channel.is_default && !ch.channel.is_archived) out.push(channelView(ch));
+  }
+  return out;
+}
+
 function notifySubscriptionsAdded(world: StateView, fact: SubscriptionsAdded, seq: number): Delivery[] {
   const org = world.org(fact.org)!;
   const index = subscriptionIndex(fact);
@@ -491,6 +502,9 @@ function notifySubscriptionsAdded(world: StateView, fact: SubscriptionsAdded, se
   for (const inviteOnly of [false, true]) {
     const created = fact.created.filter((c) => c.invite_only === inviteOnly).map((channel) => JSON.stringify(channelView({ ...PRISTINE, channel })));
     if (created.length > 0) out.push({ org: fact.org, seq, type: 'stream', user_ids: activeUsersWhere(world, fact.org, seesNewChannel(inviteOnly)), event: listEvent('stream', 'create', 'streams', created) });
+  }
+  if (fact.created.some((c) => c.is_default)) {
+    out.push({ org: fact.org, seq, type: 'default_streams', user_ids: activeUsersWhere(world, fact.org), event: eventJson('default_streams', { default_streams: defaultChannels(world, fact.org) }) });
   }
 
   const views = new Map<number, string>();

@@ -26,6 +26,7 @@ export const ERROR_CATALOG = {
   REACTION_DOES_NOT_EXIST: { api: 'chat', status: 400 },
   MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: { api: 'chat', status: 400 },
   EXPECTATION_MISMATCH: { api: 'chat', status: 400 },
+  CHANNEL_ALREADY_EXISTS: { api: 'chat', status: 409 },
   INVALID_JSON: { api: 'chat', status: 400 },
   BAD_NARROW: { api: 'chat', status: 400 },
   BAD_EVENT_QUEUE_ID: { api: 'chat', status: 400 },

@@ -223,3 +223,41 @@ export const archiveStream = route({
     return { json: {} };
   },
 });
+
+export const createChannel = route({
+  method: 'POST',
+  path: '/api/v1/channels/create',
+  operationId: 'createChannel',
+  auth: 'user',
+  summary: 'Create a channel and subscribe users to it',
+  params: {
+    name: { schema: S.str, required: true },
+    description: { schema: S.str },
+    subscribers: { schema: S.intArray, required: true },
+    announce: { schema: S.bool },
+    invite_only: { schema: S.bool },
+    is_web_public: { schema: S.bool },
+    is_default_stream: { schema: S.bool },
+    folder_id: { schema: S.nonNegInt },
+    topics_policy: { schema: S.str },
+    history_public_to_subscribers: { schema: S.bool },
+    message_retention_days: { schema: Type.Union([Type.Integer(), Type.Literal('realm_default'), Type.Literal('unlimited')]) },
+    ...Object.fromEntries(['can_add_subscribers_group', 'can_create_topic_group', 'can_delete_any_message_group', 'can_delete_own_message_group', 'can_remove_subscribers_group', 'can_administer_channel_group',
+      'can_move_messages_out_of_channel_group', 'can_move_messages_within_channel_group', 'can_resolve_topics_group', 'can_send_message_group', 'can_subscribe_group'].map((k) => [k, { schema: Type.Union([Type.Integer(), S.obj]) }])),
+  },
+  async handler({ params, org, user, runtime }) {
+    const p = params as typeof params & Record<string, unknown>;
+    const groups: Record<string, unknown> = {};
+    for (const key of Object.keys(CHANNEL_GROUP_DEFAULTS)) if (p[key] !== undefined) groups[key] = p[key];
+    const { id } = await runtime.execute({
+      kind: 'org', org: org.id,
+      command: {
+        type: 'CREATE_CHANNEL', org: org.id, actor_id: user.user_id, name: params.name, description: params.description ?? '', subscribers: params.subscribers,
+        announce: params.announce ?? false, invite_only: params.invite_only ?? false, is_web_public: params.is_web_public ?? false, is_default_stream: params.is_default_stream ?? false,
+        folder_id: params.folder_id ?? null, topics_policy: params.topics_policy, history_public_to_subscribers: params.history_public_to_subscribers,
+        message_retention_days: params.message_retention_days, groups,
+      },
+    });
+    return { json: { id } };
+  },
+});
