@@ -106,6 +106,8 @@ export interface ChannelRecord {
   folder_id?: number | null;
   /** Whether the empty topic is allowed here (absent: `inherit`). */
   topics_policy?: TopicsPolicy;
+  /** Whether the channel had messages lately (absent: yes, as a new channel is). */
+  is_recently_active?: boolean;
 }
 
 /** Zulip's channel `topics_policy`. */

@@ -98,6 +98,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   if (runtime.queues.size > 0) await runtime.commitFacts([{ type: 'ServerRestarted' }]);
   runtime.queues.start();
   const scheduler = scheduleSnapshots(store, config, opts.log);
+  const activity = scheduleChannelActivity(store, opts.log);
   const control = await startControl(config.dataDir, controlHandlers(store), opts.log);
   let stopping: Promise<void> | undefined;
   return {
@@ -113,6 +114,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
         boardListener.close();
         control.close();
         clearInterval(scheduler);
+        clearInterval(activity);
         runtime.queues.releaseAll();
         await store.writer.drain();
         const info = await store.snapshot();
@@ -133,6 +135,25 @@ function controlHandlers(store: Store): Record<string, ControlHandler> {
     },
     ...boardControlHandlers(store.runtime),
   };
+}
+
+/** How often channels' recent activity is checked (Zulip runs its job daily; a message wakes a channel at once). */
+const CHANNEL_ACTIVITY_CHECK_MS = 3600_000;
+
+/** Checks every organization's channels for recent activity, once now and then every hour. */
+export function scheduleChannelActivity(store: Store, log: (line: string) => void): NodeJS.Timeout {
+  const check = (): void => {
+    for (const orgId of store.runtime.server().orgs.keys()) {
+      store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'CHECK_CHANNEL_ACTIVITY', org: orgId } }).then(
+        ({ changed }) => { if (changed > 0) log(`channel activity: ${changed} channels changed in organization ${orgId}`); },
+        (err: Error) => log(`channel activity check failed: ${err.message}`),
+      );
+    }
+  };
+  check();
+  const timer = setInterval(check, CHANNEL_ACTIVITY_CHECK_MS);
+  timer.unref();
+  return timer;
 }
 
 /** Takes snapshots as `snapshotDue` says; a failed snapshot is logged and retried later. */

@@ -202,3 +202,25 @@ t.test('POST /channels/create: every parameter, and its events', async (t) => {
   t.equal((await f.call(bob, 'GET', `/api/v1/streams/${priv.json.id}`)).json.msg, 'Invalid channel ID');
   t.equal((await f.call(alice, 'PATCH', `/api/v1/streams/${priv.json.id}`, { description: 'mine' })).status, 200, 'its creator administers it');
 });
+
+t.test('is_recently_active: the periodic check, a message waking a channel, and convergence', async (t) => {
+  const { f, alice, id } = await world();
+  t.teardown(f.stop);
+  await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'design', topic: 't', content: 'early' });
+  const reg = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['stream'], fetch_event_types: ['stream'] })).json;
+  const streams: any[] = reg.streams;
+  t.equal(streams.find((s) => s.stream_id === id).is_recently_active, true);
+  const check = () => f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CHECK_CHANNEL_ACTIVITY', org: 1 } });
+  t.same(await check(), { changed: 0 }, 'nothing to change while messages are recent');
+  f.clock.t += 181 * 24 * 3600 * 1000;
+  t.same(await check(), { changed: 1 });
+  t.equal((await f.call(alice, 'GET', `/api/v1/streams/${id}`)).json.stream.is_recently_active, false);
+  t.same(await check(), { changed: 0 }, 'and only once');
+  await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'design', topic: 't', content: 'back again' });
+  t.equal((await f.call(alice, 'GET', `/api/v1/streams/${id}`)).json.stream.is_recently_active, true, 'a message wakes it');
+  const events = await queueEvents(f, alice, reg.queue_id, 'stream');
+  t.same(events.map((e: any) => [e.property, e.value]), [['is_recently_active', false], ['is_recently_active', true]]);
+  for (const e of events) streams.find((s) => s.stream_id === e.stream_id)[e.property] = e.value;
+  const fresh = (await f.call(alice, 'POST', '/api/v1/register', { fetch_event_types: ['stream'] })).json.streams;
+  t.same(streams.map((s) => s.is_recently_active), fresh.map((s: any) => s.is_recently_active));
+});

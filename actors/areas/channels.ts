@@ -302,9 +302,55 @@ export const createChannel = command({
   },
 });
 
+/** Days without a message after which a channel is no longer recently active (Zulip's `LAST_ACTIVITY_DAYS_BEFORE_FOR_ACTIVE`). */
+export const RECENTLY_ACTIVE_DAYS = 180;
+
+/** Channels became, or stopped being, recently active. */
+export interface ChannelActivityChanged { type: 'ChannelActivityChanged'; org: number; changes: Array<{ stream_id: number; active: boolean }> }
+/** The periodic check of which channels are recently active (Zulip's daily job); a message wakes a channel at once. */
+export interface CheckChannelActivity { type: 'CHECK_CHANNEL_ACTIVITY'; org: number }
+
+export const checkChannelActivity = command({
+  type: 'CHECK_CHANNEL_ACTIVITY',
+  actor: 'org',
+  decide(ctx: OrgContext, c: CheckChannelActivity, env: DecideEnv, view: StateView): Decision<{ changed: number }, ChannelActivityChanged> {
+    const since = env.now() - RECENTLY_ACTIVE_DAYS * 24 * 3600;
+    const changes: ChannelActivityChanged['changes'] = [];
+    for (const id of view.channelIdsOf(ctx.org.id)) {
+      const ch = view.channel(ctx.org.id, id)!;
+      const newest = ch.ids.length > 0 ? ch.messages.get(ch.ids[ch.ids.length - 1])?.timestamp ?? 0 : ch.channel.date_created;
+      const active = newest >= since;
+      if (active !== (ch.channel.is_recently_active ?? true)) changes.push({ stream_id: id, active });
+    }
+    return { facts: changes.length === 0 ? [] : [{ type: 'ChannelActivityChanged', org: c.org, changes }], value: { changed: changes.length } };
+  },
+});
+
+const channelActivityChanged = fact<ChannelActivityChanged>({
+  type: 'ChannelActivityChanged',
+  apply: {
+    channel(ctx, f) {
+      const change = f.changes.find((x) => x.stream_id === ctx.channel.stream_id);
+      if (change) ctx.channel = { ...ctx.channel, is_recently_active: change.active };
+    },
+  },
+  route(f, to) {
+    for (const change of f.changes) to.channel(f.org, change.stream_id);
+  },
+  notify(f, seq, view) {
+    return f.changes.map((change) => {
+      const ch = view.channel(f.org, change.stream_id)!;
+      return {
+        org: f.org, seq, type: 'stream', user_ids: [...viewers(view, f.org, ch.channel, ch.subscribers)],
+        event: eventJson('stream', { op: 'update', stream_id: change.stream_id, name: ch.channel.name, property: 'is_recently_active', value: change.active }),
+      };
+    });
+  },
+});
+
 export const channels = area({
   name: 'channels',
-  commands: [updateChannel, createChannel],
-  facts: [channelUpdated],
+  commands: [updateChannel, createChannel, checkChannelActivity],
+  facts: [channelUpdated, channelActivityChanged],
   register: [{ types: ['default_streams'], fill: (state, r, view) => void (state.default_streams = defaultChannels(view, r.org.id)) }],
 });

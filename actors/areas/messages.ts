@@ -48,6 +48,8 @@ export interface MessageSent {
   unread_only?: number[];
   /** Recipients one of whose alert words it contains (absent: none). */
   alerted?: number[];
+  /** The message wakes a channel that was not recently active. */
+  reactivates?: boolean;
 }
 
 /** Whether a new message arrives unread for `userId`. */
@@ -164,7 +166,9 @@ export const sendChannelMessage = command({
     const content = checkContent(command.content);
     const rendered = renderMarkdown(content, mentionResolver(org));
     const to = { stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id };
-    return sent(env, command.org, command, sender.user_id, content, rendered, rendered.mentioned, alertedUsers(org, content, (id) => ctx.subscribers.has(id)), to);
+    const decision = sent(env, command.org, command, sender.user_id, content, rendered, rendered.mentioned, alertedUsers(org, content, (id) => ctx.subscribers.has(id)), to);
+    if (channel.is_recently_active === false) decision.facts[0].reactivates = true;
+    return decision;
   }
 });
 
@@ -212,6 +216,7 @@ const messageSent = fact<MessageSent>({
     },
     channel(ctx, f) {
       const m = f.message;
+      if (f.reactivates) ctx.channel = { ...ctx.channel, is_recently_active: true };
       ctx.ids.push(m.id);
       ctx.messages.set(m.id, m);
       const key = m.topic.toLowerCase();
@@ -243,6 +248,13 @@ const messageSent = fact<MessageSent>({
     const out: Delivery[] = [notifyMessage(view, f, seq)];
     // A channel's first message: clients learn its `first_message_id` (Zulip sends this update too).
     const ch = f.message.stream_id === null ? undefined : view.channel(f.org, f.message.stream_id);
+    if (ch && f.reactivates) {
+      out.push({
+        org: f.org, seq, type: 'stream',
+        user_ids: activeUsersWhere(view, f.org, (u) => canAccessChannel(u, ch.channel, ch.subscribers)),
+        event: eventJson('stream', { op: 'update', stream_id: ch.channel.stream_id, name: ch.channel.name, property: 'is_recently_active', value: true }),
+      });
+    }
     if (ch && ch.ids[0] === f.message.id) {
       out.push({
         org: f.org, seq, type: 'stream',

@@ -85,6 +85,7 @@ function channelFields(ch: ChannelContext): Record<string, unknown> {
     stream_post_policy: 1,
     message_retention_days: c.message_retention_days,
     is_archived: c.is_archived,
+    is_recently_active: c.is_recently_active ?? true,
     topics_policy: c.topics_policy ?? 'inherit',
     ...Object.fromEntries(CHANNEL_GROUP_KEYS.map((key) => [key, channelGroupSetting(c, key)])),
     stream_weekly_traffic: null,
