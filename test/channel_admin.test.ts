@@ -224,3 +224,17 @@ t.test('is_recently_active: the periodic check, a message waking a channel, and 
   const fresh = (await f.call(alice, 'POST', '/api/v1/register', { fetch_event_types: ['stream'] })).json.streams;
   t.same(streams.map((s) => s.is_recently_active), fresh.map((s: any) => s.is_recently_active));
 });
+
+t.test('a folder that holds a channel cannot be archived', async (t) => {
+  const { f, id } = await world();
+  t.teardown(f.stop);
+  const folder = (await f.call(f.owner, 'POST', '/api/v1/channel_folders/create', { name: 'Busy', description: '' })).json.channel_folder_id;
+  await patch(f, f.owner, id, { folder_id: folder });
+  const r = await f.call(f.owner, 'PATCH', `/api/v1/channel_folders/${folder}`, { is_archived: true });
+  t.same([r.status, r.json.msg], [400, 'You need to remove all the channels from this folder to archive it.']);
+  await f.call(f.owner, 'DELETE', `/api/v1/streams/${id}`);
+  t.equal((await f.call(f.owner, 'PATCH', `/api/v1/channel_folders/${folder}`, { is_archived: true })).status, 200, 'an archived channel does not count');
+  await f.subscribe(f.owner, 'another');
+  const another = f.runtime.org(1)!.channelsByName.get('another')!;
+  t.same((await patch(f, f.owner, another, { folder_id: folder })).json.msg, 'Channel folder is archived', 'and no channel goes into an archived folder');
+});

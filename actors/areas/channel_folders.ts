@@ -77,7 +77,7 @@ export const createChannelFolder = command({
 export const updateChannelFolder = command({
   type: 'UPDATE_CHANNEL_FOLDER',
   actor: 'org',
-  decide(ctx: OrgContext, c: UpdateChannelFolder): Decision<Record<string, never>, ChannelFolderUpdated> {
+  decide(ctx: OrgContext, c: UpdateChannelFolder, _env: DecideEnv, view: StateView): Decision<Record<string, never>, ChannelFolderUpdated> {
     requireAdmin(ctx, c.actor_id);
     const folder = ctx.folders.get(c.folder_id);
     if (!folder) throw badRequest('Invalid channel folder ID');
@@ -88,8 +88,15 @@ export const updateChannelFolder = command({
     if (c.description !== undefined && c.description !== folder.description) {
       change({ description: checkDescription(c.description), rendered_description: rendered(ctx, c.description) });
     }
-    // Archiving needs the folder empty; no channel can be put in a folder yet, so it always is.
-    if (c.is_archived !== undefined && c.is_archived !== folder.is_archived) change({ is_archived: c.is_archived });
+    if (c.is_archived !== undefined && c.is_archived !== folder.is_archived) {
+      // Zulip's check_channel_folder_in_use: an archived folder holds no live channel.
+      const inUse = view.channelIdsOf(c.org).some((id) => {
+        const ch = view.channel(c.org, id)!.channel;
+        return ch.folder_id === folder.id && !ch.is_archived;
+      });
+      if (c.is_archived && inUse) throw badRequest('You need to remove all the channels from this folder to archive it.');
+      change({ is_archived: c.is_archived });
+    }
     return { facts, value: {} };
   },
 });
