@@ -334,9 +334,11 @@ t.test('SEND_CHANNEL_MESSAGE: ids, topics and unread state', async (t) => {
   t.same(r.runtime.user(ORG, 3)!.unread.size, 0, 'a non-subscriber gets nothing');
 
   const events = notify(r.runtime, sent);
-  t.same(eventsFor(events, 1).map((e) => [e.type, e.message.id, e.flags]), [['message', 1, ['read']]]);
-  t.same(eventsFor(events, 2).map((e) => [e.type, e.message.id, e.flags]), [['message', 1, ['mentioned']]]);
-  t.same(eventsFor(events, 3), []);
+  const messages = (user: number) => eventsFor(events, user).filter((e) => e.type === 'message');
+  t.same(messages(1).map((e) => [e.type, e.message.id, e.flags]), [['message', 1, ['read']]]);
+  t.same(messages(2).map((e) => [e.type, e.message.id, e.flags]), [['message', 1, ['mentioned']]]);
+  t.same(eventsFor(events, 1).filter((e) => e.type === 'stream').map((e) => [e.property, e.value]), [['first_message_id', 1]], 'the channel\'s first message is announced');
+  t.same(eventsFor(events, 3).filter((e) => e.type === 'message'), [], 'a non-subscriber gets no message');
 });
 
 t.test('SEND_DIRECT: participants, recipients and unread state', async (t) => {
