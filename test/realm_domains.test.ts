@@ -26,6 +26,7 @@ t.test('owners manage domains; the checks', async (t) => {
   };
   await bad('POST', '/api/v1/realm/domains', { domain: 'example.org', allow_subdomains: false }, 'The domain example.org is already a part of your organization.');
   await bad('POST', '/api/v1/realm/domains', { domain: 'localhost', allow_subdomains: false }, 'Invalid domain: Domain must have at least one dot (.)');
+  await bad('POST', '/api/v1/realm/domains', { domain: '1.5', allow_subdomains: false }, 'Invalid domain: Domain must end in a top-level domain of letters.');
   await bad('POST', '/api/v1/realm/domains', { domain: 'bad_domain.com', allow_subdomains: false }, "Invalid domain: Domain can only have letters, numbers, '.' and '-'s.");
   await bad('PATCH', '/api/v1/realm/domains/nope.example', { allow_subdomains: true }, 'No entry found for domain nope.example.');
   t.same((await f.call(roles[3][1], 'GET', '/api/v1/realm/domains')).json.domains, [{ domain: 'owner.example.com', allow_subdomains: false }, { domain: 'example.org', allow_subdomains: true }], 'anyone lists them');

@@ -31,6 +31,8 @@ export function checkDomain(raw: string): string {
   if (!domain.includes('.')) throw badRequest('Invalid domain: Domain must have at least one dot (.)');
   if (domain.length > 255) throw badRequest('Invalid domain: Domain is too long');
   if (domain.startsWith('.') || domain.endsWith('.')) throw badRequest("Invalid domain: Domain cannot start or end with a '.'");
+  // Stricter than Zulip in one way: a top-level domain has letters ("1.5" is no domain).
+  if (!/[a-z]/.test(domain.slice(domain.lastIndexOf('.') + 1))) throw badRequest('Invalid domain: Domain must end in a top-level domain of letters.');
   for (const label of domain.split('.')) {
     if (label === '') throw badRequest("Invalid domain: Consecutive '.' are not allowed.");
     if (label.startsWith('-') || label.endsWith('-')) throw badRequest("Invalid domain: Subdomains cannot start or end with a '-'.");
