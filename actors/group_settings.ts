@@ -7,7 +7,7 @@
  * administrators within moderators within members within everyone within internet,
  * and full members within members.
  */
-import { badRequest } from './errors.js';
+import { ApiError, badRequest } from './errors.js';
 import { Role, type GroupSettingValue, type UserRecord } from './types.js';
 
 /** Ids of the system user groups, the same in every organization. */
@@ -66,4 +66,23 @@ export function checkGroupSetting(value: GroupSettingValue, isUser: (id: number)
   for (const id of value.direct_subgroups) if (!isGroupId(id)) throw badRequest('Invalid user group ID: ' + id);
   const sorted = (ids: number[]): number[] => [...new Set(ids)].sort((a, b) => a - b);
   return { direct_members: sorted(value.direct_members), direct_subgroups: sorted(value.direct_subgroups) };
+}
+
+/**
+ * A group setting's change as requests give it (`{"new": value, "old": value}`,
+ * Zulip's `GroupSettingChangeRequest`): `old`, when given, must be the current value
+ * (`EXPECTATION_MISMATCH` otherwise); `new` is checked, and is never `role:internet`.
+ */
+export function groupSettingChange(name: string, request: unknown, current: GroupSettingValue, isUser: (id: number) => boolean): GroupSettingValue {
+  if (typeof request !== 'object' || request === null || !('new' in request)) throw badRequest(`${name} is missing 'new'`);
+  const { new: next, old } = request as { new: unknown; old?: unknown };
+  const asValue = (v: unknown): GroupSettingValue => {
+    if (typeof v === 'number' && Number.isInteger(v)) return v;
+    if (v && typeof v === 'object' && Array.isArray((v as { direct_members?: unknown }).direct_members) && Array.isArray((v as { direct_subgroups?: unknown }).direct_subgroups)) return v as GroupSettingValue;
+    throw badRequest(`Invalid ${name}`);
+  };
+  if (old !== undefined && JSON.stringify(asValue(old)) !== JSON.stringify(current)) throw new ApiError('EXPECTATION_MISMATCH', "'old' value does not match the expected value.");
+  const value = checkGroupSetting(asValue(next), isUser);
+  if (value === SYSTEM_GROUPS.internet) throw badRequest(`'${name}' setting cannot be set to 'role:internet' group.`);
+  return value;
 }

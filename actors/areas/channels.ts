@@ -12,7 +12,7 @@ import { area, command, fact, type Delivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest } from '../errors.js';
-import { checkGroupSetting, hasGroupPermission, SYSTEM_GROUPS } from '../group_settings.js';
+import { groupSettingChange, hasGroupPermission, SYSTEM_GROUPS } from '../group_settings.js';
 import { canAccessChannel, channelGroupSetting, CHANNEL_GROUP_DEFAULTS, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { renderMarkdown } from '../markdown/index.js';
@@ -51,24 +51,14 @@ export interface UpdateChannel {
   groups?: Record<string, unknown>;
 }
 
+/** Whether an id names an active user of the organization (for group-setting values). */
+const activeUserOf = (org: OrgContext) => (id: number): boolean => org.users.get(id)?.is_active === true;
+
 /** Whether `user` administers the channel: the organization's administrators and the channel's `can_administer_channel_group`. */
 export function isChannelAdmin(user: UserRecord, channel: ChannelRecord): boolean {
   return user.is_active && (user.role <= Role.ADMIN || hasGroupPermission(user, channelGroupSetting(channel, 'can_administer_channel_group')));
 }
 
-function groupChange(ctx: OrgContext, key: ChannelGroupSettingKey, request: unknown, current: GroupSettingValue): GroupSettingValue {
-  if (typeof request !== 'object' || request === null || !('new' in request)) throw badRequest(`${key} is missing 'new'`);
-  const { new: next, old } = request as { new: unknown; old?: unknown };
-  const asValue = (v: unknown): GroupSettingValue => {
-    if (typeof v === 'number' && Number.isInteger(v)) return v;
-    if (v && typeof v === 'object' && Array.isArray((v as { direct_members?: unknown }).direct_members) && Array.isArray((v as { direct_subgroups?: unknown }).direct_subgroups)) return v as GroupSettingValue;
-    throw badRequest(`Invalid ${key}`);
-  };
-  if (old !== undefined && JSON.stringify(asValue(old)) !== JSON.stringify(current)) throw new ApiError('EXPECTATION_MISMATCH', "'old' value does not match the expected value.");
-  const value = checkGroupSetting(asValue(next), (id) => ctx.users.get(id)?.is_active === true);
-  if (value === SYSTEM_GROUPS.internet) throw badRequest(`'${key}' setting cannot be set to 'role:internet' group.`);
-  return value;
-}
 
 export const updateChannel = command({
   type: 'UPDATE_CHANNEL',
@@ -135,7 +125,7 @@ export const updateChannel = command({
       for (const [key, request] of Object.entries(c.groups)) {
         if (!(key in CHANNEL_GROUP_DEFAULTS)) continue;
         const k = key as ChannelGroupSettingKey;
-        const value = groupChange(org, k, request, channelGroupSetting(record, k));
+        const value = groupSettingChange(k, request, channelGroupSetting(record, k), activeUserOf(org));
         if (JSON.stringify(value) !== JSON.stringify(channelGroupSetting(record, k))) groups[k] = value;
       }
       if (Object.keys(groups).length > 0) changes.groups = groups;
@@ -269,7 +259,7 @@ export const createChannel = command({
     };
     for (const [key, raw] of Object.entries(c.groups)) {
       if (!(key in CHANNEL_GROUP_DEFAULTS)) continue;
-      const value = groupChange(ctx, key as ChannelGroupSettingKey, { new: raw }, CHANNEL_GROUP_DEFAULTS[key as ChannelGroupSettingKey]);
+      const value = groupSettingChange(key, { new: raw }, CHANNEL_GROUP_DEFAULTS[key as ChannelGroupSettingKey], activeUserOf(ctx));
       groups[key as ChannelGroupSettingKey] = value;
     }
     if (c.invite_only && !history && groups.can_create_topic_group !== undefined && groups.can_create_topic_group !== SYSTEM_GROUPS.everyone) {

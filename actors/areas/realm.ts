@@ -10,7 +10,7 @@
 import { area, command, fact } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import { ApiError, adminRequired, badRequest } from '../errors.js';
-import { checkGroupSetting, SYSTEM_GROUPS } from '../group_settings.js';
+import { groupSettingChange } from '../group_settings.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { codePointLength } from '../message_rules.js';
 import { checkRealmValue, isGroupSetting, realmSettings, REALM_SETTING_NAMES, UPDATE_DICT_SETTINGS, type RealmSettingName } from '../realm_settings.js';
@@ -33,22 +33,6 @@ function sameValue(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-/** A group setting's `{new, old}` request (Zulip's `GroupSettingChangeRequest`). */
-function groupChange(ctx: OrgContext, name: string, request: unknown, current: GroupSettingValue): GroupSettingValue {
-  if (typeof request !== 'object' || request === null || !('new' in request)) throw badRequest(`${name} is missing 'new'`);
-  const { new: next, old } = request as { new: unknown; old?: unknown };
-  const asValue = (v: unknown): GroupSettingValue => {
-    if (typeof v === 'number' && Number.isInteger(v)) return v;
-    if (typeof v === 'object' && v !== null && Array.isArray((v as { direct_members?: unknown }).direct_members) && Array.isArray((v as { direct_subgroups?: unknown }).direct_subgroups)) {
-      return v as GroupSettingValue;
-    }
-    throw badRequest(`Invalid ${name}`);
-  };
-  if (old !== undefined && !sameValue(asValue(old), current)) throw new ApiError('EXPECTATION_MISMATCH', "'old' value does not match the expected value.");
-  const value = checkGroupSetting(asValue(next), (id) => ctx.users.get(id)?.is_active === true);
-  if (value === SYSTEM_GROUPS.internet) throw badRequest(`'${name}' setting cannot be set to 'role:internet' group.`);
-  return value;
-}
 
 export const updateRealm = command({
   type: 'UPDATE_REALM',
@@ -72,7 +56,7 @@ export const updateRealm = command({
       if (!(REALM_SETTING_NAMES as string[]).includes(name)) continue;
       const key = name as RealmSettingName;
       if (OWNER_ONLY.has(key) && actor.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
-      const value = isGroupSetting(key) ? groupChange(ctx, key, request, current[key] as GroupSettingValue) : checkRealmValue(key, request);
+      const value = isGroupSetting(key) ? groupSettingChange(key, request, current[key] as GroupSettingValue, (id) => ctx.users.get(id)?.is_active === true) : checkRealmValue(key, request);
       if (!sameValue(value, current[key])) changes[key] = value;
     }
     return { facts: Object.keys(changes).length === 0 ? [] : [{ type: 'RealmSettingsChanged', org: c.org, changes }], value: {} };
