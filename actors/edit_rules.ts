@@ -5,7 +5,7 @@
  * channel's permission settings and the acting user.
  */
 import { ApiError, badRequest } from './errors.js';
-import { hasGroupPermission } from './group_settings.js';
+import { hasGroupPermission, type GroupDirectory } from './group_settings.js';
 import { channelGroupSetting } from './kinds/channel.js';
 import { EDIT_LIMIT_BUFFER_SECONDS, type RealmMessageSettings } from './realm_settings.js';
 import { Role, type ChannelRecord, type MessageRecord, type UserRecord } from './types.js';
@@ -18,8 +18,9 @@ export function isModerator(user: UserRecord): boolean {
   return user.role <= Role.MODERATOR;
 }
 
-function isChannelAdministrator(user: UserRecord, channel: ChannelRecord): boolean {
-  return user.role <= Role.ADMIN || hasGroupPermission(user, channelGroupSetting(channel, 'can_administer_channel_group'));
+/** Whether `user` administers the channel: the organization's administrators and the channel's `can_administer_channel_group`. */
+export function isChannelAdmin(org: GroupDirectory, user: UserRecord, channel: ChannelRecord): boolean {
+  return user.is_active && (user.role <= Role.ADMIN || hasGroupPermission(org, user, channelGroupSetting(channel, 'can_administer_channel_group')));
 }
 
 /**
@@ -37,24 +38,24 @@ export function checkCanEditContent(editor: UserRecord, m: MessageRecord, nowSec
 }
 
 /** `can_edit_topic`: the organization's topic movers, the channel's, and channel administrators. */
-export function canMoveWithinChannel(user: UserRecord, channel: ChannelRecord, settings: RealmMessageSettings): boolean {
-  return hasGroupPermission(user, settings.can_move_messages_between_topics_group)
-    || hasGroupPermission(user, channelGroupSetting(channel, 'can_move_messages_within_channel_group'))
-    || isChannelAdministrator(user, channel);
+export function canMoveWithinChannel(org: GroupDirectory, user: UserRecord, channel: ChannelRecord, settings: RealmMessageSettings): boolean {
+  return hasGroupPermission(org, user, settings.can_move_messages_between_topics_group)
+    || hasGroupPermission(org, user, channelGroupSetting(channel, 'can_move_messages_within_channel_group'))
+    || isChannelAdmin(org, user, channel);
 }
 
 /** `can_move_messages_out_of_channel`. */
-export function canMoveOutOfChannel(user: UserRecord, channel: ChannelRecord, settings: RealmMessageSettings): boolean {
-  return hasGroupPermission(user, settings.can_move_messages_between_channels_group)
-    || hasGroupPermission(user, channelGroupSetting(channel, 'can_move_messages_out_of_channel_group'))
-    || isChannelAdministrator(user, channel);
+export function canMoveOutOfChannel(org: GroupDirectory, user: UserRecord, channel: ChannelRecord, settings: RealmMessageSettings): boolean {
+  return hasGroupPermission(org, user, settings.can_move_messages_between_channels_group)
+    || hasGroupPermission(org, user, channelGroupSetting(channel, 'can_move_messages_out_of_channel_group'))
+    || isChannelAdmin(org, user, channel);
 }
 
 /** `can_resolve_topics`. */
-export function canResolveTopics(user: UserRecord, channel: ChannelRecord, settings: RealmMessageSettings): boolean {
-  return hasGroupPermission(user, settings.can_resolve_topics_group)
-    || hasGroupPermission(user, channelGroupSetting(channel, 'can_resolve_topics_group'))
-    || isChannelAdministrator(user, channel);
+export function canResolveTopics(org: GroupDirectory, user: UserRecord, channel: ChannelRecord, settings: RealmMessageSettings): boolean {
+  return hasGroupPermission(org, user, settings.can_resolve_topics_group)
+    || hasGroupPermission(org, user, channelGroupSetting(channel, 'can_resolve_topics_group'))
+    || isChannelAdmin(org, user, channel);
 }
 
 /** Whether a move older than `limit` seconds (plus the grace) is refused to `user`. */

@@ -20,6 +20,8 @@ export interface QueueRegistered {
   bulk_message_deletion?: boolean;
   /** The client computes Gravatar URLs itself (`client_gravatar`; absent in older facts: false). */
   client_gravatar?: boolean;
+  /** Capability `include_deactivated_groups` (absent in older facts: false). */
+  include_deactivated_groups?: boolean;
 }
 /** Event queues went away: deleted by their client, idle too long, or overflowed. */
 export interface QueuesDropped { type: 'QueuesDropped'; queue_ids: string[]; reason: string }

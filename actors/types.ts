@@ -47,6 +47,8 @@ export interface UserRecord {
   bot_defaults?: BotDefaults;
   /** The server operator's grant to change other users' emails (Zulip's `can_change_user_emails`; `parley user-email-changes`). */
   can_change_user_emails?: boolean;
+  /** A member still within the organization's waiting period: not yet in `role:fullmembers` (absent: a full member). */
+  probation?: boolean;
 }
 
 /** A bot's default channels (Zulip's `default_sending_stream`, `default_events_register_stream`, `default_all_public_streams`). */
@@ -115,6 +117,25 @@ export type TopicsPolicy = 'inherit' | 'allow_empty_topic' | 'disable_empty_topi
 
 /** A group-setting value: a user group's id, or an anonymous group. */
 export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
+
+/** The permission settings of a named user group. */
+export const USER_GROUP_SETTINGS = ['can_add_members_group', 'can_join_group', 'can_leave_group', 'can_manage_group', 'can_mention_group', 'can_remove_members_group'] as const;
+export type UserGroupSettingName = (typeof USER_GROUP_SETTINGS)[number];
+
+/** A user group the organization made (system groups are derived from roles). */
+export interface UserGroupRecord {
+  id: number;
+  name: string;
+  description: string;
+  /** Direct members, ascending. Deactivated users stay, and count again once reactivated. */
+  members: number[];
+  /** Direct subgroups, ascending. */
+  subgroups: number[];
+  creator_id: number | null;
+  date_created: number | null;
+  deactivated: boolean;
+  settings: Record<UserGroupSettingName, GroupSettingValue>;
+}
 
 /** The group-setting permissions of a channel. */
 export type ChannelGroupSettingKey =

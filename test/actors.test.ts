@@ -10,6 +10,7 @@ import { notify, type Delivery } from '../actors/areas/index.js';
 import { defaultRuntimeOptions, Runtime, type FactSink, type Target } from '../actors/runtime/runtime.js';
 import { Role, type OrgRecord, type RoleNumber, type UserRecord } from '../actors/types.js';
 import { ApiError } from '../actors/errors.js';
+import { SYSTEM_GROUPS } from '../actors/group_settings.js';
 
 const ORG = 1;
 
@@ -107,7 +108,7 @@ function eventsFor(deliveries: Delivery[], userId: number): any[] {
   const out: any[] = [];
   for (const d of deliveries) {
     if (!('user_ids' in d) || ![...d.user_ids].includes(userId)) continue;
-    const e = typeof d.event === 'function' ? d.event(userId, false) : d.event;
+    const e = typeof d.event === 'function' ? d.event(userId, { empty_topic_name: false, bulk_message_deletion: false, client_gravatar: false, include_deactivated_groups: false }) : d.event;
     out.push(JSON.parse(`{${e.json}}`));
   }
   return out;
@@ -202,8 +203,12 @@ t.test('CREATE_USER: an owner may, a member may not', async (t) => {
   const events = notify(r.runtime, created);
   for (const uid of [1, 2]) {
     const got = eventsFor(events, uid);
-    t.equal(got.length, 1);
+    t.equal(got.length, 3);
     t.match(got[0], { type: 'realm_user', op: 'add', person: { user_id: 2, email: 'bea@acme.test', full_name: 'Bea' } });
+    t.same(got.slice(1), [
+      { type: 'user_group', op: 'add_members', group_id: SYSTEM_GROUPS.members, user_ids: [2] },
+      { type: 'user_group', op: 'add_members', group_id: SYSTEM_GROUPS.full_members, user_ids: [2] },
+    ], 'a new member joins role:members and role:fullmembers');
   }
 
   const seq = r.runtime.lastSeq;

@@ -453,7 +453,9 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const doomedBot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Doomed Bot', short_name: 'doomed' })).json.user_id as number;
   const profileField = (await f.call(f.owner, 'POST', '/api/v1/realm/profile_fields', { name: 'Seed field', field_type: 1 })).json.id as number;
   const doomedField = (await f.call(f.owner, 'POST', '/api/v1/realm/profile_fields', { name: 'Doomed field', field_type: 1 })).json.id as number;
-  if (doomed.status !== 200) throw new Error('fixture setup failed');
+  const seedGroup = (await f.call(f.owner, 'POST', '/api/v1/user_groups/create', { name: 'seed group', description: '', members: `[${alice.user_id}]` })).json.group_id as number;
+  const doomedGroup = (await f.call(f.owner, 'POST', '/api/v1/user_groups/create', { name: 'doomed group', description: '', members: '[]' })).json.group_id as number;
+  if (doomed.status !== 200 || !seedGroup || !doomedGroup) throw new Error('fixture setup failed');
 
   /** A valid request for each route, from which every case breaks one thing. */
   const BASES: Record<string, ChatBase | ChatBase[]> = {
@@ -536,6 +538,15 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     // The victim is active, so this base is itself refused: only the path matters here.
     'POST /api/v1/users/{user_id}/reactivate': { pathParams: { user_id: String(victim.user_id) }, params: {} },
     'GET /api/v1/get_stream_id': { params: { stream: 'general' } },
+    'POST /api/v1/user_groups/create': { params: { name: 'fuzz group', description: 'made by the fuzz test', members: `[${alice.user_id}]`, subgroups: `[${seedGroup}]` } },
+    'GET /api/v1/user_groups': { params: { include_deactivated_groups: 'true' } },
+    'PATCH /api/v1/user_groups/{user_group_id}': { pathParams: { user_group_id: String(seedGroup) }, params: { description: 'fuzzed', can_join_group: JSON.stringify({ new: 6 }) } },
+    'POST /api/v1/user_groups/{user_group_id}/deactivate': { pathParams: { user_group_id: String(doomedGroup) }, params: {} },
+    'POST /api/v1/user_groups/{user_group_id}/members': { pathParams: { user_group_id: String(seedGroup) }, params: { add: '[1]' } },
+    'POST /api/v1/user_groups/{user_group_id}/subgroups': { pathParams: { user_group_id: String(seedGroup) }, params: { add: '[4]' } },
+    'GET /api/v1/user_groups/{user_group_id}/members': { pathParams: { user_group_id: String(seedGroup) }, params: { direct_member_only: 'true' } },
+    'GET /api/v1/user_groups/{user_group_id}/subgroups': { pathParams: { user_group_id: String(seedGroup) }, params: {} },
+    'GET /api/v1/user_groups/{user_group_id}/members/{user_id}': { pathParams: { user_group_id: String(seedGroup), user_id: String(alice.user_id) }, params: {} },
     'POST /api/v1/users/me/subscriptions': { params: { subscriptions: '[{"name":"general"}]' } },
     'DELETE /api/v1/users/me/subscriptions': { params: { subscriptions: '["random"]' } },
   };

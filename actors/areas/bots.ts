@@ -84,7 +84,7 @@ export const createBot = command({
     const settings = realmSettings(ctx);
     if (c.bot_type !== BOT_TYPES.DEFAULT_BOT && c.bot_type !== BOT_TYPES.INCOMING_WEBHOOK_BOT) throw badRequest('Invalid bot type');
     const group = c.bot_type === BOT_TYPES.INCOMING_WEBHOOK_BOT ? settings.can_create_write_only_bots_group : settings.can_create_bots_group;
-    if (!hasGroupPermission(actor, group)) throw badRequest('Insufficient permission');
+    if (!hasGroupPermission(ctx, actor, group)) throw badRequest('Insufficient permission');
     const email = botEmail(c.short_name, ctx.org.subdomain);
     if (ctx.byEmail.has(email)) throw badRequest('Username already in use');
     const user = makeUser(env, { user_id: ctx.nextUserId, recipient_id: ctx.nextRecipientId, email, password_hash: '', full_name: checkFullName(c.full_name), role: Role.MEMBER });

@@ -13,13 +13,14 @@ import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest } from '../errors.js';
 import { groupSettingChange, hasGroupPermission, SYSTEM_GROUPS } from '../group_settings.js';
+import { isChannelAdmin } from '../edit_rules.js';
 import { canAccessChannel, channelGroupSetting, CHANNEL_GROUP_DEFAULTS, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { renderMarkdown } from '../markdown/index.js';
 import { CHANNEL_EVENTS_TOPIC, checkChannelName, codePointLength, LIMITS } from '../message_rules.js';
 import { eventJson, listEvent } from '../render/events.js';
 import { channelView } from '../render/views.js';
-import { Role, type ChannelGroupSettingKey, type ChannelRecord, type GroupSettingValue, type TopicsPolicy, type UserRecord } from '../types.js';
+import { Role, type ChannelGroupSettingKey, type ChannelRecord, type GroupSettingValue, type TopicsPolicy } from '../types.js';
 import { mentionResolver, notificationBotMessage } from './messages.js';
 import { COLORS, defaultChannels, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
 import { realmSettings } from '../realm_settings.js';
@@ -51,13 +52,6 @@ export interface UpdateChannel {
   groups?: Record<string, unknown>;
 }
 
-/** Whether an id names an active user of the organization (for group-setting values). */
-const activeUserOf = (org: OrgContext) => (id: number): boolean => org.users.get(id)?.is_active === true;
-
-/** Whether `user` administers the channel: the organization's administrators and the channel's `can_administer_channel_group`. */
-export function isChannelAdmin(user: UserRecord, channel: ChannelRecord): boolean {
-  return user.is_active && (user.role <= Role.ADMIN || hasGroupPermission(user, channelGroupSetting(channel, 'can_administer_channel_group')));
-}
 
 
 export const updateChannel = command({
@@ -67,7 +61,7 @@ export const updateChannel = command({
     const org = view.org(c.org)!;
     const actor = org.users.get(c.actor_id);
     if (!actor || !actor.is_active || !canAccessChannel(actor, ch.channel, ch.subscribers)) throw badRequest('Invalid channel ID');
-    if (!isChannelAdmin(actor, ch.channel)) throw badRequest('You do not have permission to administer this channel.');
+    if (!isChannelAdmin(org, actor, ch.channel)) throw badRequest('You do not have permission to administer this channel.');
     const record = ch.channel;
     const changes: ChannelChanges = {};
     if (record.is_archived && c.is_archived !== false) throw badRequest('Channel is archived.');
@@ -125,7 +119,7 @@ export const updateChannel = command({
       for (const [key, request] of Object.entries(c.groups)) {
         if (!(key in CHANNEL_GROUP_DEFAULTS)) continue;
         const k = key as ChannelGroupSettingKey;
-        const value = groupSettingChange(k, request, channelGroupSetting(record, k), activeUserOf(org));
+        const value = groupSettingChange(org, k, request, channelGroupSetting(record, k));
         if (JSON.stringify(value) !== JSON.stringify(channelGroupSetting(record, k))) groups[k] = value;
       }
       if (Object.keys(groups).length > 0) changes.groups = groups;
@@ -229,7 +223,7 @@ export const createChannel = command({
     const actor = ctx.users.get(c.actor_id);
     if (!actor || !actor.is_active) throw badRequest('Invalid user');
     const settings = realmSettings(ctx);
-    const allowed = hasGroupPermission(actor, c.invite_only ? settings.can_create_private_channel_group : settings.can_create_public_channel_group);
+    const allowed = hasGroupPermission(ctx, actor, c.invite_only ? settings.can_create_private_channel_group : settings.can_create_public_channel_group);
     if (!allowed) throw badRequest('Insufficient permission');
     const name = checkChannelName(c.name);
     if (ctx.channelsByName.has(name.toLowerCase())) throw new ApiError('CHANNEL_ALREADY_EXISTS', `Channel '${name}' already exists`);
@@ -259,7 +253,7 @@ export const createChannel = command({
     };
     for (const [key, raw] of Object.entries(c.groups)) {
       if (!(key in CHANNEL_GROUP_DEFAULTS)) continue;
-      const value = groupSettingChange(key, { new: raw }, CHANNEL_GROUP_DEFAULTS[key as ChannelGroupSettingKey], activeUserOf(ctx));
+      const value = groupSettingChange(ctx, key, { new: raw }, CHANNEL_GROUP_DEFAULTS[key as ChannelGroupSettingKey]);
       groups[key as ChannelGroupSettingKey] = value;
     }
     if (c.invite_only && !history && groups.can_create_topic_group !== undefined && groups.can_create_topic_group !== SYSTEM_GROUPS.everyone) {
@@ -270,7 +264,7 @@ export const createChannel = command({
       const user = ctx.users.get(id);
       if (!user || !user.is_active) throw badRequest(`Invalid user ID: ${id}`);
     }
-    if (subscribers.some((id) => id !== actor.user_id) && !hasGroupPermission(actor, settings.can_add_subscribers_group)) {
+    if (subscribers.some((id) => id !== actor.user_id) && !hasGroupPermission(ctx, actor, settings.can_add_subscribers_group)) {
       throw badRequest('Insufficient permission');
     }
     const channel: ChannelRecord = {

@@ -27,11 +27,12 @@ import { settings } from './settings.js';
 import { subscriptions } from './subscriptions.js';
 import { typing } from './typing.js';
 import { userAdmin } from './user_admin.js';
+import { userGroups } from './user_groups.js';
 import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, linkifiers, alertWords, users, userAdmin, bots, profileFields, settings, userStatus, subscriptions, channels, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, linkifiers, alertWords, users, userAdmin, userGroups, bots, profileFields, settings, userStatus, subscriptions, channels, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

@@ -31,7 +31,7 @@ import { eventJson } from '../render/events.js';
 import { htmlDiff } from '../render/html_diff.js';
 import { topicLinks } from '../render/views.js';
 import { Role, type EditHistoryEntry, type MessageRecord, type UserRecord } from '../types.js';
-import { deletionDelivery, mentionResolver, notificationBotMessage, type MessageDeleted } from './messages.js';
+import { checkGroupMentions, deletionDelivery, mentionResolver, notificationBotMessage, type MessageDeleted } from './messages.js';
 import { VisibilityPolicy, type UserTopicChanged } from './user_topics.js';
 import { alertedUsers } from './alert_words.js';
 
@@ -154,6 +154,7 @@ export const editDirectMessage = command({
     const now = env.now();
     const content = newContent(c.content!);
     const rendered = renderMarkdown(content, mentionResolver(ctx));
+    checkGroupMentions(ctx, editor, rendered);
     const participants = new Set(m.dm_user_ids);
     const entry: EditHistoryEntry = { user_id: editor.user_id, timestamp: now, prev_content: m.content, prev_rendered_content: m.rendered };
     const edited: MessageRecord = { ...m, content, rendered: rendered.html, last_edit_timestamp: now, edit_history: [entry, ...(m.edit_history ?? [])] };
@@ -218,9 +219,9 @@ export const editChannelMessage = command({
 
     if (topicChanged) {
       if (resolved || unresolved) {
-        if (!canResolveTopics(editor, ch.channel, settings)) throw badRequest("You don't have permission to resolve topics in this channel.");
+        if (!canResolveTopics(org, editor, ch.channel, settings)) throw badRequest("You don't have permission to resolve topics in this channel.");
       } else {
-        if (!canMoveWithinChannel(editor, ch.channel, settings)) throw badRequest("You don't have permission to edit this message");
+        if (!canMoveWithinChannel(org, editor, ch.channel, settings)) throw badRequest("You don't have permission to edit this message");
         if (pastMoveLimit(editor, m, now, settings.move_messages_within_stream_limit_seconds)) throw badRequest("The time limit for editing this message's topic has passed.");
       }
     }
@@ -229,16 +230,17 @@ export const editChannelMessage = command({
     if (c.content !== undefined) {
       content = newContent(c.content);
       rendered = renderMarkdown(content, mentionResolver(org));
+      checkGroupMentions(org, editor, rendered);
     }
     if (channelChanged) {
-      if (!canMoveOutOfChannel(editor, ch.channel, settings)) throw badRequest("You don't have permission to move this message");
-      if (!hasGroupPermission(editor, channelGroupSetting(target.channel, 'can_send_message_group'))) throw badRequest('You do not have permission to post in this channel.');
+      if (!canMoveOutOfChannel(org, editor, ch.channel, settings)) throw badRequest("You don't have permission to move this message");
+      if (!hasGroupPermission(org, editor, channelGroupSetting(target.channel, 'can_send_message_group'))) throw badRequest('You do not have permission to post in this channel.');
       if (pastMoveLimit(editor, m, now, settings.move_messages_between_streams_limit_seconds)) throw badRequest("The time limit for editing this message's channel has passed");
     }
     if (c.propagate_mode === 'change_all' && editor.role > Role.MODERATOR && moved && !resolved && !unresolved) {
       checkWholeTopicMovable(topicMessages(ch, editor, m.topic), now, moveDeadline(settings, topicChanged, channelChanged));
     }
-    if (moved && !target.topics.has(newTopic.toLowerCase()) && !hasGroupPermission(editor, channelGroupSetting(target.channel, 'can_create_topic_group'))) {
+    if (moved && !target.topics.has(newTopic.toLowerCase()) && !hasGroupPermission(org, editor, channelGroupSetting(target.channel, 'can_create_topic_group'))) {
       throw badRequest('You do not have permission to create new topics in this channel.');
     }
 
@@ -575,7 +577,7 @@ function updateMessageDelivery(view: StateView, f: MessagesEdited, seq: number):
     seq,
     type: 'update_message',
     user_ids: f.notify.filter((id) => users.get(id)?.is_active),
-    event: (userId, emptyTopicName) => {
+    event: (userId, { empty_topic_name: emptyTopicName }) => {
       const me = holders.has(userId) ? view.user(f.org, userId) : undefined;
       const flags = me ? flagsOf(me, f.message_id) : ['read'];
       const key = (emptyTopicName ? '1' : '0') + flags.join(',');

@@ -19,7 +19,7 @@ import { activeUsersWhere, eventJson } from '../render/events.js';
 import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import { messageView, type MessageViewOptions } from '../render/views.js';
 import { type ChannelRecord, type GroupSettingValue, type MessageRecord, type UserRecord } from '../types.js';
-import { hasGroupPermission } from '../group_settings.js';
+import { groupMemberIds, hasGroupPermission, SYSTEM_GROUP_INFO, SYSTEM_GROUPS } from '../group_settings.js';
 import { realmSettings } from '../realm_settings.js';
 import { NOTIFICATION_BOT } from '../system_bots.js';
 import { compileLinkifiers } from '../linkifier_rules.js';
@@ -91,13 +91,39 @@ export function mentionResolver(org: OrgContext, channelName?: (id: number) => s
       for (const user of org.users.values()) if (user.is_active && user.full_name.toLowerCase() === lower) return user;
       return userByEmail(org, name);
     },
-    group: () => undefined,
+    group(name) {
+      const id = groupByName(org, name);
+      if (id === undefined) return undefined;
+      const group = org.userGroups.get(id);
+      return { id, name: group?.name ?? SYSTEM_GROUP_INFO[id].name, members: groupMemberIds(org, id) };
+    },
     linkifiers: compileLinkifiers(org.linkifiers),
     channel(name) {
       const id = org.channelsByName.get(name.toLowerCase());
       return id === undefined ? undefined : { stream_id: id, name: channelName?.(id) ?? name };
     },
   };
+}
+
+/** An active group by name, for `@*group*`: the organization's own, or a system group other than nobody and internet. */
+function groupByName(org: OrgContext, name: string): number | undefined {
+  for (const g of org.userGroups.values()) if (!g.deactivated && g.name === name) return g.id;
+  for (const [id, info] of Object.entries(SYSTEM_GROUP_INFO)) {
+    if (info.name === name && Number(id) !== SYSTEM_GROUPS.nobody && Number(id) !== SYSTEM_GROUPS.internet) return Number(id);
+  }
+  return undefined;
+}
+
+/**
+ * Refuses a message that mentions a group its sender may not mention (the group's
+ * `can_mention_group`; Zulip's `check_user_group_mention_allowed`). Silent mentions are free.
+ */
+export function checkGroupMentions(org: OrgContext, sender: UserRecord, rendered: Rendered): void {
+  for (const id of rendered.mentionedGroups) {
+    const group = org.userGroups.get(id);
+    const allowed = group ? group.settings.can_mention_group : SYSTEM_GROUPS.everyone;
+    if (!hasGroupPermission(org, sender, allowed)) throw badRequest(`You are not allowed to mention user group '${group?.name ?? SYSTEM_GROUP_INFO[id].name}'.`);
+  }
 }
 
 /** Where a new message goes: a channel topic, or its direct-message participants. */
@@ -146,6 +172,16 @@ export function notificationBotMessage(
   return fact;
 }
 
+/** A direct message from the notification bot to one user (Zulip's `internal_prep_private_message`). */
+export function notificationBotDirect(env: DecideEnv, org: OrgContext, to: UserRecord, content: string): MessageSent {
+  const rendered = renderMarkdown(content, mentionResolver(org));
+  const message: MessageRecord = {
+    id: env.nextMessageId(), sender_id: NOTIFICATION_BOT.user_id, content, rendered: rendered.html, timestamp: env.now(), client: 'Internal',
+    stream_id: null, topic: '', dm_user_ids: [to.user_id, NOTIFICATION_BOT.user_id].sort((a, b) => a - b), recipient_id: to.recipient_id,
+  };
+  return { type: 'MessageSent', org: org.org.id, message, mentioned: rendered.mentioned.filter((id) => id === to.user_id), wildcard: null, read_by_sender: false };
+}
+
 export const sendChannelMessage = command({
   type: 'SEND_CHANNEL_MESSAGE',
   actor: 'channel',
@@ -158,13 +194,14 @@ export const sendChannelMessage = command({
     if (!hasContentAccess(ctx, sender)) {
       throw badRequest(`Not authorized to send to channel '${channel.name}'`);
     }
-    if (channel.groups?.can_send_message_group !== undefined && !hasGroupPermission(sender, channel.groups.can_send_message_group)) {
+    if (channel.groups?.can_send_message_group !== undefined && !hasGroupPermission(org, sender, channel.groups.can_send_message_group)) {
       throw badRequest('You do not have permission to post in this channel.');
     }
     const topic = checkTopic(command.topic);
     checkTopicsPolicy(channel.topics_policy, topic);
     const content = checkContent(command.content);
     const rendered = renderMarkdown(content, mentionResolver(org));
+    checkGroupMentions(org, sender, rendered);
     const to = { stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id };
     const decision = sent(env, command.org, command, sender.user_id, content, rendered, rendered.mentioned, alertedUsers(org, content, (id) => ctx.subscribers.has(id)), to);
     if (channel.is_recently_active === false) decision.facts[0].reactivates = true;
@@ -189,6 +226,7 @@ export const sendDirect = command({
     const dmUserIds = [...participants].sort((a, b) => a - b);
     const content = checkContent(command.content);
     const rendered = renderMarkdown(content, mentionResolver(ctx));
+    checkGroupMentions(ctx, sender, rendered);
     let recipientId: number;
     if (dmUserIds.length === 1) recipientId = sender.recipient_id;
     else if (dmUserIds.length === 2) recipientId = ctx.users.get(dmUserIds[0] === sender.user_id ? dmUserIds[1] : dmUserIds[0])!.recipient_id;
@@ -290,7 +328,7 @@ function notifyMessage(world: StateView, fact: MessageSent, seq: number): UserDe
     type: 'message',
     user_ids: recipients,
     message: m,
-    event: (userId, emptyTopicName, _bulk, clientGravatar = false) => {
+    event: (userId, { empty_topic_name: emptyTopicName, client_gravatar: clientGravatar }) => {
       const read = !arrivesUnread(fact, userId);
       const isMentioned = mentioned.has(userId);
       const isAlerted = alerted !== null && alerted.has(userId);
@@ -388,7 +426,7 @@ function checkCanDelete(org: OrgContext, actor: UserRecord | undefined, m: Messa
   if (!actor || !actor.is_active) throw badRequest('Invalid sender');
   const settings = realmSettings(org);
   const inGroup = (realmValue: GroupSettingValue, key: 'can_delete_any_message_group' | 'can_delete_own_message_group'): boolean =>
-    hasGroupPermission(actor, realmValue) || (channel !== null && hasGroupPermission(actor, channelGroupSetting(channel, key)));
+    hasGroupPermission(org, actor, realmValue) || (channel !== null && hasGroupPermission(org, actor, channelGroupSetting(channel, key)));
   if (inGroup(settings.can_delete_any_message_group, 'can_delete_any_message_group')) return;
   const sender = org.users.get(m.sender_id);
   if (m.sender_id !== actor.user_id && sender?.bot_owner_id !== actor.user_id) throw badRequest("You don't have permission to delete this message");
@@ -469,7 +507,7 @@ export function deletionDelivery(view: StateView, org: number, seq: number, user
     seq,
     type: 'delete_message',
     user_ids: users.filter((id) => directory?.get(id)?.is_active),
-    event: (_userId, emptyTopicName, bulk = false) => {
+    event: (_userId, { empty_topic_name: emptyTopicName, bulk_message_deletion: bulk }) => {
       const variant = (emptyTopicName ? 1 : 0) + (bulk ? 2 : 0);
       const ids = bulk ? { message_ids: [messageId] } : { message_id: messageId };
       const where = streamId === null

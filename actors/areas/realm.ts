@@ -56,7 +56,7 @@ export const updateRealm = command({
       if (!(REALM_SETTING_NAMES as string[]).includes(name)) continue;
       const key = name as RealmSettingName;
       if (OWNER_ONLY.has(key) && actor.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
-      const value = isGroupSetting(key) ? groupSettingChange(key, request, current[key] as GroupSettingValue, (id) => ctx.users.get(id)?.is_active === true) : checkRealmValue(key, request);
+      const value = isGroupSetting(key) ? groupSettingChange(ctx, key, request, current[key] as GroupSettingValue) : checkRealmValue(key, request);
       if (!sameValue(value, current[key])) changes[key] = value;
     }
     return { facts: Object.keys(changes).length === 0 ? [] : [{ type: 'RealmSettingsChanged', org: c.org, changes }], value: {} };

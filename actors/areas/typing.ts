@@ -99,7 +99,7 @@ function notifyTyping(f: TypingNotified, seq: number, view: StateView): Delivery
     seq,
     type,
     user_ids: audience,
-    event: (_userId, emptyTopicName) => {
+    event: (_userId, { empty_topic_name: emptyTopicName }) => {
       const variant = emptyTopicName || where.topic !== '' ? 0 : 1;
       const topic = variant === 1 ? EMPTY_TOPIC_DISPLAY_NAME : where.topic;
       return (built[variant] ??= f.message_id === null

@@ -10,13 +10,19 @@ import { adminRequired, ApiError, badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role, type RoleNumber, type UserRecord } from '../types.js';
+import { directSystemGroups } from '../group_settings.js';
+import { systemGroupDeliveries } from './user_groups.js';
 import { checkEmail, checkFullName } from '../user_rules.js';
 import { profileDataChange } from './profile_fields.js';
 
 const ROLES: readonly number[] = [Role.OWNER, Role.ADMIN, Role.MODERATOR, Role.MEMBER, Role.GUEST];
 
 /** An administrator changed a user's name, role or email. */
-export interface UserUpdated { type: 'UserUpdated'; org: number; user_id: number; full_name?: string; role?: RoleNumber; email?: string }
+export interface UserUpdated {
+  type: 'UserUpdated'; org: number; user_id: number; full_name?: string; role?: RoleNumber; email?: string;
+  /** The role before a role change (absent in facts written before user groups: no group events then). */
+  from_role?: RoleNumber;
+}
 
 /** Change a user (administrators only). */
 export interface UpdateUser {
@@ -77,6 +83,7 @@ export const updateUser = command({
       }
       if (target.is_bot && c.role === Role.OWNER) throw badRequest('Bots cannot be organization owners');
       fact.role = c.role as RoleNumber;
+      fact.from_role = target.role;
     }
     if (c.new_email !== undefined) {
       if (actor.role !== Role.OWNER || actor.can_change_user_emails !== true) throw badRequest('User not authorized to change user emails');
@@ -120,6 +127,10 @@ const userUpdated = fact<UserUpdated>({
     const out: Delivery[] = [];
     if (f.full_name !== undefined) out.push(person({ full_name: f.full_name }));
     if (f.role !== undefined) out.push(person({ role: f.role }));
+    const user = view.org(f.org)?.users.get(f.user_id);
+    if (f.role !== undefined && f.from_role !== undefined && user?.is_active) {
+      out.push(...systemGroupDeliveries(f.org, seq, view, f.user_id, directSystemGroups({ ...user, role: f.from_role }), directSystemGroups(user)));
+    }
     if (f.email !== undefined) out.push(person({ new_email: f.email }), person({ delivery_email: f.email }));
     return out;
   },

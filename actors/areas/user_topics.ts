@@ -63,7 +63,7 @@ const userTopicChanged = fact<UserTopicChanged>({
       seq,
       type: 'user_topic',
       user_ids: [f.user_id],
-      event: (_userId, emptyTopicName) => {
+      event: (_userId, { empty_topic_name: emptyTopicName }) => {
         const variant = emptyTopicName || f.topic.topic_name !== '' ? 0 : 1;
         return (built[variant] ??= eventJson('user_topic', { ...f.topic, topic_name: variant === 1 ? EMPTY_TOPIC_DISPLAY_NAME : f.topic.topic_name }));
       },

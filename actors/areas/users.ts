@@ -9,7 +9,6 @@ import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import { adminRequired, ApiError, badRequest } from '../errors.js';
 import { addUser, type OrgContext } from '../kinds/organization.js';
 import { eventJson } from '../render/events.js';
-import { systemGroups } from '../render/register_payloads.js';
 import { avatarUrl, userView } from '../render/views.js';
 import { Role, type RoleNumber, type UserRecord } from '../types.js';
 import { checkEmail, makeUser } from '../user_rules.js';
@@ -17,6 +16,8 @@ import { userByEmail } from '../kinds/organization.js';
 import type { StateView } from '../core/state_view.js';
 import { SYSTEM_BOTS } from '../system_bots.js';
 import { settingsForNewUser } from './settings.js';
+import { directGroupsOf, systemGroupDeliveries } from './user_groups.js';
+import { directSystemGroups } from '../group_settings.js';
 
 /** A user joined an organization. */
 export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }
@@ -104,10 +105,11 @@ const userCreated = fact<UserCreated>({
     const variants: ReturnType<typeof eventJson>[] = [];
     const out: Delivery[] = [{
       org: f.org, seq, type: 'realm_user', user_ids: everyone,
-      event: (_userId, _emptyTopicName, _bulk, clientGravatar = false) =>
+      event: (_userId, { client_gravatar: clientGravatar }) =>
         (variants[clientGravatar ? 1 : 0] ??= eventJson('realm_user', { op: 'add', person: userView(f.user, { profileData: true, clientGravatar }) })),
     }];
     if (f.user.is_bot) out.push({ org: f.org, seq, type: 'realm_bot', user_ids: botAdministrators(org, f.user), event: eventJson('realm_bot', { op: 'add', bot: botView(view, f.org, f.user) }) });
+    out.push(...systemGroupDeliveries(f.org, seq, view, f.user.user_id, [], directSystemGroups(f.user)));
     return out;
   },
 });
@@ -134,6 +136,7 @@ const userActivationChanged = fact<UserActivationChanged>({
         ? { org: f.org, seq, type: 'realm_bot', user_ids: botAdministrators(org, user), event: eventJson('realm_bot', { op: 'add', bot: botView(view, f.org, user) }) }
         : { org: f.org, seq, type: 'realm_bot', user_ids: everyone, event: eventJson('realm_bot', { op: 'delete', bot: { user_id: f.user_id } }) });
     }
+    if (user && f.active) out.push(...systemGroupDeliveries(f.org, seq, view, f.user_id, [], directGroupsOf(org, user)));
     return out;
   },
 });
@@ -218,12 +221,6 @@ export const users = area({
           can_subscribe_other_users: r.user.role !== Role.GUEST,
           can_invite_others_to_realm: r.user.role !== Role.GUEST,
         });
-      },
-    },
-    {
-      types: ['realm_user_groups', 'user_group'],
-      fill(state, r, view) {
-        state.realm_user_groups = systemGroups(view, r.org.id);
       },
     },
   ],

@@ -61,6 +61,18 @@ export interface FactRecipients {
   readonly queues: QueueFactTarget;
 }
 
+/** What a client declared it handles, where events differ by it (`client_capabilities`, `client_gravatar`). */
+export interface ClientCapabilities {
+  /** The empty topic is shown as `""`, not by its display name. */
+  readonly empty_topic_name: boolean;
+  /** `delete_message` events list `message_ids`. */
+  readonly bulk_message_deletion: boolean;
+  /** Gravatar URLs are left to the client: users' `avatar_url` is null. */
+  readonly client_gravatar: boolean;
+  /** Deactivated user groups are kept: their deactivation is an `update`, not a `remove`. */
+  readonly include_deactivated_groups: boolean;
+}
+
 /** Events for some users of one organization, from one fact. */
 export interface UserDelivery {
   org: number;
@@ -68,12 +80,8 @@ export interface UserDelivery {
   /** The event type, for queues that filter by type. */
   type: string;
   user_ids: Iterable<number>;
-  /**
-   * The same event for everyone, or one built per user (and per the client's
-   * capabilities: the empty topic shown as `""`, bulk message deletion, Gravatar URLs
-   * left to the client).
-   */
-  event: OutgoingEvent | ((userId: number, emptyTopicName: boolean, bulkMessageDeletion?: boolean, clientGravatar?: boolean) => OutgoingEvent);
+  /** The same event for everyone, or one built per user and per the client's capabilities. */
+  event: OutgoingEvent | ((userId: number, caps: ClientCapabilities) => OutgoingEvent);
   /** For message events: the message, so that queues with a narrow can filter. */
   message?: MessageRecord;
 }
@@ -115,6 +123,8 @@ export interface InitialStateRequest {
   now: number;
   /** The client computes Gravatar URLs itself (`client_gravatar`): users' `avatar_url` is null. */
   clientGravatar: boolean;
+  /** The client keeps deactivated user groups (capability `include_deactivated_groups`). */
+  includeDeactivatedGroups: boolean;
 }
 
 /** A part of the `/register` response, included when `fetch_event_types` names one of `types`. */

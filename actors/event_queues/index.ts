@@ -68,6 +68,8 @@ export interface QueueRegistration {
   bulk_message_deletion?: boolean;
   /** The client computes Gravatar URLs itself (`client_gravatar`, default false here). */
   client_gravatar?: boolean;
+  /** Capability `include_deactivated_groups` (default false). */
+  include_deactivated_groups?: boolean;
 }
 
 /** What a client does with its queues: `POST /register`, `GET /events`, `DELETE /events`. */
@@ -223,6 +225,7 @@ export class EventQueues implements QueueService, QueueDelivery {
       empty_topic_name: fact.empty_topic_name,
       bulk_message_deletion: fact.bulk_message_deletion === true,
       client_gravatar: fact.client_gravatar === true,
+      include_deactivated_groups: fact.include_deactivated_groups === true,
       seq,
     };
     this.registry.adopt(ctx, this.opts.now());
@@ -268,6 +271,7 @@ export class EventQueues implements QueueService, QueueDelivery {
       empty_topic_name: reg.empty_topic_name,
       bulk_message_deletion: reg.bulk_message_deletion ?? false,
       client_gravatar: reg.client_gravatar ?? false,
+      include_deactivated_groups: reg.include_deactivated_groups ?? false,
     }]);
     return { queueId, durable };
   }

@@ -51,6 +51,8 @@ export interface QueueContext {
   bulk_message_deletion: boolean;
   /** The client computes Gravatar URLs itself: events carry `avatar_url: null` for Gravatar users. */
   client_gravatar: boolean;
+  /** The client keeps deactivated user groups (capability `include_deactivated_groups`). */
+  include_deactivated_groups: boolean;
   /** The seq of the newest fact this queue reflects. */
   seq: number;
 }

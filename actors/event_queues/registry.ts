@@ -166,6 +166,7 @@ export function restoredContext(stored: QueueContext): QueueContext {
     empty_topic_name: stored.empty_topic_name,
     bulk_message_deletion: stored.bulk_message_deletion === true,
     client_gravatar: stored.client_gravatar === true,
+    include_deactivated_groups: stored.include_deactivated_groups === true,
     seq: stored.seq,
   };
 }

@@ -4,7 +4,8 @@
  * another organization.
  */
 import type { Persistence } from '../core/persistence.js';
-import type { ChannelFolderRecord, ChannelRecord, MessageRecord, OrgRecord, ProfileFieldRecord, UserRecord } from '../types.js';
+import type { ChannelFolderRecord, ChannelRecord, MessageRecord, OrgRecord, ProfileFieldRecord, UserGroupRecord, UserRecord } from '../types.js';
+import { LAST_SYSTEM_GROUP_ID } from '../group_settings.js';
 
 /** State of one organization actor. */
 export interface OrgContext {
@@ -47,6 +48,10 @@ export interface OrgContext {
   lastLinkifierId: number;
   /** Each user's alert words, for the users who have any (a send checks only these). */
   alertWords: Map<number, string[]>;
+  /** The organization's own user groups, by id (deactivated ones included); system groups are derived from roles. */
+  userGroups: Map<number, UserGroupRecord>;
+  /** The highest user group id ever used (system groups take the ids up to `LAST_SYSTEM_GROUP_ID`). */
+  lastGroupId: number;
 }
 
 /** A pattern that Markdown turns into links (Zulip's `RealmFilter`). */
@@ -89,6 +94,8 @@ export function emptyOrg(id: number): OrgContext {
     linkifiers: [],
     lastLinkifierId: 0,
     alertWords: new Map(),
+    userGroups: new Map(),
+    lastGroupId: LAST_SYSTEM_GROUP_ID,
   };
 }
 
@@ -152,6 +159,9 @@ interface OrgChunk {
   lastLinkifierId?: number;
   /** Absent in chunks written before alert words existed. */
   alertWords?: Array<[number, string[]]>;
+  /** Absent in chunks written before user groups existed. */
+  userGroups?: UserGroupRecord[];
+  lastGroupId?: number;
 }
 interface DirectMessagesChunk {
   k: 'dms';
@@ -185,6 +195,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         linkifiers: ctx.linkifiers,
         lastLinkifierId: ctx.lastLinkifierId,
         alertWords: [...ctx.alertWords],
+        userGroups: [...ctx.userGroups.values()],
+        lastGroupId: ctx.lastGroupId,
       };
     };
     // Direct messages are kept in id order; a deleted one leaves the map. Slices take them
@@ -230,6 +242,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         linkifiers: c.linkifiers ?? [],
         lastLinkifierId: c.lastLinkifierId ?? 0,
         alertWords: new Map(c.alertWords ?? []),
+        userGroups: new Map((c.userGroups ?? []).map((g) => [g.id, g])),
+        lastGroupId: c.lastGroupId ?? LAST_SYSTEM_GROUP_ID,
       });
       return;
     }

@@ -1,14 +1,12 @@
 /**
  * Payload shapes of `/register` and `server_settings` that are not built from one
- * record: the version fields, the organization's settings, the system groups.
+ * record: the version fields and the organization's settings.
  */
-import type { StateView } from '../core/state_view.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
 import { allowEditHistory, type RealmSettings } from '../realm_settings.js';
 import { escapeHtml } from '../markdown/index.js';
 import { DEFAULT_EXTERNAL_ACCOUNTS } from '../external_accounts.js';
-import { Role, type OrgRecord, type UserRecord } from '../types.js';
-import { SYSTEM_GROUPS } from './views.js';
+import type { OrgRecord } from '../types.js';
 
 /** The API version Parley reports, under both the Zulip and the service names. */
 export const API_VERSION = { feature_level: 420, version: '11.0-parley', merge_base: '' } as const;
@@ -116,23 +114,3 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
   };
 }
 
-/** The system user groups, as `realm_user_groups` lists them. */
-export function systemGroups(view: StateView, org: number): Record<string, unknown>[] {
-  const users = [...view.org(org)!.users.values()].filter((u) => u.is_active);
-  const members = (pred: (u: UserRecord) => boolean): number[] => users.filter(pred).map((u) => u.user_id);
-  const g = (id: number, name: string, description: string, direct: number[], subgroups: number[]): Record<string, unknown> => ({
-    id, name, description, members: direct, direct_subgroup_ids: subgroups, is_system_group: true, date_created: null, creator_id: null,
-    deactivated: false, can_add_members_group: SYSTEM_GROUPS.nobody, can_join_group: SYSTEM_GROUPS.nobody, can_leave_group: SYSTEM_GROUPS.nobody,
-    can_manage_group: SYSTEM_GROUPS.nobody, can_mention_group: SYSTEM_GROUPS.everyone, can_remove_members_group: SYSTEM_GROUPS.nobody,
-  });
-  return [
-    g(SYSTEM_GROUPS.nobody, 'role:nobody', 'Nobody', [], []),
-    g(SYSTEM_GROUPS.owners, 'role:owners', 'Owners of this organization', members((u) => u.role === Role.OWNER), []),
-    g(SYSTEM_GROUPS.administrators, 'role:administrators', 'Administrators of this organization, including owners', members((u) => u.role === Role.ADMIN), [SYSTEM_GROUPS.owners]),
-    g(SYSTEM_GROUPS.moderators, 'role:moderators', 'Moderators of this organization, including administrators', members((u) => u.role === Role.MODERATOR), [SYSTEM_GROUPS.administrators]),
-    g(SYSTEM_GROUPS.full_members, 'role:fullmembers', 'Members of this organization, not including new accounts and guests', [], [SYSTEM_GROUPS.members]),
-    g(SYSTEM_GROUPS.members, 'role:members', 'Members of this organization, not including guests', members((u) => u.role === Role.MEMBER), [SYSTEM_GROUPS.moderators]),
-    g(SYSTEM_GROUPS.everyone, 'role:everyone', 'Everyone including guests', members((u) => u.role === Role.GUEST), [SYSTEM_GROUPS.members]),
-    g(SYSTEM_GROUPS.internet, 'role:internet', 'Everyone on the Internet', [], [SYSTEM_GROUPS.everyone]),
-  ];
-}

@@ -141,7 +141,8 @@ export class SubscriptionJson {
 function displayRecipient(org: OrgContext, m: MessageRecord, channelName: string): unknown {
   if (m.stream_id !== null) return channelName;
   const people = (m.dm_user_ids ?? []).map((id) => {
-    const u = org.users.get(id)!;
+    // A system bot (the notification bot) may be one of the two.
+    const u = senderOf(org, id)!;
     return { id: u.user_id, email: u.email, full_name: u.full_name, is_mirror_dummy: false };
   });
   // Zulip lists the two people of a one-to-one conversation in email order.

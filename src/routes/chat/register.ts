@@ -51,6 +51,7 @@ export function createQueue(runtime: Runtime, org: OrgRecord, user: UserRecord, 
     bulk_message_deletion: params.client_capabilities?.bulk_message_deletion === true,
     // Zulip's default since feature level 92: the client computes Gravatar URLs.
     client_gravatar: params.client_gravatar ?? true,
+    include_deactivated_groups: params.client_capabilities?.include_deactivated_groups === true,
   });
 }
 
@@ -66,6 +67,7 @@ export function registerResponse(runtime: Runtime, config: Config, org: OrgRecor
     emptyTopicName: params.client_capabilities?.empty_topic_name === true,
     now: runtime.nowSeconds(),
     clientGravatar: params.client_gravatar ?? true,
+    includeDeactivatedGroups: params.client_capabilities?.include_deactivated_groups === true,
   };
   const state = fetchInitialState(runtime, request, fetchTypes ? new Set(fetchTypes) : null);
   return { queue_id: queueId, last_event_id: -1, ...versionFields(), ...state };
