@@ -20,6 +20,9 @@ export interface QueueRegistered {
   bulk_message_deletion?: boolean;
   /** The client computes Gravatar URLs itself (`client_gravatar`; absent in older facts: false). */
   client_gravatar?: boolean;
+  /** `slim_presence` and capability `simplified_presence_events` (absent in older facts: false). */
+  slim_presence?: boolean;
+  simplified_presence_events?: boolean;
 }
 /** Event queues went away: deleted by their client, idle too long, or overflowed. */
 export interface QueuesDropped { type: 'QueuesDropped'; queue_ids: string[]; reason: string }

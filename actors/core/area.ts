@@ -73,10 +73,16 @@ export interface UserDelivery {
    * capabilities: the empty topic shown as `""`, bulk message deletion, Gravatar URLs
    * left to the client).
    */
-  event: OutgoingEvent | ((userId: number, emptyTopicName: boolean, bulkMessageDeletion?: boolean, clientGravatar?: boolean) => OutgoingEvent);
+  event: OutgoingEvent | ((userId: number, emptyTopicName: boolean, bulkMessageDeletion?: boolean, clientGravatar?: boolean, presence?: PresenceFormat) => OutgoingEvent);
   /** For message events: the message, so that queues with a narrow can filter. */
   message?: MessageRecord;
 }
+/** The form of `presence` events a queue takes (Zulip's `slim_presence` and `simplified_presence_events`). */
+export interface PresenceFormat {
+  slim_presence: boolean;
+  simplified_presence_events: boolean;
+}
+
 /** One event for named queues, or for every queue (heartbeats, restarts). */
 export interface NamedQueuesDelivery {
   seq: number;
@@ -115,6 +121,17 @@ export interface InitialStateRequest {
   now: number;
   /** The client computes Gravatar URLs itself (`client_gravatar`): users' `avatar_url` is null. */
   clientGravatar: boolean;
+  /** Unix seconds now, with fractions (`server_timestamp`). */
+  nowPrecise: number;
+  /** How the `presence` section is fetched. */
+  presence: {
+    /** Modern format keyed by user id (`slim_presence`, or the `simplified_presence_events` capability). */
+    slim: boolean;
+    /** `presence_history_limit_days`; null: 14. */
+    historyLimitDays: number | null;
+    /** `CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE`. */
+    limited: boolean;
+  };
 }
 
 /** A part of the `/register` response, included when `fetch_event_types` names one of `types`. */

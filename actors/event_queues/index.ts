@@ -68,6 +68,9 @@ export interface QueueRegistration {
   bulk_message_deletion?: boolean;
   /** The client computes Gravatar URLs itself (`client_gravatar`, default false here). */
   client_gravatar?: boolean;
+  /** `slim_presence` and capability `simplified_presence_events` (default false): the form of `presence` events. */
+  slim_presence?: boolean;
+  simplified_presence_events?: boolean;
 }
 
 /** What a client does with its queues: `POST /register`, `GET /events`, `DELETE /events`. */
@@ -223,6 +226,8 @@ export class EventQueues implements QueueService, QueueDelivery {
       empty_topic_name: fact.empty_topic_name,
       bulk_message_deletion: fact.bulk_message_deletion === true,
       client_gravatar: fact.client_gravatar === true,
+      slim_presence: fact.slim_presence === true,
+      simplified_presence_events: fact.simplified_presence_events === true,
       seq,
     };
     this.registry.adopt(ctx, this.opts.now());
@@ -268,6 +273,8 @@ export class EventQueues implements QueueService, QueueDelivery {
       empty_topic_name: reg.empty_topic_name,
       bulk_message_deletion: reg.bulk_message_deletion ?? false,
       client_gravatar: reg.client_gravatar ?? false,
+      slim_presence: reg.slim_presence ?? false,
+      simplified_presence_events: reg.simplified_presence_events ?? false,
     }]);
     return { queueId, durable };
   }

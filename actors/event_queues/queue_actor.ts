@@ -51,6 +51,10 @@ export interface QueueContext {
   bulk_message_deletion: boolean;
   /** The client computes Gravatar URLs itself: events carry `avatar_url: null` for Gravatar users. */
   client_gravatar: boolean;
+  /** `presence` events without `email` (`slim_presence`). */
+  slim_presence: boolean;
+  /** `presence` events in the modern format (capability `simplified_presence_events`). */
+  simplified_presence_events: boolean;
   /** The seq of the newest fact this queue reflects. */
   seq: number;
 }

@@ -166,6 +166,8 @@ export function restoredContext(stored: QueueContext): QueueContext {
     empty_topic_name: stored.empty_topic_name,
     bulk_message_deletion: stored.bulk_message_deletion === true,
     client_gravatar: stored.client_gravatar === true,
+    slim_presence: stored.slim_presence === true,
+    simplified_presence_events: stored.simplified_presence_events === true,
     seq: stored.seq,
   };
 }
