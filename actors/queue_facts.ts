@@ -22,6 +22,9 @@ export interface QueueRegistered {
   client_gravatar?: boolean;
   /** Capability `include_deactivated_groups` (absent in older facts: false). */
   include_deactivated_groups?: boolean;
+  /** `slim_presence` and capability `simplified_presence_events` (absent in older facts: false). */
+  slim_presence?: boolean;
+  simplified_presence_events?: boolean;
 }
 /** Event queues went away: deleted by their client, idle too long, or overflowed. */
 export interface QueuesDropped { type: 'QueuesDropped'; queue_ids: string[]; reason: string }

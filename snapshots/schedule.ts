@@ -9,6 +9,9 @@
  *   and set the send latency's p99); the proportional rule keeps the cost per fact
  *   bounded, as Redis does for its AOF rewrite (`auto-aof-rewrite-percentage`), and
  *   replay after a crash stays within that proportion of the state.
+ * - State that is never logged (presence) counts for the time rule only: when it
+ *   changed, a snapshot is due `intervalMs` after the last one even if no fact was
+ *   logged, because a snapshot is the only thing that keeps it.
  */
 export interface SnapshotPolicy {
   /** 0: never by time. */
@@ -25,12 +28,14 @@ export interface SnapshotClock {
   lastSeq: number;
   /** Milliseconds since the last snapshot (or the start). */
   sinceMs: number;
+  /** State that is never logged changed since the last snapshot. */
+  volatileChanged?: boolean;
 }
 
 export function snapshotDue(c: SnapshotClock, p: SnapshotPolicy): boolean {
   const since = c.seq - c.lastSeq;
-  if (since <= 0) return false;
+  if (since <= 0 && !c.volatileChanged) return false;
   if (p.intervalMs > 0 && c.sinceMs >= p.intervalMs) return true;
-  if (p.everyRecords <= 0) return false;
+  if (since <= 0 || p.everyRecords <= 0) return false;
   return since >= Math.max(p.everyRecords, Math.floor((c.lastSeq * p.growthPercent) / 100));
 }

@@ -43,6 +43,11 @@ export interface Config {
   boardRateLimit: RateLimit;
   /** Per-address limit of the board's POST /api/v1/messages. */
   boardMessageRateLimit: RateLimit;
+  /**
+   * Zulip's `CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE` (default false): presence data and
+   * events are limited to the users a guest may access under `can_access_all_users_group`.
+   */
+  canAccessAllUsersGroupLimitsPresence: boolean;
 }
 
 /** Each setting: its flag, its environment variable, its default and how to parse it. */
@@ -60,6 +65,7 @@ const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v:
   { key: 'queueLifespanMs', flag: '--queue-lifespan-ms', env: 'PARLEY_QUEUE_LIFESPAN_MS', parse: int, def: 600000 },
   { key: 'queueMaxEvents', flag: '--queue-max-events', env: 'PARLEY_QUEUE_MAX_EVENTS', parse: int, def: 20000 },
   { key: 'skipCorrupt', flag: '--skip-corrupt', env: 'PARLEY_SKIP_CORRUPT', parse: bool, def: false },
+  { key: 'canAccessAllUsersGroupLimitsPresence', flag: '--can-access-all-users-group-limits-presence', env: 'PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE', parse: bool, def: false },
   { key: 'snapshotIntervalMs', flag: '--snapshot-interval-ms', env: 'PARLEY_SNAPSHOT_INTERVAL_MS', parse: int, def: 300000 },
   { key: 'snapshotEveryRecords', flag: '--snapshot-every-records', env: 'PARLEY_SNAPSHOT_EVERY_RECORDS', parse: int, def: 100000 },
   { key: 'snapshotGrowthPercent', flag: '--snapshot-growth-percent', env: 'PARLEY_SNAPSHOT_GROWTH_PERCENT', parse: int, def: 100 },

@@ -159,12 +159,15 @@ export function scheduleChannelActivity(store: Store, log: (line: string) => voi
 /** Takes snapshots as `snapshotDue` says; a failed snapshot is logged and retried later. */
 function scheduleSnapshots(store: Store, config: Config, log: (line: string) => void): NodeJS.Timeout {
   let lastSeq = store.runtime.lastSeq;
+  let lastVolatile = store.runtime.volatileVersion();
   let lastAt = Date.now();
   const policy = { intervalMs: config.snapshotIntervalMs, everyRecords: config.snapshotEveryRecords, growthPercent: config.snapshotGrowthPercent };
   const timer = setInterval(() => {
     const seq = store.runtime.lastSeq;
-    if (!snapshotDue({ seq, lastSeq, sinceMs: Date.now() - lastAt }, policy)) return;
+    const volatile = store.runtime.volatileVersion();
+    if (!snapshotDue({ seq, lastSeq, sinceMs: Date.now() - lastAt, volatileChanged: volatile !== lastVolatile }, policy)) return;
     lastSeq = seq;
+    lastVolatile = volatile;
     lastAt = Date.now();
     store.snapshot().then(
       (info) => log(`snapshot: ${info.path} (seq ${info.startSeq}..${info.endSeq}, ${info.bytes} bytes, longest slice ${info.longestSliceMs.toFixed(1)} ms)`),

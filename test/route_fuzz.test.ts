@@ -476,6 +476,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'GET /api/v1/messages': { params: { anchor: 'newest', num_before: '5', num_after: '0' } },
     'GET /api/v1/messages/{message_id}': { pathParams: { message_id: mid }, params: {} },
     'POST /api/v1/users/me/status': { params: { status_text: 'fuzzing', emoji_name: 'car' } },
+    'POST /api/v1/users/me/presence': [{ params: { status: 'active', last_update_id: '-1', history_limit_days: '14', new_user_input: 'true' } }, { params: { status: 'idle', slim_presence: 'true', ping_only: 'false' } }],
+    'GET /api/v1/users/{user_id_or_email}/presence': [{ pathParams: { user_id_or_email: 'owner@example.com' }, params: { slim_presence: 'true' } }, { pathParams: { user_id_or_email: '1' }, params: {} }],
     'GET /api/v1/users/{user_id}/status': { pathParams: { user_id: '1' }, params: {} },
     'POST /api/v1/bots': { params: { full_name: 'Fuzz Bot', short_name: 'fuzz' } },
     'PATCH /api/v1/bots/{bot_id}': { pathParams: { bot_id: String(fuzzBot) }, params: { full_name: 'Fuzzed' } },

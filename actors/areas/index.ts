@@ -19,6 +19,7 @@ import { linkifiers } from './linkifiers.js';
 import { messageEdits } from './message_edits.js';
 import { messages } from './messages.js';
 import { organizations } from './organizations.js';
+import { presence } from './presence.js';
 import { profileFields } from './profile_fields.js';
 import { reactions } from './reactions.js';
 import { realm } from './realm.js';
@@ -32,7 +33,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, linkifiers, alertWords, users, userAdmin, userGroups, bots, profileFields, settings, userStatus, subscriptions, channels, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, linkifiers, alertWords, users, userAdmin, userGroups, bots, profileFields, settings, userStatus, presence, subscriptions, channels, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

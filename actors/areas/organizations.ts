@@ -133,14 +133,6 @@ export const organizations = area({
   facts: [orgCreated, orgActivationChanged],
   register: [
     { types: ['realm'], fill: (state, r, view) => Object.assign(state, realmSection(view.org(r.org.id)?.org ?? r.org, r.realmUrl, r.heartbeatMaxMs, realmSettings(view.org(r.org.id)))) },
-    {
-      types: ['presence'],
-      fill(state, r) {
-        state.presences = {};
-        state.presence_last_update_id = -1;
-        state.server_timestamp = r.now;
-      },
-    },
     ...EMPTY_SECTIONS.map(({ key, type, make }) => ({ types: [type ?? key], fill: (state: Record<string, unknown>) => void (state[key] = make()) })),
   ],
 });

@@ -71,6 +71,10 @@ export interface ClientCapabilities {
   readonly client_gravatar: boolean;
   /** Deactivated user groups are kept: their deactivation is an `update`, not a `remove`. */
   readonly include_deactivated_groups: boolean;
+  /** `presence` events without `email` (`slim_presence`). */
+  readonly slim_presence: boolean;
+  /** `presence` events in the modern format (capability `simplified_presence_events`). */
+  readonly simplified_presence_events: boolean;
 }
 
 /** Events for some users of one organization, from one fact. */
@@ -125,6 +129,17 @@ export interface InitialStateRequest {
   clientGravatar: boolean;
   /** The client keeps deactivated user groups (capability `include_deactivated_groups`). */
   includeDeactivatedGroups: boolean;
+  /** Unix seconds now, with fractions (`server_timestamp`). */
+  nowPrecise: number;
+  /** How the `presence` section is fetched. */
+  presence: {
+    /** Modern format keyed by user id (`slim_presence`, or the `simplified_presence_events` capability). */
+    slim: boolean;
+    /** `presence_history_limit_days`; null: 14. */
+    historyLimitDays: number | null;
+    /** `CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE`. */
+    limited: boolean;
+  };
 }
 
 /** A part of the `/register` response, included when `fetch_event_types` names one of `types`. */

@@ -43,6 +43,13 @@ export interface DecideEnv {
 export interface Decision<R = unknown, F extends AnyFact = AnyFact> {
   facts: F[];
   value: R;
+  /**
+   * Facts applied to the deciding actor's own context only, in memory: never stamped,
+   * logged or sent to another actor, so they cost no write and no fsync. State they
+   * change survives a restart only through a snapshot (presence: see
+   * `actors/areas/presence.ts`); replay never needs them.
+   */
+  volatile?: AnyFact[];
 }
 
 /** The result of a command, handed back through the command's `done` callback. */
@@ -89,6 +96,8 @@ export function domainLogic<Ctx extends Versioned>(reduce: Reduce<Ctx>): InPlace
     let outcome: Outcome;
     try {
       const decision = event.decide(ctx, event.env);
+      // Volatile facts leave the actor's seq alone: a snapshot's head still names the last logged fact it reflects.
+      if (decision.volatile) for (const f of decision.volatile) reduce(ctx, f);
       const stamped = event.env.stamp(decision.facts);
       for (const s of stamped) {
         reduce(ctx, s.fact);

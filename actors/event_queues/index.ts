@@ -70,6 +70,9 @@ export interface QueueRegistration {
   client_gravatar?: boolean;
   /** Capability `include_deactivated_groups` (default false). */
   include_deactivated_groups?: boolean;
+  /** `slim_presence` and capability `simplified_presence_events` (default false): the form of `presence` events. */
+  slim_presence?: boolean;
+  simplified_presence_events?: boolean;
 }
 
 /** What a client does with its queues: `POST /register`, `GET /events`, `DELETE /events`. */
@@ -226,6 +229,8 @@ export class EventQueues implements QueueService, QueueDelivery {
       bulk_message_deletion: fact.bulk_message_deletion === true,
       client_gravatar: fact.client_gravatar === true,
       include_deactivated_groups: fact.include_deactivated_groups === true,
+      slim_presence: fact.slim_presence === true,
+      simplified_presence_events: fact.simplified_presence_events === true,
       seq,
     };
     this.registry.adopt(ctx, this.opts.now());
@@ -272,6 +277,8 @@ export class EventQueues implements QueueService, QueueDelivery {
       bulk_message_deletion: reg.bulk_message_deletion ?? false,
       client_gravatar: reg.client_gravatar ?? false,
       include_deactivated_groups: reg.include_deactivated_groups ?? false,
+      slim_presence: reg.slim_presence ?? false,
+      simplified_presence_events: reg.simplified_presence_events ?? false,
     }]);
     return { queueId, durable };
   }

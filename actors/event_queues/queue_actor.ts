@@ -53,6 +53,10 @@ export interface QueueContext {
   client_gravatar: boolean;
   /** The client keeps deactivated user groups (capability `include_deactivated_groups`). */
   include_deactivated_groups: boolean;
+  /** `presence` events without `email` (`slim_presence`). */
+  slim_presence: boolean;
+  /** `presence` events in the modern format (capability `simplified_presence_events`). */
+  simplified_presence_events: boolean;
   /** The seq of the newest fact this queue reflects. */
   seq: number;
 }

@@ -52,6 +52,23 @@ export interface OrgContext {
   userGroups: Map<number, UserGroupRecord>;
   /** The highest user group id ever used (system groups take the ids up to `LAST_SYSTEM_GROUP_ID`). */
   lastGroupId: number;
+  /**
+   * Presence, by user id (Zulip's `UserPresence`): in memory and in snapshots, never
+   * in the log (see `actors/areas/presence.ts`).
+   */
+  presence: Map<number, PresenceRow>;
+  /** The organization's newest presence update id (Zulip's `PresenceSequence`); 0: none yet. */
+  presenceLastUpdateId: number;
+}
+
+/** One user's presence. Times are Unix seconds. */
+export interface PresenceRow {
+  /** When the user was last reported active; null: never (shown as their join date). */
+  active: number | null;
+  /** When a client of the user last reported in at all (Zulip's `last_connected_time`). */
+  connected: number;
+  /** The `presenceLastUpdateId` this row was last changed at. */
+  update_id: number;
 }
 
 /** A pattern that Markdown turns into links (Zulip's `RealmFilter`). */
@@ -96,6 +113,8 @@ export function emptyOrg(id: number): OrgContext {
     alertWords: new Map(),
     userGroups: new Map(),
     lastGroupId: LAST_SYSTEM_GROUP_ID,
+    presence: new Map(),
+    presenceLastUpdateId: 0,
   };
 }
 
@@ -162,6 +181,23 @@ interface OrgChunk {
   /** Absent in chunks written before user groups existed. */
   userGroups?: UserGroupRecord[];
   lastGroupId?: number;
+  /** Presence rows flattened, four numbers each: user id, active (-1: null), connected, update id. Absent before presence existed. */
+  presence?: number[];
+  presenceLastUpdateId?: number;
+}
+
+/** Presence rows as four numbers each: compact in a snapshot of 10,000s of users. */
+function flattenPresence(rows: Map<number, PresenceRow>): number[] {
+  const out: number[] = [];
+  for (const [id, r] of rows) out.push(id, r.active ?? -1, r.connected, r.update_id);
+  return out;
+}
+
+function unflattenPresence(flat: number[] | undefined): Map<number, PresenceRow> {
+  const rows = new Map<number, PresenceRow>();
+  if (!flat) return rows;
+  for (let i = 0; i + 3 < flat.length; i += 4) rows.set(flat[i], { active: flat[i + 1] < 0 ? null : flat[i + 1], connected: flat[i + 2], update_id: flat[i + 3] });
+  return rows;
 }
 interface DirectMessagesChunk {
   k: 'dms';
@@ -197,6 +233,9 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         alertWords: [...ctx.alertWords],
         userGroups: [...ctx.userGroups.values()],
         lastGroupId: ctx.lastGroupId,
+        // Presence as it is when the head is taken: what changes after it is what a crash loses.
+        presence: flattenPresence(ctx.presence),
+        presenceLastUpdateId: ctx.presenceLastUpdateId,
       };
     };
     // Direct messages are kept in id order; a deleted one leaves the map. Slices take them
@@ -244,6 +283,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         alertWords: new Map(c.alertWords ?? []),
         userGroups: new Map((c.userGroups ?? []).map((g) => [g.id, g])),
         lastGroupId: c.lastGroupId ?? LAST_SYSTEM_GROUP_ID,
+        presence: unflattenPresence(c.presence),
+        presenceLastUpdateId: c.presenceLastUpdateId ?? 0,
       });
       return;
     }

@@ -73,7 +73,7 @@ export class EventRouting {
         const q = cell.ctx;
         if (q.event_types !== null && !q.event_types.includes(d.type)) continue;
         if (d.message && q.narrow.length > 0 && !narrowPredicate(org!, q.narrow, this.view.user(d.org, userId), false)(d.message)) continue;
-        const variant = (q.empty_topic_name ? 1 : 0) + (q.bulk_message_deletion ? 2 : 0) + (q.client_gravatar ? 4 : 0) + (q.include_deactivated_groups ? 8 : 0);
+        const variant = (q.empty_topic_name ? 1 : 0) + (q.bulk_message_deletion ? 2 : 0) + (q.client_gravatar ? 4 : 0) + (q.include_deactivated_groups ? 8 : 0) + (q.slim_presence ? 16 : 0) + (q.simplified_presence_events ? 32 : 0);
         let event = built[variant];
         if (!event) {
           const e: OutgoingEvent = typeof d.event === 'function' ? d.event(userId, q) : d.event;

@@ -125,6 +125,16 @@ export class Runtime implements StateView {
     return this.directory.contexts();
   }
 
+  /**
+   * Grows whenever state that is never logged (presence) changes: a snapshot is then
+   * due by time even when no fact was logged, since only a snapshot keeps that state.
+   */
+  volatileVersion(): number {
+    let v = 0;
+    for (const id of this.server().orgs.keys()) v += this.org(id)?.presenceLastUpdateId ?? 0;
+    return v;
+  }
+
   /** Milliseconds now, by the injected clock. */
   nowMs(): number {
     return this.opts.now();

@@ -7,6 +7,7 @@ import { heartbeat } from './heartbeat.js';
 import { idleQueues } from './idle_queues.js';
 import { parked } from './parked.js';
 import { poll } from './poll.js';
+import { presence } from './presence.js';
 import { send } from './send.js';
 
-export const scenarios: Scenario[] = [fanout, send, poll, idleQueues, parked, heartbeat, correctness, durability];
+export const scenarios: Scenario[] = [fanout, send, poll, presence, idleQueues, parked, heartbeat, correctness, durability];

@@ -52,6 +52,8 @@ export function createQueue(runtime: Runtime, org: OrgRecord, user: UserRecord, 
     // Zulip's default since feature level 92: the client computes Gravatar URLs.
     client_gravatar: params.client_gravatar ?? true,
     include_deactivated_groups: params.client_capabilities?.include_deactivated_groups === true,
+    slim_presence: params.slim_presence === true,
+    simplified_presence_events: params.client_capabilities?.simplified_presence_events === true,
   });
 }
 
@@ -68,6 +70,13 @@ export function registerResponse(runtime: Runtime, config: Config, org: OrgRecor
     now: runtime.nowSeconds(),
     clientGravatar: params.client_gravatar ?? true,
     includeDeactivatedGroups: params.client_capabilities?.include_deactivated_groups === true,
+    nowPrecise: runtime.nowMs() / 1000,
+    presence: {
+      // As in Zulip, the capability implies the modern format for the initial state too.
+      slim: params.slim_presence === true || params.client_capabilities?.simplified_presence_events === true,
+      historyLimitDays: params.presence_history_limit_days ?? null,
+      limited: config.canAccessAllUsersGroupLimitsPresence,
+    },
   };
   const state = fetchInitialState(runtime, request, fetchTypes ? new Set(fetchTypes) : null);
   return { queue_id: queueId, last_event_id: -1, ...versionFields(), ...state };
