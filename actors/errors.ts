@@ -37,7 +37,8 @@ export type ErrorCode =
   | 'REACTION_DOES_NOT_EXIST'
   | 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED'
   | 'EXPECTATION_MISMATCH'
-  | 'CHANNEL_ALREADY_EXISTS';
+  | 'CHANNEL_ALREADY_EXISTS'
+  | 'INVITATION_FAILED';
 
 /**
  * A failure that is the client's to see. Thrown anywhere below a route and rendered

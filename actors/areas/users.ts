@@ -17,6 +17,8 @@ import { userByEmail } from '../kinds/organization.js';
 import type { StateView } from '../core/state_view.js';
 import { SYSTEM_BOTS } from '../system_bots.js';
 import { settingsForNewUser } from './settings.js';
+import { hasGroupPermission } from '../group_settings.js';
+import { realmSettings } from '../realm_settings.js';
 
 /** A user joined an organization. */
 export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }
@@ -216,7 +218,7 @@ export const users = area({
           can_create_private_streams: r.user.role !== Role.GUEST,
           can_create_web_public_streams: r.user.role === Role.OWNER,
           can_subscribe_other_users: r.user.role !== Role.GUEST,
-          can_invite_others_to_realm: r.user.role !== Role.GUEST,
+          can_invite_others_to_realm: !r.user.is_bot && r.user.role !== Role.GUEST && hasGroupPermission(r.user, realmSettings(view.org(r.org.id)!).can_invite_users_group),
         });
       },
     },

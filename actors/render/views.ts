@@ -140,10 +140,10 @@ export class SubscriptionJson {
 /** How a message names its recipient: a channel name, or the participants of a direct message. */
 function displayRecipient(org: OrgContext, m: MessageRecord, channelName: string): unknown {
   if (m.stream_id !== null) return channelName;
-  const people = (m.dm_user_ids ?? []).map((id) => {
-    const u = org.users.get(id)!;
-    return { id: u.user_id, email: u.email, full_name: u.full_name, is_mirror_dummy: false };
-  });
+  const ids = m.dm_user_ids ?? [];
+  // A system bot's direct message (the notification bot's to a referrer) lists the bot too, as Zulip's does.
+  const bot = ids.includes(m.sender_id) ? undefined : SYSTEM_BOTS.get(m.sender_id);
+  const people = [...ids.map((id) => org.users.get(id)!), ...(bot ? [bot] : [])].map((u) => ({ id: u.user_id, email: u.email, full_name: u.full_name, is_mirror_dummy: false }));
   // Zulip lists the two people of a one-to-one conversation in email order.
   if (people.length === 2) people.sort((a, b) => a.email.localeCompare(b.email));
   return people;

@@ -27,6 +27,7 @@ export const ERROR_CATALOG = {
   MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: { api: 'chat', status: 400 },
   EXPECTATION_MISMATCH: { api: 'chat', status: 400 },
   CHANNEL_ALREADY_EXISTS: { api: 'chat', status: 409 },
+  INVITATION_FAILED: { api: 'chat', status: 400 },
   INVALID_JSON: { api: 'chat', status: 400 },
   BAD_NARROW: { api: 'chat', status: 400 },
   BAD_EVENT_QUEUE_ID: { api: 'chat', status: 400 },
