@@ -42,12 +42,27 @@ function headers(raw: string): Map<string, string> {
   return out;
 }
 
-/** `parley outbox`: one line per message (file, date, to, subject), oldest first; `--show FILE` prints one message. */
+/** A message's body as text, undoing its transfer encoding (quoted-printable or base64). */
+function bodyText(raw: string, h: Map<string, string>): string {
+  const body = raw.slice(raw.search(/\r?\n\r?\n/)).replace(/^\r?\n\r?\n/, '');
+  const encoding = (h.get('content-transfer-encoding') ?? '').toLowerCase();
+  if (encoding === 'base64') return Buffer.from(body, 'base64').toString('utf8');
+  if (encoding !== 'quoted-printable') return body;
+  return Buffer.from(body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8');
+}
+
+/**
+ * `parley outbox`: one line per message (file, date, to, subject), oldest first;
+ * `--show FILE` prints one message, its headers decoded and its body as plain text.
+ */
 export function outboxCommand(dataDir: string, show?: string): void {
   const dir = outboxDir(dataDir);
   if (show !== undefined) {
     if (!/^[0-9]+-[0-9a-f]+\.eml$/.test(show) || !existsSync(join(dir, show))) throw new Error(`no message '${show}' in ${dir}`);
-    process.stdout.write(readFileSync(join(dir, show), 'utf8'));
+    const raw = readFileSync(join(dir, show), 'utf8');
+    const h = headers(raw);
+    const head = ['from', 'to', 'subject', 'date'].map((k) => `${k[0].toUpperCase()}${k.slice(1)}: ${h.get(k) ?? ''}`);
+    process.stdout.write(`${head.join('\n')}\n\n${bodyText(raw, h).replace(/\r\n/g, '\n')}`);
     return;
   }
   const names = existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith('.eml') && !n.startsWith('.')).sort() : [];
