@@ -48,15 +48,19 @@ export function checkInviteRole(actor: UserRecord, invitedAs: number, requireAdm
   if (requireAdmin && actor.role > Role.ADMIN) throw badRequest('Must be an organization administrator');
 }
 
-/** The checks every new invitation passes, in Zulip's order. */
-export function checkNewInvite(
+/** The role a new invitation gives: one of Zulip's, and no more than the inviter may give. */
+export function checkInvitedAs(actor: UserRecord, invitedAs: number): void {
+  if (!(INVITE_ROLES as readonly number[]).includes(invitedAs)) throw badRequest('Invalid invite_as');
+  checkInviteRole(actor, invitedAs, invitedAs <= Role.MODERATOR);
+}
+
+/** What a new invitation carries (channels, groups, welcome text), checked in Zulip's order. */
+export function checkInviteTargets(
   ctx: OrgContext,
   view: StateView,
   actor: UserRecord,
-  c: { invite_as: number; stream_ids: number[]; group_ids: number[]; welcome_message_custom_text: string | null },
+  c: { stream_ids: number[]; group_ids: number[]; welcome_message_custom_text: string | null },
 ): void {
-  if (!(INVITE_ROLES as readonly number[]).includes(c.invite_as)) throw badRequest('Invalid invite_as');
-  checkInviteRole(actor, c.invite_as, c.invite_as <= Role.MODERATOR);
   checkInviteChannels(ctx, view, actor, c.stream_ids);
   checkInviteGroups(c.group_ids);
   if (c.welcome_message_custom_text !== null) {

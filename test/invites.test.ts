@@ -173,6 +173,10 @@ t.test('accepting: the account, its role and channels, the referrer told, used o
   t.equal(dms.length, 1);
   t.match(dms[0], { sender_email: 'notification-bot@zulip.com', type: 'private', content: `<p><span class="user-mention silent" data-user-id="${nina.user_id}">Nina New</span> accepted your invitation to join Zulip!</p>` });
   t.same(dms[0].display_recipient.map((p: any) => p.email).sort(), ['member@example.com', 'notification-bot@zulip.com']);
+  const listed = (await f.call(member, 'GET', '/api/v1/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'is', operand: 'dm' }] })).json.messages;
+  t.same(listed.map((m: any) => m.id), [dms[0].id], 'the notice is among the direct messages');
+  const unread = (await f.call(member, 'POST', '/api/v1/register', { fetch_event_types: ['update_message_flags'] })).json.unread_msgs;
+  t.same(unread.pms, [{ other_user_id: 2_000_000_001, sender_id: 2_000_000_001, unread_message_ids: [dms[0].id] }], 'unread, in the conversation with the bot');
   // invites_changed: administrators and the referrer, not other members.
   t.same((await queueEvents(f, f.owner, reg.queue_id, 'invites_changed')).length, 2, 'owner: sent, accepted');
   t.same((await queueEvents(f, member, regMember.queue_id, 'invites_changed')), [{ type: 'invites_changed' }, { type: 'invites_changed' }]);

@@ -18,7 +18,7 @@ import { NOTIFICATION_BOT } from '../system_bots.js';
 import { Role, type RoleNumber, type UserRecord } from '../types.js';
 import { checkEmail, makeUser } from '../user_rules.js';
 import {
-  accessInvite, accessInviter, checkNewInvite, DEFAULT_INVITE_EXPIRY_MINUTES, emailAllowedInOrg, groupsOnJoin, invitationFailed, inviteeEmails, inviteeError,
+  accessInvite, accessInviter, checkInvitedAs, checkInviteTargets, DEFAULT_INVITE_EXPIRY_MINUTES, emailAllowedInOrg, groupsOnJoin, invitationFailed, inviteeEmails, inviteeError,
   isLive, MAX_INVITES_PER_DAY, sentToday, type InviteeError,
 } from '../invite_rules.js';
 import { hasGroupPermission } from '../group_settings.js';
@@ -73,10 +73,8 @@ function inviteFrom(ctx: OrgContext, view: StateView, c: InviteTerms, env: Decid
   };
 }
 
-function checkTerms(ctx: OrgContext, view: StateView, actor: UserRecord, c: InviteTerms): void {
-  checkNewInvite(ctx, view, actor, {
-    invite_as: c.invite_as ?? Role.MEMBER, stream_ids: c.stream_ids ?? [], group_ids: c.group_ids ?? [], welcome_message_custom_text: c.welcome_message_custom_text ?? null,
-  });
+function checkTargets(ctx: OrgContext, view: StateView, actor: UserRecord, c: InviteTerms): void {
+  checkInviteTargets(ctx, view, actor, { stream_ids: c.stream_ids ?? [], group_ids: c.group_ids ?? [], welcome_message_custom_text: c.welcome_message_custom_text ?? null });
 }
 
 export const inviteUsers = command({
@@ -85,8 +83,9 @@ export const inviteUsers = command({
   decide(ctx: OrgContext, c: InviteUsers, env: DecideEnv, view: StateView): Decision<{ invites: EmailInvite[]; skipped: InviteeError[] }, InvitationsSent> {
     const actor = accessInviter(ctx, c.actor_id);
     if (!hasGroupPermission(actor, realmSettings(ctx).can_invite_users_group)) throw badRequest('Insufficient permission');
-    checkTerms(ctx, view, actor, c);
+    checkInvitedAs(actor, c.invite_as ?? Role.MEMBER);
     if (c.invitee_emails === '') throw badRequest('You must specify at least one email address.');
+    checkTargets(ctx, view, actor, c);
     const emails = inviteeEmails(c.invitee_emails);
     const now = env.now();
     if (sentToday(ctx, now) + emails.length > MAX_INVITES_PER_DAY) {
@@ -115,7 +114,8 @@ export const createMultiuseInvite = command({
   decide(ctx: OrgContext, c: CreateMultiuseInvite, env: DecideEnv, view: StateView): Decision<{ invite: MultiuseInvite }, MultiuseInviteCreated> {
     const actor = accessInviter(ctx, c.actor_id);
     if (!hasGroupPermission(actor, realmSettings(ctx).create_multiuse_invite_group)) throw badRequest('Insufficient permission');
-    checkTerms(ctx, view, actor, c);
+    checkInvitedAs(actor, c.invite_as ?? Role.MEMBER);
+    checkTargets(ctx, view, actor, c);
     const invite = inviteFrom(ctx, view, c, env, ctx.invites.lastMultiuseId + 1);
     return { facts: [{ type: 'MultiuseInviteCreated', org: c.org, invite }], value: { invite } };
   },
