@@ -62,7 +62,7 @@ export interface ResendInvite { type: 'RESEND_INVITE'; org: number; actor_id: nu
 export interface AcceptInvite { type: 'ACCEPT_INVITE'; org: number; key: string; full_name: string; password_hash: string; email?: string }
 
 /** The invitation itself, from a request's terms, once they are checked. */
-function inviteFrom(ctx: OrgContext, view: StateView, c: InviteTerms, env: DecideEnv, id: number): InviteBase {
+function inviteFrom(c: InviteTerms, env: DecideEnv, id: number): InviteBase {
   const now = env.now();
   const minutes = c.expires_in_minutes === undefined ? DEFAULT_INVITE_EXPIRY_MINUTES : c.expires_in_minutes;
   return {
@@ -102,7 +102,7 @@ export const inviteUsers = command({
     if (errors.length > 0) throw invitationFailed("Some emails did not validate, so we didn't send any invitations.", [...errors, ...skipped], { sent: false });
     if (good.length === 0) throw invitationFailed("We weren't able to invite anyone.", skipped, { sent: false });
     const invites = good.map((email, i): EmailInvite => ({
-      ...inviteFrom(ctx, view, c, env, ctx.invites.lastEmailId + 1 + i), notify_referrer_on_join: c.notify_referrer_on_join ?? true, email, sent: now,
+      ...inviteFrom(c, env, ctx.invites.lastEmailId + 1 + i), notify_referrer_on_join: c.notify_referrer_on_join ?? true, email, sent: now,
     }));
     return { facts: [{ type: 'InvitationsSent', org: c.org, invites }], value: { invites, skipped } };
   },
@@ -116,7 +116,7 @@ export const createMultiuseInvite = command({
     if (!hasGroupPermission(actor, realmSettings(ctx).create_multiuse_invite_group)) throw badRequest('Insufficient permission');
     checkInvitedAs(actor, c.invite_as ?? Role.MEMBER);
     checkTargets(ctx, view, actor, c);
-    const invite = inviteFrom(ctx, view, c, env, ctx.invites.lastMultiuseId + 1);
+    const invite = inviteFrom(c, env, ctx.invites.lastMultiuseId + 1);
     return { facts: [{ type: 'MultiuseInviteCreated', org: c.org, invite }], value: { invite } };
   },
 });
