@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
@@ -14,6 +14,7 @@ import { ChatApp, inject } from '../src/http/dispatch.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { openStore } from '../src/store.js';
 import { basicAuth, encodeParams } from './helpers.js';
+import { startServerProcess } from './server_process.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -68,4 +69,39 @@ t.test('outbox and accept-invite', async (t) => {
   t.equal(store.runtime.org(1)!.users.get(user.user_id)!.full_name, 'New Person');
   t.ok(store.runtime.channel(1, general)!.subscribers.has(user.user_id), "subscribed to the invitation's channel");
   t.equal([...store.runtime.org(1)!.directMessages.values()].filter((m) => m.dm_user_ids?.includes(owner.user_id)).length, 1, 'the referrer was told');
+});
+
+t.test('kill -9: acknowledged invitations survive, their mail was written once, and replay sends none', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-invites-kill9-'));
+  const env = { PARLEY_DATA_DIR: dir, PARLEY_FSYNC: 'always', PARLEY_RATE_LIMIT: '0', PARLEY_SNAPSHOT_EVERY_RECORDS: '5', PARLEY_SNAPSHOT_GROWTH_PERCENT: '0' };
+  let server = await startServerProcess(env);
+  const waitKey = async () => {
+    for (let i = 0; i < 500 && !/API key:\s+\S+/.test(server.stdout()); i++) await new Promise((r) => setTimeout(r, 20));
+    return /API key:\s+(\S+)/.exec(server.stdout())![1];
+  };
+  const auth = basicAuth({ email: 'owner@localhost', api_key: await waitKey() });
+  const call = async (method: string, path: string, params: Record<string, unknown> = {}) => {
+    const res = await fetch(`${server.base}${path}`, {
+      method, headers: { authorization: auth, ...(method === 'GET' ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) },
+      body: method === 'GET' ? undefined : encodeParams(params),
+    });
+    return { status: res.status, json: (await res.json()) as any };
+  };
+  for (let i = 0; i < 8; i++) t.equal((await call('POST', '/api/v1/invites', { invitee_emails: `p${i}@example.com`, stream_ids: [] })).status, 200);
+  const link = (await call('POST', '/api/v1/invites/multiuse')).json.invite_link as string;
+  t.equal((await call('DELETE', '/api/v1/invites/3')).status, 200);
+  server.child.kill('SIGKILL');
+  await server.exited;
+  const mailed = readdirSync(join(dir, 'outbox')).filter((n) => n.endsWith('.eml')).length;
+  t.equal(mailed, 8, 'one mail per acknowledged invitation');
+  server = await startServerProcess(env);
+  t.teardown(() => server.child.kill('SIGKILL'));
+  const listed = (await call('GET', '/api/v1/invites')).json.invites;
+  t.same(listed.map((i: any) => i.email ?? i.link_url), [...[0, 1, 3, 4, 5, 6, 7].map((i) => `p${i}@example.com`), link.replace(/^http:\/\/[^/]+/, server.base)]);
+  t.equal(readdirSync(join(dir, 'outbox')).filter((n) => n.endsWith('.eml')).length, mailed, 'no mail sent again on replay');
+  const accepted = await fetch(`${server.base}/api/v1/parley/invites/accept`, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: encodeParams({ key: link, full_name: 'After Crash', password: 'pw', email: 'after@example.com' }),
+  });
+  t.equal(accepted.status, 200, 'a link made before the kill still works');
 });
