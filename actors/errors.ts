@@ -38,7 +38,8 @@ export type ErrorCode =
   | 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED'
   | 'EXPECTATION_MISMATCH'
   | 'CHANNEL_ALREADY_EXISTS'
-  | 'CANNOT_DEACTIVATE_GROUP_IN_USE';
+  | 'CANNOT_DEACTIVATE_GROUP_IN_USE'
+  | 'INVITATION_FAILED';
 
 /**
  * A failure that is the client's to see. Thrown anywhere below a route and rendered

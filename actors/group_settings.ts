@@ -12,7 +12,7 @@
  */
 import { ApiError, badRequest } from './errors.js';
 import type { OrgContext } from './kinds/organization.js';
-import { Role, type GroupSettingValue, type UserRecord } from './types.js';
+import { Role, type GroupSettingValue, type UserGroupRecord, type UserGroupSettingName, type UserRecord } from './types.js';
 
 /** Ids of the system user groups, the same in every organization. */
 export const SYSTEM_GROUPS = {
@@ -215,3 +215,14 @@ export function settingUsesGroup(value: GroupSettingValue, groupId: number): boo
   return typeof value === 'number' ? value === groupId : value.direct_subgroups.includes(groupId);
 }
 
+
+/**
+ * Whether `actor` holds one of a group's own permissions (Zulip's
+ * `has_user_group_access_for_update`): the organization's `can_manage_all_groups`
+ * (`manageAllGroups`), the group's `can_manage_group`, or the named setting itself.
+ */
+export function hasGroupUpdatePermission(org: GroupDirectory, manageAllGroups: GroupSettingValue, actor: Member, group: UserGroupRecord, setting: UserGroupSettingName): boolean {
+  return hasGroupPermission(org, actor, manageAllGroups)
+    || hasGroupPermission(org, actor, group.settings.can_manage_group)
+    || (setting !== 'can_manage_group' && hasGroupPermission(org, actor, group.settings[setting]));
+}

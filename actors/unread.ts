@@ -17,6 +17,7 @@ import { EMPTY_TOPIC_DISPLAY_NAME } from './message_rules.js';
 import type { OrgContext } from './kinds/organization.js';
 import type { UserContext } from './kinds/user.js';
 import type { StateView } from './core/state_view.js';
+import { SYSTEM_BOTS } from './system_bots.js';
 
 /** As in Zulip: a client never gets more unread ids than this at registration. */
 export const MAX_UNREAD_MESSAGES = 50_000;
@@ -68,7 +69,8 @@ export function unreadMessages(world: StateView, org: OrgContext, me: UserContex
     const members = message.dm_user_ids ?? [];
     const others = members.filter((u) => u !== me.user_id);
     if (others.length <= 1) {
-      const other = others[0] ?? me.user_id;
+      // No one else among the participants: a note to self, or a system bot's message to me.
+      const other = others[0] ?? (SYSTEM_BOTS.has(message.sender_id) ? message.sender_id : me.user_id);
       const list = pms.get(other);
       if (list) list.push(id);
       else pms.set(other, [id]);

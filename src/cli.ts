@@ -9,6 +9,7 @@
 import { createOrganization, createStarterChannels } from './bootstrap.js';
 import { ApiError } from '../actors/errors.js';
 import { boardStatusCommand, boardSwitchCommand, parseBoardArgs } from './operator/board_commands.js';
+import { acceptInviteCommand, outboxCommand } from './operator/invite_commands.js';
 import { compactCommand, inspectCommand, listSnapshotsCommand, openOffline, restoreCommand, snapshotCommand, verifyCommand } from './operator/data_commands.js';
 
 const USAGE = `Usage:
@@ -21,6 +22,10 @@ const USAGE = `Usage:
                                          deactivate or reactivate an organization (stopped server)
   parley grant-email-changes --subdomain SUB --email EMAIL [--revoke] [--data-dir DIR]
                                          let an owner change other users' emails (stopped server)
+  parley accept-invite --subdomain SUB --key KEY --full-name NAME --password PASSWORD [--email EMAIL] [--data-dir DIR]
+                                         accept an invitation: make its account (stopped server); --email for reusable links
+  parley outbox [--show FILE] [--data-dir DIR]
+                                         list the mail in the outbox (DIR/outbox), or print one message
   parley snapshot  [--data-dir DIR]      take a snapshot now (asks the running server, or works offline)
   parley snapshots [--data-dir DIR]      list snapshots: time, seq, size, verified or not
   parley verify    [--data-dir DIR]      verify every snapshot and log segment (exit 1 if any is corrupt)
@@ -127,6 +132,18 @@ async function main(): Promise<void> {
     case 'grant-email-changes':
       await grantEmailChanges(rest);
       return;
+    case 'accept-invite': {
+      const flags = parseFlags(rest, ['--data-dir', '--subdomain', '--key', '--full-name', '--password', '--email']);
+      await acceptInviteCommand(dataDirOf(flags), {
+        subdomain: flags.get('--subdomain') ?? '', key: required(flags, '--key'), fullName: required(flags, '--full-name'), password: required(flags, '--password'), email: flags.get('--email'),
+      });
+      return;
+    }
+    case 'outbox': {
+      const flags = parseFlags(rest, ['--data-dir', '--show']);
+      outboxCommand(dataDirOf(flags), flags.get('--show'));
+      return;
+    }
     case 'snapshot':
       await snapshotCommand(dataDirOf(parseFlags(rest, ['--data-dir'])));
       return;

@@ -48,6 +48,15 @@ export interface Config {
    * events are limited to the users a guest may access under `can_access_all_users_group`.
    */
   canAccessAllUsersGroupLimitsPresence: boolean;
+  /** SMTP server for outgoing mail (empty: mail goes to the outbox, `<data dir>/outbox`). */
+  smtpHost: string;
+  smtpPort: number;
+  /** Connect with TLS from the start (port 465); otherwise STARTTLS when the server offers it. */
+  smtpSecure: boolean;
+  smtpUser: string;
+  smtpPassword: string;
+  /** The From address of outgoing mail (empty: `Parley <noreply@externalHost>`). */
+  mailFrom: string;
 }
 
 /** Each setting: its flag, its environment variable, its default and how to parse it. */
@@ -77,6 +86,12 @@ const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v:
   { key: 'boardNonceTtlSecs', flag: '--board-nonce-ttl-secs', env: 'PARLEY_BOARD_NONCE_TTL_SECS', parse: positiveInt, def: 300 },
   { key: 'boardRateLimit', flag: '--board-rate-limit', env: 'PARLEY_BOARD_RATE_LIMIT', parse: parseRateLimit, def: { requests: 10, windowSecs: 60 } },
   { key: 'boardMessageRateLimit', flag: '--board-message-rate-limit', env: 'PARLEY_BOARD_MESSAGE_RATE_LIMIT', parse: parseRateLimit, def: { requests: 60, windowSecs: 60 } },
+  { key: 'smtpHost', flag: '--smtp-host', env: 'PARLEY_SMTP_HOST', parse: String, def: '' },
+  { key: 'smtpPort', flag: '--smtp-port', env: 'PARLEY_SMTP_PORT', parse: int, def: 587 },
+  { key: 'smtpSecure', flag: '--smtp-secure', env: 'PARLEY_SMTP_SECURE', parse: bool, def: false },
+  { key: 'smtpUser', flag: '--smtp-user', env: 'PARLEY_SMTP_USER', parse: String, def: '' },
+  { key: 'smtpPassword', flag: '--smtp-password', env: 'PARLEY_SMTP_PASSWORD', parse: String, def: '' },
+  { key: 'mailFrom', flag: '--mail-from', env: 'PARLEY_MAIL_FROM', parse: String, def: '' },
 ];
 
 function int(v: string): number {

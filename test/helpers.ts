@@ -9,6 +9,7 @@ import { ChatApp, inject, type InjectRequest } from '../src/http/dispatch.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { Abortable } from '../src/http/types.js';
 import type { RoleNumber } from '../actors/types.js';
+import { memoryMailer } from '../src/mail/mailer.js';
 
 /** A user's credentials. */
 export interface Credentials {
@@ -50,6 +51,8 @@ export interface ChatFixture {
   call(who: Credentials | null, method: string, path: string, params?: Record<string, unknown>, extra?: Partial<InjectRequest>): Promise<ApiResult>;
   /** Creates a member and returns their credentials. */
   createUser(email: string, fullName?: string): Promise<Credentials>;
+  /** Mail the server sent (invitations), kept in memory. */
+  mail: ReturnType<typeof memoryMailer>;
   /** Subscribes users (by credentials) to a channel, creating it if needed. */
   subscribe(who: Credentials, channel: string, principals?: number[]): Promise<ApiResult>;
   stop(): void;
@@ -69,7 +72,8 @@ export async function chatFixture(opts: FixtureOptions = {}): Promise<ChatFixtur
   // Rate limits are off unless a test asks for them: route tests make many requests per user.
   const config: Config = { ...loadConfig([], {}), rateLimit: { requests: 0, windowSecs: 60 }, rateLimitAnonymous: { requests: 0, windowSecs: 60 }, ...opts.config };
   const logs: string[] = [];
-  const app = new ChatApp(chatRoutes, runtime, config, (line) => logs.push(line));
+  const mail = memoryMailer();
+  const app = new ChatApp(chatRoutes, runtime, config, (line) => logs.push(line), mail);
   const org = await createOrganization(runtime, { name: 'Test Org', subdomain: '', ownerEmail: 'owner@example.com', ownerPassword: 'owner-pass', ownerName: 'Olivia Owner' });
   const owner: Credentials = { user_id: org.owner.user_id, email: org.owner.email, api_key: org.owner.api_key };
   const call: ChatFixture['call'] = async (who, method, path, params = {}, extra = {}) => {
@@ -94,7 +98,7 @@ export async function chatFixture(opts: FixtureOptions = {}): Promise<ChatFixtur
   };
   const subscribe: ChatFixture['subscribe'] = (who, channel, principals) =>
     call(who, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: channel }], principals });
-  return { runtime, app, config, clock, owner, org, call, createUser, subscribe, stop: () => runtime.stop() };
+  return { runtime, app, config, clock, owner, org, call, createUser, mail, subscribe, stop: () => runtime.stop() };
 }
 
 /** Starts a request that may park; returns its promise and the handle to abort it. */

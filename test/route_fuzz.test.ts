@@ -428,7 +428,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);
   const logs: string[] = [];
-  const app = new ChatApp(chatRoutes, f.runtime, f.config, (line) => logs.push(line));
+  const app = new ChatApp(chatRoutes, f.runtime, f.config, (line) => logs.push(line), f.mail);
   const alice = await f.createUser('alice@example.com', 'Alice');
   const victim = await f.createUser('victim@example.com', 'Victim');
   if ((await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id])).status !== 200) throw new Error('subscribe failed');
@@ -456,6 +456,11 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const seedGroup = (await f.call(f.owner, 'POST', '/api/v1/user_groups/create', { name: 'seed group', description: '', members: `[${alice.user_id}]` })).json.group_id as number;
   const doomedGroup = (await f.call(f.owner, 'POST', '/api/v1/user_groups/create', { name: 'doomed group', description: '', members: '[]' })).json.group_id as number;
   if (doomed.status !== 200 || !seedGroup || !doomedGroup) throw new Error('fixture setup failed');
+  // Invitations: ids 1 (resent) and 2 (revoked); links 1 (revoked) and 2 (accepted).
+  const invited = await f.call(f.owner, 'POST', '/api/v1/invites', { invitee_emails: 'seed-invitee@example.com,doomed-invitee@example.com', stream_ids: [] });
+  await f.call(f.owner, 'POST', '/api/v1/invites/multiuse', {});
+  const joinLink = (await f.call(f.owner, 'POST', '/api/v1/invites/multiuse', {})).json.invite_link as string;
+  if (doomed.status !== 200 || invited.status !== 200 || !joinLink) throw new Error('fixture setup failed');
 
   /** A valid request for each route, from which every case breaks one thing. */
   const BASES: Record<string, ChatBase | ChatBase[]> = {
@@ -549,6 +554,21 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'GET /api/v1/user_groups/{user_group_id}/members': { pathParams: { user_group_id: String(seedGroup) }, params: { direct_member_only: 'true' } },
     'GET /api/v1/user_groups/{user_group_id}/subgroups': { pathParams: { user_group_id: String(seedGroup) }, params: {} },
     'GET /api/v1/user_groups/{user_group_id}/members/{user_id}': { pathParams: { user_group_id: String(seedGroup), user_id: String(alice.user_id) }, params: {} },
+    'POST /api/v1/invites': {
+      params: { invitee_emails: 'fuzz-invitee@example.com', stream_ids: '[]' },
+      semantic: {
+        invitee_emails: ['', 'nope', 'owner@example.com', 'a@example.com,nope', ',', 'x\u0000@example.com', `${'x'.repeat(300)}@example.com`],
+        stream_ids: ['[99999]', '[-1]', '[0]'], group_ids: ['[99999]', '[6]', '[1]'], invite_as: ['500', '0', '-1'], invite_expires_in_minutes: ['0', '-5'],
+      },
+    },
+    'POST /api/v1/invites/multiuse': { params: {}, semantic: { stream_ids: ['[99999]', '[-1]'], group_ids: ['[99999]', '[6]'], invite_as: ['500'], invite_expires_in_minutes: ['0'] } },
+    'DELETE /api/v1/invites/{invite_id}': { pathParams: { invite_id: '2' }, params: {} },
+    'DELETE /api/v1/invites/multiuse/{invite_id}': { pathParams: { invite_id: '1' }, params: {} },
+    'POST /api/v1/invites/{invite_id}/resend': { pathParams: { invite_id: '1' }, params: {} },
+    'POST /api/v1/parley/invites/accept': {
+      params: { key: joinLink.split('/join/')[1].replace('/', ''), full_name: 'Fuzz Joiner', password: 'pw', email: 'fuzz-joiner@example.com' },
+      semantic: { key: ['nope', '', 'x'.repeat(201), 'x\u0000'], email: ['', 'nope', 'owner@example.com', 'x\u0000@example.com'], full_name: ['', '   ', 'a\u0000b'], password: [''] },
+    },
     'POST /api/v1/users/me/subscriptions': { params: { subscriptions: '[{"name":"general"}]' } },
     'DELETE /api/v1/users/me/subscriptions': { params: { subscriptions: '["random"]' } },
   };

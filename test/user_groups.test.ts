@@ -256,3 +256,19 @@ t.test('groups survive a restart, from the log and from a snapshot', async (t) =
   t.equal(snap(), expected, 'and from a fresh snapshot');
   await store.close();
 });
+
+t.test('an invitation with group_ids: the new account joins those groups, with add_members events', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const team = await create(f, f.owner, 'team');
+  const system = await f.call(f.owner, 'POST', '/api/v1/invites/multiuse', { group_ids: JSON.stringify([SYSTEM_GROUPS.members]) });
+  t.same([system.status, system.json.msg], [400, 'Insufficient permission'], 'no one adds members to a system group');
+  const link = await f.call(f.owner, 'POST', '/api/v1/invites/multiuse', { group_ids: JSON.stringify([team]) });
+  t.equal(link.status, 200, link.body);
+  const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['user_group'] })).json;
+  const key = String(link.json.invite_link).split('/join/')[1].replace('/', '');
+  const joined = await f.call(null, 'POST', '/api/v1/parley/invites/accept', { key, full_name: 'Newt', password: 'pw-newt', email: 'newt@example.com' });
+  t.equal(joined.status, 200, joined.body);
+  t.same((await f.call(f.owner, 'GET', `/api/v1/user_groups/${team}/members`)).json.members, [joined.json.user_id]);
+  t.same((await queueEvents(f, f.owner, reg.queue_id, 'user_group')).filter((e) => e.group_id === team), [{ type: 'user_group', op: 'add_members', group_id: team, user_ids: [joined.json.user_id] }]);
+});

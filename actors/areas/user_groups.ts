@@ -11,7 +11,7 @@ import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest } from '../errors.js';
 import {
-  asGroupSettingValue, checkGroupSetting, directSystemGroups, groupSettingChange, hasGroupPermission, isSystemGroup,
+  asGroupSettingValue, checkGroupSetting, directSystemGroups, groupSettingChange, hasGroupPermission, hasGroupUpdatePermission, isSystemGroup,
   sameGroupSetting, settingUsesGroup, SYSTEM_GROUP_INFO, SYSTEM_GROUPS, subgroupIds, type SettingRules,
 } from '../group_settings.js';
 import { channelGroupSetting, CHANNEL_GROUP_DEFAULTS } from '../kinds/channel.js';
@@ -130,16 +130,8 @@ function editableGroup(org: OrgContext, groupId: number): UserGroupRecord {
   return group;
 }
 
-/**
- * Whether `actor` holds a group's permission (Zulip's `check_permission_for_managing_all_groups`
- * and `has_user_group_access_for_update`): the organization's `can_manage_all_groups`,
- * the group's `can_manage_group`, or the named setting.
- */
-function mayUpdate(org: OrgContext, actor: UserRecord, group: UserGroupRecord, setting: UserGroupSettingName): boolean {
-  return hasGroupPermission(org, actor, realmSettings(org).can_manage_all_groups)
-    || hasGroupPermission(org, actor, group.settings.can_manage_group)
-    || (setting !== 'can_manage_group' && hasGroupPermission(org, actor, group.settings[setting]));
-}
+const mayUpdate = (org: OrgContext, actor: UserRecord, group: UserGroupRecord, setting: UserGroupSettingName): boolean =>
+  hasGroupUpdatePermission(org, realmSettings(org).can_manage_all_groups, actor, group, setting);
 
 /** Checks a subgroup id for `add_subgroups` or initial subgroups. */
 function checkSubgroup(org: OrgContext, id: number): void {

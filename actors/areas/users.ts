@@ -18,6 +18,8 @@ import { SYSTEM_BOTS } from '../system_bots.js';
 import { settingsForNewUser } from './settings.js';
 import { directGroupsOf, systemGroupDeliveries } from './user_groups.js';
 import { directSystemGroups } from '../group_settings.js';
+import { hasGroupPermission } from '../group_settings.js';
+import { realmSettings } from '../realm_settings.js';
 
 /** A user joined an organization. */
 export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }
@@ -219,7 +221,7 @@ export const users = area({
           can_create_private_streams: r.user.role !== Role.GUEST,
           can_create_web_public_streams: r.user.role === Role.OWNER,
           can_subscribe_other_users: r.user.role !== Role.GUEST,
-          can_invite_others_to_realm: r.user.role !== Role.GUEST,
+          can_invite_others_to_realm: !r.user.is_bot && r.user.role !== Role.GUEST && hasGroupPermission(view.org(r.org.id)!, r.user, realmSettings(view.org(r.org.id)!).can_invite_users_group),
         });
       },
     },

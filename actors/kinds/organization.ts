@@ -4,7 +4,7 @@
  * another organization.
  */
 import type { Persistence } from '../core/persistence.js';
-import type { ChannelFolderRecord, ChannelRecord, MessageRecord, OrgRecord, ProfileFieldRecord, UserGroupRecord, UserRecord } from '../types.js';
+import type { ChannelFolderRecord, ChannelRecord, MessageRecord, OrgRecord, ProfileFieldRecord, RoleNumber, UserGroupRecord, UserRecord } from '../types.js';
 import { LAST_SYSTEM_GROUP_ID } from '../group_settings.js';
 
 /** State of one organization actor. */
@@ -59,6 +59,8 @@ export interface OrgContext {
   presence: Map<number, PresenceRow>;
   /** The organization's newest presence update id (Zulip's `PresenceSequence`); 0: none yet. */
   presenceLastUpdateId: number;
+  /** Invitations to join: by email and reusable links (`actors/areas/invites.ts`). */
+  invites: InviteBook;
 }
 
 /** One user's presence. Times are Unix seconds. */
@@ -69,6 +71,66 @@ export interface PresenceRow {
   connected: number;
   /** The `presenceLastUpdateId` this row was last changed at. */
   update_id: number;
+}
+
+/** What every invitation holds: who made it, what the new user gets, and its key. */
+export interface InviteBase {
+  id: number;
+  referrer_id: number;
+  invited_as: RoleNumber;
+  /** Unix seconds the invitation was made. */
+  invited: number;
+  /** Unix seconds it expires; null: never. */
+  expiry: number | null;
+  stream_ids: number[];
+  /** User groups the new user is to join (stored; applied once user groups exist, see `groupsOnJoin`). */
+  group_ids: number[];
+  include_realm_default_subscriptions: boolean;
+  notify_referrer_on_join: boolean;
+  /** Administrators only; null: the organization's default. */
+  welcome_message_custom_text: string | null;
+  /** The secret that accepts the invitation, chosen when it was decided. */
+  key: string;
+  /** `used`: an email invitation that made its account (reusable links stay active). */
+  status: 'active' | 'used' | 'revoked';
+}
+/** An invitation sent to one email address. */
+export interface EmailInvite extends InviteBase {
+  email: string;
+  /** Unix seconds it was last sent (made or resent): what the daily limit counts. */
+  sent: number;
+}
+/** A reusable invitation link. */
+export type MultiuseInvite = InviteBase;
+
+/** The organization's invitations. Used and revoked ones are kept, so that a stale key is refused with the reason. */
+export interface InviteBook {
+  email: Map<number, EmailInvite>;
+  multiuse: Map<number, MultiuseInvite>;
+  lastEmailId: number;
+  lastMultiuseId: number;
+  /** Key to invitation (derived: rebuilt on restore). */
+  byKey: Map<string, { multiuse: boolean; id: number }>;
+}
+
+/** An empty invitation book, or one holding `email` and `multiuse`. */
+export function inviteBook(email: EmailInvite[] = [], multiuse: MultiuseInvite[] = [], lastEmailId = 0, lastMultiuseId = 0): InviteBook {
+  const book: InviteBook = { email: new Map(), multiuse: new Map(), lastEmailId, lastMultiuseId, byKey: new Map() };
+  for (const i of email) addInvite(book, i, false);
+  for (const i of multiuse) addInvite(book, i, true);
+  return book;
+}
+
+/** Records an invitation in the book. */
+export function addInvite(book: InviteBook, invite: EmailInvite | MultiuseInvite, multiuse: boolean): void {
+  if (multiuse) {
+    book.multiuse.set(invite.id, invite);
+    book.lastMultiuseId = Math.max(book.lastMultiuseId, invite.id);
+  } else {
+    book.email.set(invite.id, invite as EmailInvite);
+    book.lastEmailId = Math.max(book.lastEmailId, invite.id);
+  }
+  book.byKey.set(invite.key, { multiuse, id: invite.id });
 }
 
 /** A pattern that Markdown turns into links (Zulip's `RealmFilter`). */
@@ -115,6 +177,7 @@ export function emptyOrg(id: number): OrgContext {
     lastGroupId: LAST_SYSTEM_GROUP_ID,
     presence: new Map(),
     presenceLastUpdateId: 0,
+    invites: inviteBook(),
   };
 }
 
@@ -184,6 +247,8 @@ interface OrgChunk {
   /** Presence rows flattened, four numbers each: user id, active (-1: null), connected, update id. Absent before presence existed. */
   presence?: number[];
   presenceLastUpdateId?: number;
+  /** Absent in chunks written before invitations existed. */
+  invites?: { email: EmailInvite[]; multiuse: MultiuseInvite[]; lastEmailId: number; lastMultiuseId: number };
 }
 
 /** Presence rows as four numbers each: compact in a snapshot of 10,000s of users. */
@@ -236,6 +301,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         // Presence as it is when the head is taken: what changes after it is what a crash loses.
         presence: flattenPresence(ctx.presence),
         presenceLastUpdateId: ctx.presenceLastUpdateId,
+        invites: { email: [...ctx.invites.email.values()], multiuse: [...ctx.invites.multiuse.values()], lastEmailId: ctx.invites.lastEmailId, lastMultiuseId: ctx.invites.lastMultiuseId },
       };
     };
     // Direct messages are kept in id order; a deleted one leaves the map. Slices take them
@@ -285,6 +351,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         lastGroupId: c.lastGroupId ?? LAST_SYSTEM_GROUP_ID,
         presence: unflattenPresence(c.presence),
         presenceLastUpdateId: c.presenceLastUpdateId ?? 0,
+        invites: c.invites ? inviteBook(c.invites.email, c.invites.multiuse, c.invites.lastEmailId, c.invites.lastMultiuseId) : inviteBook(),
       });
       return;
     }

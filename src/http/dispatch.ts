@@ -8,6 +8,7 @@ import { userByEmail } from '../../actors/kinds/organization.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { OrgRecord, UserRecord } from '../../actors/types.js';
 import type { Config } from '../config.js';
+import { mailerFor, type Mailer } from '../mail/mailer.js';
 import { ApiError } from '../../actors/errors.js';
 import { CHAT_API } from './api.js';
 import { App } from './app.js';
@@ -48,8 +49,12 @@ export class ChatApp extends App<Caller> {
   private readonly subdomains = new Map<string, string>();
   private readonly parsedAuth = new Map<string, { email: string; key: string }>();
 
-  constructor(routes: RouteRecord[], runtime: Runtime, private readonly config: Config, log: (line: string) => void = console.error) {
+  /** Where invitation mail goes (the configuration's outbox or SMTP server unless given). */
+  private readonly mailer: Mailer;
+
+  constructor(routes: RouteRecord[], runtime: Runtime, private readonly config: Config, log: (line: string) => void = console.error, mailer?: Mailer) {
     super(CHAT_API, routes, runtime, log);
+    this.mailer = mailer ?? mailerFor(config);
     const now = (): number => runtime.nowMs();
     const user = new RateLimiter(config.rateLimit, now);
     const anonymous = new RateLimiter(config.rateLimitAnonymous, now);
@@ -70,7 +75,7 @@ export class ChatApp extends App<Caller> {
   protected call(route: RouteRecord, req: IncomingRequest, exchange: Exchange, { org, user }: Caller, input: Checked): Reply | Promise<Reply> {
     const agent = req.headers['user-agent'] ?? '';
     const client = agent.split(/[/ ]/)[0] || 'Unspecified';
-    const ctx: ChatContext = { params: input.params, user, org, runtime: this.runtime, config: this.config, request: req, exchange, files: input.files, client };
+    const ctx: ChatContext = { params: input.params, user, org, runtime: this.runtime, config: this.config, mailer: this.mailer, request: req, exchange, files: input.files, client };
     return (route as RouteRecord<any, any, 'chat'>).handler(ctx);
   }
 

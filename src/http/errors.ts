@@ -28,6 +28,7 @@ export const ERROR_CATALOG = {
   EXPECTATION_MISMATCH: { api: 'chat', status: 400 },
   CHANNEL_ALREADY_EXISTS: { api: 'chat', status: 409 },
   CANNOT_DEACTIVATE_GROUP_IN_USE: { api: 'chat', status: 400 },
+  INVITATION_FAILED: { api: 'chat', status: 400 },
   INVALID_JSON: { api: 'chat', status: 400 },
   BAD_NARROW: { api: 'chat', status: 400 },
   BAD_EVENT_QUEUE_ID: { api: 'chat', status: 400 },

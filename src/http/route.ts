@@ -14,6 +14,7 @@ import type { BoardSwitch } from '../../actors/board_types.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { OrgRecord, UserRecord } from '../../actors/types.js';
 import type { Config } from '../config.js';
+import type { Mailer } from '../mail/mailer.js';
 import type { UploadedFile } from './body.js';
 import type { BoardErrorCode } from './errors.js';
 import type { RateLimit } from './rate_limit.js';
@@ -86,6 +87,8 @@ export interface ChatContext<P = Record<string, any>> extends BaseContext<P> {
   user: UserRecord;
   org: OrgRecord;
   config: Config;
+  /** Outgoing mail; send only once the facts it reports are durable. */
+  mailer: Mailer;
   files: UploadedFile[];
   /** Client name (from `client` or the User-Agent), as Zulip records it. */
   client: string;

@@ -6,6 +6,7 @@ import * as bots from './bots.js';
 import * as channelFolders from './channel_folders.js';
 import * as events from './events.js';
 import * as flags from './flags.js';
+import * as invites from './invites.js';
 import * as linkifiers from './linkifiers.js';
 import * as messageEdits from './message_edits.js';
 import * as messages from './messages.js';
@@ -25,7 +26,7 @@ import * as userTopics from './user_topics.js';
 import * as users from './users.js';
 
 /** The route modules, one per area of the API. A new module is one line here; a new route in a module, none. */
-const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, messageEdits, reactions, flags, typing, users, alertWords, bots, realm, realmDomains, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, userTopics, channelFolders];
+const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, userTopics, channelFolders];
 
 function isRoute(x: unknown): x is RouteRecord {
   return typeof x === 'object' && x !== null && 'method' in x && 'path' in x && 'handler' in x && (x as RouteRecord).api === 'chat';
