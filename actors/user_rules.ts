@@ -7,7 +7,7 @@ import { badRequest } from './errors.js';
 import type { DecideEnv } from './core/domain_logic.js';
 import { codePointLength, LIMITS } from './message_rules.js';
 
-import type { RoleNumber, UserRecord } from './types.js';
+import { Role, type RoleNumber, type UserRecord } from './types.js';
 
 /** Zulip's longest email (`UserProfile.MAX_EMAIL_LENGTH`, as RFC 5321 allows). */
 export const MAX_EMAIL_LENGTH = 254;
@@ -69,13 +69,21 @@ export function checkFullName(name: string): string {
   return cleaned;
 }
 
-/** Builds a new user record, choosing its API key and join time. */
+/** Whether a user is a member still within the organization's waiting period (`thresholdDays`) at `now` (Unix seconds). */
+export function onProbation(user: Pick<UserRecord, 'role' | 'date_joined'>, thresholdDays: number, now: number): boolean {
+  return user.role === Role.MEMBER && user.date_joined + thresholdDays * 24 * 3600 > now;
+}
+
+/**
+ * A new account, its key and join time chosen now. A member starts on probation
+ * (outside `role:fullmembers`) when the organization has a waiting period.
+ */
 export function makeUser(
   env: DecideEnv,
-  fields: { user_id: number; recipient_id: number; email: string; password_hash: string; full_name: string; role: RoleNumber },
+  fields: { user_id: number; recipient_id: number; email: string; password_hash: string; full_name: string; role: RoleNumber; waitingPeriodDays: number },
 ): UserRecord {
   const email = checkEmail(fields.email);
-  return {
+  const user: UserRecord = {
     user_id: fields.user_id,
     email,
     delivery_email: email,
@@ -91,4 +99,6 @@ export function makeUser(
     timezone: '',
     recipient_id: fields.recipient_id,
   };
+  if (onProbation(user, fields.waitingPeriodDays, user.date_joined)) user.probation = true;
+  return user;
 }

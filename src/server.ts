@@ -140,13 +140,20 @@ function controlHandlers(store: Store): Record<string, ControlHandler> {
 /** How often channels' recent activity is checked (Zulip runs its job daily; a message wakes a channel at once). */
 const CHANNEL_ACTIVITY_CHECK_MS = 3600_000;
 
-/** Checks every organization's channels for recent activity, once now and then every hour. */
+/**
+ * The hourly checks of every organization, once now and then every hour: channels'
+ * recent activity, and members whose waiting period has passed (`role:fullmembers`).
+ */
 export function scheduleChannelActivity(store: Store, log: (line: string) => void): NodeJS.Timeout {
   const check = (): void => {
     for (const orgId of store.runtime.server().orgs.keys()) {
       store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'CHECK_CHANNEL_ACTIVITY', org: orgId } }).then(
         ({ changed }) => { if (changed > 0) log(`channel activity: ${changed} channels changed in organization ${orgId}`); },
         (err: Error) => log(`channel activity check failed: ${err.message}`),
+      );
+      store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'PROMOTE_FULL_MEMBERS', org: orgId } }).then(
+        ({ promoted }) => { if (promoted > 0) log(`full members: ${promoted} members promoted in organization ${orgId}`); },
+        (err: Error) => log(`full member check failed: ${err.message}`),
       );
     }
   };

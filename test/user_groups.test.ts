@@ -272,3 +272,27 @@ t.test('an invitation with group_ids: the new account joins those groups, with a
   t.same((await f.call(f.owner, 'GET', `/api/v1/user_groups/${team}/members`)).json.members, [joined.json.user_id]);
   t.same((await queueEvents(f, f.owner, reg.queue_id, 'user_group')).filter((e) => e.group_id === team), [{ type: 'user_group', op: 'add_members', group_id: team, user_ids: [joined.json.user_id] }]);
 });
+
+t.test('the waiting period: new members wait outside role:fullmembers; the check and a new threshold move them, with events', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const fullMembers = async () => (await f.call(f.owner, 'GET', `/api/v1/user_groups/${SYSTEM_GROUPS.full_members}/members`, { direct_member_only: true })).json.members;
+  const early = await f.createUser('early@example.com', 'Early');
+  t.same(await fullMembers(), [early.user_id], 'no waiting period: a full member at once');
+  t.equal((await f.call(f.owner, 'PATCH', '/api/v1/realm', { waiting_period_threshold: 3 })).status, 200);
+  t.same(await fullMembers(), [], 'a three-day period takes the day-old member out at once');
+  const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['user_group'], fetch_event_types: ['realm_user_groups'] })).json;
+  const late = await f.createUser('late@example.com', 'Late');
+  t.notOk(await f.call(late, 'GET', `/api/v1/user_groups/${SYSTEM_GROUPS.full_members}/members/${late.user_id}`).then((r) => r.json.is_user_group_member), 'a new member waits');
+  t.ok(await f.call(late, 'GET', `/api/v1/user_groups/${SYSTEM_GROUPS.members}/members/${late.user_id}`).then((r) => r.json.is_user_group_member), 'but is a member');
+  const promote = () => f.runtime.execute({ kind: 'org', org: 1, command: { type: 'PROMOTE_FULL_MEMBERS', org: 1 } });
+  t.same(await promote(), { promoted: 0 });
+  f.clock.t += 3 * 24 * 3600 * 1000 + 1000;
+  t.same(await promote(), { promoted: 2 }, 'three days on, both are promoted');
+  t.same(await fullMembers(), [early.user_id, late.user_id]);
+  t.equal((await f.call(f.owner, 'PATCH', `/api/v1/users/${late.user_id}`, { role: 300 })).status, 200);
+  t.equal((await f.call(f.owner, 'PATCH', `/api/v1/users/${late.user_id}`, { role: 400 })).status, 200, 'a moderator made a member again is past the period');
+  let groups = structuredClone(reg.realm_user_groups);
+  for (const e of await queueEvents(f, f.owner, reg.queue_id)) groups = applyGroupEvent(groups, e);
+  t.same(groups, (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm_user_groups'] })).json.realm_user_groups, 'events converge with a fresh register');
+});

@@ -87,7 +87,7 @@ export const createBot = command({
     if (!hasGroupPermission(ctx, actor, group)) throw badRequest('Insufficient permission');
     const email = botEmail(c.short_name, ctx.org.subdomain);
     if (ctx.byEmail.has(email)) throw badRequest('Username already in use');
-    const user = makeUser(env, { user_id: ctx.nextUserId, recipient_id: ctx.nextRecipientId, email, password_hash: '', full_name: checkFullName(c.full_name), role: Role.MEMBER });
+    const user = makeUser(env, { user_id: ctx.nextUserId, recipient_id: ctx.nextRecipientId, email, password_hash: '', full_name: checkFullName(c.full_name), role: Role.MEMBER, waitingPeriodDays: settings.waiting_period_threshold });
     user.is_bot = true;
     user.bot_type = c.bot_type;
     user.bot_owner_id = actor.user_id;

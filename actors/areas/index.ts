@@ -15,6 +15,7 @@ import { channelFolders } from './channel_folders.js';
 import { channels } from './channels.js';
 import { eventQueues } from './event_queues.js';
 import { flags } from './flags.js';
+import { fullMembers } from './full_members.js';
 import { invites } from './invites.js';
 import { linkifiers } from './linkifiers.js';
 import { messageEdits } from './message_edits.js';
@@ -34,7 +35,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, linkifiers, alertWords, users, userAdmin, userGroups, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, linkifiers, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

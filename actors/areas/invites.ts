@@ -177,7 +177,7 @@ export const acceptInvite = command({
       if (c.email !== undefined && c.email.trim().toLowerCase() !== email.toLowerCase()) throw badRequest('This invitation is for another email address');
     }
     if (ctx.byEmail.has(email.toLowerCase())) throw badRequest(`Email '${email}' already in use`);
-    const user = makeUser(env, { user_id: ctx.nextUserId, recipient_id: ctx.nextRecipientId, email, password_hash: c.password_hash, full_name: c.full_name, role: invite.invited_as });
+    const user = makeUser(env, { user_id: ctx.nextUserId, recipient_id: ctx.nextRecipientId, email, password_hash: c.password_hash, full_name: c.full_name, role: invite.invited_as, waitingPeriodDays: realmSettings(ctx).waiting_period_threshold });
     const settings = settingsForNewUser(ctx);
     if (settings) user.settings = settings;
     const created: UserCreated = { type: 'UserCreated', org: c.org, user, acting_user_id: null };

@@ -55,6 +55,7 @@ export const createOrg = command({
       password_hash: c.owner_password_hash,
       full_name: c.owner_name,
       role: Role.OWNER,
+      waitingPeriodDays: 0,
     });
     return { facts: [{ type: 'OrgCreated', org, owner }], value: { org, owner } };
   },

@@ -8,7 +8,7 @@
  * `property: "default"`.
  */
 import { area, command, fact } from '../core/area.js';
-import type { Decision } from '../core/domain_logic.js';
+import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import { ApiError, adminRequired, badRequest } from '../errors.js';
 import { groupSettingChange } from '../group_settings.js';
 import type { OrgContext } from '../kinds/organization.js';
@@ -16,6 +16,7 @@ import { codePointLength } from '../message_rules.js';
 import { checkRealmValue, isGroupSetting, realmSettings, REALM_SETTING_NAMES, UPDATE_DICT_SETTINGS, type RealmSettingName } from '../realm_settings.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role, type GroupSettingValue } from '../types.js';
+import { fullMemberChanges, type FullMembersChanged } from './full_members.js';
 
 export const MAX_REALM_NAME_LENGTH = 40;
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
@@ -37,7 +38,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 export const updateRealm = command({
   type: 'UPDATE_REALM',
   actor: 'org',
-  decide(ctx: OrgContext, c: UpdateRealm): Decision<Record<string, never>, RealmSettingsChanged> {
+  decide(ctx: OrgContext, c: UpdateRealm, env: DecideEnv): Decision<Record<string, never>, RealmSettingsChanged | FullMembersChanged> {
     const actor = ctx.users.get(c.actor_id);
     if (!actor || !actor.is_active || actor.role > Role.ADMIN) throw adminRequired();
     const changes: Record<string, unknown> = {};
@@ -59,7 +60,12 @@ export const updateRealm = command({
       const value = isGroupSetting(key) ? groupSettingChange(ctx, key, request, current[key] as GroupSettingValue) : checkRealmValue(key, request);
       if (!sameValue(value, current[key])) changes[key] = value;
     }
-    return { facts: Object.keys(changes).length === 0 ? [] : [{ type: 'RealmSettingsChanged', org: c.org, changes }], value: {} };
+    if (Object.keys(changes).length === 0) return { facts: [], value: {} };
+    const facts: Array<RealmSettingsChanged | FullMembersChanged> = [{ type: 'RealmSettingsChanged', org: c.org, changes }];
+    // A new waiting period moves members into or out of role:fullmembers at once.
+    const moved = typeof changes.waiting_period_threshold === 'number' ? fullMemberChanges(ctx, changes.waiting_period_threshold, env.now()) : null;
+    if (moved) facts.push(moved);
+    return { facts, value: {} };
   },
 });
 

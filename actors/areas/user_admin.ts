@@ -5,14 +5,15 @@
  * `realm_user` `update` events to everyone, one per changed field.
  */
 import { area, command, fact, type Delivery } from '../core/area.js';
-import type { AnyFact, Decision } from '../core/domain_logic.js';
+import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import { adminRequired, ApiError, badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role, type RoleNumber, type UserRecord } from '../types.js';
 import { directSystemGroups } from '../group_settings.js';
 import { systemGroupDeliveries } from './user_groups.js';
-import { checkEmail, checkFullName } from '../user_rules.js';
+import { checkEmail, checkFullName, onProbation } from '../user_rules.js';
+import { realmSettings } from '../realm_settings.js';
 import { profileDataChange } from './profile_fields.js';
 
 const ROLES: readonly number[] = [Role.OWNER, Role.ADMIN, Role.MODERATOR, Role.MEMBER, Role.GUEST];
@@ -22,6 +23,9 @@ export interface UserUpdated {
   type: 'UserUpdated'; org: number; user_id: number; full_name?: string; role?: RoleNumber; email?: string;
   /** The role before a role change (absent in facts written before user groups: no group events then). */
   from_role?: RoleNumber;
+  /** With a role change: whether the user was, and is now, a member within the waiting period (`role:fullmembers` follows). */
+  from_probation?: boolean;
+  probation?: boolean;
 }
 
 /** Change a user (administrators only). */
@@ -65,7 +69,7 @@ const emailChangesGranted = fact<EmailChangesGranted>({
 export const updateUser = command({
   type: 'UPDATE_USER',
   actor: 'org',
-  decide(ctx: OrgContext, c: UpdateUser): Decision<Record<string, never>, AnyFact> {
+  decide(ctx: OrgContext, c: UpdateUser, env: DecideEnv): Decision<Record<string, never>, AnyFact> {
     const actor = ctx.users.get(c.actor_id);
     if (!actor || !actor.is_active || actor.role > Role.ADMIN) throw adminRequired();
     const target = ctx.users.get(c.user_id);
@@ -84,6 +88,8 @@ export const updateUser = command({
       if (target.is_bot && c.role === Role.OWNER) throw badRequest('Bots cannot be organization owners');
       fact.role = c.role as RoleNumber;
       fact.from_role = target.role;
+      fact.from_probation = target.probation === true;
+      fact.probation = onProbation({ role: fact.role, date_joined: target.date_joined }, realmSettings(ctx).waiting_period_threshold, env.now());
     }
     if (c.new_email !== undefined) {
       if (actor.role !== Role.OWNER || actor.can_change_user_emails !== true) throw badRequest('User not authorized to change user emails');
@@ -111,6 +117,8 @@ const userUpdated = fact<UserUpdated>({
       const next: UserRecord = { ...user };
       if (f.full_name !== undefined) next.full_name = f.full_name;
       if (f.role !== undefined) next.role = f.role;
+      if (f.probation === true) next.probation = true;
+      else if (f.probation === false) delete next.probation;
       if (f.email !== undefined) {
         ctx.byEmail.delete(user.email.toLowerCase());
         ctx.byEmail.set(f.email.toLowerCase(), f.user_id);
@@ -129,7 +137,7 @@ const userUpdated = fact<UserUpdated>({
     if (f.role !== undefined) out.push(person({ role: f.role }));
     const user = view.org(f.org)?.users.get(f.user_id);
     if (f.role !== undefined && f.from_role !== undefined && user?.is_active) {
-      out.push(...systemGroupDeliveries(f.org, seq, view, f.user_id, directSystemGroups({ ...user, role: f.from_role }), directSystemGroups(user)));
+      out.push(...systemGroupDeliveries(f.org, seq, view, f.user_id, directSystemGroups({ ...user, role: f.from_role, probation: f.from_probation }), directSystemGroups(user)));
     }
     if (f.email !== undefined) out.push(person({ new_email: f.email }), person({ delivery_email: f.email }));
     return out;

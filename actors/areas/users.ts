@@ -62,6 +62,7 @@ export const createUser = command({
       password_hash: c.password_hash,
       full_name: c.full_name,
       role: c.role,
+      waitingPeriodDays: realmSettings(ctx).waiting_period_threshold,
     });
     const settings = settingsForNewUser(ctx);
     if (settings) user.settings = settings;
