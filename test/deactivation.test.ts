@@ -1,5 +1,5 @@
 import t from 'tap';
-import { chatFixture } from './helpers.js';
+import { chatFixture, type Credentials } from './helpers.js';
 
 t.test('a deactivated user gets USER_DEACTIVATED, and can be reactivated', async (t) => {
   const f = await chatFixture();
@@ -73,4 +73,42 @@ t.test('users deactivate themselves, and the bots they own go first', async (t) 
   const { user: owner2 } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email: 'o2@example.com', password_hash: '', full_name: 'O2', role: 100 } });
   const byAdmin = await f.call({ user_id: admin.user_id, email: admin.email, api_key: admin.api_key }, 'DELETE', `/api/v1/users/${owner2.user_id}`);
   t.same([byAdmin.status, byAdmin.json.msg], [403, 'Must be an organization owner'], 'an administrator cannot deactivate an owner');
+});
+
+t.test('DELETE /users/{id} with actions: the bots first, then the user; profile renamed, messages of the kinds asked for deleted; the notice mailed', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const carol = await f.createUser('carol@example.com', 'Carol');
+  const bot = await f.call(bob, 'POST', '/api/v1/bots', { full_name: 'Bob Bot', short_name: 'bobbot' });
+  t.equal(bot.status, 200, bot.body);
+  const botCreds = { user_id: bot.json.user_id, email: bot.json.bot_email ?? f.runtime.org(1)!.users.get(bot.json.user_id)!.email, api_key: bot.json.api_key };
+  await f.subscribe(f.owner, 'open', [bob.user_id, carol.user_id, botCreds.user_id]);
+  await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'closed' }]), principals: JSON.stringify([bob.user_id, carol.user_id]), invite_only: true });
+  const send = async (who: Credentials, params: Record<string, unknown>) => {
+    const r = await f.call(who, 'POST', '/api/v1/messages', params);
+    if (r.status !== 200) throw new Error(r.body);
+    return r.json.id as number;
+  };
+  const pub = await send(bob, { type: 'stream', to: 'open', topic: 't', content: 'public' });
+  const botPub = await send(botCreds, { type: 'stream', to: 'open', topic: 't', content: 'from the bot' });
+  const priv = await send(bob, { type: 'stream', to: 'closed', topic: 't', content: 'private' });
+  const dm = await send(bob, { type: 'direct', to: JSON.stringify([carol.user_id]), content: 'direct' });
+  const kept = await send(carol, { type: 'stream', to: 'open', topic: 't', content: 'carol stays' });
+
+  const bad = await f.call(f.owner, 'DELETE', `/api/v1/users/${bob.user_id}`, { actions: JSON.stringify({ delete_everything: true }) });
+  t.same([bad.status, bad.json.msg], [400, 'Invalid action: delete_everything']);
+  t.ok(f.runtime.org(1)!.users.get(bob.user_id)!.is_active, 'a refused request deactivates no one');
+
+  const r = await f.call(f.owner, 'DELETE', `/api/v1/users/${bob.user_id}`, {
+    actions: JSON.stringify({ delete_profile: true, delete_public_channel_messages: true, delete_direct_messages: true }),
+    deactivation_notification_comment: 'Thanks for everything.',
+  });
+  t.equal(r.status, 200, r.body);
+  const users = f.runtime.org(1)!.users;
+  t.same([users.get(bob.user_id)!.full_name, users.get(botCreds.user_id)!.full_name], [`Deleted User ${bob.user_id}`, `Deleted User ${botCreds.user_id}`]);
+  const exists = async (id: number) => (await f.call(carol, 'GET', `/api/v1/messages/${id}`)).status === 200;
+  t.same([await exists(pub), await exists(botPub), await exists(priv), await exists(dm), await exists(kept)], [false, false, true, false, true], 'public and direct messages gone, private ones kept as asked');
+  t.match(f.mail.sent.at(-1), { to: 'bob@example.com', subject: 'Your account on Test Org has been deactivated' });
+  t.match(f.mail.sent.at(-1)!.text, /Thanks for everything\./);
 });

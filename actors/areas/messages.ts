@@ -10,7 +10,7 @@
 import { area, command, fact, type Delivery, type UserDelivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest } from '../errors.js';
+import { adminRequired, badRequest } from '../errors.js';
 import { canAccessChannel, hasContentAccess, type ChannelContext } from '../kinds/channel.js';
 import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organization.js';
 import { renderMarkdown, type MarkdownEnv, type Rendered } from '../markdown/index.js';
@@ -18,7 +18,7 @@ import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME }
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import { messageView, type MessageViewOptions } from '../render/views.js';
-import { type ChannelRecord, type GroupSettingValue, type MessageRecord, type UserRecord } from '../types.js';
+import { Role, type ChannelRecord, type GroupSettingValue, type MessageRecord, type UserRecord } from '../types.js';
 import { groupMemberIds, hasGroupPermission, SYSTEM_GROUP_INFO, SYSTEM_GROUPS } from '../group_settings.js';
 import { realmSettings } from '../realm_settings.js';
 import { NOTIFICATION_BOT } from '../system_bots.js';
@@ -463,6 +463,62 @@ export const deleteDirectMessage = command({
   },
 });
 
+/**
+ * Delete every message some users sent in a channel, if the channel is of a kind asked
+ * for (`DELETE /users/{id}` with `actions`; administrators only). Decided by the channel.
+ */
+export interface DeleteMessagesBySenders {
+  type: 'DELETE_MESSAGES_BY_SENDERS';
+  org: number;
+  actor_id: number;
+  sender_ids: number[];
+  public_channels: boolean;
+  private_channels: boolean;
+}
+/** The same for the direct messages of the organization. */
+export interface DeleteDirectMessagesBySenders { type: 'DELETE_DIRECT_MESSAGES_BY_SENDERS'; org: number; actor_id: number; sender_ids: number[] }
+
+function checkAdministrator(org: OrgContext, actorId: number): void {
+  const actor = org.users.get(actorId);
+  if (!actor || !actor.is_active || actor.role > Role.ADMIN) throw adminRequired();
+}
+
+export const deleteMessagesBySenders = command({
+  type: 'DELETE_MESSAGES_BY_SENDERS',
+  actor: 'channel',
+  decide(ctx: ChannelContext, c: DeleteMessagesBySenders, _env: DecideEnv, view: StateView): Decision<{ deleted: number }, MessageDeleted> {
+    checkAdministrator(view.org(c.org)!, c.actor_id);
+    if (!(ctx.channel.invite_only ? c.private_channels : c.public_channels)) return { facts: [], value: { deleted: 0 } };
+    const senders = new Set(c.sender_ids);
+    const facts: MessageDeleted[] = [];
+    for (const id of ctx.ids) {
+      const m = ctx.messages.get(id);
+      if (!m || !senders.has(m.sender_id)) continue;
+      const holders = [...ctx.history.keys()].filter((uid) => received(ctx, uid, m.id)).sort((a, b) => a - b);
+      const told = new Set(holders);
+      if (ctx.channel.history_public_to_subscribers) for (const uid of ctx.subscribers) told.add(uid);
+      facts.push({ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: ctx.channel.stream_id, topic: m.topic, holders, notify: [...told].sort((a, b) => a - b) });
+    }
+    return { facts, value: { deleted: facts.length } };
+  },
+});
+
+export const deleteDirectMessagesBySenders = command({
+  type: 'DELETE_DIRECT_MESSAGES_BY_SENDERS',
+  actor: 'org',
+  decide(ctx: OrgContext, c: DeleteDirectMessagesBySenders): Decision<{ deleted: number }, MessageDeleted> {
+    checkAdministrator(ctx, c.actor_id);
+    const senders = new Set(c.sender_ids);
+    const facts: MessageDeleted[] = [];
+    for (const m of ctx.directMessages.values()) {
+      if (!senders.has(m.sender_id)) continue;
+      const holders = [...(m.dm_user_ids ?? [])];
+      facts.push({ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: null, topic: '', holders, notify: holders });
+    }
+    return { facts, value: { deleted: facts.length } };
+  },
+});
+
 const messageDeleted = fact<MessageDeleted>({
   type: 'MessageDeleted',
   // Every reducer is idempotent: a snapshot slice taken after the delete already lacks the message.
@@ -520,7 +576,7 @@ export function deletionDelivery(view: StateView, org: number, seq: number, user
 
 export const messages = area({
   name: 'messages',
-  commands: [sendChannelMessage, sendDirect, deleteChannelMessage, deleteDirectMessage],
+  commands: [sendChannelMessage, sendDirect, deleteChannelMessage, deleteDirectMessage, deleteMessagesBySenders, deleteDirectMessagesBySenders],
   facts: [messageSent, messageDeleted],
   register: [
     {

@@ -7,7 +7,8 @@ import { hashPassword } from '../../../actors/passwords.js';
 import { getUser, getUserByEmail, listUsers } from '../../../actors/areas/users.js';
 import { Role } from '../../../actors/types.js';
 import { userView } from '../../../actors/render/views.js';
-import { adminRequired } from '../../../actors/errors.js';
+import { adminRequired, badRequest } from '../../../actors/errors.js';
+import type { Runtime } from '../../../actors/runtime/runtime.js';
 import { Type } from '@sinclair/typebox';
 import { route, S } from '../../http/route.js';
 
@@ -101,11 +102,65 @@ export const deactivateUser = route({
     actions: { schema: S.obj },
     deactivation_notification_comment: { schema: S.str },
   },
-  async handler({ params, org, user, runtime }) {
+  async handler({ params, org, user, runtime, mailer }) {
+    const actions = deactivationActions(params.actions);
+    const directory = runtime.org(org.id)!.users;
+    const target = directory.get(params.user_id);
+    // The bots the user owns are deactivated with them, and the actions apply to those bots first.
+    const bots = target ? [...directory.values()].filter((u) => u.is_bot && u.is_active && u.bot_owner_id === target.user_id).map((u) => u.user_id) : [];
     await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_USER_ACTIVE', actor_id: user.user_id, user_id: params.user_id, active: false } });
+    for (const id of [...bots, params.user_id]) await applyDeactivationActions(runtime, org.id, user.user_id, id, actions);
+    if (params.deactivation_notification_comment !== undefined && target) {
+      const comment = params.deactivation_notification_comment;
+      // As in Zulip, the notice is an email to the deactivated user; mail that fails is logged, the deactivation stands.
+      await mailer.send({
+        to: target.delivery_email,
+        subject: `Your account on ${org.name || 'Parley'} has been deactivated`,
+        text: [`Hi ${target.full_name},`, '', `Your account on ${org.name || 'Parley'} has been deactivated by an administrator.`, ...(comment === '' ? [] : ['', comment]), ''].join('\n'),
+      }).catch((err: Error) => console.error(`deactivation mail to ${target.delivery_email} failed: ${err.message}`));
+    }
     return { json: {} };
   },
 });
+
+/** What `DELETE /users/{id}` may do besides deactivating (its `actions` object). */
+interface DeactivationActions {
+  delete_profile: boolean;
+  delete_public_channel_messages: boolean;
+  delete_private_channel_messages: boolean;
+  delete_direct_messages: boolean;
+}
+
+function deactivationActions(raw: Record<string, unknown> | undefined): DeactivationActions {
+  const out: DeactivationActions = { delete_profile: false, delete_public_channel_messages: false, delete_private_channel_messages: false, delete_direct_messages: false };
+  for (const [key, value] of Object.entries(raw ?? {})) {
+    if (!(key in out)) throw badRequest(`Invalid action: ${key}`);
+    if (typeof value !== 'boolean') throw badRequest(`actions.${key} is not a boolean`);
+    out[key as keyof DeactivationActions] = value;
+  }
+  return out;
+}
+
+/** One deactivated account's actions: its profile renamed as deleted, then its messages of the kinds asked for. */
+async function applyDeactivationActions(runtime: Runtime, orgId: number, actorId: number, userId: number, actions: DeactivationActions): Promise<void> {
+  if (actions.delete_profile) {
+    await runtime.execute({ kind: 'org', org: orgId, command: { type: 'UPDATE_USER', org: orgId, actor_id: actorId, user_id: userId, full_name: `Deleted User ${userId}` } });
+  }
+  if (actions.delete_public_channel_messages || actions.delete_private_channel_messages) {
+    for (const streamId of [...runtime.org(orgId)!.channelsByName.values()]) {
+      await runtime.execute({
+        kind: 'channel', org: orgId, stream_id: streamId,
+        command: {
+          type: 'DELETE_MESSAGES_BY_SENDERS', org: orgId, actor_id: actorId, sender_ids: [userId],
+          public_channels: actions.delete_public_channel_messages, private_channels: actions.delete_private_channel_messages,
+        },
+      });
+    }
+  }
+  if (actions.delete_direct_messages) {
+    await runtime.execute({ kind: 'org', org: orgId, command: { type: 'DELETE_DIRECT_MESSAGES_BY_SENDERS', org: orgId, actor_id: actorId, sender_ids: [userId] } });
+  }
+}
 
 const updateUserParams = {
   full_name: { schema: S.str },
