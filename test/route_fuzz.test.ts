@@ -15,6 +15,11 @@
  * request may succeed; such a case must still never be a 5xx or a malformed error, and
  * after a success the state is simply re-read.
  *
+ * Sharded: the chat routes are split over this file and `route_fuzz_2.test.ts` and
+ * `route_fuzz_3.test.ts` (`PARLEY_FUZZ_SHARD=k/n`, default `1/3`; the board routes run
+ * in the first), so that each file stays well inside tap's per-file timeout on a busy
+ * two-core machine while tap runs them side by side. `PARLEY_FUZZ_SHARD=1/1` runs all.
+ *
  * Seeded: `PARLEY_FUZZ_SEED` replays a run; `PARLEY_ROUTE_FUZZ_SCALE` (default 1)
  * multiplies the random part for longer local runs; `PARLEY_ROUTE_FUZZ_VERBOSE=1`
  * lists the maybe-valid cases that were accepted.
@@ -35,6 +40,8 @@ import { prng } from './prng.js';
 import { stateDigest } from './state.js';
 
 const seed = Number(process.env.PARLEY_FUZZ_SEED ?? Date.now() % 1_000_000);
+const [SHARD, SHARDS] = (process.env.PARLEY_FUZZ_SHARD ?? '1/3').split('/').map(Number);
+if (!(SHARDS >= 1 && SHARD >= 1 && SHARD <= SHARDS)) throw new Error(`PARLEY_FUZZ_SHARD must be k/n, got ${process.env.PARLEY_FUZZ_SHARD}`);
 const SCALE = Math.max(1, Number(process.env.PARLEY_ROUTE_FUZZ_SCALE ?? 1));
 /** Random type-junk values tried per parameter (on top of the fixed ones). */
 const JUNK_PER_PARAM = 6 * SCALE;
@@ -453,9 +460,12 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const doomedBot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Doomed Bot', short_name: 'doomed' })).json.user_id as number;
   const profileField = (await f.call(f.owner, 'POST', '/api/v1/realm/profile_fields', { name: 'Seed field', field_type: 1 })).json.id as number;
   const doomedField = (await f.call(f.owner, 'POST', '/api/v1/realm/profile_fields', { name: 'Doomed field', field_type: 1 })).json.id as number;
+  // Each route's base stands on its own: the shards run routes apart, in no shared order.
+  const seedFolder = (await f.call(f.owner, 'POST', '/api/v1/channel_folders/create', { name: 'Seed folder', description: '' })).json.channel_folder_id as number;
+  await f.call(f.owner, 'POST', `/api/v1/messages/${mid}/reactions`, { emoji_name: 'heart' });
   const seedGroup = (await f.call(f.owner, 'POST', '/api/v1/user_groups/create', { name: 'seed group', description: '', members: `[${alice.user_id}]` })).json.group_id as number;
   const doomedGroup = (await f.call(f.owner, 'POST', '/api/v1/user_groups/create', { name: 'doomed group', description: '', members: '[]' })).json.group_id as number;
-  if (doomed.status !== 200 || !seedGroup || !doomedGroup) throw new Error('fixture setup failed');
+  if (doomed.status !== 200 || !seedGroup || !doomedGroup || !seedFolder) throw new Error('fixture setup failed');
   // Invitations: ids 1 (resent) and 2 (revoked); links 1 (revoked) and 2 (accepted).
   const invited = await f.call(f.owner, 'POST', '/api/v1/invites', { invitee_emails: 'seed-invitee@example.com,doomed-invitee@example.com', stream_ids: [] });
   await f.call(f.owner, 'POST', '/api/v1/invites/multiuse', {});
@@ -523,10 +533,10 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'DELETE /api/v1/messages/{message_id}': { pathParams: { message_id: String(doomed.json.id) }, params: {} },
     'PATCH /api/v1/channel_folders': { params: { order: '[]' } },
     'POST /api/v1/channel_folders/create': { params: { name: 'Fuzz folder', description: 'made by the fuzz test' } },
-    'PATCH /api/v1/channel_folders/{channel_folder_id}': { pathParams: { channel_folder_id: '1' }, params: { description: 'fuzzed' } },
+    'PATCH /api/v1/channel_folders/{channel_folder_id}': { pathParams: { channel_folder_id: String(seedFolder) }, params: { description: 'fuzzed' } },
     'POST /api/v1/users/me/subscriptions/properties': { params: { subscription_data: JSON.stringify([{ stream_id: f.runtime.org(1)!.channelsByName.get('general'), property: 'pin_to_top', value: true }]) } },
     'POST /api/v1/messages/{message_id}/reactions': { pathParams: { message_id: mid }, params: { emoji_name: 'tada' } },
-    'DELETE /api/v1/messages/{message_id}/reactions': { pathParams: { message_id: mid }, params: { emoji_name: 'tada' } },
+    'DELETE /api/v1/messages/{message_id}/reactions': { pathParams: { message_id: mid }, params: { emoji_name: 'heart' } },
     'POST /api/v1/user_topics': { params: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')), topic: 'fuzz', visibility_policy: '1' } },
     'PATCH /api/v1/users/me/subscriptions/muted_topics': { params: { stream: 'general', topic: 'fuzz legacy', op: 'add' } },
     'POST /api/v1/messages/render': { params: { content: 'hello **world**' } },
@@ -575,7 +585,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   // Queues are the one thing a refused request may legitimately touch (a poll's bookkeeping), so they are left out.
   const digest = (): string => stateDigest(f.runtime);
   let total = 0;
-  for (const route of chatRoutes) {
+  const mine = chatRoutes.filter((_, i) => i % SHARDS === SHARD - 1);
+  for (const route of mine) {
     const key = `${route.method} ${route.path}`;
     const bases = [BASES[key] ?? { params: {} }].flat();
     const cases = bases.flatMap((base, i) => chatCases(route, base.who ?? f.owner, base, i === 0));
@@ -583,7 +594,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     const valid = key === 'POST /api/v1/users/{user_id}/reactivate' && f.runtime.org(1)!.users.get(victim.user_id)!.is_active ? [] : bases.map((b) => chatRequest(route, b.who ?? f.owner, b, b.params));
     await t.test(key, (t) => runCases(t, key, cases, { app, digest, problemOf: chatProblem, logs, known: CHAT_KNOWN, bases: valid }));
   }
-  t.comment(`${total} chat cases over ${chatRoutes.length} routes`);
+  t.comment(`${total} chat cases over ${mine.length} of ${chatRoutes.length} routes (shard ${SHARD}/${SHARDS})`);
 });
 
 // ---------------------------------------------------------------------------
@@ -723,7 +734,7 @@ function boardCases(route: RouteRecord, nonce: string): Case[] {
 /** Failures that need a change outside this test's files (none known). */
 const BOARD_KNOWN: Known[] = [];
 
-t.test(`board routes (seed ${seed})`, async (t) => {
+if (SHARD === 1) t.test(`board routes (seed ${seed})`, async (t) => {
   t.comment(`seed ${seed}; rerun with PARLEY_FUZZ_SEED=${seed}`);
   const f = boardFixture();
   t.teardown(f.stop);

@@ -4,7 +4,7 @@
  * `POST /fetch_api_key` and `GET /server_settings`.
  */
 import t from 'tap';
-import { chatFixture, settle, type ApiResult, type ChatFixture } from './helpers.js';
+import { chatFixture, queueEvents, settle, type ApiResult, type ChatFixture } from './helpers.js';
 
 /** A tap test, as subtests receive it. */
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -466,4 +466,32 @@ t.test('client_gravatar: null avatar URLs by default, real ones when the client 
   const messages = async (params: Record<string, unknown>) => (await f.call(f.owner, 'GET', '/api/v1/messages', { anchor: 'newest', num_before: 1, num_after: 0, ...params })).json.messages[0].avatar_url;
   t.equal(await messages({}), null);
   t.match(await messages({ client_gravatar: false }), /^https:/);
+});
+
+t.test("delivery emails follow each user's email_address_visibility, in every view and through events", async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const carol = await f.createUser('carol@example.com', 'Carol');
+  t.equal((await f.call(bob, 'PATCH', '/api/v1/settings', { email_address_visibility: 3 })).status, 200, 'bob: administrators only');
+  const seen = async (who: typeof carol) => (await f.call(who, 'GET', `/api/v1/users/${bob.user_id}`)).json.user.delivery_email;
+  t.same([await seen(carol), await seen(f.owner), await seen(bob)], [null, 'bob@example.com', 'bob@example.com'], 'a member does not see it; an owner and bob do');
+  t.equal((await f.call(carol, 'GET', '/api/v1/users')).json.members.find((u: any) => u.user_id === bob.user_id).delivery_email, null);
+
+  const reg = (await f.call(carol, 'POST', '/api/v1/register', { event_types: ['realm_user'], fetch_event_types: ['realm_user'] })).json;
+  const emails = (r: any) => Object.fromEntries(r.realm_users.map((u: any) => [u.user_id, u.delivery_email]));
+  const state = emails(reg);
+  t.equal(state[bob.user_id], null);
+  t.equal((await f.call(f.owner, 'PATCH', `/api/v1/users/${carol.user_id}`, { role: 200 })).status, 200, 'carol becomes an administrator');
+  t.equal((await f.call(bob, 'PATCH', '/api/v1/settings', { email_address_visibility: 4 })).status, 200, 'bob: nobody');
+  const dee = await f.createUser('dee@example.com', 'Dee');
+  const events = await queueEvents(f, carol, reg.queue_id, 'realm_user');
+  for (const e of events) {
+    if (e.op === 'add') state[e.person.user_id] = e.person.delivery_email;
+    if (e.op === 'update' && 'delivery_email' in e.person) state[e.person.user_id] = e.person.delivery_email;
+  }
+  t.ok(events.some((e) => e.op === 'update' && e.person.user_id === bob.user_id && e.person.delivery_email === 'bob@example.com'), 'the promotion shows carol the address');
+  t.same(state, emails((await f.call(carol, 'POST', '/api/v1/register', { fetch_event_types: ['realm_user'] })).json), 'events converge with a fresh register');
+  t.equal(state[bob.user_id], null);
+  t.equal(state[dee.user_id], 'dee@example.com');
 });

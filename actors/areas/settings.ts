@@ -14,7 +14,7 @@ import { area, command, fact, type Delivery } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import { adminRequired, badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { activeUsersWhere, eventJson } from '../render/events.js';
+import { activeUsersWhere, deliveryEmailDelivery, eventJson } from '../render/events.js';
 import { Role, type UserRecord } from '../types.js';
 import { checkFullName } from '../user_rules.js';
 import { DEFAULTABLE_SETTINGS, effectiveSettings, EMOJISETS, LANGUAGES, NOTIFICATION_SOUNDS, storedSettings, USER_SETTINGS } from '../user_settings.js';
@@ -136,6 +136,8 @@ const userSettingsChanged = fact<UserSettingsChanged>({
     if (f.timezone !== undefined) {
       out.push({ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, timezone: f.timezone } }) });
     }
+    const user = view.org(f.org)?.users.get(f.user_id);
+    if ('email_address_visibility' in f.settings && user) out.push(deliveryEmailDelivery(view, f.org, seq, user));
     return out;
   },
 });

@@ -8,7 +8,7 @@ import { area, command, fact, type Delivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import { adminRequired, ApiError, badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { activeUsersWhere, eventJson } from '../render/events.js';
+import { activeUsersWhere, deliveryEmailDelivery, deliveryEmailsForRole, eventJson } from '../render/events.js';
 import { Role, type RoleNumber, type UserRecord } from '../types.js';
 import { directSystemGroups } from '../group_settings.js';
 import { systemGroupDeliveries } from './user_groups.js';
@@ -138,8 +138,12 @@ const userUpdated = fact<UserUpdated>({
     const user = view.org(f.org)?.users.get(f.user_id);
     if (f.role !== undefined && f.from_role !== undefined && user?.is_active) {
       out.push(...systemGroupDeliveries(f.org, seq, view, f.user_id, directSystemGroups({ ...user, role: f.from_role, probation: f.from_probation }), directSystemGroups(user)));
+      out.push(...deliveryEmailsForRole(view, f.org, seq, user, f.from_role));
     }
-    if (f.email !== undefined) out.push(person({ new_email: f.email }), person({ delivery_email: f.email }));
+    if (f.email !== undefined) {
+      out.push(person({ new_email: f.email }));
+      if (user) out.push(deliveryEmailDelivery(view, f.org, seq, user));
+    }
     return out;
   },
 });

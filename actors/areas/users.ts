@@ -9,7 +9,7 @@ import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import { adminRequired, ApiError, badRequest } from '../errors.js';
 import { addUser, type OrgContext } from '../kinds/organization.js';
 import { eventJson } from '../render/events.js';
-import { avatarUrl, userView } from '../render/views.js';
+import { avatarUrl, deliveryEmailFor, userView } from '../render/views.js';
 import { Role, type RoleNumber, type UserRecord } from '../types.js';
 import { checkEmail, makeUser } from '../user_rules.js';
 import { userByEmail } from '../kinds/organization.js';
@@ -108,8 +108,11 @@ const userCreated = fact<UserCreated>({
     const variants: ReturnType<typeof eventJson>[] = [];
     const out: Delivery[] = [{
       org: f.org, seq, type: 'realm_user', user_ids: everyone,
-      event: (_userId, { client_gravatar: clientGravatar }) =>
-        (variants[clientGravatar ? 1 : 0] ??= eventJson('realm_user', { op: 'add', person: userView(f.user, { profileData: true, clientGravatar }) })),
+      event: (userId, { client_gravatar: clientGravatar }) => {
+        const viewer = org.users.get(userId)!;
+        const visible = deliveryEmailFor(f.user, viewer) !== null;
+        return (variants[(clientGravatar ? 1 : 0) + (visible ? 2 : 0)] ??= eventJson('realm_user', { op: 'add', person: userView(f.user, { profileData: true, clientGravatar, viewer }) }));
+      },
     }];
     if (f.user.is_bot) out.push({ org: f.org, seq, type: 'realm_bot', user_ids: botAdministrators(org, f.user), event: eventJson('realm_bot', { op: 'add', bot: botView(view, f.org, f.user) }) });
     out.push(...systemGroupDeliveries(f.org, seq, view, f.user.user_id, [], directSystemGroups(f.user)));
@@ -153,15 +156,15 @@ export function findUserByEmail(rt: StateView, org: number, email: string): User
 }
 
 /** Every user of an organization, as `GET /users` lists them. */
-export function listUsers(rt: StateView, org: number, profileData = false, clientGravatar = false): Record<string, unknown>[] {
-  return [...rt.org(org)!.users.values()].map((u) => userView(u, { profileData, clientGravatar }));
+export function listUsers(rt: StateView, org: number, viewer: UserRecord, profileData = false, clientGravatar = false): Record<string, unknown>[] {
+  return [...rt.org(org)!.users.values()].map((u) => userView(u, { profileData, clientGravatar, viewer }));
 }
 
 /** One user by id, or `BAD_REQUEST` "No such user". */
-export function getUser(rt: StateView, org: number, userId: number, profileData = false, clientGravatar = false): Record<string, unknown> {
+export function getUser(rt: StateView, org: number, viewer: UserRecord, userId: number, profileData = false, clientGravatar = false): Record<string, unknown> {
   const user = rt.org(org)!.users.get(userId);
   if (!user) throw badRequest('No such user');
-  return userView(user, { profileData, clientGravatar });
+  return userView(user, { profileData, clientGravatar, viewer });
 }
 
 /**
@@ -169,12 +172,12 @@ export function getUser(rt: StateView, org: number, userId: number, profileData 
  * else by the dummy form `user{id}@{host}` Zulip still accepts; deactivated users
  * included, as by id. `BAD_REQUEST` "No such user" otherwise.
  */
-export function getUserByEmail(rt: StateView, org: number, email: string, profileData = false, clientGravatar = false): Record<string, unknown> {
+export function getUserByEmail(rt: StateView, org: number, viewer: UserRecord, email: string, profileData = false, clientGravatar = false): Record<string, unknown> {
   const ctx = rt.org(org)!;
   const dummy = /^user([0-9]{1,15})@[^@]+$/i.exec(email);
   const user = userByEmail(ctx, email) ?? (dummy ? ctx.users.get(Number(dummy[1])) : undefined);
   if (!user) throw badRequest('No such user');
-  return userView(user, { profileData, clientGravatar });
+  return userView(user, { profileData, clientGravatar, viewer });
 }
 
 /** Resolves user ids or emails to ids of users of the organization. */
@@ -200,7 +203,7 @@ export const users = area({
       types: ['realm_user'],
       fill(state, r, view) {
         const all = [...view.org(r.org.id)!.users.values()];
-        const shown = { profileData: true, clientGravatar: r.clientGravatar };
+        const shown = { profileData: true, clientGravatar: r.clientGravatar, viewer: r.user };
         state.realm_users = all.filter((u) => u.is_active).map((u) => userView(u, shown));
         state.realm_non_active_users = all.filter((u) => !u.is_active).map((u) => userView(u, shown));
         state.cross_realm_bots = [...SYSTEM_BOTS.values()].map((bot) => ({ ...userView(bot), is_system_bot: true }));

@@ -5,6 +5,8 @@
 import type { StateView } from '../core/state_view.js';
 import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import { Role, type UserRecord } from '../types.js';
+import type { Delivery } from '../core/area.js';
+import { deliveryEmailFor } from './views.js';
 
 /** An event with the given type and body, serialized once. */
 export function eventJson(type: string, body: Record<string, unknown>): OutgoingEvent {
@@ -29,4 +31,38 @@ export function activeUsersWhere(view: StateView, org: number, keep: (user: User
 /** Who is told of a new channel: everyone but guests for a public one, administrators for a private one. */
 export function seesNewChannel(inviteOnly: boolean): (user: UserRecord) => boolean {
   return inviteOnly ? (u) => u.role <= Role.ADMIN : (u) => u.role !== Role.GUEST;
+}
+
+/**
+ * `realm_user` `update` with a user's `delivery_email` as each active user may see it
+ * (null where its owner's `email_address_visibility` hides it): after the address or
+ * the setting changed.
+ */
+export function deliveryEmailDelivery(view: StateView, org: number, seq: number, user: UserRecord): Delivery {
+  const directory = view.org(org)!.users;
+  const built: OutgoingEvent[] = [];
+  return {
+    org, seq, type: 'realm_user', user_ids: activeUsersWhere(view, org),
+    event: (viewerId) => {
+      const email = deliveryEmailFor(user, directory.get(viewerId)!);
+      return (built[email === null ? 0 : 1] ??= eventJson('realm_user', { op: 'update', person: { user_id: user.user_id, delivery_email: email } }));
+    },
+  };
+}
+
+/**
+ * What a role change shows its user of others' delivery emails: a `realm_user`
+ * `update` for each user whose address the new role sees and the old one did not, or
+ * the other way round.
+ */
+export function deliveryEmailsForRole(view: StateView, org: number, seq: number, user: UserRecord, fromRole: UserRecord['role']): Delivery[] {
+  const before = { ...user, role: fromRole };
+  const out: Delivery[] = [];
+  for (const other of view.org(org)!.users.values()) {
+    if (other.user_id === user.user_id) continue;
+    const email = deliveryEmailFor(other, user);
+    if (email === deliveryEmailFor(other, before)) continue;
+    out.push({ org, seq, type: 'realm_user', user_ids: [user.user_id], event: eventJson('realm_user', { op: 'update', person: { user_id: other.user_id, delivery_email: email } }) });
+  }
+  return out;
 }

@@ -35,16 +35,37 @@ export function profileDataView(user: UserRecord): Record<string, { value: strin
   return out;
 }
 
+/** Who may see a user's delivery email, by their `email_address_visibility` setting (Zulip's values). */
+const EMAIL_VISIBLE_TO: Readonly<Record<number, (viewer: UserRecord) => boolean>> = {
+  1: () => true,
+  2: (viewer) => viewer.role <= Role.MEMBER,
+  3: (viewer) => viewer.role <= Role.ADMIN,
+  4: () => false,
+  5: (viewer) => viewer.role <= Role.MODERATOR,
+};
+
 /**
- * A user as `GET /users` and `realm_users` show it; with `profile_data` when asked
- * (`include_custom_profile_fields`); `avatar_url` null for a client that computes
- * Gravatar URLs itself (`client_gravatar`: every Parley avatar is a Gravatar).
+ * A user's delivery email as `viewer` may see it, or null: the user's own, a bot's,
+ * and others' as their `email_address_visibility` allows.
  */
-export function userView(user: UserRecord, opts: { profileData?: boolean; clientGravatar?: boolean } = {}): Record<string, unknown> {
+export function deliveryEmailFor(user: UserRecord, viewer: UserRecord): string | null {
+  if (viewer.user_id === user.user_id || user.is_bot) return user.delivery_email;
+  const visibility = (user.settings?.email_address_visibility as number | undefined) ?? 1;
+  return EMAIL_VISIBLE_TO[visibility]?.(viewer) === true ? user.delivery_email : null;
+}
+
+/**
+ * A user as `GET /users` and `realm_users` show it to `viewer` (the delivery email as
+ * its owner's visibility setting allows; without a viewer, as the system sees it);
+ * with `profile_data` when asked (`include_custom_profile_fields`); `avatar_url` null
+ * for a client that computes Gravatar URLs itself (`client_gravatar`: every Parley
+ * avatar is a Gravatar).
+ */
+export function userView(user: UserRecord, opts: { profileData?: boolean; clientGravatar?: boolean; viewer?: UserRecord } = {}): Record<string, unknown> {
   const view: Record<string, unknown> = {
     user_id: user.user_id,
     email: user.email,
-    delivery_email: user.delivery_email,
+    delivery_email: opts.viewer ? deliveryEmailFor(user, opts.viewer) : user.delivery_email,
     full_name: user.full_name,
     date_joined: new Date(user.date_joined * 1000).toISOString(),
     is_active: user.is_active,

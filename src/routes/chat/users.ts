@@ -19,8 +19,8 @@ export const listUsersRoute = route({
   auth: 'user',
   summary: 'List the users of the organization',
   params: { client_gravatar: { schema: S.bool }, include_custom_profile_fields: { schema: S.bool }, user_ids: { schema: S.intArray } },
-  handler({ params, org, runtime }) {
-    let members = listUsers(runtime, org.id, params.include_custom_profile_fields ?? false, params.client_gravatar ?? true);
+  handler({ params, org, user, runtime }) {
+    let members = listUsers(runtime, org.id, user, params.include_custom_profile_fields ?? false, params.client_gravatar ?? true);
     if (params.user_ids) {
       const wanted = new Set(params.user_ids);
       members = members.filter((m) => wanted.has(m.user_id as number));
@@ -48,8 +48,8 @@ export const getUserById = route({
   auth: 'user',
   summary: 'Fetch a user by id',
   params: { user_id: { schema: S.nonNegInt, in: 'path', required: true }, client_gravatar: { schema: S.bool }, include_custom_profile_fields: { schema: S.bool } },
-  handler({ params, org, runtime }) {
-    return { json: { user: getUser(runtime, org.id, params.user_id, params.include_custom_profile_fields ?? false, params.client_gravatar ?? true) } };
+  handler({ params, org, user, runtime }) {
+    return { json: { user: getUser(runtime, org.id, user, params.user_id, params.include_custom_profile_fields ?? false, params.client_gravatar ?? true) } };
   },
 });
 
@@ -60,8 +60,8 @@ export const getUserByEmailRoute = route({
   auth: 'user',
   summary: 'Fetch a user by email (or the dummy form user{id}@host)',
   params: { email: { schema: S.str, in: 'path', required: true }, client_gravatar: { schema: S.bool }, include_custom_profile_fields: { schema: S.bool } },
-  handler({ params, org, runtime }) {
-    return { json: { user: getUserByEmail(runtime, org.id, params.email, params.include_custom_profile_fields ?? false, params.client_gravatar ?? true) } };
+  handler({ params, org, user, runtime }) {
+    return { json: { user: getUserByEmail(runtime, org.id, user, params.email, params.include_custom_profile_fields ?? false, params.client_gravatar ?? true) } };
   },
 });
 
@@ -192,7 +192,7 @@ export const updateUserByEmail = route({
   params: { email: { schema: S.str, in: 'path', required: true }, ...updateUserParams },
   async handler({ params, org, user, runtime }) {
     const { email, ...changes } = params;
-    const target = getUserByEmail(runtime, org.id, email);
+    const target = getUserByEmail(runtime, org.id, user, email);
     await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_USER', org: org.id, actor_id: user.user_id, user_id: target.user_id as number, ...changes } });
     return { json: {} };
   },
