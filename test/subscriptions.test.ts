@@ -803,3 +803,20 @@ t.test('POST /users/me/subscriptions/properties', async (t) => {
   t.equal(mine((await f.call(alice, 'GET', SUBS)).json.subscriptions).pin_to_top, true, 'a refused request changes nothing, not even its valid part');
   t.equal((await f.call(alice, 'POST', `${SUBS}/properties`, {})).json.code, 'REQUEST_VARIABLE_MISSING');
 });
+
+t.test('GET /users/{user_id}/subscriptions/{stream_id}: is_subscribed, for channels the caller may know of', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const carol = await f.createUser('carol@example.com', 'Carol');
+  await f.subscribe(f.owner, 'open', [bob.user_id]);
+  await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'secret' }]), invite_only: true });
+  const id = (name: string) => f.runtime.org(1)!.channelsByName.get(name)!;
+  const ask = (who: typeof bob, userId: number, streamId: number) => f.call(who, 'GET', `/api/v1/users/${userId}/subscriptions/${streamId}`);
+  t.same((await ask(carol, bob.user_id, id('open'))).json.is_subscribed, true);
+  t.same((await ask(carol, carol.user_id, id('open'))).json.is_subscribed, false);
+  t.same((await ask(f.owner, bob.user_id, id('secret'))).json.is_subscribed, false, 'an owner asks about a private channel');
+  const hidden = await ask(carol, f.owner.user_id, id('secret'));
+  t.same([hidden.status, hidden.json.msg], [400, 'Invalid channel ID'], 'a private channel carol is not in is as unknown to her');
+  t.same((await ask(carol, 9999, id('open'))).json.msg, 'No such user');
+});

@@ -690,6 +690,15 @@ export function getChannel(rt: StateView, org: number, viewer: UserRecord, strea
   return channelView(visibleChannel(rt, org, viewer, streamId));
 }
 
+/**
+ * Whether a user is subscribed to a channel (`GET /users/{user_id}/subscriptions/{stream_id}`):
+ * asked by someone who may know the channel exists, about a user of the organization.
+ */
+export function subscriptionStatus(rt: StateView, org: number, viewer: UserRecord, userId: number, streamId: number): boolean {
+  if (!rt.org(org)!.users.has(userId)) throw badRequest('No such user');
+  return visibleChannel(rt, org, viewer, streamId).subscribers.has(userId);
+}
+
 /** A channel the viewer may know exists (`canAccessChannel`), or "Invalid channel ID". */
 function visibleChannel(rt: StateView, org: number, viewer: UserRecord, streamId: number): ChannelContext {
   const ch = rt.channel(org, streamId);

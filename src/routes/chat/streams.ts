@@ -2,7 +2,7 @@
  * Channels and subscriptions: list channels, fetch one by id, look one up by name, list, add and
  * remove subscriptions. Subscribing to a missing channel creates it where permitted.
  */
-import { channelMembers, getChannel, listChannels, listSubscriptions, listTopics, visibleChannelId } from '../../../actors/areas/subscriptions.js';
+import { channelMembers, getChannel, listChannels, listSubscriptions, listTopics, subscriptionStatus, visibleChannelId } from '../../../actors/areas/subscriptions.js';
 import { resolveUserIds } from '../../../actors/areas/users.js';
 import { Type } from '@sinclair/typebox';
 import { CHANNEL_GROUP_DEFAULTS } from '../../../actors/kinds/channel.js';
@@ -45,6 +45,18 @@ export const getStreamById = route({
   params: { stream_id: { schema: S.nonNegInt, in: 'path', required: true } },
   handler({ params, org, user, runtime }) {
     return { json: { stream: getChannel(runtime, org.id, user, params.stream_id) } };
+  },
+});
+
+export const getSubscriptionStatus = route({
+  method: 'GET',
+  path: '/api/v1/users/{user_id}/subscriptions/{stream_id}',
+  operationId: 'getSubscriptionStatus',
+  auth: 'user',
+  summary: 'Whether a user is subscribed to a channel',
+  params: { user_id: { schema: S.nonNegInt, in: 'path', required: true }, stream_id: { schema: S.nonNegInt, in: 'path', required: true } },
+  handler({ params, org, user, runtime }) {
+    return { json: { is_subscribed: subscriptionStatus(runtime, org.id, user, params.user_id, params.stream_id) } };
   },
 });
 
