@@ -83,6 +83,8 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   try {
     const main = mainPort(config, board, {
       handler: (req, abort) => app.handle(req, abort),
+      bodyLimit: (req) => app.bodyLimit(req),
+      streamsBody: (req) => app.streamsBody(req),
       tooLarge: () => errorResponse(new ApiError('PAYLOAD_TOO_LARGE', `Request body too large (limit: ${config.maxBodyBytes} bytes)`)),
     });
     listener = await listen(main.options, main.handler);
