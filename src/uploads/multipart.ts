@@ -36,9 +36,9 @@ export function receiveUpload(req: IncomingRequest, store: UploadStore, maxMib: 
       settled = true;
       source.unpipe(parser);
       current?.destroy(err instanceof Error ? err : new Error(String(err)));
-      // A file already received is dropped with the request.
-      first?.then((u) => store.discard(u.received), () => {});
-      reject(err instanceof TooLarge ? badRequest(`Uploaded file is larger than the allowed limit of ${maxMib} MiB`) : err instanceof ApiError ? err : badRequest('Malformed multipart body'));
+      // The answer waits until the file being received (or already received) is gone.
+      const gone = first ? first.then((u) => store.discard(u.received), () => {}) : Promise.resolve();
+      void gone.then(() => reject(err instanceof TooLarge ? badRequest(`Uploaded file is larger than the allowed limit of ${maxMib} MiB`) : err instanceof ApiError ? err : badRequest('Malformed multipart body')));
     };
     parser.on('file', (_field, file, info) => {
       files++;
