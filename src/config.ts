@@ -57,6 +57,10 @@ export interface Config {
   smtpPassword: string;
   /** The From address of outgoing mail (empty: `Parley <noreply@externalHost>`). */
   mailFrom: string;
+  /** Largest uploaded file, in MiB (Zulip's `MAX_FILE_UPLOAD_SIZE`; `max_file_upload_size_mib`). */
+  maxFileUploadSizeMib: number;
+  /** Uploads no message links are deleted this many weeks after upload (0: never). */
+  uploadRetentionWeeks: number;
 }
 
 /** Each setting: its flag, its environment variable, its default and how to parse it. */
@@ -92,6 +96,8 @@ const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v:
   { key: 'smtpUser', flag: '--smtp-user', env: 'PARLEY_SMTP_USER', parse: String, def: '' },
   { key: 'smtpPassword', flag: '--smtp-password', env: 'PARLEY_SMTP_PASSWORD', parse: String, def: '' },
   { key: 'mailFrom', flag: '--mail-from', env: 'PARLEY_MAIL_FROM', parse: String, def: '' },
+  { key: 'maxFileUploadSizeMib', flag: '--max-file-upload-size-mib', env: 'PARLEY_MAX_FILE_UPLOAD_SIZE_MIB', parse: int, def: 100 },
+  { key: 'uploadRetentionWeeks', flag: '--upload-retention-weeks', env: 'PARLEY_UPLOAD_RETENTION_WEEKS', parse: int, def: 3 },
 ];
 
 function int(v: string): number {

@@ -12,6 +12,8 @@ import { startControl, type ControlHandler } from './control.js';
 import { ChatApp, errorResponse } from './http/dispatch.js';
 import { ApiError } from '../actors/errors.js';
 import { listen, type Listener } from './http/uws.js';
+import { collectUploads } from './uploads/collect.js';
+import { uploadStore } from './uploads/store.js';
 import { chatRoutes } from './routes/chat/index.js';
 import { BoardApp } from './board/app.js';
 import { boardSettings, listenBoard, mainPort } from './board/listen.js';
@@ -83,6 +85,8 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   try {
     const main = mainPort(config, board, {
       handler: (req, abort) => app.handle(req, abort),
+      bodyLimit: (req) => app.bodyLimit(req),
+      streamsBody: (req) => app.streamsBody(req),
       tooLarge: () => errorResponse(new ApiError('PAYLOAD_TOO_LARGE', `Request body too large (limit: ${config.maxBodyBytes} bytes)`)),
     });
     listener = await listen(main.options, main.handler);
@@ -99,6 +103,9 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   runtime.queues.start();
   const scheduler = scheduleSnapshots(store, config, opts.log);
   const activity = scheduleChannelActivity(store, opts.log);
+  // Temp files of uploads a crash cut short, then files nothing names any more.
+  uploadStore(config.dataDir).clearTemp();
+  const sweep = scheduleUploadSweep(store, config, opts.log);
   const control = await startControl(config.dataDir, controlHandlers(store), opts.log);
   let stopping: Promise<void> | undefined;
   return {
@@ -115,6 +122,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
         control.close();
         clearInterval(scheduler);
         clearInterval(activity);
+        clearInterval(sweep);
         runtime.queues.releaseAll();
         await store.writer.drain();
         const info = await store.snapshot();
@@ -159,6 +167,31 @@ export function scheduleChannelActivity(store: Store, log: (line: string) => voi
   };
   check();
   const timer = setInterval(check, CHANNEL_ACTIVITY_CHECK_MS);
+  timer.unref();
+  return timer;
+}
+
+/** How often unused uploads are looked for (Zulip runs `delete_old_unclaimed_attachments` daily). */
+const UPLOAD_SWEEP_MS = 24 * 3600_000;
+
+/**
+ * Deletes, in every organization, uploads no message has linked for
+ * `--upload-retention-weeks`, then the files nothing names; once now, then daily.
+ */
+export function scheduleUploadSweep(store: Store, config: Config, log: (line: string) => void): NodeJS.Timeout {
+  const sweep = async (): Promise<void> => {
+    if (config.uploadRetentionWeeks > 0) {
+      for (const orgId of store.runtime.server().orgs.keys()) {
+        const { removed } = await store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'SWEEP_ATTACHMENTS', org: orgId, weeks: config.uploadRetentionWeeks } });
+        if (removed > 0) log(`uploads: ${removed} unused uploads deleted in organization ${orgId}`);
+      }
+    }
+    const files = await collectUploads(store.runtime, config.dataDir);
+    if (files > 0) log(`uploads: ${files} unreferenced files deleted`);
+  };
+  const run = (): void => void sweep().catch((err: Error) => log(`upload sweep failed: ${err.message}`));
+  run();
+  const timer = setInterval(run, UPLOAD_SWEEP_MS);
   timer.unref();
   return timer;
 }

@@ -25,6 +25,9 @@
  * lists the maybe-valid cases that were accepted.
  */
 import t, { type Test } from 'tap';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { IdSet } from '../actors/id_set.js';
 import { BOARD_ERRORS } from '../src/board/errors.js';
@@ -247,6 +250,8 @@ interface ChatBase {
   params: Record<string, string>;
   /** Values the route must refuse with this base; replaces the route's table in `chatSemantic`. */
   semantic?: Record<string, string[]>;
+  /** A body sent as is instead of the form (an upload's multipart body). */
+  raw?: { contentType: string; body: Buffer };
 }
 
 /** Narrows every narrow check refuses, for GET /messages and register alike. */
@@ -330,12 +335,12 @@ function chatRequest(route: RouteRecord, who: Credentials, base: ChatBase, param
   const inQuery = route.method === 'GET' || route.method === 'DELETE';
   const encoded = encodeForm(params);
   const headers: Record<string, string> = route.auth === 'user' ? { authorization: basicAuth(who) } : {};
-  if (!inQuery) headers['content-type'] = 'application/x-www-form-urlencoded';
+  if (!inQuery) headers['content-type'] = base.raw?.contentType ?? 'application/x-www-form-urlencoded';
   const path = chatUrl(route, base, extra.segments);
   return {
     method: route.method,
     url: inQuery && encoded ? `${path}?${encoded}` : path,
-    body: inQuery ? undefined : encoded,
+    body: inQuery ? undefined : base.raw?.body ?? encoded,
     headers: { ...headers, ...extra.headers },
   };
 }
@@ -432,7 +437,7 @@ const CHAT_KNOWN: Known[] = [];
 
 t.test(`chat routes (seed ${seed})`, async (t) => {
   t.comment(`seed ${seed}; rerun with PARLEY_FUZZ_SEED=${seed}`);
-  const f = await chatFixture();
+  const f = await chatFixture({ config: { dataDir: mkdtempSync(join(tmpdir(), 'parley-fuzz-')) } });
   t.teardown(f.stop);
   const logs: string[] = [];
   const app = new ChatApp(chatRoutes, f.runtime, f.config, (line) => logs.push(line), f.mail);
@@ -472,9 +477,27 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const joinLink = (await f.call(f.owner, 'POST', '/api/v1/invites/multiuse', {})).json.invite_link as string;
   if (doomed.status !== 200 || invited.status !== 200 || !joinLink) throw new Error('fixture setup failed');
 
+  // Uploads: one kept (its file served), one to delete.
+  const uploadBody = (name: string): { contentType: string; body: Buffer } => ({
+    contentType: 'multipart/form-data; boundary=fuzz',
+    body: Buffer.from(`--fuzz\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: text/plain\r\n\r\n${name}\r\n--fuzz--\r\n`),
+  });
+  const uploadAs = async (name: string): Promise<string> => {
+    const raw = uploadBody(name);
+    const res = await inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': raw.contentType }, body: raw.body });
+    if (res.status !== 200) throw new Error(`fixture upload failed: ${res.body}`);
+    return res.json.url as string;
+  };
+  const seedUpload = (await uploadAs('seed.txt')).split('/').slice(2);
+  await uploadAs('doomed.txt');
+  const doomedAttachment = String([...f.runtime.org(1)!.attachments.values()].find((a) => a.name === 'doomed.txt')!.id);
+
   /** A valid request for each route, from which every case breaks one thing. */
   const BASES: Record<string, ChatBase | ChatBase[]> = {
     'POST /api/v1/fetch_api_key': { params: { username: 'owner@example.com', password: 'owner-pass' } },
+    'POST /api/v1/user_uploads': { params: {}, raw: uploadBody('fuzz.txt') },
+    'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}': { params: {}, pathParams: { realm_id: seedUpload[0], dir: seedUpload[1], name: seedUpload[2], filename: seedUpload[3] } },
+    'DELETE /api/v1/attachments/{attachment_id}': { params: {}, pathParams: { attachment_id: doomedAttachment } },
     'POST /api/v1/register': { params: { event_types: '["message"]' } },
     'GET /api/v1/events': { params: { queue_id: queueId, last_event_id: '-1', dont_block: 'true' } },
     'DELETE /api/v1/events': { params: { queue_id: queueId } },

@@ -9,6 +9,7 @@ export type { Delivery } from '../core/area.js';
 import type { Stamped as AnyStamped } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { alertWords } from './alert_words.js';
+import { attachments } from './attachments.js';
 import { board } from './board.js';
 import { bots } from './bots.js';
 import { channelFolders } from './channel_folders.js';
@@ -35,7 +36,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, linkifiers, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, channelFolders, messages, messageEdits, reactions, flags, userTopics, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, linkifiers, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, channelFolders, messages, messageEdits, attachments, reactions, flags, userTopics, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

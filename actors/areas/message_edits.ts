@@ -9,6 +9,7 @@
  * to another channel is one fact that both channels apply. A direct message's edit
  * is decided by the organization actor.
  */
+import { detachedUploads, linkChanges, type AttachmentLinksChanged, type AttachmentView } from './attachments.js';
 import { createHash } from 'node:crypto';
 import { area, command, fact, type Delivery, type UserDelivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
@@ -56,8 +57,8 @@ export interface EditChannelMessage extends EditRequest { type: 'EDIT_CHANNEL_ME
 export interface EditDirectMessage extends EditRequest { type: 'EDIT_DIRECT_MESSAGE' }
 
 export interface EditResult {
-  /** Uploads of the editor no message refers to any more (uploads are not kept yet: always empty). */
-  detached_uploads: unknown[];
+  /** Uploads of the editor no message refers to any more (Zulip's `detached_uploads`). */
+  detached_uploads: AttachmentView[];
 }
 
 /** A content change of the target message. */
@@ -144,7 +145,7 @@ function askedTopic(c: EditRequest, m: MessageRecord): { topic: string; untrunca
 export const editDirectMessage = command({
   type: 'EDIT_DIRECT_MESSAGE',
   actor: 'org',
-  decide(ctx: OrgContext, c: EditDirectMessage, env: DecideEnv): Decision<EditResult, MessagesEdited> {
+  decide(ctx: OrgContext, c: EditDirectMessage, env: DecideEnv, view: StateView): Decision<EditResult, MessagesEdited | AttachmentLinksChanged> {
     const m = ctx.directMessages.get(c.message_id);
     const editor = editorOf(ctx, c.editor_id);
     if (!m || !m.dm_user_ids!.includes(editor.user_id)) throw badRequest('Invalid message(s)');
@@ -159,6 +160,7 @@ export const editDirectMessage = command({
     const entry: EditHistoryEntry = { user_id: editor.user_id, timestamp: now, prev_content: m.content, prev_rendered_content: m.rendered };
     const edited: MessageRecord = { ...m, content, rendered: rendered.html, last_edit_timestamp: now, edit_history: [entry, ...(m.edit_history ?? [])] };
     const holders = [...m.dm_user_ids!];
+    const links = linkChanges(view, ctx, editor, m.id, m.timestamp, m.content, content);
     return {
       facts: [{
         type: 'MessagesEdited', org: c.org, editor_id: editor.user_id, edit_timestamp: now, message_id: m.id, messages: [edited],
@@ -168,8 +170,8 @@ export const editDirectMessage = command({
           alerted: alertedUsers(ctx, content, (id) => participants.has(id)),
         },
         holders, losing: [], losing_access: [], notify: holders,
-      }],
-      value: { detached_uploads: [] },
+      }, ...(links ? [links] : [])],
+      value: { detached_uploads: detachedUploads(ctx, editor.user_id, links) },
     };
   },
 });
@@ -314,8 +316,10 @@ export const editChannelMessage = command({
       holders, losing, losing_access: losingAccess, notify: [...notify].sort(ascending),
     };
     const facts: AnyFact[] = inBudget(edited);
+    const links = rendered ? linkChanges(view, org, editor, m.id, m.timestamp, m.content, content) : undefined;
+    if (links) facts.push(links);
     if (moved) facts.push(...afterMove(env, view, org, ch, target, editor, c, m, changed, records, { resolved, unresolved, topicChanged, channelChanged }));
-    return { facts, value: { detached_uploads: [] } };
+    return { facts, value: { detached_uploads: detachedUploads(org, editor.user_id, links) } };
   },
 });
 

@@ -27,6 +27,7 @@ import { alertedUsers } from './alert_words.js';
 import { canReadChannelMessage } from '../message_query.js';
 import { channelGroupSetting, dropMessages, received } from '../kinds/channel.js';
 import { flagsOf } from '../kinds/user.js';
+import { linkChanges, type AttachmentLinksChanged } from './attachments.js';
 
 /**
  * A message was sent. Its channel recipients are the channel's subscribers at this
@@ -185,7 +186,7 @@ export function notificationBotDirect(env: DecideEnv, org: OrgContext, to: UserR
 export const sendChannelMessage = command({
   type: 'SEND_CHANNEL_MESSAGE',
   actor: 'channel',
-  decide(ctx: ChannelContext, command: SendToChannel, env: DecideEnv, world: StateView): Decision<{ id: number }, MessageSent> {
+  decide(ctx: ChannelContext, command: SendToChannel, env: DecideEnv, world: StateView): Decision<{ id: number }, MessageSent | AttachmentLinksChanged> {
     const org = world.org(command.org)!;
     const sender = org.users.get(command.sender_id);
     if (!sender || !sender.is_active) throw badRequest('Invalid sender');
@@ -205,14 +206,14 @@ export const sendChannelMessage = command({
     const to = { stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id };
     const decision = sent(env, command.org, command, sender.user_id, content, rendered, rendered.mentioned, alertedUsers(org, content, (id) => ctx.subscribers.has(id)), to);
     if (channel.is_recently_active === false) decision.facts[0].reactivates = true;
-    return decision;
+    return withLinks(decision, world, org, sender);
   }
 });
 
 export const sendDirect = command({
   type: 'SEND_DIRECT',
   actor: 'org',
-  decide(ctx: OrgContext, command: SendDirect, env: DecideEnv): Decision<{ id: number }, MessageSent> {
+  decide(ctx: OrgContext, command: SendDirect, env: DecideEnv, world: StateView): Decision<{ id: number }, MessageSent | AttachmentLinksChanged> {
     const sender = ctx.users.get(command.sender_id);
     if (!sender || !sender.is_active) throw badRequest('Invalid sender');
     if (command.to.length === 0) throw badRequest('Message must have recipients');
@@ -232,9 +233,16 @@ export const sendDirect = command({
     else if (dmUserIds.length === 2) recipientId = ctx.users.get(dmUserIds[0] === sender.user_id ? dmUserIds[1] : dmUserIds[0])!.recipient_id;
     else recipientId = ctx.groupRecipients.get(dmUserIds.join(',')) ?? ctx.nextRecipientId;
     const to = { stream_id: null, topic: '', dm_user_ids: dmUserIds, recipient_id: recipientId };
-    return sent(env, ctx.org.id, command, sender.user_id, content, rendered, rendered.mentioned.filter((id) => participants.has(id)), alertedUsers(ctx, content, (id) => participants.has(id)), to);
+    return withLinks(sent(env, ctx.org.id, command, sender.user_id, content, rendered, rendered.mentioned.filter((id) => participants.has(id)), alertedUsers(ctx, content, (id) => participants.has(id)), to), world, ctx, sender);
   },
 });
+
+/** A send with the uploads its content links claimed for it, after the message's own fact. */
+function withLinks(decision: Decision<{ id: number }, MessageSent>, view: StateView, org: OrgContext, sender: UserRecord): Decision<{ id: number }, MessageSent | AttachmentLinksChanged> {
+  const m = decision.facts[0].message;
+  const links = linkChanges(view, org, sender, m.id, m.timestamp, null, m.content);
+  return links ? { ...decision, facts: [...decision.facts, links] } : decision;
+}
 
 const messageSent = fact<MessageSent>({
   type: 'MessageSent',
@@ -438,7 +446,7 @@ function checkCanDelete(org: OrgContext, actor: UserRecord | undefined, m: Messa
 export const deleteChannelMessage = command({
   type: 'DELETE_CHANNEL_MESSAGE',
   actor: 'channel',
-  decide(ctx: ChannelContext, c: DeleteChannelMessage, env: DecideEnv, view: StateView): Decision<Record<string, never>, MessageDeleted> {
+  decide(ctx: ChannelContext, c: DeleteChannelMessage, env: DecideEnv, view: StateView): Decision<Record<string, never>, MessageDeleted | AttachmentLinksChanged> {
     const m = ctx.messages.get(c.message_id);
     if (!m) throw badRequest('Invalid message(s)');
     const org = view.org(c.org)!;
@@ -447,21 +455,30 @@ export const deleteChannelMessage = command({
     const told = new Set(holders);
     if (ctx.channel.history_public_to_subscribers) for (const id of ctx.subscribers) told.add(id);
     const notify = [...told].sort((a, b) => a - b);
-    return { facts: [{ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: ctx.channel.stream_id, topic: m.topic, holders, notify }], value: {} };
+    const deleted: MessageDeleted = { type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: ctx.channel.stream_id, topic: m.topic, holders, notify };
+    return { facts: withUnlinks(deleted, view, org, m), value: {} };
   },
 });
 
 export const deleteDirectMessage = command({
   type: 'DELETE_DIRECT_MESSAGE',
   actor: 'org',
-  decide(ctx: OrgContext, c: DeleteDirectMessage, env: DecideEnv): Decision<Record<string, never>, MessageDeleted> {
+  decide(ctx: OrgContext, c: DeleteDirectMessage, env: DecideEnv, view: StateView): Decision<Record<string, never>, MessageDeleted | AttachmentLinksChanged> {
     const m = ctx.directMessages.get(c.message_id);
     if (!m) throw badRequest('Invalid message(s)');
     checkCanDelete(ctx, ctx.users.get(c.actor_id), m, env.now(), null);
     const holders = [...(m.dm_user_ids ?? [])];
-    return { facts: [{ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: null, topic: '', holders, notify: holders }], value: {} };
+    return { facts: withUnlinks({ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: null, topic: '', holders, notify: holders }, view, ctx, m), value: {} };
   },
 });
+
+/** A deletion, then the uploads it lets go of: those it alone linked are deleted with it. */
+function withUnlinks(deleted: MessageDeleted, view: StateView, org: OrgContext, m: MessageRecord): Array<MessageDeleted | AttachmentLinksChanged> {
+  const sender = org.users.get(m.sender_id);
+  const links = sender ? linkChanges(view, org, sender, m.id, m.timestamp, m.content, null) : undefined;
+  return links ? [deleted, links] : [deleted];
+}
+
 
 /**
  * Delete every message some users sent in a channel, if the channel is of a kind asked
@@ -486,36 +503,41 @@ function checkAdministrator(org: OrgContext, actorId: number): void {
 export const deleteMessagesBySenders = command({
   type: 'DELETE_MESSAGES_BY_SENDERS',
   actor: 'channel',
-  decide(ctx: ChannelContext, c: DeleteMessagesBySenders, _env: DecideEnv, view: StateView): Decision<{ deleted: number }, MessageDeleted> {
-    checkAdministrator(view.org(c.org)!, c.actor_id);
+  decide(ctx: ChannelContext, c: DeleteMessagesBySenders, _env: DecideEnv, view: StateView): Decision<{ deleted: number }, MessageDeleted | AttachmentLinksChanged> {
+    const org = view.org(c.org)!;
+    checkAdministrator(org, c.actor_id);
     if (!(ctx.channel.invite_only ? c.private_channels : c.public_channels)) return { facts: [], value: { deleted: 0 } };
     const senders = new Set(c.sender_ids);
-    const facts: MessageDeleted[] = [];
+    const facts: Array<MessageDeleted | AttachmentLinksChanged> = [];
+    let deleted = 0;
     for (const id of ctx.ids) {
       const m = ctx.messages.get(id);
       if (!m || !senders.has(m.sender_id)) continue;
       const holders = [...ctx.history.keys()].filter((uid) => received(ctx, uid, m.id)).sort((a, b) => a - b);
       const told = new Set(holders);
       if (ctx.channel.history_public_to_subscribers) for (const uid of ctx.subscribers) told.add(uid);
-      facts.push({ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: ctx.channel.stream_id, topic: m.topic, holders, notify: [...told].sort((a, b) => a - b) });
+      facts.push(...withUnlinks({ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: ctx.channel.stream_id, topic: m.topic, holders, notify: [...told].sort((a, b) => a - b) }, view, org, m));
+      deleted++;
     }
-    return { facts, value: { deleted: facts.length } };
+    return { facts, value: { deleted } };
   },
 });
 
 export const deleteDirectMessagesBySenders = command({
   type: 'DELETE_DIRECT_MESSAGES_BY_SENDERS',
   actor: 'org',
-  decide(ctx: OrgContext, c: DeleteDirectMessagesBySenders): Decision<{ deleted: number }, MessageDeleted> {
+  decide(ctx: OrgContext, c: DeleteDirectMessagesBySenders, _env: DecideEnv, view: StateView): Decision<{ deleted: number }, MessageDeleted | AttachmentLinksChanged> {
     checkAdministrator(ctx, c.actor_id);
     const senders = new Set(c.sender_ids);
-    const facts: MessageDeleted[] = [];
+    const facts: Array<MessageDeleted | AttachmentLinksChanged> = [];
+    let deleted = 0;
     for (const m of ctx.directMessages.values()) {
       if (!senders.has(m.sender_id)) continue;
       const holders = [...(m.dm_user_ids ?? [])];
-      facts.push({ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: null, topic: '', holders, notify: holders });
+      facts.push(...withUnlinks({ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: null, topic: '', holders, notify: holders }, view, ctx, m));
+      deleted++;
     }
-    return { facts, value: { deleted: facts.length } };
+    return { facts, value: { deleted } };
   },
 });
 

@@ -61,6 +61,30 @@ export interface OrgContext {
   presenceLastUpdateId: number;
   /** Invitations to join: by email and reusable links (`actors/areas/invites.ts`). */
   invites: InviteBook;
+  /** Uploaded files, by attachment id (`actors/areas/attachments.ts`). */
+  attachments: Map<number, AttachmentRecord>;
+  /** Attachment id by `path_id`; derived from `attachments`, never persisted. */
+  attachmentByPath: Map<string, number>;
+  /** The highest attachment id ever used. */
+  lastAttachmentId: number;
+}
+
+/**
+ * An uploaded file (Zulip's `Attachment`). The bytes live in the upload store under
+ * the organization, named by their SHA-256 (`src/uploads/store.ts`); `path_id` is the
+ * URL path the client sees. Times are Unix seconds.
+ */
+export interface AttachmentRecord {
+  id: number;
+  owner_id: number;
+  name: string;
+  path_id: string;
+  size: number;
+  content_type: string;
+  sha256: string;
+  create_time: number;
+  /** Messages whose content links the file, ascending by id. */
+  messages: Array<{ id: number; date_sent: number }>;
 }
 
 /** One user's presence. Times are Unix seconds. */
@@ -178,6 +202,9 @@ export function emptyOrg(id: number): OrgContext {
     presence: new Map(),
     presenceLastUpdateId: 0,
     invites: inviteBook(),
+    attachments: new Map(),
+    attachmentByPath: new Map(),
+    lastAttachmentId: 0,
   };
 }
 
@@ -249,6 +276,9 @@ interface OrgChunk {
   presenceLastUpdateId?: number;
   /** Absent in chunks written before invitations existed. */
   invites?: { email: EmailInvite[]; multiuse: MultiuseInvite[]; lastEmailId: number; lastMultiuseId: number };
+  /** Absent in chunks written before uploads existed. These name the files a snapshot covers. */
+  attachments?: AttachmentRecord[];
+  lastAttachmentId?: number;
 }
 
 /** Presence rows as four numbers each: compact in a snapshot of 10,000s of users. */
@@ -302,6 +332,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         presence: flattenPresence(ctx.presence),
         presenceLastUpdateId: ctx.presenceLastUpdateId,
         invites: { email: [...ctx.invites.email.values()], multiuse: [...ctx.invites.multiuse.values()], lastEmailId: ctx.invites.lastEmailId, lastMultiuseId: ctx.invites.lastMultiuseId },
+        attachments: [...ctx.attachments.values()],
+        lastAttachmentId: ctx.lastAttachmentId,
       };
     };
     // Direct messages are kept in id order; a deleted one leaves the map. Slices take them
@@ -352,6 +384,9 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         presence: unflattenPresence(c.presence),
         presenceLastUpdateId: c.presenceLastUpdateId ?? 0,
         invites: c.invites ? inviteBook(c.invites.email, c.invites.multiuse, c.invites.lastEmailId, c.invites.lastMultiuseId) : inviteBook(),
+        attachments: new Map((c.attachments ?? []).map((a) => [a.id, a])),
+        attachmentByPath: new Map((c.attachments ?? []).map((a) => [a.path_id, a.id])),
+        lastAttachmentId: c.lastAttachmentId ?? 0,
       });
       return;
     }

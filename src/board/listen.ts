@@ -31,14 +31,18 @@ export function isBoardHost(host: string | undefined, boardHost: string): boolea
 }
 
 /** The main port's options and handler: the board for its Host name, the chat API otherwise. */
-export function mainPort(config: Config, board: BoardApp, chat: { handler: Handler; tooLarge: () => OutgoingResponse }): { options: ListenOptions; handler: Handler } {
+export function mainPort(
+  config: Config, board: BoardApp,
+  chat: { handler: Handler; tooLarge: () => OutgoingResponse; bodyLimit?: (req: IncomingRequest) => number; streamsBody?: (req: IncomingRequest) => boolean },
+): { options: ListenOptions; handler: Handler } {
   const forBoard = (req: IncomingRequest): boolean => isBoardHost(req.headers.host, config.boardHost);
   return {
     options: {
       host: config.host,
       port: config.port,
       maxBodyBytes: config.maxBodyBytes,
-      maxBodyBytesFor: (req) => (forBoard(req) ? board.bodyLimit(req) : config.maxBodyBytes),
+      maxBodyBytesFor: (req) => (forBoard(req) ? board.bodyLimit(req) : chat.bodyLimit?.(req) ?? config.maxBodyBytes),
+      streamBody: (req) => !forBoard(req) && chat.streamsBody?.(req) === true,
       tooLarge: (req) => (forBoard(req) ? board.refuseBody(req) : chat.tooLarge()),
     },
     handler: (req, abort) => (forBoard(req) ? board.handle(req, abort) : chat.handler(req, abort)),

@@ -85,6 +85,9 @@ export const CHAT_API: Api = {
     return chatResponse(status, errorBody(e.code, e.message, e.extra), headers && headers.length > 0 ? headers : undefined);
   },
   renderSuccess({ reply, ignored, limitHeaders }) {
+    // A file, or an answer whose meaning is all in its status and headers (tus): no JSON envelope.
+    if (reply.file) return { status: reply.status ?? 200, headers: [...(reply.headers ?? []), ...(limitHeaders ?? [])], body: '', file: reply.file };
+    if (reply.empty) return { status: reply.status ?? 204, headers: [...(reply.headers ?? []), ...(limitHeaders ?? [])], body: '' };
     if (reply.raw !== undefined) return chatResponse(reply.status ?? 200, reply.raw, limitHeaders);
     const body: Record<string, unknown> = { result: 'success', msg: '', ...(reply.json as Record<string, unknown>) };
     if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;

@@ -3,6 +3,7 @@
  * records, with the chat API's policy: the organization chosen by Host, HTTP Basic
  * authentication, and per-user (or, without a user, per-address) rate limits.
  */
+import { readFileSync } from 'node:fs';
 import { secretsEqual } from '../../actors/passwords.js';
 import { userByEmail } from '../../actors/kinds/organization.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
@@ -66,6 +67,17 @@ export class ChatApp extends App<Caller> {
     });
   }
 
+  /** Whether the route of a request reads its body as a stream (`streamBody`). */
+  streamsBody(req: IncomingRequest): boolean {
+    const found = this.router.lookup(req.method, req.path);
+    return found.kind === 'found' && found.route.streamBody === true;
+  }
+
+  /** The body ceiling of a request: uploads are held to `max_file_upload_size_mib` (plus form overhead), not `--max-body-bytes`. */
+  bodyLimit(req: IncomingRequest): number {
+    return this.streamsBody(req) ? this.config.maxFileUploadSizeMib * 1024 * 1024 + STREAM_OVERHEAD_BYTES : this.config.maxBodyBytes;
+  }
+
   protected admit(route: RouteRecord, req: IncomingRequest): Caller {
     const org = this.organization(req);
     const user = route.auth === 'user' ? this.authenticate(req, org) : (undefined as unknown as UserRecord);
@@ -121,6 +133,9 @@ export class ChatApp extends App<Caller> {
   }
 }
 
+/** What a streamed upload body may carry beyond the file: multipart boundaries, part headers, small fields. */
+export const STREAM_OVERHEAD_BYTES = 64 * 1024;
+
 /** Entries kept by each small parse cache before it starts over. */
 const CACHE_LIMIT = 10000;
 
@@ -142,6 +157,8 @@ export interface InjectRequest {
   body?: string | Buffer;
   remoteAddress?: string;
   abort?: Abortable;
+  /** A body that arrives as a stream (for routes with `streamBody`). */
+  bodyStream?: import('node:stream').Readable;
 }
 
 /** Runs a request through an app without a socket, as Fastify's `inject` does. */
@@ -155,6 +172,7 @@ export async function inject(app: { handle(req: IncomingRequest, exchange: Excha
     headers,
     body: typeof r.body === 'string' ? Buffer.from(r.body) : (r.body ?? Buffer.alloc(0)),
     remoteAddress: r.remoteAddress ?? '127.0.0.1',
+    ...(r.bodyStream ? { bodyStream: r.bodyStream } : {}),
   };
   const exchange = r.abort ?? new Abortable();
   const later = new Promise<OutgoingResponse>((resolve) => {
@@ -164,7 +182,7 @@ export async function inject(app: { handle(req: IncomingRequest, exchange: Excha
   // A real client reads the response and sends its next request on a later loop turn;
   // resolving on the next turn keeps in-process tests as faithful as a socket.
   await new Promise((resolve) => setImmediate(resolve));
-  const body = res.body.toString();
+  const body = res.file ? readFileSync(res.file.path).subarray(res.file.start, res.file.start + res.file.length).toString('latin1') : res.body.toString();
   let json: unknown;
   try {
     json = JSON.parse(body);

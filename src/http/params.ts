@@ -103,6 +103,8 @@ function describe(name: string, validate: ValidateFunction): string {
   return `Invalid ${where}: ${e.message ?? 'is not valid'}`;
 }
 
+const EMPTY_BODY = Buffer.alloc(0);
+
 function compileChat(route: RouteRecord): ParamChecker {
   const compiled: CompiledParam[] = [];
   const known = new Set<string>();
@@ -114,7 +116,7 @@ function compileChat(route: RouteRecord): ParamChecker {
   }
   return {
     check(req, pathParams) {
-      const { values, files } = decodeParams(req.headers['content-type'], req.body, req.query);
+      const { values, files } = route.streamBody ? decodeParams(undefined, EMPTY_BODY, req.query) : decodeParams(req.headers['content-type'], req.body, req.query);
       const params: Record<string, unknown> = {};
       for (const p of compiled) {
         let raw: string | undefined;

@@ -18,7 +18,7 @@ import type { Mailer } from '../mail/mailer.js';
 import type { UploadedFile } from './body.js';
 import type { BoardErrorCode } from './errors.js';
 import type { RateLimit } from './rate_limit.js';
-import type { Exchange, IncomingRequest, LATER } from './types.js';
+import type { Exchange, FileBody, IncomingRequest, LATER } from './types.js';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -109,7 +109,7 @@ export type ContextOf<A extends ApiName, P, B> = A extends 'chat' ? ChatContext<
  * `LATER`: the handler will answer later through `exchange.respond` (chat).
  */
 export type Reply =
-  | { status?: number; json?: unknown; raw?: string; markdown?: string; headers?: Array<[string, string]> }
+  | { status?: number; json?: unknown; raw?: string; markdown?: string; headers?: Array<[string, string]>; file?: FileBody; empty?: boolean }
   | typeof LATER;
 
 /** A documented response of a route. */
@@ -134,6 +134,12 @@ export interface RouteRecord<M extends ParamMap = ParamMap, B = any, A extends A
   auth?: 'user' | 'none';
   /** Chat: exempt from rate limiting, as Zulip's event-queue server is. */
   unlimited?: boolean;
+  /**
+   * Chat: the body is not read before the handler; the handler reads it from
+   * `request.bodyStream` as it arrives (uploads), and only query parameters are decoded.
+   * Its ceiling is `max_file_upload_size_mib` plus `STREAM_OVERHEAD_BYTES`.
+   */
+  streamBody?: boolean;
   /** Board: the runtime switch this endpoint needs; while it is off the endpoint answers 404. */
   switch?: BoardSwitch;
   /** Board: the per-address limiter this endpoint counts against. */

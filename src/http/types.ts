@@ -14,7 +14,20 @@ export interface IncomingRequest {
   /** Lower-case header names. */
   headers: Record<string, string>;
   body: Buffer;
+  /**
+   * The body as it arrives, for a route that streams it (`streamBody`); `body` is then
+   * empty. The transport pauses the socket while the stream's buffer is full, and
+   * destroys the stream with an error when the client goes away mid-body.
+   */
+  bodyStream?: import('node:stream').Readable;
   remoteAddress: string;
+}
+
+/** A byte range of a file to send as the body, read and written piece by piece. */
+export interface FileBody {
+  path: string;
+  start: number;
+  length: number;
 }
 
 /** What a request is answered with. */
@@ -22,6 +35,10 @@ export interface OutgoingResponse {
   status: number;
   headers: Array<[string, string]>;
   body: string | Buffer;
+  /** When set, the body is this part of a file (and `body` is empty). */
+  file?: FileBody;
+  /** Close the connection after answering (a body left unread). */
+  close?: boolean;
 }
 
 /**
@@ -78,8 +95,8 @@ export function jsonResponse(status: number, body: string): OutgoingResponse {
 /** HTTP reason phrases for the statuses Parley answers with. */
 export const STATUS_TEXT: Record<number, string> = {
   200: 'OK', 201: 'Created', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized',
-  403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout',
-  413: 'Payload Too Large', 414: 'URI Too Long', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity',
+  403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict', 410: 'Gone', 412: 'Precondition Failed',
+  206: 'Partial Content', 413: 'Payload Too Large', 416: 'Range Not Satisfiable', 414: 'URI Too Long', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity',
   429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error',
   503: 'Service Unavailable',
 };

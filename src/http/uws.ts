@@ -19,6 +19,8 @@
  * reaches the handler, but uWS then closes the connection before any answer is sent.
  * The limits below are Parley's own, answered as nginx would, closing the connection.
  */
+import { open } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import uWS from 'uWebSockets.js';
 import { Abortable, STATUS_TEXT, type Exchange, type IncomingRequest, type OutgoingResponse } from './types.js';
 
@@ -46,6 +48,12 @@ export interface ListenOptions {
    * is given (its body unread) so that a port serving two APIs can choose by Host.
    */
   refuse?: (status: RefusalStatus, message: string, req: IncomingRequest) => OutgoingResponse;
+  /**
+   * Whether a request's body is handed to the handler as a stream as it arrives
+   * (`IncomingRequest.bodyStream`) instead of being read whole first. Decided from the
+   * request line and headers; the ceiling still applies to what arrives.
+   */
+  streamBody?: (req: IncomingRequest) => boolean;
 }
 
 /** Statuses of a request refused before it reaches the handler. */
@@ -100,28 +108,116 @@ function statusLine(status: number): string {
 function write(res: uWS.HttpResponse, abort: Abortable, out: OutgoingResponse, close: boolean, head: boolean): void {
   if (abort.aborted || abort.answered) return;
   abort.answered = true;
+  if (out.file && !head) {
+    sendFile(res, abort, out).catch(() => {
+      if (!abort.aborted) res.close();
+    });
+    return;
+  }
+  close ||= out.close === true;
   res.cork(() => {
     res.writeStatus(statusLine(out.status));
     const headers = out.headers;
     for (let i = 0; i < headers.length; i++) res.writeHeader(headers[i][0], headers[i][1]);
     if (close) res.end(out.body, true);
     else if (head) {
-      res.writeHeader('Content-Length', String(Buffer.byteLength(out.body)));
+      res.writeHeader('Content-Length', String(out.file?.length ?? Buffer.byteLength(out.body)));
       res.endWithoutBody();
     } else res.end(out.body);
   });
 }
 
+/** Size of each piece of a file read and written. */
+const FILE_PIECE_BYTES = 64 * 1024;
+
+/**
+ * Sends part of a file piece by piece with backpressure: each piece goes out with
+ * `tryEnd`; when the socket's buffer is full, the rest of the piece waits for
+ * `onWritable`, and no further piece is read until it is out. A file that cannot be
+ * read after the status line has gone closes the connection.
+ */
+async function sendFile(res: uWS.HttpResponse, abort: Abortable, out: OutgoingResponse): Promise<void> {
+  const { path, start, length } = out.file!;
+  const handle = await open(path, 'r');
+  try {
+    if (abort.aborted) return;
+    res.cork(() => {
+      res.writeStatus(statusLine(out.status));
+      for (const [k, v] of out.headers) res.writeHeader(k, v);
+      if (length === 0) res.end();
+    });
+    let sent = 0;
+    while (sent < length && !abort.aborted) {
+      const piece = Buffer.allocUnsafe(Math.min(FILE_PIECE_BYTES, length - sent));
+      const { bytesRead } = await handle.read(piece, 0, piece.length, start + sent);
+      if (abort.aborted) return;
+      if (bytesRead !== piece.length) throw new Error('file shorter than its record');
+      const base = res.getWriteOffset();
+      let result: [boolean, boolean] = [false, false];
+      res.cork(() => {
+        result = res.tryEnd(piece, length);
+      });
+      sent += piece.length;
+      if (result[1] || result[0]) continue;
+      await new Promise<void>((resolve) => {
+        abort.onAbort(resolve);
+        res.onWritable((offset) => {
+          const [ok, done] = res.tryEnd(piece.subarray(offset - base), length);
+          if (ok || done) resolve();
+          return ok;
+        });
+      });
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Hands the body to the handler as a stream (see `ListenOptions.streamBody`). */
+function streamBody(res: uWS.HttpResponse, abort: Abortable, head: boolean, request: UwsRequest, maxBody: number, tooLarge: (req: IncomingRequest) => OutgoingResponse, handler: Handler): void {
+  let paused = false;
+  const stream = new Readable({
+    highWaterMark: 256 * 1024,
+    read() {
+      if (paused && !abort.aborted) {
+        paused = false;
+        res.resume();
+      }
+    },
+  });
+  request.bodyStream = stream;
+  abort.onAbort(() => stream.destroy(new Error('the client went away before the end of the body')));
+  let size = 0;
+  let ended = false;
+  res.onData((chunk, isLast) => {
+    if (isLast) ended = true;
+    if (abort.aborted || stream.destroyed) return;
+    size += chunk.byteLength;
+    if (size > maxBody) {
+      stream.destroy(new Error('body over the ceiling'));
+      write(res, abort, tooLarge(request), true, head);
+      return;
+    }
+    if (!stream.push(Buffer.from(new Uint8Array(chunk))) && !isLast) {
+      paused = true;
+      res.pause();
+    }
+    if (isLast) stream.push(null);
+  });
+  reply(res, abort, head, handler(request, abort), () => !ended);
+}
+
 const INTERNAL_ERROR: OutgoingResponse = { status: 500, headers: [['Content-Type', 'application/json']], body: '{"result":"error","msg":"Internal server error","code":"INTERNAL_SERVER_ERROR"}' };
 
-function reply(res: uWS.HttpResponse, abort: Abortable, head: boolean, result: OutgoingResponse | Promise<OutgoingResponse> | null): void {
+/** `closeIf`: whether the connection must close after the answer (a streamed body left unread). */
+function reply(res: uWS.HttpResponse, abort: Abortable, head: boolean, result: OutgoingResponse | Promise<OutgoingResponse> | null, closeIf: () => boolean = () => false): void {
   if (result === null) return;
   if (result instanceof Promise) {
     result.then(
-      (out) => write(res, abort, out, false, head),
-      () => write(res, abort, INTERNAL_ERROR, false, head),
+      (out) => write(res, abort, out, closeIf(), head),
+      () => write(res, abort, INTERNAL_ERROR, closeIf(), head),
     );
-  } else write(res, abort, result, false, head);
+  } else write(res, abort, result, closeIf(), head);
 }
 
 /**
@@ -133,6 +229,7 @@ function reply(res: uWS.HttpResponse, abort: Abortable, head: boolean, result: O
  */
 class UwsRequest implements IncomingRequest {
   body: Buffer = EMPTY;
+  bodyStream?: Readable;
   private address: string | undefined;
 
   constructor(
@@ -230,7 +327,8 @@ export function listen(opts: ListenOptions, handler: Handler): Promise<Listener>
       write(res, abort, opts.tooLarge(request), true, head);
       return;
     }
-    readBody(res, abort, head, request, maxBody, opts.tooLarge, handler);
+    if (opts.streamBody?.(request)) streamBody(res, abort, head, request, maxBody, opts.tooLarge, handler);
+    else readBody(res, abort, head, request, maxBody, opts.tooLarge, handler);
   });
   return new Promise((resolve, reject) => {
     app.listen(opts.host, opts.port, (socket) => {

@@ -23,10 +23,11 @@ import * as typing from './typing.js';
 import * as userGroups from './user_groups.js';
 import * as userStatus from './user_status.js';
 import * as userTopics from './user_topics.js';
+import * as uploads from './uploads.js';
 import * as users from './users.js';
 
 /** The route modules, one per area of the API. A new module is one line here; a new route in a module, none. */
-const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, userTopics, channelFolders];
+const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, userTopics, channelFolders, uploads];
 
 function isRoute(x: unknown): x is RouteRecord {
   return typeof x === 'object' && x !== null && 'method' in x && 'path' in x && 'handler' in x && (x as RouteRecord).api === 'chat';

@@ -1,6 +1,8 @@
 /**
  * Messages: send, fetch with narrows and anchors, fetch one.
  */
+import { linkedPathIds } from '../../../actors/areas/attachments.js';
+import { collectUploads } from '../../uploads/collect.js';
 import { queryMessages, type MessageQuery } from '../../../actors/message_query.js';
 import { highlightHtml, highlightText } from '../../../actors/render/highlight.js';
 import { checkNarrow, searchWords as operandWords, type NarrowTerm } from '../../../actors/narrow.js';
@@ -162,11 +164,13 @@ export const deleteMessage = route({
   auth: 'user',
   summary: 'Delete a message (its sender, or an administrator)',
   params: { message_id: { schema: S.nonNegInt, in: 'path', required: true } },
-  async handler({ params, org, user, runtime }) {
+  async handler({ params, org, user, runtime, config }) {
     const m = accessMessage(runtime, org.id, user, params.message_id);
     const command = { org: org.id, actor_id: user.user_id, message_id: m.id };
     if (m.stream_id !== null) await runtime.execute({ kind: 'channel', org: org.id, stream_id: m.stream_id, command: { type: 'DELETE_CHANNEL_MESSAGE', ...command } });
     else await runtime.execute({ kind: 'org', org: org.id, command: { type: 'DELETE_DIRECT_MESSAGE', ...command } });
+    // Uploads only this message linked went with it; their files go once the deletion is durable.
+    if (linkedPathIds(m.content).length > 0) await collectUploads(runtime, config.dataDir);
     return { json: {} };
   },
 });

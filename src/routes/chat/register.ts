@@ -79,6 +79,8 @@ export function registerResponse(runtime: Runtime, config: Config, org: OrgRecor
     },
   };
   const state = fetchInitialState(runtime, request, fetchTypes ? new Set(fetchTypes) : null);
+  // A server setting, where the other limits are constants.
+  if ('max_file_upload_size_mib' in state) state.max_file_upload_size_mib = config.maxFileUploadSizeMib;
   return { queue_id: queueId, last_event_id: -1, ...versionFields(), ...state };
 }
 

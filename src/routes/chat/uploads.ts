@@ -1,0 +1,102 @@
+/**
+ * Uploads (Zulip's `zerver/views/upload.py` and `zerver/views/attachments.py`):
+ * `POST /user_uploads` streams one multipart file to the upload store as it arrives;
+ * `GET /user_uploads/{realm_id}/...` serves a file to those who may read it, with
+ * ranges and safe headers; `GET /attachments` and `DELETE /attachments/{id}` manage
+ * the caller's own.
+ */
+import { attachmentsOf, canReadAttachment, uploadSpaceUsed } from '../../../actors/areas/attachments.js';
+import { ApiError, badRequest } from '../../../actors/errors.js';
+import { route, S } from '../../http/route.js';
+import { collectUploads } from '../../uploads/collect.js';
+import { receiveUpload } from '../../uploads/multipart.js';
+import { fileHeaders, parseRange } from '../../uploads/serve.js';
+import { uploadStore } from '../../uploads/store.js';
+
+export const uploadFile = route({
+  method: 'POST',
+  path: '/api/v1/user_uploads',
+  operationId: 'uploadFile',
+  auth: 'user',
+  streamBody: true,
+  summary: 'Upload one file (multipart), streamed to disk; it is durable before the reply',
+  params: {},
+  async handler({ request, org, user, runtime, config }) {
+    const store = uploadStore(config.dataDir);
+    const file = await receiveUpload(request, store, config.maxFileUploadSizeMib);
+    try {
+      await store.commit(org.id, file.received);
+    } catch (err) {
+      await store.discard(file.received);
+      throw err;
+    }
+    const { attachment } = await runtime.execute({
+      kind: 'org', org: org.id,
+      command: { type: 'ADD_ATTACHMENT', org: org.id, owner_id: user.user_id, name: file.filename, size: file.received.size, content_type: file.contentType, sha256: file.received.sha256 },
+    });
+    const url = `/user_uploads/${attachment.path_id}`;
+    return { json: { uri: url, url, filename: attachment.name } };
+  },
+});
+
+/** Path parameters of a file's URL: `/user_uploads/{realm_id}/{a}/{b}/{filename}`. */
+const FILE_PATH = {
+  realm_id: { schema: S.int, in: 'path' as const, required: true as const },
+  dir: { schema: S.str, in: 'path' as const, required: true as const },
+  name: { schema: S.str, in: 'path' as const, required: true as const },
+  filename: { schema: S.str, in: 'path' as const, required: true as const },
+};
+
+export const serveFile = route({
+  method: 'GET',
+  path: '/user_uploads/{realm_id}/{dir}/{name}/{filename}',
+  operationId: 'getUploadedFile',
+  auth: 'user',
+  summary: 'An uploaded file, to its uploader or anyone who can read a message linking it (Range supported)',
+  params: FILE_PATH,
+  handler({ params, org, user, runtime, config, request }) {
+    const ctx = runtime.org(org.id)!;
+    // Another organization's realm id is no file of this one: never reach across.
+    const id = params.realm_id === org.id ? ctx.attachmentByPath.get(`${params.realm_id}/${params.dir}/${params.name}/${params.filename}`) : undefined;
+    const a = id === undefined ? undefined : ctx.attachments.get(id);
+    if (!a) throw new ApiError('NOT_FOUND', 'File not found.');
+    if (!canReadAttachment(runtime, ctx, user, a)) throw new ApiError('ACCESS_DENIED', 'You are not authorized to view this file.');
+    const path = uploadStore(config.dataDir).pathOf(org.id, a.sha256);
+    const range = parseRange(request.headers.range, a.size);
+    if (range === 'unsatisfiable') {
+      return { status: 416, empty: true, headers: [['Content-Range', `bytes */${a.size}`], ...fileHeaders(a)] };
+    }
+    if (range) {
+      return { status: 206, file: { path, start: range.start, length: range.end - range.start + 1 }, headers: [['Content-Range', `bytes ${range.start}-${range.end}/${a.size}`], ...fileHeaders(a)] };
+    }
+    return { file: { path, start: 0, length: a.size }, headers: fileHeaders(a) };
+  },
+});
+
+export const getAttachments = route({
+  method: 'GET',
+  path: '/api/v1/attachments',
+  operationId: 'getAttachments',
+  auth: 'user',
+  summary: "The caller's uploaded files, the messages linking each, and the organization's upload space used",
+  params: {},
+  handler({ org, user, runtime }) {
+    const ctx = runtime.org(org.id)!;
+    return { json: { attachments: attachmentsOf(ctx, user.user_id), upload_space_used: uploadSpaceUsed(ctx) } };
+  },
+});
+
+export const deleteAttachment = route({
+  method: 'DELETE',
+  path: '/api/v1/attachments/{attachment_id}',
+  operationId: 'removeAttachment',
+  auth: 'user',
+  summary: 'Delete one of your uploaded files',
+  params: { attachment_id: { schema: S.int, in: 'path', required: true } },
+  async handler({ params, org, user, runtime, config }) {
+    if (!runtime.org(org.id)!.attachments.has(params.attachment_id)) throw badRequest('Invalid attachment');
+    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'DELETE_ATTACHMENT', org: org.id, actor_id: user.user_id, attachment_id: params.attachment_id } });
+    await collectUploads(runtime, config.dataDir);
+    return { json: {} };
+  },
+});

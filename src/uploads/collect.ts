@@ -1,0 +1,47 @@
+/**
+ * Which stored files are still needed, and deleting the rest. A file is kept while an
+ * attachment of the live state names it, or any snapshot still on disk does (so that
+ * restoring that snapshot finds its files, as its log segments are kept for it).
+ */
+import type { Runtime } from '../../actors/runtime/runtime.js';
+import type { AttachmentRecord } from '../../actors/kinds/organization.js';
+import { listSnapshots, readSnapshot } from '../../snapshots/snapshot.js';
+import { uploadStore } from './store.js';
+
+/** The files a snapshot names: its organizations' attachments. */
+export function snapshotAttachments(path: string): Array<{ org: number; attachment: AttachmentRecord }> | string {
+  const v = readSnapshot(path);
+  if (typeof v === 'string') return v;
+  const out: Array<{ org: number; attachment: AttachmentRecord }> = [];
+  for (const chunk of v.chunks as Array<{ k?: string; org?: { id: number }; attachments?: AttachmentRecord[] }>) {
+    if (chunk.k !== 'org' || !chunk.attachments) continue;
+    for (const a of chunk.attachments) out.push({ org: chunk.org!.id, attachment: a });
+  }
+  return out;
+}
+
+/** Files named by each snapshot, by snapshot name (a snapshot never changes once written). */
+const named = new Map<string, string[]>();
+
+function pinnedBySnapshots(dataDir: string): Set<string> {
+  const keep = new Set<string>();
+  for (const s of listSnapshots(dataDir)) {
+    let files = named.get(s.path);
+    if (!files) {
+      const read = snapshotAttachments(s.path);
+      files = typeof read === 'string' ? [] : read.map((x) => `${x.org}/${x.attachment.sha256}`);
+      named.set(s.path, files);
+    }
+    for (const f of files) keep.add(f);
+  }
+  return keep;
+}
+
+/** Deletes stored files that nothing names any more; returns how many went. */
+export async function collectUploads(runtime: Runtime, dataDir: string): Promise<number> {
+  const keep = pinnedBySnapshots(dataDir);
+  for (const orgId of runtime.server().orgs.keys()) {
+    for (const a of runtime.org(orgId)?.attachments.values() ?? []) keep.add(`${orgId}/${a.sha256}`);
+  }
+  return uploadStore(dataDir).collect(keep);
+}

@@ -1,0 +1,170 @@
+/**
+ * Uploads and attachments through the chat API, in process: who may read a file,
+ * ranges and safe headers, the size limit, an interrupted upload, and the life of an
+ * attachment (claimed by a message, detached by an edit, deleted with its last
+ * message, swept when never used), with its `attachment` events.
+ */
+import t from 'tap';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { basicAuth, chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { inject } from '../src/http/dispatch.js';
+import { Role } from '../actors/types.js';
+
+const BOUNDARY = 'parley-test-boundary';
+
+function multipart(filename: string, type: string, data: string | Buffer): Buffer {
+  return Buffer.concat([
+    Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: ${type}\r\n\r\n`),
+    Buffer.from(data),
+    Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
+  ]);
+}
+
+function upload(f: ChatFixture, who: Credentials, filename: string, type: string, data: string | Buffer) {
+  return inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(who), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body: multipart(filename, type, data) });
+}
+
+function get(f: ChatFixture, who: Credentials, url: string, headers: Record<string, string> = {}) {
+  return inject(f.app, { method: 'GET', url, headers: { authorization: basicAuth(who), ...headers } });
+}
+
+async function fixture(maxMib = 1) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'parley-uploads-'));
+  const f = await chatFixture({ config: { dataDir, maxFileUploadSizeMib: maxMib } });
+  return { f, dataDir };
+}
+
+function storedFiles(dataDir: string): string[] {
+  const root = join(dataDir, 'uploads');
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name);
+}
+
+t.test('the uploader reads at once; others once a message they can see links it', async (t) => {
+  const { f } = await fixture();
+  t.teardown(() => f.stop());
+  const alice = await f.createUser('alice@example.com');
+  const bob = await f.createUser('bob@example.com');
+  const admin = await withRole(f, 'admin@example.com', Role.ADMIN);
+  const guest = await withRole(f, 'guest@example.com', Role.GUEST);
+  const up = await upload(f, alice, 'notes.txt', 'text/plain', 'hello world');
+  t.equal(up.status, 200, up.body);
+  t.match(up.json, { result: 'success', filename: 'notes.txt', url: /^\/user_uploads\/1\/[^/]+\/[^/]+\/notes\.txt$/ });
+  t.equal(up.json.uri, up.json.url);
+  const url = up.json.url as string;
+  t.equal((await get(f, alice, url)).body, 'hello world');
+  for (const who of [bob, admin, guest, f.owner]) t.equal((await get(f, who, url)).status, 403, `${who.email} before sharing`);
+  // A private channel of alice and bob: bob may read, the others (administrators included) not.
+  await f.call(alice, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'secret' }], invite_only: true, principals: [alice.user_id, bob.user_id] });
+  const sent = await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'secret', topic: 't', content: `see [notes.txt](${url})` });
+  t.equal(sent.status, 200, sent.body);
+  t.equal((await get(f, bob, url)).status, 200);
+  for (const who of [admin, guest, f.owner]) t.equal((await get(f, who, url)).status, 403, `${who.email}, not a recipient`);
+  // A direct message to the guest shares it with them.
+  await f.call(alice, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([guest.user_id]), content: `[x](${url})` });
+  t.equal((await get(f, guest, url)).status, 200);
+  // Unknown paths, other realms, traversal: not found.
+  for (const bad of [url.replace('/user_uploads/1/', '/user_uploads/2/'), url + 'x', '/user_uploads/1/../../etc/passwd', url.replace('notes.txt', '..%2F..%2Fnotes.txt')]) {
+    t.equal((await get(f, alice, bad)).status, 404, bad);
+  }
+  t.equal((await inject(f.app, { method: 'GET', url })).status, 401);
+});
+
+t.test('ranges, and types never shown inline unless passive', async (t) => {
+  const { f } = await fixture();
+  t.teardown(() => f.stop());
+  const up = await upload(f, f.owner, 'page.html', 'text/html', '<script>alert(1)</script>');
+  const res = await get(f, f.owner, up.json.url);
+  t.equal(res.headers['content-type'], 'application/octet-stream');
+  t.equal(res.headers['content-disposition'], 'attachment; filename="page.html"');
+  t.equal(res.headers['x-content-type-options'], 'nosniff');
+  const png = await upload(f, f.owner, 'pic.png', 'image/png', '0123456789');
+  const inline = await get(f, f.owner, png.json.url);
+  t.equal(inline.headers['content-type'], 'image/png');
+  t.equal(inline.headers['content-disposition'], 'inline; filename="pic.png"');
+  const part = await get(f, f.owner, png.json.url, { range: 'bytes=2-5' });
+  t.same([part.status, part.body, part.headers['content-range']], [206, '2345', 'bytes 2-5/10']);
+  const tail = await get(f, f.owner, png.json.url, { range: 'bytes=-3' });
+  t.same([tail.status, tail.body], [206, '789']);
+  const past = await get(f, f.owner, png.json.url, { range: 'bytes=10-' });
+  t.same([past.status, past.headers['content-range']], [416, 'bytes */10']);
+});
+
+t.test('the size limit, bad bodies, and an interrupted upload leave nothing', async (t) => {
+  const { f, dataDir } = await fixture(1);
+  t.teardown(() => f.stop());
+  const big = await upload(f, f.owner, 'big.bin', 'application/octet-stream', Buffer.alloc(1024 * 1024 + 1));
+  t.same([big.status, big.json.msg], [400, 'Uploaded file is larger than the allowed limit of 1 MiB']);
+  const none = await inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1' });
+  t.same([none.status, none.json.msg], [400, 'You must specify a file to upload']);
+  const part = (name: string): string => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"; filename="${name}.txt"\r\nContent-Type: text/plain\r\n\r\n${name}\r\n`;
+  const two = Buffer.from(`${part('a')}${part('b')}--${BOUNDARY}--\r\n`);
+  const both = await inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body: two });
+  t.same([both.status, both.json.msg], [400, 'You may only upload one file at a time']);
+  // The client goes away in the middle of the file.
+  const head = multipart('cut.bin', 'application/octet-stream', Buffer.alloc(50000, 7)).subarray(0, 30000);
+  const body = new Readable({ read() {} });
+  body.push(head);
+  setTimeout(() => body.destroy(new Error('aborted')), 20);
+  const cut = await inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, bodyStream: body });
+  t.equal(cut.status, 400);
+  t.same(storedFiles(dataDir), [], 'no file, temp or final, is left');
+  t.same((await f.call(f.owner, 'GET', '/api/v1/attachments')).json.attachments, []);
+});
+
+t.test('attachment lifecycle: claimed, detached by an edit, deleted with its last message, swept', async (t) => {
+  const { f, dataDir } = await fixture();
+  t.teardown(() => f.stop());
+  const reg = await f.call(f.owner, 'POST', '/api/v1/register', { event_types: JSON.stringify(['attachment']) });
+  const before = (await f.call(f.owner, 'GET', '/api/v1/attachments')).json;
+  const up = await upload(f, f.owner, 'a.txt', 'text/plain', 'abc');
+  const id = (await f.call(f.owner, 'GET', '/api/v1/attachments')).json.attachments[0].id;
+  await f.subscribe(f.owner, 'general');
+  const m1 = (await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content: `[a](${up.json.url})` })).json.id;
+  const m2 = (await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content: `again ${up.json.url}` })).json.id;
+  let list = (await f.call(f.owner, 'GET', '/api/v1/attachments')).json;
+  t.same(list.attachments[0].messages.map((m: any) => m.id), [m1, m2]);
+  t.equal(list.upload_space_used, 3);
+  // Editing the link out of one message detaches nothing yet; out of both, it is detached.
+  const e1 = await f.call(f.owner, 'PATCH', `/api/v1/messages/${m2}`, { content: 'no link' });
+  t.same(e1.json.detached_uploads, []);
+  const e2 = await f.call(f.owner, 'PATCH', `/api/v1/messages/${m1}`, { content: 'none here' });
+  t.match(e2.json.detached_uploads, [{ id, name: 'a.txt', size: 3, messages: [] }]);
+  // Relinked, then the last linking message is deleted: the file goes.
+  const m3 = (await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content: `[a](${up.json.url})` })).json.id;
+  t.equal(storedFiles(dataDir).length, 1);
+  t.equal((await f.call(f.owner, 'DELETE', `/api/v1/messages/${m3}`)).status, 200);
+  t.same((await f.call(f.owner, 'GET', '/api/v1/attachments')).json, { result: 'success', msg: '', attachments: [], upload_space_used: 0 });
+  t.same(storedFiles(dataDir), []);
+  t.equal((await get(f, f.owner, up.json.url)).status, 404);
+  // Convergence: the first listing plus the attachment events is the listing now.
+  const events = await queueEvents(f, f.owner, reg.json.queue_id, 'attachment');
+  const state = new Map<number, any>(before.attachments.map((a: any) => [a.id, a]));
+  let used = before.upload_space_used;
+  for (const e of events) {
+    if (e.op === 'remove') state.delete(e.attachment.id);
+    else state.set(e.attachment.id, e.attachment);
+    used = e.upload_space_used;
+  }
+  t.same({ attachments: [...state.values()], upload_space_used: used }, { attachments: [], upload_space_used: 0 });
+  t.same(events.map((e) => e.op), ['add', 'update', 'update', 'update', 'update', 'update', 'remove']);
+  // Never used: swept after the retention period, not before.
+  const unused = await upload(f, f.owner, 'b.txt', 'text/plain', 'b');
+  t.equal(unused.status, 200);
+  await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'SWEEP_ATTACHMENTS', org: 1, weeks: 3 } });
+  t.equal((await f.call(f.owner, 'GET', '/api/v1/attachments')).json.attachments.length, 1);
+  f.clock.t += 3 * 7 * 86400 * 1000 + 1000;
+  const swept = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'SWEEP_ATTACHMENTS', org: 1, weeks: 3 } });
+  t.equal(swept.removed, 1);
+  t.same((await f.call(f.owner, 'GET', '/api/v1/attachments')).json.attachments, []);
+  // Deleting: owners only.
+  const c = await upload(f, f.owner, 'c.txt', 'text/plain', 'c');
+  const cid = (await f.call(f.owner, 'GET', '/api/v1/attachments')).json.attachments[0].id;
+  const other = await f.createUser('zed@example.com');
+  t.same((await f.call(other, 'DELETE', `/api/v1/attachments/${cid}`)).json.code, 'BAD_REQUEST');
+  t.equal((await f.call(f.owner, 'DELETE', `/api/v1/attachments/${cid}`)).status, 200);
+  t.equal((await get(f, f.owner, c.json.url)).status, 404);
+});
