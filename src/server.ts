@@ -97,6 +97,8 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   // Queues that outlived the last run learn that the server restarted, as in Zulip.
   if (runtime.queues.size > 0) await runtime.commitFacts([{ type: 'ServerRestarted' }]);
   runtime.queues.start();
+  // Items that came due while the server was down go out now; the rest at their time.
+  runtime.scheduled.start();
   const scheduler = scheduleSnapshots(store, config, opts.log);
   const activity = scheduleChannelActivity(store, opts.log);
   const control = await startControl(config.dataDir, controlHandlers(store), opts.log);
@@ -115,6 +117,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
         control.close();
         clearInterval(scheduler);
         clearInterval(activity);
+        runtime.scheduled.stop();
         runtime.queues.releaseAll();
         await store.writer.drain();
         const info = await store.snapshot();
