@@ -101,6 +101,8 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   // Queues that outlived the last run learn that the server restarted, as in Zulip.
   if (runtime.queues.size > 0) await runtime.commitFacts([{ type: 'ServerRestarted' }]);
   runtime.queues.start();
+  // Items that came due while the server was down go out now; the rest at their time.
+  runtime.scheduled.start();
   const scheduler = scheduleSnapshots(store, config, opts.log);
   const activity = scheduleChannelActivity(store, opts.log);
   // Temp files of uploads a crash cut short, then files nothing names any more.
@@ -123,6 +125,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
         clearInterval(scheduler);
         clearInterval(activity);
         clearInterval(sweep);
+        runtime.scheduled.stop();
         runtime.queues.releaseAll();
         await store.writer.drain();
         const info = await store.snapshot();

@@ -476,6 +476,14 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   await f.call(f.owner, 'POST', '/api/v1/invites/multiuse', {});
   const joinLink = (await f.call(f.owner, 'POST', '/api/v1/invites/multiuse', {})).json.invite_link as string;
   if (doomed.status !== 200 || invited.status !== 200 || !joinLink) throw new Error('fixture setup failed');
+  // Scheduled messages and a reminder, far in the future: one edited by the fuzz, one deleted.
+  const later = String(Math.floor(f.clock.t / 1000) + 86_400);
+  const general = f.runtime.org(1)!.channelsByName.get('general')!;
+  const schedule = (content: string) => f.call(f.owner, 'POST', '/api/v1/scheduled_messages', { type: 'stream', to: general, topic: 'seed', content, scheduled_delivery_timestamp: later });
+  const seedScheduled = (await schedule('seed scheduled')).json.scheduled_message_id as number;
+  const doomedScheduled = (await schedule('doomed scheduled')).json.scheduled_message_id as number;
+  const doomedReminder = (await f.call(f.owner, 'POST', '/api/v1/reminders', { message_id: sent.json.id, scheduled_delivery_timestamp: later })).json.reminder_id as number;
+  if (!seedScheduled || !doomedScheduled || !doomedReminder) throw new Error('fixture setup failed');
 
   // Uploads: one kept (its file served), one to delete.
   const uploadBody = (name: string): { contentType: string; body: Buffer } => ({
@@ -603,6 +611,24 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
       params: { key: joinLink.split('/join/')[1].replace('/', ''), full_name: 'Fuzz Joiner', password: 'pw', email: 'fuzz-joiner@example.com' },
       semantic: { key: ['nope', '', 'x'.repeat(201), 'x\u0000'], email: ['', 'nope', 'owner@example.com', 'x\u0000@example.com'], full_name: ['', '   ', 'a\u0000b'], password: [''] },
     },
+    'POST /api/v1/scheduled_messages': [
+      {
+        params: { type: 'stream', to: String(general), topic: 'fuzz', content: 'later', scheduled_delivery_timestamp: later },
+        semantic: { to: ['99999', '[99999]', '[-1]', `[${general},${general}]`], scheduled_delivery_timestamp: ['0', '-1'], content: ['', '   ', 'a\u0000b'], topic: ['a\u0000b'] },
+      },
+      { params: { type: 'direct', to: `[${alice.user_id}]`, content: 'later', scheduled_delivery_timestamp: later }, semantic: { to: ['[99999]', '[-1]', '[0]'] } },
+    ],
+    'PATCH /api/v1/scheduled_messages/{scheduled_message_id}': {
+      pathParams: { scheduled_message_id: String(seedScheduled) },
+      params: { content: 'fuzzed', scheduled_delivery_timestamp: later },
+      semantic: { scheduled_delivery_timestamp: ['0'], to: ['99999'], content: ['', 'a\u0000b'] },
+    },
+    'DELETE /api/v1/scheduled_messages/{scheduled_message_id}': { pathParams: { scheduled_message_id: String(doomedScheduled) }, params: {} },
+    'POST /api/v1/reminders': {
+      params: { message_id: mid, scheduled_delivery_timestamp: later, note: 'fuzz' },
+      semantic: { message_id: ['99999', '-1'], scheduled_delivery_timestamp: ['0'], note: ['x'.repeat(1001)] },
+    },
+    'DELETE /api/v1/reminders/{reminder_id}': { pathParams: { reminder_id: String(doomedReminder) }, params: {} },
     'POST /api/v1/users/me/subscriptions': { params: { subscriptions: '[{"name":"general"}]' } },
     'DELETE /api/v1/users/me/subscriptions': { params: { subscriptions: '["random"]' } },
   };

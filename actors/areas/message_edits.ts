@@ -433,7 +433,7 @@ function afterMove(
 }
 
 /** The link to a message in its topic, as Zulip writes it (`stream_message_url`). */
-function messageLink(ch: ChannelContext, topic: string, id: number): string {
+export function messageLink(ch: ChannelContext, topic: string, id: number): string {
   const slug = (s: string): string => encodeURIComponent(s.replace(/ /g, '-')).replace(/%/g, '.');
   return `#narrow/channel/${ch.channel.stream_id}-${slug(ch.channel.name)}/topic/${slug(topic)}/near/${id}`;
 }

@@ -28,6 +28,7 @@ import { canReadChannelMessage } from '../message_query.js';
 import { channelGroupSetting, dropMessages, received } from '../kinds/channel.js';
 import { flagsOf } from '../kinds/user.js';
 import { linkChanges, type AttachmentLinksChanged } from './attachments.js';
+import { removedEvent, type ScheduledKind } from '../scheduled_rules.js';
 
 /**
  * A message was sent. Its channel recipients are the channel's subscribers at this
@@ -51,6 +52,12 @@ export interface MessageSent {
   alerted?: number[];
   /** The message wakes a channel that was not recently active. */
   reactivates?: boolean;
+  /**
+   * The sender's scheduled message or reminder this message delivers. Delivery and
+   * the end of the scheduled item are this one fact, so that a crash can never keep
+   * one without the other (`actors/areas/scheduled_messages.ts`).
+   */
+  scheduled?: { owner_id: number; id: number; kind: ScheduledKind };
 }
 
 /** Whether a new message arrives unread for `userId`. */
@@ -271,6 +278,11 @@ const messageSent = fact<MessageSent>({
       else ctx.topics.set(key, { name: m.topic, max_id: m.id });
     },
     user(ctx, f) {
+      if (f.scheduled && f.scheduled.owner_id === ctx.user_id) {
+        ctx.scheduled.delete(f.scheduled.id);
+        // The owner of a delivered channel message need not be subscribed: then it holds no flags for it.
+        if (f.message.stream_id !== null && !ctx.subs.has(f.message.stream_id)) return;
+      }
       const id = f.message.id;
       if (arrivesUnread(f, ctx.user_id)) ctx.unread.add(id);
       if (f.mentioned.includes(ctx.user_id)) ctx.flags.mentioned.add(id);
@@ -289,9 +301,11 @@ const messageSent = fact<MessageSent>({
     } else {
       for (const id of m.dm_user_ids ?? []) to.user(f.org, id);
     }
+    if (f.scheduled) to.user(f.org, f.scheduled.owner_id);
   },
   notify(f, seq, view) {
     const out: Delivery[] = [notifyMessage(view, f, seq)];
+    if (f.scheduled) out.push({ org: f.org, seq, user_ids: [f.scheduled.owner_id], ...removedEvent(f.scheduled.kind, f.scheduled.id) });
     // A channel's first message: clients learn its `first_message_id` (Zulip sends this update too).
     const ch = f.message.stream_id === null ? undefined : view.channel(f.org, f.message.stream_id);
     if (ch && f.reactivates) {

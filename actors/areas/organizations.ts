@@ -117,7 +117,6 @@ const orgActivationChanged = fact<OrgActivationChanged>({
  */
 const EMPTY_SECTIONS: Array<{ key: string; type?: string; make: () => unknown }> = [
   { key: 'drafts', make: () => [] },
-  { key: 'scheduled_messages', make: () => [] },
   { key: 'saved_snippets', make: () => [] },
   { key: 'navigation_views', make: () => [] },
   { key: 'muted_users', make: () => [] },

@@ -6,6 +6,7 @@
  */
 import type { Persistence } from '../core/persistence.js';
 import { IdSet } from '../id_set.js';
+import type { ScheduledRecord } from '../scheduled_rules.js';
 import type { SubscriptionProps } from '../types.js';
 
 /** Flags a client may set or clear. */
@@ -27,6 +28,10 @@ export interface UserContext {
   flags: Record<StoredFlag, IdSet>;
   /** The user's muted, unmuted and followed topics, by `userTopicKey`. */
   topics: Map<string, UserTopic>;
+  /** Undelivered scheduled messages and reminders, by id. */
+  scheduled: Map<number, ScheduledRecord>;
+  /** The id the next scheduled message or reminder gets. */
+  nextScheduledId: number;
 }
 
 /** A user's visibility policy for one channel topic (Zulip's `UserTopic`). */
@@ -47,7 +52,7 @@ export function userTopicKey(streamId: number, topic: string): string {
 export function emptyUser(userId: number): UserContext {
   const flags = {} as Record<StoredFlag, IdSet>;
   for (const f of STORED_FLAGS) flags[f] = new IdSet();
-  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags, topics: new Map() };
+  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags, topics: new Map(), scheduled: new Map(), nextScheduledId: 1 };
 }
 
 /** The flags of one message for this user, as Zulip lists them. */
@@ -102,6 +107,9 @@ interface UserChunk {
   flags: Record<string, StoredIds>;
   /** Absent in chunks written before topic visibility existed. */
   topics?: UserTopic[];
+  /** Absent in chunks written before scheduled messages existed. */
+  scheduled?: ScheduledRecord[];
+  next_scheduled_id?: number;
 }
 
 /** Where a restored user goes. */
@@ -117,7 +125,7 @@ export function userPersistence(orgId: number): Persistence<UserContext, UserRes
       yield (): UserChunk => {
         const flags: Record<string, StoredIds> = {};
         for (const f of STORED_FLAGS) flags[f] = ctx.flags[f].toBytes();
-        return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags, topics: [...ctx.topics.values()] };
+        return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags, topics: [...ctx.topics.values()], scheduled: [...ctx.scheduled.values()], next_scheduled_id: ctx.nextScheduledId };
       };
     },
   };
@@ -133,6 +141,8 @@ export const userRestore: Pick<Persistence<UserContext, UserRestoreScope>, 'tags
     scope.installUser(c.org, {
       seq: c.seq, user_id: c.user_id, subs: new Map(c.subs), former: new Map(c.former), unread: storedIds(c.unread), flags,
       topics: new Map((c.topics ?? []).map((t) => [userTopicKey(t.stream_id, t.topic_name), t])),
+      scheduled: new Map((c.scheduled ?? []).map((r) => [r.id, r])),
+      nextScheduledId: c.next_scheduled_id ?? 1,
     });
   },
 };

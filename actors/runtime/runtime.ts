@@ -21,6 +21,7 @@ import type { StateView } from '../core/state_view.js';
 import { COMMANDS as COMMAND_DEFS } from '../areas/index.js';
 import { EventQueues, QUEUE_CHUNK_TAGS, type QueueDelivery, type QueueOptions, type QueueService } from '../event_queues/index.js';
 import { ActorDirectory } from './actor_directory.js';
+import { DeliverySchedule } from './delivery_schedule.js';
 import { EventRouting, Routed, type DeliveryHints } from './event_routing.js';
 
 export type { DeliveryHints } from './event_routing.js';
@@ -67,6 +68,8 @@ export const defaultRuntimeOptions = (sink: FactSink): RuntimeOptions => ({
 export class Runtime implements StateView {
   /** What route handlers, the server and tools may do with event queues. */
   readonly queues: QueueService;
+  /** When scheduled messages and reminders are due; `sweep` delivers what is due now. */
+  readonly scheduled: DeliverySchedule;
   /** Applying queue facts and delivering events: the runtime's alone. */
   private readonly queueDelivery: QueueDelivery;
   /** The seq of the newest fact applied to state. */
@@ -92,6 +95,13 @@ export class Runtime implements StateView {
       commit: (facts) => this.commitFacts(facts),
     });
     this.events = new EventRouting(this.directory, this.queueDelivery);
+    this.scheduled = new DeliverySchedule({
+      nowMs: () => opts.now(),
+      user: (org, userId) => this.directory.user(org, userId),
+      users: () => this.directory.contexts().orgs.flatMap(({ org, users }) => users.map((user) => ({ org: org.org.id, user }))),
+      deliver: (org, userId, id) => this.execute({ kind: 'user', org, user_id: userId, command: { type: 'DELIVER_SCHEDULED', org, user_id: userId, id } }),
+      log: (line) => console.error(line),
+    });
     this.env = {
       now: () => Math.floor(opts.now() / 1000),
       token: (bytes) => opts.randomBytes(bytes).toString('base64url'),
@@ -169,6 +179,7 @@ export class Runtime implements StateView {
    */
   replay(stamped: Stamped): void {
     this.directory.route(stamped, null);
+    this.scheduled.observe(stamped.fact);
     const routed = new Routed();
     this.events.derive(stamped, routed);
     if (routed.cells.length > 0) this.events.pushNow(routed);
@@ -186,6 +197,7 @@ export class Runtime implements StateView {
     const routed = new Routed();
     for (const s of stamped) {
       this.directory.route(s, origin);
+      this.scheduled.observe(s.fact);
       this.events.derive(s, routed);
     }
     if (hints?.localEcho) this.events.localEcho(routed, hints.localEcho);
@@ -224,6 +236,7 @@ export class Runtime implements StateView {
       return;
     }
     this.directory.restoreChunk(chunk, version);
+    this.scheduled.invalidate();
     if (chunk.k === 'server') this.messageIdCounter = Math.max(this.messageIdCounter, this.server().maxMessageId);
   }
 
@@ -235,6 +248,7 @@ export class Runtime implements StateView {
 
   /** Stops every actor and timer. */
   stop(): void {
+    this.scheduled.stop();
     this.queues.stop();
     this.directory.stop();
     this.directory.supervisor.shutdown();

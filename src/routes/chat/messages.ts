@@ -15,7 +15,7 @@ import { Type } from '@sinclair/typebox';
 import { Enum, OneOf, route, S, Types } from '../../http/route.js';
 
 /** Clients that show a message to its sender as they send it (lower case); their sends start out read. */
-const INTERACTIVE_CLIENTS = new Set(['website', 'zulipweb', 'zulipmobile', 'zulipandroid', 'zulipios', 'zulipelectron', 'zulipdesktop', 'zulipflutter', 'zulipterminal']);
+export const INTERACTIVE_CLIENTS = new Set(['website', 'zulipweb', 'zulipmobile', 'zulipandroid', 'zulipios', 'zulipelectron', 'zulipdesktop', 'zulipflutter', 'zulipterminal']);
 
 const recipientSchema = OneOf(S.str, S.int, Type.Array(Types(S.int, S.str)));
 
