@@ -271,3 +271,30 @@ t.test('a snapshot is due by time when only presence changed', async (t) => {
   t.ok(snapshotDue({ seq: 5, lastSeq: 5, sinceMs: 5000, volatileChanged: true }, policy));
   t.notOk(snapshotDue({ seq: 5, lastSeq: 5, sinceMs: 500, volatileChanged: true }, policy), 'not before the interval');
 });
+
+t.test('presence_enabled off: the user shows offline at once, to everyone, and later reports change nothing; on again: active', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  await ping(f, alice, { status: 'active' });
+  const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['presence'], slim_presence: true })).json;
+  const state = structuredClone(reg.presences);
+  t.equal(state[alice.user_id].active_timestamp, T0);
+  f.clock.t += 100_000;
+  t.equal((await f.call(alice, 'PATCH', '/api/v1/settings', { presence_enabled: false })).status, 200);
+  const off = (await queueEvents(f, f.owner, reg.queue_id, 'presence')).at(-1);
+  t.ok(off, 'turning presence off is announced');
+  const idle = T0 + 100 - 320;
+  t.equal(off.presences?.[alice.user_id]?.idle_timestamp ?? off.presence.website.timestamp, idle, 'as idle 320 s ago: offline to every client');
+  f.clock.t += 100_000;
+  t.same((await ping(f, alice, { status: 'active', last_update_id: -1 })).status, 200);
+  const seen = (await f.call(f.owner, 'GET', `/api/v1/users/${alice.user_id}/presence`)).json.presence;
+  t.equal(seen.aggregated.status, 'offline', 'her reports while off change nothing');
+  t.equal((await f.call(alice, 'POST', '/api/v1/users/me/status', { away: false })).status, 200, 'the legacy away toggles it too');
+  t.equal((await f.call(f.owner, 'GET', `/api/v1/users/${alice.user_id}/presence`)).json.presence.aggregated.status, 'active', 'on again: active now');
+  for (const e of await queueEvents(f, f.owner, reg.queue_id, 'presence')) {
+    const w = e.presence.website;
+    state[e.user_id] = { active_timestamp: w.status === 'active' ? w.timestamp : state[e.user_id]?.active_timestamp, idle_timestamp: w.timestamp };
+  }
+  t.same(state, (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['presence'], slim_presence: true })).json.presences, 'events converge with a fresh register');
+});

@@ -562,7 +562,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'GET /api/v1/messages/{message_id}/history': { pathParams: { message_id: mid }, params: {} },
     'POST /api/v1/messages/flags': { params: { messages: `[${mid}]`, op: 'add', flag: 'starred' } },
     'DELETE /api/v1/messages/{message_id}': { pathParams: { message_id: String(doomed.json.id) }, params: {} },
-    'PATCH /api/v1/channel_folders': { params: { order: '[]' } },
+    'PATCH /api/v1/channel_folders': { get params() { return { order: JSON.stringify([...f.runtime.org(1)!.folders.keys()]) }; } },
     'POST /api/v1/channel_folders/create': { params: { name: 'Fuzz folder', description: 'made by the fuzz test' } },
     'PATCH /api/v1/channel_folders/{channel_folder_id}': { pathParams: { channel_folder_id: String(seedFolder) }, params: { description: 'fuzzed' } },
     'POST /api/v1/users/me/subscriptions/properties': { params: { subscription_data: JSON.stringify([{ stream_id: f.runtime.org(1)!.channelsByName.get('general'), property: 'pin_to_top', value: true }]) } },

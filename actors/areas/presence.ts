@@ -29,7 +29,9 @@ import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { BACK_ONLINE_AFTER_SECS, fetchPresences, legacyClientInfoOf, presenceAudience, PRESENCE_UPDATE_MIN_FREQ_SECONDS, timestampsOf, USER_LIMIT_FOR_PRESENCE_EVENTS } from '../presence_rules.js';
+import { effectiveSettings } from '../user_settings.js';
+import type { UserRecord } from '../types.js';
+import { BACK_ONLINE_AFTER_SECS, OFFLINE_THRESHOLD_SECS, fetchPresences, legacyClientInfoOf, presenceAudience, PRESENCE_UPDATE_MIN_FREQ_SECONDS, timestampsOf, USER_LIMIT_FOR_PRESENCE_EVENTS } from '../presence_rules.js';
 import { eventJson } from '../render/events.js';
 
 /** A user's presence row changed (volatile: applied in memory, never logged). */
@@ -80,6 +82,8 @@ export const updatePresence = command({
     const user = ctx.users.get(c.user_id);
     if (!user || !user.is_active) throw badRequest('Invalid user');
     if (user.is_bot) throw badRequest('This endpoint does not accept bot requests.');
+    // A user who turned presence off reports nothing, as in Zulip.
+    if (effectiveSettings(user.settings).presence_enabled === false) return { facts: [], value: { changed: false, notified: false } };
     const now = env.now();
     const active = c.status === 'active';
     const row = ctx.presence.get(user.user_id);
@@ -108,6 +112,21 @@ export const updatePresence = command({
     return { facts, volatile: [updated], value: { changed: true, notified: facts.length > 0 } };
   },
 });
+
+/**
+ * The forced presence update when a user turns `presence_enabled` on or off (Zulip's
+ * `do_change_user_setting`): on, active now; off, a row last active and connected
+ * `OFFLINE_THRESHOLD_SECS` + 120 s ago, so that the user shows offline for as long as
+ * it stays off. Everyone who may see the user is told, however large the organization.
+ */
+export function presenceToggled(ctx: OrgContext, user: UserRecord, enabled: boolean, now: number, limited: boolean): { volatile: PresenceUpdated; fact: PresenceNotified } {
+  // Off: last active and connected a few minutes ago (not "never active", which would show the join date).
+  const away = now - OFFLINE_THRESHOLD_SECS - 120;
+  const row = enabled ? { active: now, connected: now } : { active: away, connected: away };
+  const updated: PresenceUpdated = { type: 'PresenceUpdated', org: ctx.org.id, user_id: user.user_id, ...row, update_id: ctx.presenceLastUpdateId + 1 };
+  const ts = timestampsOf({ ...row, update_id: updated.update_id }, user);
+  return { volatile: updated, fact: { type: 'PresenceNotified', org: ctx.org.id, user_id: user.user_id, email: user.email, ...ts, server_timestamp: now, limited } };
+}
 
 const presenceUpdated = fact<PresenceUpdated>({
   type: 'PresenceUpdated',

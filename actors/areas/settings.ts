@@ -11,12 +11,13 @@
  * (a user's settings live on their user record).
  */
 import { area, command, fact, type Delivery } from '../core/area.js';
-import type { Decision } from '../core/domain_logic.js';
+import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import { adminRequired, badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { activeUsersWhere, deliveryEmailDelivery, eventJson } from '../render/events.js';
 import { Role, type UserRecord } from '../types.js';
 import { checkFullName } from '../user_rules.js';
+import { presenceToggled, type PresenceNotified } from './presence.js';
 import { DEFAULTABLE_SETTINGS, effectiveSettings, EMOJISETS, LANGUAGES, NOTIFICATION_SOUNDS, storedSettings, USER_SETTINGS } from '../user_settings.js';
 
 /** A user's settings changed (only the settings that did), and perhaps their name, time zone or password. */
@@ -40,6 +41,8 @@ export interface UpdateSettings {
   settings: Record<string, unknown>;
   full_name?: string;
   password_hash?: string;
+  /** `CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE`, for the presence update a `presence_enabled` change forces. */
+  limited?: boolean;
 }
 /** Change the defaults for new users (administrators only). */
 export interface UpdateUserDefaults { type: 'UPDATE_USER_DEFAULTS'; org: number; actor_id: number; settings: Record<string, unknown> }
@@ -64,7 +67,7 @@ function changedSettings(given: Record<string, unknown>, current: Record<string,
 export const updateSettings = command({
   type: 'UPDATE_SETTINGS',
   actor: 'org',
-  decide(ctx: OrgContext, c: UpdateSettings): Decision<Record<string, never>, UserSettingsChanged> {
+  decide(ctx: OrgContext, c: UpdateSettings, env: DecideEnv): Decision<Record<string, never>, UserSettingsChanged | PresenceNotified> {
     const user = ctx.users.get(c.user_id);
     if (!user || !user.is_active) throw badRequest('Invalid user');
     const current = { ...effectiveSettings(user.settings), timezone: user.timezone };
@@ -80,7 +83,12 @@ export const updateSettings = command({
     }
     if (c.password_hash !== undefined) fact.password_hash = c.password_hash;
     const nothing = Object.keys(settings).length === 0 && fact.timezone === undefined && fact.full_name === undefined && fact.password_hash === undefined;
-    return { facts: nothing ? [] : [fact], value: {} };
+    if (nothing) return { facts: [], value: {} };
+    if (typeof settings.presence_enabled === 'boolean') {
+      const toggled = presenceToggled(ctx, user, settings.presence_enabled, env.now(), c.limited ?? false);
+      return { facts: [fact, toggled.fact], volatile: [toggled.volatile], value: {} };
+    }
+    return { facts: [fact], value: {} };
   },
 });
 

@@ -5,7 +5,7 @@
  * have one. The organization actor keeps it on the user record.
  */
 import { area, command, fact } from '../core/area.js';
-import type { Decision } from '../core/domain_logic.js';
+import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
@@ -14,6 +14,7 @@ import { activeUsersWhere, eventJson } from '../render/events.js';
 import type { UserRecord, UserStatus } from '../types.js';
 import { effectiveSettings } from '../user_settings.js';
 import type { UserSettingsChanged } from './settings.js';
+import { presenceToggled, type PresenceNotified, type PresenceUpdated } from './presence.js';
 
 export const STATUS_TEXT_MAX = 60;
 
@@ -28,6 +29,8 @@ export interface UpdateStatus {
   status_text?: string;
   away?: boolean;
   emoji?: { emoji_name: string; emoji_code: string; reaction_type: string };
+  /** `CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE`, for the presence update a change of `away` forces. */
+  limited?: boolean;
 }
 
 const NONE: UserStatus = { status_text: '', emoji_name: '', emoji_code: '', reaction_type: '' };
@@ -35,13 +38,17 @@ const NONE: UserStatus = { status_text: '', emoji_name: '', emoji_code: '', reac
 export const updateStatus = command({
   type: 'UPDATE_STATUS',
   actor: 'org',
-  decide(ctx: OrgContext, c: UpdateStatus): Decision<Record<string, never>, UserStatusChanged | UserSettingsChanged> {
+  decide(ctx: OrgContext, c: UpdateStatus, env: DecideEnv): Decision<Record<string, never>, UserStatusChanged | UserSettingsChanged | PresenceNotified> {
     const user = ctx.users.get(c.user_id);
     if (!user || !user.is_active) throw badRequest('Invalid user');
     if (c.status_text === undefined && c.away === undefined && c.emoji === undefined) throw badRequest('Client did not pass any new values.');
-    const facts: Array<UserStatusChanged | UserSettingsChanged> = [];
+    const facts: Array<UserStatusChanged | UserSettingsChanged | PresenceNotified> = [];
+    const volatile: PresenceUpdated[] = [];
     if (c.away !== undefined && effectiveSettings(user.settings).presence_enabled !== !c.away) {
       facts.push({ type: 'UserSettingsChanged', org: c.org, user_id: user.user_id, settings: { presence_enabled: !c.away } });
+      const toggled = presenceToggled(ctx, user, !c.away, env.now(), c.limited ?? false);
+      facts.push(toggled.fact);
+      volatile.push(toggled.volatile);
     }
     const status: Partial<UserStatus> = {};
     if (c.status_text !== undefined) {
@@ -51,7 +58,7 @@ export const updateStatus = command({
     }
     if (c.emoji) Object.assign(status, c.emoji);
     if (Object.keys(status).length > 0) facts.push({ type: 'UserStatusChanged', org: c.org, user_id: user.user_id, status });
-    return { facts, value: {} };
+    return { facts, volatile, value: {} };
   },
 });
 

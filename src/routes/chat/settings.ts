@@ -43,7 +43,7 @@ function settingsRoute(path: string, operationId: string, summary: string): Rout
       old_password: { schema: S.str },
       new_password: { schema: S.str },
     },
-    async handler({ params, org, user, runtime }) {
+    async handler({ params, org, user, runtime, config }) {
       const p = params as Record<string, unknown> & { full_name?: string; email?: string; old_password?: string; new_password?: string };
       if (p.email !== undefined) throw badRequest('Email address changes are disabled in this organization.');
       let passwordHash: string | undefined;
@@ -55,7 +55,7 @@ function settingsRoute(path: string, operationId: string, summary: string): Rout
       await runtime.execute({
         kind: 'org',
         org: org.id,
-        command: { type: 'UPDATE_SETTINGS', org: org.id, user_id: user.user_id, settings: pick(p, Object.keys(USER_SETTINGS)), full_name: p.full_name, password_hash: passwordHash },
+        command: { type: 'UPDATE_SETTINGS', org: org.id, user_id: user.user_id, settings: pick(p, Object.keys(USER_SETTINGS)), full_name: p.full_name, password_hash: passwordHash, limited: config.canAccessAllUsersGroupLimitsPresence },
       });
       return { json: {} };
     },

@@ -14,7 +14,7 @@ export const updateStatus = route({
   auth: 'user',
   summary: "Change the caller's status text and emoji (and the legacy away)",
   params: { status_text: { schema: S.str }, away: { schema: S.bool }, emoji_name: { schema: S.str }, emoji_code: { schema: S.str }, reaction_type: { schema: S.str } },
-  async handler({ params, org, user, runtime }) {
+  async handler({ params, org, user, runtime, config }) {
     let emoji: { emoji_name: string; emoji_code: string; reaction_type: string } | undefined;
     if (params.emoji_name === undefined && (params.emoji_code !== undefined || params.reaction_type !== undefined)) {
       throw badRequest('Client must pass emoji_name if they pass either emoji_code or reaction_type.');
@@ -27,7 +27,7 @@ export const updateStatus = route({
         emoji = { emoji_name: params.emoji_name, emoji_code: code, reaction_type: type };
       }
     }
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_STATUS', org: org.id, user_id: user.user_id, status_text: params.status_text, away: params.away, emoji } });
+    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_STATUS', org: org.id, user_id: user.user_id, status_text: params.status_text, away: params.away, emoji, limited: config.canAccessAllUsersGroupLimitsPresence } });
     return { json: {} };
   },
 });
