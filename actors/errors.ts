@@ -48,15 +48,20 @@ export type ErrorCode =
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly extra: ErrorExtra | undefined;
-  constructor(code: ErrorCode, msg: string, extra?: ErrorExtra) {
+  /** A status other than the code's own (Zulip's `ResourceNotFoundError`: `BAD_REQUEST` with 404). */
+  readonly status: number | undefined;
+  constructor(code: ErrorCode, msg: string, extra?: ErrorExtra, status?: number) {
     super(msg);
     this.code = code;
     this.extra = extra;
+    this.status = status;
   }
 }
 
 /** Shorthands for the errors raised from many places. */
 export const badRequest = (msg: string, extra?: ErrorExtra): ApiError => new ApiError('BAD_REQUEST', msg, extra);
+/** Zulip's `ResourceNotFoundError`: something named by the request does not exist (404, code `BAD_REQUEST`). */
+export const notFound = (msg: string): ApiError => new ApiError('BAD_REQUEST', msg, undefined, 404);
 export const missingArgument = (name: string): ApiError =>
   new ApiError('REQUEST_VARIABLE_MISSING', `Missing '${name}' argument`, { var_name: name });
 export const invalidArgument = (name: string, why: string): ApiError =>

@@ -122,7 +122,8 @@ t.test('PATCH: Zulip rules for type, to, topic, content and time; update events'
   t.equal((await patch({ type: 'direct' })).json.msg, 'Recipient required when updating type of scheduled message.');
   t.equal((await patch({ type: 'channel', to: general })).json.msg, 'Topic required when updating scheduled message type to stream.');
   t.equal((await patch({ scheduled_delivery_timestamp: now(f) - 1 })).json.msg, 'Scheduled delivery time must be in the future.');
-  t.equal((await patch({ content: 'x' }, bob, 999)).json.msg, 'Scheduled message does not exist');
+  const unknown = await patch({ content: 'x' }, bob, 999);
+  t.same([unknown.status, unknown.json.code, unknown.json.msg], [404, 'BAD_REQUEST', 'Scheduled message does not exist'], "Zulip's ResourceNotFoundError: 404");
   t.equal((await patch({ content: 'x' }, carol)).json.msg, 'Scheduled message does not exist', "someone else's scheduled message does not exist for them");
   const missing = await patch({ to: 4242 });
   t.same([missing.json.code, missing.json.stream_id], ['STREAM_DOES_NOT_EXIST', 4242]);

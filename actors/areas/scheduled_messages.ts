@@ -14,7 +14,7 @@
 import { area, command, fact } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
 import type { UserContext } from '../kinds/user.js';
 import { checkTopic } from '../message_rules.js';
 import { addedEvent, removedEvent, scheduledMessageView, scheduledOfKind, updatedEvent, type ScheduledKind, type ScheduledRecord } from '../scheduled_rules.js';
@@ -78,7 +78,7 @@ export function missingMessage(kind: ScheduledKind): string {
 /** The caller's pending item of `kind`, or Zulip's "does not exist". */
 function accessScheduled(ctx: UserContext, id: number, kind: ScheduledKind): ScheduledRecord {
   const r = ctx.scheduled.get(id);
-  if (!r || r.kind !== kind) throw badRequest(missingMessage(kind));
+  if (!r || r.kind !== kind) throw notFound(missingMessage(kind));
   return r;
 }
 

@@ -19,6 +19,8 @@ export interface Coded {
   message: string;
   /** Chat: extra body fields. */
   extra?: ErrorExtra;
+  /** A status other than the code's own. */
+  status?: number;
   /** Board: the input field at fault. */
   field?: string;
   headers?: Array<[string, string]>;
@@ -75,12 +77,12 @@ export const CHAT_API: Api = {
     headers: [['Retry-After', String(d.retryAfter)], ...d.headers],
   }),
   coded(err) {
-    if (err instanceof ApiError) return { code: err.code, message: err.message, extra: err.extra };
+    if (err instanceof ApiError) return { code: err.code, message: err.message, extra: err.extra, ...(err.status !== undefined ? { status: err.status } : {}) };
     if (err instanceof MalformedBody) return { code: 'BAD_REQUEST', message: err.message };
     return undefined;
   },
   renderError(e) {
-    const status = statusOf(e.code);
+    const status = e.status ?? statusOf(e.code);
     const headers = status === 401 ? [WWW_AUTHENTICATE, ...(e.headers ?? [])] : e.headers;
     return chatResponse(status, errorBody(e.code, e.message, e.extra), headers && headers.length > 0 ? headers : undefined);
   },
