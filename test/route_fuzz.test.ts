@@ -254,6 +254,8 @@ interface ChatBase {
   semantic?: Record<string, string[]>;
   /** A body sent as is instead of the form (an upload's multipart body). */
   raw?: { contentType: string; body: Buffer };
+  /** Path parameters that name something the request creates (an emoji's name): any segment may be valid there. */
+  namesInPath?: string[];
 }
 
 /** Narrows every narrow check refuses, for GET /messages and register alike. */
@@ -378,7 +380,8 @@ function chatCases(route: RouteRecord, who: Credentials, base: ChatBase, full: b
   if (!full) return cases;
   // Path parameters that are not ids of anything.
   for (const [name] of pathParams) {
-    for (const seg of BAD_SEGMENTS) req(`{${name}}=${seg}`, 'invalid', chatRequest(route, who, base, base.params, { segments: { [name]: seg } }));
+    const expect: Expect = base.namesInPath?.includes(name) ? 'maybe' : 'invalid';
+    for (const seg of BAD_SEGMENTS) req(`{${name}}=${seg}`, expect, chatRequest(route, who, base, base.params, { segments: { [name]: seg } }));
   }
   // Bytes outside UTF-8, and malformed encodings, wherever parameters arrive.
   const encodedBase = encodeForm(base.params);
@@ -501,11 +504,25 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const seedUpload = (await uploadAs('seed.txt')).split('/').slice(2);
   await uploadAs('doomed.txt');
   const doomedAttachment = String([...f.runtime.org(1)!.attachments.values()].find((a) => a.name === 'doomed.txt')!.id);
+  // Custom emoji: one image served, one emoji to deactivate.
+  const pngBody = (): { contentType: string; body: Buffer } => ({
+    contentType: 'multipart/form-data; boundary=fuzz',
+    body: Buffer.concat([Buffer.from('--fuzz\r\nContent-Disposition: form-data; name="file"; filename="e.png"\r\nContent-Type: image/png\r\n\r\n'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]), Buffer.from('\r\n--fuzz--\r\n')]),
+  });
+  for (const name of ['seed_emoji', 'doomed_emoji']) {
+    const raw = pngBody();
+    const res = await inject(f.app, { method: 'POST', url: `/api/v1/realm/emoji/${name}`, headers: { authorization: basicAuth(f.owner), 'content-type': raw.contentType }, body: raw.body });
+    if (res.status !== 200) throw new Error(`fixture emoji failed: ${res.body}`);
+  }
 
   /** A valid request for each route, from which every case breaks one thing. */
   const BASES: Record<string, ChatBase | ChatBase[]> = {
     'POST /api/v1/fetch_api_key': { params: { username: 'owner@example.com', password: 'owner-pass' } },
     'POST /api/v1/user_uploads': { params: {}, raw: uploadBody('fuzz.txt') },
+    'GET /api/v1/realm/emoji': { params: {} },
+    'POST /api/v1/realm/emoji/{emoji_name}': { params: {}, pathParams: { emoji_name: 'fuzz_emoji' }, raw: pngBody(), namesInPath: ['emoji_name'] },
+    'DELETE /api/v1/realm/emoji/{emoji_name}': { params: {}, pathParams: { emoji_name: 'doomed_emoji' } },
+    'GET /user_avatars/{realm_id}/emoji/images/{file_name}': { params: {}, pathParams: { realm_id: '1', file_name: '1.png' } },
     'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}': { params: {}, pathParams: { realm_id: seedUpload[0], dir: seedUpload[1], name: seedUpload[2], filename: seedUpload[3] } },
     'DELETE /api/v1/attachments/{attachment_id}': { params: {}, pathParams: { attachment_id: doomedAttachment } },
     'POST /api/v1/register': { params: { event_types: '["message"]' } },

@@ -24,6 +24,7 @@ import { realmSettings } from '../realm_settings.js';
 import { NOTIFICATION_BOT } from '../system_bots.js';
 import { compileLinkifiers } from '../linkifier_rules.js';
 import { alertedUsers } from './alert_words.js';
+import { activeEmojiNamed, emojiSourceUrl } from './realm_emoji.js';
 import { canReadChannelMessage } from '../message_query.js';
 import { channelGroupSetting, dropMessages, received } from '../kinds/channel.js';
 import { flagsOf } from '../kinds/user.js';
@@ -106,6 +107,10 @@ export function mentionResolver(org: OrgContext, channelName?: (id: number) => s
       return { id, name: group?.name ?? SYSTEM_GROUP_INFO[id].name, members: groupMemberIds(org, id) };
     },
     linkifiers: compileLinkifiers(org.linkifiers),
+    realmEmoji(name) {
+      const e = activeEmojiNamed(org, name);
+      return e && { source_url: emojiSourceUrl(org.org.id, e) };
+    },
     channel(name) {
       const id = org.channelsByName.get(name.toLowerCase());
       return id === undefined ? undefined : { stream_id: id, name: channelName?.(id) ?? name };

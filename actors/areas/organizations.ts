@@ -121,7 +121,6 @@ const EMPTY_SECTIONS: Array<{ key: string; type?: string; make: () => unknown }>
   { key: 'navigation_views', make: () => [] },
   { key: 'muted_users', make: () => [] },
   { key: 'recent_private_conversations', make: () => [] },
-  { key: 'realm_emoji', make: () => ({}) },
   { key: 'realm_playgrounds', make: () => [] },
   { key: 'default_stream_groups', make: () => [] },
   { key: 'onboarding_steps', make: () => [] },

@@ -67,6 +67,23 @@ export interface OrgContext {
   attachmentByPath: Map<string, number>;
   /** The highest attachment id ever used. */
   lastAttachmentId: number;
+  /** Custom emoji, by id (deactivated ones included). */
+  realmEmoji: Map<number, RealmEmojiRecord>;
+  /** The highest custom emoji id ever used. */
+  lastEmojiId: number;
+}
+
+/** A custom emoji: its name, and its image in the upload store. */
+export interface RealmEmojiRecord {
+  id: number;
+  name: string;
+  /** The name it is served under: `<id>.<ext>`. */
+  file_name: string;
+  sha256: string;
+  size: number;
+  content_type: string;
+  author_id: number | null;
+  deactivated: boolean;
 }
 
 /**
@@ -203,6 +220,8 @@ export function emptyOrg(id: number): OrgContext {
     presenceLastUpdateId: 0,
     invites: inviteBook(),
     attachments: new Map(),
+    realmEmoji: new Map(),
+    lastEmojiId: 0,
     attachmentByPath: new Map(),
     lastAttachmentId: 0,
   };
@@ -278,6 +297,9 @@ interface OrgChunk {
   invites?: { email: EmailInvite[]; multiuse: MultiuseInvite[]; lastEmailId: number; lastMultiuseId: number };
   /** Absent in chunks written before uploads existed. These name the files a snapshot covers. */
   attachments?: AttachmentRecord[];
+  /** Absent in chunks written before custom emoji existed. */
+  realmEmoji?: RealmEmojiRecord[];
+  lastEmojiId?: number;
   lastAttachmentId?: number;
 }
 
@@ -333,6 +355,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         presenceLastUpdateId: ctx.presenceLastUpdateId,
         invites: { email: [...ctx.invites.email.values()], multiuse: [...ctx.invites.multiuse.values()], lastEmailId: ctx.invites.lastEmailId, lastMultiuseId: ctx.invites.lastMultiuseId },
         attachments: [...ctx.attachments.values()],
+        realmEmoji: [...ctx.realmEmoji.values()],
+        lastEmojiId: ctx.lastEmojiId,
         lastAttachmentId: ctx.lastAttachmentId,
       };
     };
@@ -385,6 +409,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         presenceLastUpdateId: c.presenceLastUpdateId ?? 0,
         invites: c.invites ? inviteBook(c.invites.email, c.invites.multiuse, c.invites.lastEmailId, c.invites.lastMultiuseId) : inviteBook(),
         attachments: new Map((c.attachments ?? []).map((a) => [a.id, a])),
+        realmEmoji: new Map((c.realmEmoji ?? []).map((e) => [e.id, e])),
+        lastEmojiId: c.lastEmojiId ?? 0,
         attachmentByPath: new Map((c.attachments ?? []).map((a) => [a.path_id, a.id])),
         lastAttachmentId: c.lastAttachmentId ?? 0,
       });

@@ -18,7 +18,7 @@ import type { MarkdownIt } from 'markdown-it';
 import type { StateCore, Token } from 'markdown-it';
 import { createRequire } from 'node:module';
 import { emojiCodeOf, isEmojiCode } from '../emoji.js';
-import { escapeAttr, escapeText } from './env.js';
+import { escapeAttr, escapeText, type MarkdownEnv, type RenderState } from './env.js';
 
 const require = createRequire(import.meta.url);
 const IAMCAL = require('emojibase-data/en/shortcodes/iamcal.json') as Record<string, string | string[]>;
@@ -42,7 +42,9 @@ export function emojiSpan(code: string, name: string): string {
   return `<span aria-label="${title}" class="emoji emoji-${escapeAttr(code)}" role="img" title="${title}">:${escapeText(name)}:</span>`;
 }
 
-function byName(name: string): string | null {
+function byName(name: string, lookup: MarkdownEnv): string | null {
+  const custom = lookup.realmEmoji?.(name);
+  if (custom) return `<img alt=":${escapeAttr(name)}:" class="emoji" src="${escapeAttr(custom.source_url)}" title="${escapeAttr(name.replace(/_/g, ' '))}">`;
   if (name === 'zulip') return '<img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip">';
   if (name.startsWith('skin-tone-')) return null;
   const code = emojiCodeOf(name);
@@ -54,7 +56,7 @@ function unicodeCode(sequence: string): string {
 }
 
 /** Splits `content` into text and emoji HTML pieces. */
-function split(content: string): (string | { html: string })[] | null {
+function split(content: string, lookup: MarkdownEnv): (string | { html: string })[] | null {
   const pieces: (string | { html: string })[] = [];
   let changed = false;
   let last = 0;
@@ -81,7 +83,7 @@ function split(content: string): (string | { html: string })[] | null {
   if (content.includes(':')) {
     NAME_RE.lastIndex = 0;
     for (let m = NAME_RE.exec(content); m; m = NAME_RE.exec(content)) {
-      const html = byName(m[1]);
+      const html = byName(m[1], lookup);
       if (html === null) {
         // Zulip's pattern consumes the unknown `:name:` as text, so the next match starts after it.
         continue;
@@ -105,7 +107,7 @@ export function emoji(md: MarkdownIt): void {
       for (const tok of block.children) {
         if (tok.type === 'link_open') depth++;
         else if (tok.type === 'link_close') depth--;
-        const pieces = tok.type === 'text' && depth === 0 && (tok.content.includes(':') || NON_ASCII.test(tok.content)) ? split(tok.content) : null;
+        const pieces = tok.type === 'text' && depth === 0 && (tok.content.includes(':') || NON_ASCII.test(tok.content)) ? split(tok.content, (state.env as unknown as RenderState).lookup) : null;
         if (!pieces) {
           out.push(tok);
           continue;

@@ -20,6 +20,8 @@ export interface MarkdownEnv {
    * point at `#…` or `user_uploads/…` are written relative, as Zulip does.
    */
   realmUrl?: string;
+  /** An active custom emoji of the organization by name, for `:name:` (it wins over a Unicode emoji of that name). */
+  realmEmoji?(name: string): { source_url: string } | undefined;
   /** The organization's linkifiers, compiled, in the order they apply. */
   linkifiers?: CompiledLinkifier[];
 }

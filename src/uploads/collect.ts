@@ -4,18 +4,24 @@
  * restoring that snapshot finds its files, as its log segments are kept for it).
  */
 import type { Runtime } from '../../actors/runtime/runtime.js';
-import type { AttachmentRecord } from '../../actors/kinds/organization.js';
+import type { AttachmentRecord, RealmEmojiRecord } from '../../actors/kinds/organization.js';
 import { listSnapshots, readSnapshot } from '../../snapshots/snapshot.js';
 import { uploadStore } from './store.js';
 
-/** The files a snapshot names: its organizations' attachments. */
-export function snapshotAttachments(path: string): Array<{ org: number; attachment: AttachmentRecord }> | string {
+/** A stored file some state names: its organization, digest and size. */
+export interface NamedFile { org: number; sha256: string; size: number }
+
+/**
+ * The files a snapshot names: its organizations' attachments, and their custom emoji
+ * images (which are files of the same store, kept as long as an emoji names them).
+ */
+export function snapshotAttachments(path: string): Array<{ org: number; attachment: NamedFile }> | string {
   const v = readSnapshot(path);
   if (typeof v === 'string') return v;
-  const out: Array<{ org: number; attachment: AttachmentRecord }> = [];
-  for (const chunk of v.chunks as Array<{ k?: string; org?: { id: number }; attachments?: AttachmentRecord[] }>) {
-    if (chunk.k !== 'org' || !chunk.attachments) continue;
-    for (const a of chunk.attachments) out.push({ org: chunk.org!.id, attachment: a });
+  const out: Array<{ org: number; attachment: NamedFile }> = [];
+  for (const chunk of v.chunks as Array<{ k?: string; org?: { id: number }; attachments?: AttachmentRecord[]; realmEmoji?: RealmEmojiRecord[] }>) {
+    if (chunk.k !== 'org') continue;
+    for (const a of [...(chunk.attachments ?? []), ...(chunk.realmEmoji ?? [])]) out.push({ org: chunk.org!.id, attachment: { org: chunk.org!.id, sha256: a.sha256, size: a.size } });
   }
   return out;
 }
@@ -42,6 +48,7 @@ export async function collectUploads(runtime: Runtime, dataDir: string): Promise
   const keep = pinnedBySnapshots(dataDir);
   for (const orgId of runtime.server().orgs.keys()) {
     for (const a of runtime.org(orgId)?.attachments.values() ?? []) keep.add(`${orgId}/${a.sha256}`);
+    for (const e of runtime.org(orgId)?.realmEmoji.values() ?? []) keep.add(`${orgId}/${e.sha256}`);
   }
   return uploadStore(dataDir).collect(keep);
 }

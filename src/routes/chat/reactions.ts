@@ -4,7 +4,8 @@
  * comes from the emoji table (`actors/emoji.ts`).
  */
 import { accessMessage } from '../../../actors/areas/messages.js';
-import { checkEmojiRequest, emojiCodeByName, REACTION_TYPES } from '../../../actors/emoji.js';
+import { checkEmojiRequest, emojiByName, REACTION_TYPES } from '../../../actors/emoji.js';
+import { activeEmojiNamed, customEmojiOf } from '../../../actors/areas/realm_emoji.js';
 import { badRequest } from '../../../actors/errors.js';
 import type { Reaction, UserRecord } from '../../../actors/types.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
@@ -30,13 +31,11 @@ export const addReaction = route({
   },
   async handler({ params, org, user, runtime }) {
     accessMessage(runtime, org.id, user, params.message_id);
+    const custom = customEmojiOf(runtime.org(org.id)!);
     let code = params.emoji_code;
     let type = params.reaction_type;
-    if (code === undefined || type === undefined) {
-      code = emojiCodeByName(params.emoji_name);
-      type = 'unicode_emoji';
-    }
-    const reactionType = checkEmojiRequest(params.emoji_name, code, type);
+    if (code === undefined || type === undefined) ({ code, type } = emojiByName(params.emoji_name, custom));
+    const reactionType = checkEmojiRequest(params.emoji_name, code, type, custom);
     await react(runtime, org.id, user, params.message_id, 'add', { emoji_name: params.emoji_name, emoji_code: code, reaction_type: reactionType, user_id: user.user_id });
     return { json: {} };
   },
@@ -57,11 +56,15 @@ export const removeReaction = route({
   async handler({ params, org, user, runtime }) {
     accessMessage(runtime, org.id, user, params.message_id);
     let code = params.emoji_code;
+    let named: string | undefined;
     if (code === undefined) {
       if (params.emoji_name === undefined) throw badRequest('At least one of the following arguments must be present: emoji_name, emoji_code');
-      code = emojiCodeByName(params.emoji_name);
+      // A deactivated custom emoji's reactions can still be taken back by name (Zulip looks deactivated ones up too).
+      const ctx = runtime.org(org.id)!;
+      const own = activeEmojiNamed(ctx, params.emoji_name) ?? [...ctx.realmEmoji.values()].find((e) => e.name === params.emoji_name);
+      ({ code, type: named } = own ? { code: String(own.id), type: 'realm_emoji' } : emojiByName(params.emoji_name, customEmojiOf(ctx)));
     }
-    const type = params.reaction_type ?? 'unicode_emoji';
+    const type = params.reaction_type ?? named ?? 'unicode_emoji';
     if (!(REACTION_TYPES as readonly string[]).includes(type)) throw badRequest('Invalid emoji type.');
     const reaction: Reaction = { emoji_name: params.emoji_name ?? '', emoji_code: code, reaction_type: type as Reaction['reaction_type'], user_id: user.user_id };
     await react(runtime, org.id, user, params.message_id, 'remove', reaction);

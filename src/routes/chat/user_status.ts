@@ -3,7 +3,8 @@
  * `GET /users/{user_id}/status`.
  */
 import { statusView } from '../../../actors/areas/user_status.js';
-import { checkEmojiRequest, emojiCodeByName } from '../../../actors/emoji.js';
+import { checkEmojiRequest, emojiByName } from '../../../actors/emoji.js';
+import { customEmojiOf } from '../../../actors/areas/realm_emoji.js';
 import { badRequest } from '../../../actors/errors.js';
 import { route, S } from '../../http/route.js';
 
@@ -22,8 +23,10 @@ export const updateStatus = route({
     if (params.emoji_name !== undefined) {
       if (params.emoji_name === '') emoji = { emoji_name: '', emoji_code: '', reaction_type: '' };
       else {
-        const code = params.emoji_code ?? emojiCodeByName(params.emoji_name);
-        const type = checkEmojiRequest(params.emoji_name, code, params.reaction_type ?? 'unicode_emoji');
+        const custom = customEmojiOf(runtime.org(org.id)!);
+        const named = params.emoji_code === undefined ? emojiByName(params.emoji_name, custom) : undefined;
+        const code = params.emoji_code ?? named!.code;
+        const type = checkEmojiRequest(params.emoji_name, code, params.reaction_type ?? named?.type ?? 'unicode_emoji', custom);
         emoji = { emoji_name: params.emoji_name, emoji_code: code, reaction_type: type };
       }
     }
