@@ -1,11 +1,14 @@
 /**
- * The user actor: a user's personal message flags and subscription settings. Flags
+ * The user actor: a user's personal message flags and subscription settings, and
+ * their personal data (drafts, saved snippets, navigation views, muted users, bot
+ * storage: `actors/personal.ts`). Flags
  * are kept as sets of message ids per flag, never as an object per (user, message).
  * `read` is stored inverted, as the set of unread ids, because most messages a user
  * holds are read.
  */
 import type { Persistence } from '../core/persistence.js';
 import { IdSet } from '../id_set.js';
+import { emptyPersonal, personalChunk, restorePersonal, type PersonalChunk, type PersonalData } from '../personal.js';
 import type { SubscriptionProps } from '../types.js';
 
 /** Flags a client may set or clear. */
@@ -27,6 +30,8 @@ export interface UserContext {
   flags: Record<StoredFlag, IdSet>;
   /** The user's muted, unmuted and followed topics, by `userTopicKey`. */
   topics: Map<string, UserTopic>;
+  /** Drafts, saved snippets, navigation views, muted users and bot storage. */
+  personal: PersonalData;
 }
 
 /** A user's visibility policy for one channel topic (Zulip's `UserTopic`). */
@@ -47,7 +52,7 @@ export function userTopicKey(streamId: number, topic: string): string {
 export function emptyUser(userId: number): UserContext {
   const flags = {} as Record<StoredFlag, IdSet>;
   for (const f of STORED_FLAGS) flags[f] = new IdSet();
-  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags, topics: new Map() };
+  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags, topics: new Map(), personal: emptyPersonal() };
 }
 
 /** The flags of one message for this user, as Zulip lists them. */
@@ -102,6 +107,8 @@ interface UserChunk {
   flags: Record<string, StoredIds>;
   /** Absent in chunks written before topic visibility existed. */
   topics?: UserTopic[];
+  /** Absent in chunks written before personal data existed. */
+  personal?: PersonalChunk;
 }
 
 /** Where a restored user goes. */
@@ -117,7 +124,7 @@ export function userPersistence(orgId: number): Persistence<UserContext, UserRes
       yield (): UserChunk => {
         const flags: Record<string, StoredIds> = {};
         for (const f of STORED_FLAGS) flags[f] = ctx.flags[f].toBytes();
-        return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags, topics: [...ctx.topics.values()] };
+        return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags, topics: [...ctx.topics.values()], personal: personalChunk(ctx.personal) };
       };
     },
   };
@@ -133,6 +140,7 @@ export const userRestore: Pick<Persistence<UserContext, UserRestoreScope>, 'tags
     scope.installUser(c.org, {
       seq: c.seq, user_id: c.user_id, subs: new Map(c.subs), former: new Map(c.former), unread: storedIds(c.unread), flags,
       topics: new Map((c.topics ?? []).map((t) => [userTopicKey(t.stream_id, t.topic_name), t])),
+      personal: restorePersonal(c.personal),
     });
   },
 };
