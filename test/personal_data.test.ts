@@ -269,6 +269,26 @@ t.test('muted users: mute marks their messages read; errors; events and converge
   t.same((await f.call(bob, 'POST', '/api/v1/register', { fetch_event_types: ['muted_users'] })).json.muted_users, [], "Bob's own list is empty");
 });
 
+t.test('muted users: their new messages arrive read for the muter, until unmuted', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
+  const reg = await register(f, alice, ['message']);
+  await f.call(alice, 'POST', `/api/v1/users/me/muted_users/${bob.user_id}`);
+  const send = async (who: Credentials, p: Record<string, unknown>) => (await f.call(who, 'POST', '/api/v1/messages', p)).json.id as number;
+  const muted = [await send(bob, { type: 'stream', to: 'general', topic: 't', content: 'hi' }), await send(bob, { type: 'direct', to: [alice.user_id], content: 'psst' })];
+  const fromOwner = await send(f.owner, { type: 'stream', to: 'general', topic: 't', content: 'hello' });
+  await f.call(alice, 'DELETE', `/api/v1/users/me/muted_users/${bob.user_id}`);
+  const after = await send(bob, { type: 'stream', to: 'general', topic: 't', content: 'back' });
+  const events = await queueEvents(f, alice, reg.queue_id, 'message');
+  t.same(events.map((e: any) => [e.message.id, e.flags.includes('read')]), [[muted[0], true], [muted[1], true], [fromOwner, false], [after, false]], 'the message events carry it');
+  const me = f.runtime.user(1, alice.user_id)!;
+  t.same([...muted, fromOwner, after].map((id) => me.unread.has(id)), [false, false, true, true], 'and the stored flags');
+  t.ok(f.runtime.user(1, f.owner.user_id)!.unread.has(muted[0]), "for the owner, Bob's message is unread");
+});
+
 t.test('bot storage: bots only, overwrite, keys, removal, the limit', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);
@@ -339,7 +359,9 @@ t.test('personal data survives a restart, from the log and from a snapshot', asy
   await rt().execute({ ...as(1), command: { type: 'CREATE_SAVED_SNIPPET', org, title: 'T', content: 'C' } });
   await rt().execute({ ...as(1), command: { type: 'ADD_NAVIGATION_VIEW', org, fragment: 'narrow/is/dm', is_pinned: true, name: 'DMs' } });
   await rt().execute({ ...as(1), command: { type: 'UPDATE_NAVIGATION_VIEW', org, fragment: 'narrow/is/dm', is_pinned: false } });
+  const before = (await rt().execute({ kind: 'org', org, command: { type: 'SEND_DIRECT', sender_id: other.user_id, to: [1], content: 'before', client: 't', read_by_sender: false } })).id;
   await rt().execute({ ...as(1), command: { type: 'MUTE_USER', org, muted_user_id: other.user_id } });
+  const afterMute = (await rt().execute({ kind: 'org', org, command: { type: 'SEND_DIRECT', sender_id: other.user_id, to: [1], content: 'after', client: 't', read_by_sender: false } })).id;
   await rt().execute({ ...as(bot.user_id), command: { type: 'SET_BOT_STORAGE', org, storage: { k: 'v', w: 'ü' } } });
   await rt().execute({ ...as(bot.user_id), command: { type: 'REMOVE_BOT_STORAGE', org, keys: ['w'] } });
   const expect = () => {
@@ -349,6 +371,7 @@ t.test('personal data survives a restart, from the log and from a snapshot', asy
     t.same([...p.snippets.values()].map((s) => [s.id, s.title, s.content]), [[1, 'T', 'C']]);
     t.same([...p.views.values()], [{ fragment: 'narrow/is/dm', is_pinned: false, name: 'DMs' }]);
     t.same([...p.muted.keys()], [other.user_id]);
+    t.same([rt().user(org, 1)!.unread.has(before), rt().user(org, 1)!.unread.has(afterMute)], [false, false], 'messages of the muted user read, before and after muting');
     const b = rt().user(org, bot.user_id)!.personal;
     t.same([...b.storage], [['k', 'v']]);
     t.equal(b.storageChars, 2);
