@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { BOT_STORAGE_LIMIT } from '../actors/areas/bot_storage.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { openStore, type Store } from '../src/store.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
 
 const ALL_TYPES = ['drafts', 'saved_snippets', 'navigation_view', 'muted_users'];
 
@@ -287,6 +287,35 @@ t.test('muted users: their new messages arrive read for the muter, until unmuted
   const me = f.runtime.user(1, alice.user_id)!;
   t.same([...muted, fromOwner, after].map((id) => me.unread.has(id)), [false, false, true, true], 'and the stored flags');
   t.ok(f.runtime.user(1, f.owner.user_id)!.unread.has(muted[0]), "for the owner, Bob's message is unread");
+});
+
+t.test('roles: guests, members and bots', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const guest = await withRole(f, 'guest@example.com', 600);
+  await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id]);
+  await f.subscribe(f.owner, 'shared', [f.owner.user_id, guest.user_id, alice.user_id]);
+  const general = f.runtime.org(1)!.channelsByName.get('general')!;
+  const shared = f.runtime.org(1)!.channelsByName.get('shared')!;
+  const draft = (streamId: number) => f.call(guest, 'POST', '/api/v1/drafts', { drafts: JSON.stringify([{ type: 'stream', to: [streamId], topic: 't', content: 'c' }]) });
+  err(t, await draft(general), 400, 'BAD_REQUEST', 'Invalid channel ID', "a guest's draft to a public channel they are not in");
+  t.equal((await draft(shared)).status, 200, 'and to one they are in');
+  t.equal((await f.call(bob, 'POST', '/api/v1/drafts', { drafts: JSON.stringify([{ type: 'stream', to: [general], topic: 't', content: 'c' }]) })).status, 200, 'a member may draft to any public channel');
+  t.equal((await f.call(guest, 'POST', '/api/v1/saved_snippets', { title: 'g', content: 'guest snippet' })).status, 200, 'guests have snippets');
+  t.equal((await f.call(guest, 'POST', '/api/v1/navigation_views', { fragment: 'inbox', is_pinned: true })).status, 200, 'and views');
+  t.equal((await f.call(guest, 'POST', `/api/v1/users/me/muted_users/${bob.user_id}`)).status, 200, 'a guest who may access everyone mutes anyone');
+  t.equal((await f.call(f.owner, 'PATCH', '/api/v1/realm', { can_access_all_users_group: JSON.stringify({ new: 6 }) })).status, 200);
+  err(t, await f.call(guest, 'DELETE', `/api/v1/users/me/muted_users/${bob.user_id}`), 400, 'BAD_REQUEST', 'Insufficient permission', 'a limited guest cannot reach a user they cannot access');
+  t.equal((await f.call(guest, 'POST', `/api/v1/users/me/muted_users/${alice.user_id}`)).status, 200, 'but can mute a user of their channels');
+  for (const who of [f.owner, alice, guest]) {
+    err(t, await f.call(who, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ a: 'b' }) }), 403, 'PERMISSION_DENIED', 'This endpoint is only available to bots.', `bot storage refused to ${who.email}`);
+  }
+  const made = (await f.call(alice, 'POST', '/api/v1/bots', { full_name: 'Mine', short_name: 'mine' })).json;
+  const bot: Credentials = { user_id: made.user_id, email: f.runtime.org(1)!.users.get(made.user_id)!.email, api_key: made.api_key };
+  t.equal((await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ a: 'b' }) })).status, 200, "a member's bot has storage");
+  t.equal((await f.call(bot, 'POST', '/api/v1/saved_snippets', { title: 'b', content: 'bot snippet' })).status, 200, 'bots have personal data too');
 });
 
 t.test('bot storage: bots only, overwrite, keys, removal, the limit', async (t) => {

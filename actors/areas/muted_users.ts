@@ -10,6 +10,7 @@ import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
 import type { UserContext } from '../kinds/user.js';
+import { accessibleUserIds, canAccessAllUsers } from '../presence_rules.js';
 import { eventJson } from '../render/events.js';
 import { senderOf } from '../system_bots.js';
 import type { FlagsUpdated } from './flags.js';
@@ -21,10 +22,17 @@ export interface UserUnmuted { type: 'UserUnmuted'; org: number; user_id: number
 export interface MuteUser { type: 'MUTE_USER'; org: number; muted_user_id: number }
 export interface UnmuteUser { type: 'UNMUTE_USER'; org: number; muted_user_id: number }
 
-/** Zulip's `access_user_by_id_including_cross_realm` with bots and deactivated users allowed. */
-function accessMutable(view: StateView, org: number, userId: number): void {
+/**
+ * Zulip's `access_user_by_id_including_cross_realm` with bots and deactivated users
+ * allowed: the user must exist here (or be a system bot), and a guest limited by
+ * `can_access_all_users_group` must be able to access them.
+ */
+function accessMutable(view: StateView, org: number, me: number, userId: number): void {
   const orgCtx = view.org(org);
   if (!orgCtx || !senderOf(orgCtx, userId)) throw badRequest('No such user');
+  const viewer = orgCtx.users.get(me);
+  if (!viewer || !orgCtx.users.has(userId) || canAccessAllUsers(orgCtx, viewer)) return;
+  if (!accessibleUserIds(view, org, viewer).has(userId)) throw badRequest('Insufficient permission');
 }
 
 /** Who sent a message the user holds (undefined: not found). */
@@ -40,7 +48,7 @@ export const muteUser = command({
   actor: 'user',
   decide(ctx: UserContext, c: MuteUser, env: DecideEnv, view: StateView): Decision<Record<string, never>, UserMuted | FlagsUpdated> {
     if (c.muted_user_id === ctx.user_id) throw badRequest('Cannot mute self');
-    accessMutable(view, c.org, c.muted_user_id);
+    accessMutable(view, c.org, ctx.user_id, c.muted_user_id);
     if (ctx.personal.muted.has(c.muted_user_id)) throw badRequest('User already muted');
     // As in Zulip, the messages are marked read first, then the list changes.
     const facts: Array<UserMuted | FlagsUpdated> = [];
@@ -55,7 +63,7 @@ export const unmuteUser = command({
   type: 'UNMUTE_USER',
   actor: 'user',
   decide(ctx: UserContext, c: UnmuteUser, _env: DecideEnv, view: StateView): Decision<Record<string, never>, UserUnmuted> {
-    accessMutable(view, c.org, c.muted_user_id);
+    accessMutable(view, c.org, ctx.user_id, c.muted_user_id);
     if (!ctx.personal.muted.has(c.muted_user_id)) throw badRequest('User is not muted');
     return { facts: [{ type: 'UserUnmuted', org: c.org, user_id: ctx.user_id, muted_user_id: c.muted_user_id }], value: {} };
   },
