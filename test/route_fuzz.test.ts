@@ -514,6 +514,20 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     const res = await inject(f.app, { method: 'POST', url: `/api/v1/realm/emoji/${name}`, headers: { authorization: basicAuth(f.owner), 'content-type': raw.contentType }, body: raw.body });
     if (res.status !== 200) throw new Error(`fixture emoji failed: ${res.body}`);
   }
+  // Personal data: drafts 1 (edited) and 2 (deleted), snippets 1 and 2, two custom views, a muted user, a bot with storage.
+  const personal = [
+    await f.call(f.owner, 'POST', '/api/v1/drafts', { drafts: JSON.stringify([{ type: 'stream', to: [general], topic: 'seed', content: 'seed draft' }, { type: '', to: [], topic: '', content: 'doomed draft' }]) }),
+    await f.call(f.owner, 'POST', '/api/v1/saved_snippets', { title: 'Seed', content: 'seed snippet' }),
+    await f.call(f.owner, 'POST', '/api/v1/saved_snippets', { title: 'Doomed', content: 'doomed snippet' }),
+    await f.call(f.owner, 'POST', '/api/v1/navigation_views', { fragment: 'narrow/is/seed', is_pinned: true, name: 'Seed view' }),
+    await f.call(f.owner, 'POST', '/api/v1/navigation_views', { fragment: 'narrow/is/doomed', is_pinned: true, name: 'Doomed view' }),
+  ];
+  const muted = await f.createUser('muted@example.com', 'Muted');
+  personal.push(await f.call(f.owner, 'POST', `/api/v1/users/me/muted_users/${muted.user_id}`));
+  const storeBotMade = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Storage Bot', short_name: 'storage' })).json;
+  const storeBot: Credentials = { user_id: storeBotMade.user_id, email: f.runtime.org(1)!.users.get(storeBotMade.user_id)!.email, api_key: storeBotMade.api_key };
+  personal.push(await f.call(storeBot, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ seed: 'value' }) }));
+  if (personal.some((r) => r.status !== 200)) throw new Error('fixture setup failed');
 
   /** A valid request for each route, from which every case breaks one thing. */
   const BASES: Record<string, ChatBase | ChatBase[]> = {
@@ -650,6 +664,24 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'DELETE /api/v1/reminders/{reminder_id}': { pathParams: { reminder_id: String(doomedReminder) }, params: {} },
     'POST /api/v1/users/me/subscriptions': { params: { subscriptions: '[{"name":"general"}]' } },
     'DELETE /api/v1/users/me/subscriptions': { params: { subscriptions: '["random"]' } },
+    'POST /api/v1/drafts': {
+      params: { drafts: JSON.stringify([{ type: 'stream', to: [general], topic: 'fuzz', content: 'fuzz draft' }]) },
+      semantic: { drafts: [JSON.stringify([{ type: 'stream', to: [], topic: 't', content: 'c' }]), JSON.stringify([{ type: 'private', to: [99999], topic: '', content: 'c' }]), JSON.stringify([{ type: '', to: [], topic: '', content: 'a\u0000b' }])] },
+    },
+    'PATCH /api/v1/drafts/{draft_id}': { pathParams: { draft_id: '1' }, params: { draft: JSON.stringify({ type: '', to: [], topic: '', content: 'fuzzed draft' }) } },
+    'DELETE /api/v1/drafts/{draft_id}': { pathParams: { draft_id: '2' }, params: {} },
+    'POST /api/v1/saved_snippets': { params: { title: 'Fuzz', content: 'fuzz snippet' } },
+    'PATCH /api/v1/saved_snippets/{saved_snippet_id}': { pathParams: { saved_snippet_id: '1' }, params: { title: 'Fuzzed' } },
+    'DELETE /api/v1/saved_snippets/{saved_snippet_id}': { pathParams: { saved_snippet_id: '2' }, params: {} },
+    // Alice's, so that views the cases create (a fragment of `-0`) are not the owner's, whose paths the next routes fuzz.
+    'POST /api/v1/navigation_views': { who: alice, params: { fragment: 'narrow/is/fuzz', is_pinned: 'true', name: 'Fuzz view' }, semantic: { fragment: ['inbox', ' '], name: [' '] } },
+    'PATCH /api/v1/navigation_views/{fragment}': { pathParams: { fragment: 'narrow/is/seed' }, params: { is_pinned: 'false' } },
+    'DELETE /api/v1/navigation_views/{fragment}': { pathParams: { fragment: 'narrow/is/doomed' }, params: {} },
+    'POST /api/v1/users/me/muted_users/{muted_user_id}': { pathParams: { muted_user_id: String(alice.user_id) }, params: {} },
+    'DELETE /api/v1/users/me/muted_users/{muted_user_id}': { pathParams: { muted_user_id: String(muted.user_id) }, params: {} },
+    'GET /api/v1/bot_storage': { who: storeBot, params: { keys: '["seed"]' } },
+    'PUT /api/v1/bot_storage': { who: storeBot, params: { storage: JSON.stringify({ fuzz: 'value' }) } },
+    'DELETE /api/v1/bot_storage': { who: storeBot, params: {} },
   };
   // Queues are the one thing a refused request may legitimately touch (a poll's bookkeeping), so they are left out.
   const digest = (): string => stateDigest(f.runtime);

@@ -61,8 +61,13 @@ export interface MessageSent {
   scheduled?: { owner_id: number; id: number; kind: ScheduledKind };
 }
 
-/** Whether a new message arrives unread for `userId`. */
-function arrivesUnread(f: MessageSent, userId: number): boolean {
+/**
+ * Whether a new message arrives unread for `userId`. A message from a user they
+ * muted arrives read, as in Zulip (`muted_sender_user_ids`); whether they muted the
+ * sender is their user actor's state when the fact is applied, the same on replay.
+ */
+function arrivesUnread(f: MessageSent, userId: number, mutedSender: boolean): boolean {
+  if (mutedSender) return false;
   if (f.read_by_sender && f.message.sender_id === userId) return false;
   if (f.read_by?.includes(userId)) return false;
   return f.unread_only === undefined || f.unread_only.includes(userId);
@@ -289,7 +294,7 @@ const messageSent = fact<MessageSent>({
         if (f.message.stream_id !== null && !ctx.subs.has(f.message.stream_id)) return;
       }
       const id = f.message.id;
-      if (arrivesUnread(f, ctx.user_id)) ctx.unread.add(id);
+      if (arrivesUnread(f, ctx.user_id, ctx.personal.muted.has(f.message.sender_id))) ctx.unread.add(id);
       if (f.mentioned.includes(ctx.user_id)) ctx.flags.mentioned.add(id);
       if (f.wildcard === 'stream') ctx.flags.stream_wildcard_mentioned.add(id);
       if (f.wildcard === 'topic') ctx.flags.topic_wildcard_mentioned.add(id);
@@ -356,7 +361,8 @@ function notifyMessage(world: StateView, fact: MessageSent, seq: number): UserDe
     user_ids: recipients,
     message: m,
     event: (userId, { empty_topic_name: emptyTopicName, client_gravatar: clientGravatar }) => {
-      const read = !arrivesUnread(fact, userId);
+      // Built as the fact is applied, so the recipient's mutes are those the user actor applied it with.
+      const read = !arrivesUnread(fact, userId, world.user(fact.org, userId)?.personal.muted.has(m.sender_id) ?? false);
       const isMentioned = mentioned.has(userId);
       const isAlerted = alerted !== null && alerted.has(userId);
       const key = (clientGravatar ? 16 : 0) + (isAlerted ? 8 : 0) + (emptyTopicName ? 4 : 0) + (read ? 2 : 0) + (isMentioned ? 1 : 0);

@@ -111,15 +111,11 @@ const orgActivationChanged = fact<OrgActivationChanged>({
 });
 
 /**
- * Sections of features this server has none of yet (drafts, emoji, linkifiers…):
+ * Sections of features this server has none of yet (scheduled messages, emoji…):
  * answered as Zulip answers for an organization that has none, so that clients
  * initialize. Each moves to its own area when the feature is built.
  */
 const EMPTY_SECTIONS: Array<{ key: string; type?: string; make: () => unknown }> = [
-  { key: 'drafts', make: () => [] },
-  { key: 'saved_snippets', make: () => [] },
-  { key: 'navigation_views', make: () => [] },
-  { key: 'muted_users', make: () => [] },
   { key: 'recent_private_conversations', make: () => [] },
   { key: 'realm_playgrounds', make: () => [] },
   { key: 'default_stream_groups', make: () => [] },

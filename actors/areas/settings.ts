@@ -121,8 +121,15 @@ const userSettingsChanged = fact<UserSettingsChanged>({
       if (f.password_hash !== undefined) next.password_hash = f.password_hash;
       ctx.users.set(f.user_id, next);
     },
+    user(ctx, f) {
+      // Turning synchronization off deletes the server's copies, with no draft events (Zulip's `do_change_user_setting`).
+      if (f.settings.enable_drafts_synchronization === false) ctx.personal.drafts.clear();
+    },
   },
-  route: (f, to) => to.org(f.org),
+  route(f, to) {
+    to.org(f.org);
+    if (f.settings.enable_drafts_synchronization === false) to.user(f.org, f.user_id);
+  },
   notify(f, seq, view) {
     const out: Delivery[] = [];
     const mine = [f.user_id];

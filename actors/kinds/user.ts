@@ -1,5 +1,7 @@
 /**
- * The user actor: a user's personal message flags and subscription settings. Flags
+ * The user actor: a user's personal message flags and subscription settings, and
+ * their personal data (drafts, saved snippets, navigation views, muted users, bot
+ * storage: `actors/personal.ts`). Flags
  * are kept as sets of message ids per flag, never as an object per (user, message).
  * `read` is stored inverted, as the set of unread ids, because most messages a user
  * holds are read.
@@ -7,6 +9,7 @@
 import type { Persistence } from '../core/persistence.js';
 import { IdSet } from '../id_set.js';
 import type { ScheduledRecord } from '../scheduled_rules.js';
+import { emptyPersonal, personalChunk, restorePersonal, type PersonalChunk, type PersonalData } from '../personal.js';
 import type { SubscriptionProps } from '../types.js';
 
 /** Flags a client may set or clear. */
@@ -32,6 +35,8 @@ export interface UserContext {
   scheduled: Map<number, ScheduledRecord>;
   /** The id the next scheduled message or reminder gets. */
   nextScheduledId: number;
+  /** Drafts, saved snippets, navigation views, muted users and bot storage. */
+  personal: PersonalData;
 }
 
 /** A user's visibility policy for one channel topic (Zulip's `UserTopic`). */
@@ -52,7 +57,7 @@ export function userTopicKey(streamId: number, topic: string): string {
 export function emptyUser(userId: number): UserContext {
   const flags = {} as Record<StoredFlag, IdSet>;
   for (const f of STORED_FLAGS) flags[f] = new IdSet();
-  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags, topics: new Map(), scheduled: new Map(), nextScheduledId: 1 };
+  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags, topics: new Map(), scheduled: new Map(), nextScheduledId: 1, personal: emptyPersonal() };
 }
 
 /** The flags of one message for this user, as Zulip lists them. */
@@ -110,6 +115,8 @@ interface UserChunk {
   /** Absent in chunks written before scheduled messages existed. */
   scheduled?: ScheduledRecord[];
   next_scheduled_id?: number;
+  /** Absent in chunks written before personal data existed. */
+  personal?: PersonalChunk;
 }
 
 /** Where a restored user goes. */
@@ -125,7 +132,7 @@ export function userPersistence(orgId: number): Persistence<UserContext, UserRes
       yield (): UserChunk => {
         const flags: Record<string, StoredIds> = {};
         for (const f of STORED_FLAGS) flags[f] = ctx.flags[f].toBytes();
-        return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags, topics: [...ctx.topics.values()], scheduled: [...ctx.scheduled.values()], next_scheduled_id: ctx.nextScheduledId };
+        return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags, topics: [...ctx.topics.values()], scheduled: [...ctx.scheduled.values()], next_scheduled_id: ctx.nextScheduledId, personal: personalChunk(ctx.personal) };
       };
     },
   };
@@ -143,6 +150,7 @@ export const userRestore: Pick<Persistence<UserContext, UserRestoreScope>, 'tags
       topics: new Map((c.topics ?? []).map((t) => [userTopicKey(t.stream_id, t.topic_name), t])),
       scheduled: new Map((c.scheduled ?? []).map((r) => [r.id, r])),
       nextScheduledId: c.next_scheduled_id ?? 1,
+      personal: restorePersonal(c.personal),
     });
   },
 };

@@ -40,6 +40,7 @@ export const ERROR_CATALOG = {
   AUTHENTICATION_FAILED: { api: 'chat', status: 401 },
   UNAUTHORIZED_PRINCIPAL: { api: 'chat', status: 403 },
   ACCESS_DENIED: { api: 'chat', status: 403 },
+  PERMISSION_DENIED: { api: 'chat', status: 403 },
   NOT_FOUND: { api: 'chat', status: 404 },
   NONEXISTENT_SUBDOMAIN: { api: 'chat', status: 404 },
   METHOD_NOT_ALLOWED: { api: 'chat', status: 405 },

@@ -2,14 +2,18 @@
 import { chatOpenApi } from '../../http/chat_openapi.js';
 import { route, type RouteRecord } from '../../http/route.js';
 import * as alertWords from './alert_words.js';
+import * as botStorage from './bot_storage.js';
 import * as bots from './bots.js';
 import * as channelFolders from './channel_folders.js';
+import * as drafts from './drafts.js';
 import * as events from './events.js';
 import * as flags from './flags.js';
 import * as invites from './invites.js';
 import * as linkifiers from './linkifiers.js';
 import * as messageEdits from './message_edits.js';
 import * as messages from './messages.js';
+import * as mutedUsers from './muted_users.js';
+import * as navigationViews from './navigation_views.js';
 import * as presence from './presence.js';
 import * as profileFields from './profile_fields.js';
 import * as reactions from './reactions.js';
@@ -19,6 +23,7 @@ import * as realmEmoji from './realm_emoji.js';
 import * as register from './register.js';
 import * as reminders from './reminders.js';
 import * as scheduledMessages from './scheduled_messages.js';
+import * as savedSnippets from './saved_snippets.js';
 import * as server from './server.js';
 import * as settings from './settings.js';
 import * as streams from './streams.js';
@@ -30,7 +35,7 @@ import * as uploads from './uploads.js';
 import * as users from './users.js';
 
 /** The route modules, one per area of the API. A new module is one line here; a new route in a module, none. */
-const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, scheduledMessages, reminders, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, realmEmoji, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, userTopics, channelFolders, uploads];
+const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, scheduledMessages, reminders, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, realmEmoji, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, userTopics, channelFolders, uploads, drafts, savedSnippets, navigationViews, mutedUsers, botStorage];
 
 function isRoute(x: unknown): x is RouteRecord {
   return typeof x === 'object' && x !== null && 'method' in x && 'path' in x && 'handler' in x && (x as RouteRecord).api === 'chat';

@@ -1,0 +1,44 @@
+/**
+ * A bot's storage: read, write, remove entries. Bots only.
+ */
+import { Type } from '@sinclair/typebox';
+import { getBotStorage } from '../../../actors/areas/bot_storage.js';
+import { route, S } from '../../http/route.js';
+
+export const getStorage = route({
+  method: 'GET',
+  path: '/api/v1/bot_storage',
+  operationId: 'getBotStorage',
+  auth: 'user',
+  summary: "The calling bot's storage, or the entries of `keys`",
+  params: { keys: { schema: S.strArray } },
+  handler({ params, org, user, runtime }) {
+    return { json: { storage: getBotStorage(runtime, org.id, user.user_id, params.keys) } };
+  },
+});
+
+export const updateStorage = route({
+  method: 'PUT',
+  path: '/api/v1/bot_storage',
+  operationId: 'updateBotStorage',
+  auth: 'user',
+  summary: 'Set entries of the calling bot\'s storage, overwriting existing keys (10,000,000 characters in all)',
+  params: { storage: { schema: Type.Record(Type.String(), Type.String()), required: true } },
+  async handler({ params, org, user, runtime }) {
+    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'SET_BOT_STORAGE', org: org.id, storage: params.storage } });
+    return { json: {} };
+  },
+});
+
+export const removeStorage = route({
+  method: 'DELETE',
+  path: '/api/v1/bot_storage',
+  operationId: 'removeBotStorage',
+  auth: 'user',
+  summary: "Remove the entries of `keys`, or the whole of the calling bot's storage",
+  params: { keys: { schema: S.strArray } },
+  async handler({ params, org, user, runtime }) {
+    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'REMOVE_BOT_STORAGE', org: org.id, keys: params.keys } });
+    return { json: {} };
+  },
+});

@@ -1,0 +1,66 @@
+/**
+ * The caller's drafts: list, create, edit, delete (while `enable_drafts_synchronization` is on).
+ */
+import { Type } from '@sinclair/typebox';
+import { checkDraftsSynchronized, listDrafts } from '../../../actors/areas/drafts.js';
+import { Enum, route, S } from '../../http/route.js';
+
+/** A draft as clients send it (Zulip's `DraftData`: no other fields). */
+const DraftSchema = Type.Object(
+  { type: Enum(['', 'stream', 'private']), to: Type.Array(Type.Integer()), topic: Type.String(), content: Type.String(), timestamp: Type.Optional(Type.Number()) },
+  { additionalProperties: false },
+);
+const draftId = { schema: S.int, required: true, in: 'path' } as const;
+
+export const getDrafts = route({
+  method: 'GET',
+  path: '/api/v1/drafts',
+  operationId: 'getDrafts',
+  auth: 'user',
+  summary: "The caller's drafts, oldest edit first",
+  params: {},
+  handler({ org, user, runtime }) {
+    checkDraftsSynchronized(runtime, org.id, user.user_id);
+    const drafts = listDrafts(runtime, org.id, user.user_id);
+    return { json: { count: drafts.length, drafts } };
+  },
+});
+
+export const createDrafts = route({
+  method: 'POST',
+  path: '/api/v1/drafts',
+  operationId: 'createDrafts',
+  auth: 'user',
+  summary: 'Create drafts; their ids come back in the order given',
+  params: { drafts: { schema: Type.Array(DraftSchema) } },
+  async handler({ params, org, user, runtime }) {
+    const value = await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'CREATE_DRAFTS', org: org.id, drafts: params.drafts ?? [] } });
+    return { json: value };
+  },
+});
+
+export const editDraft = route({
+  method: 'PATCH',
+  path: '/api/v1/drafts/{draft_id}',
+  operationId: 'editDraft',
+  auth: 'user',
+  summary: 'Replace a draft',
+  params: { draft_id: draftId, draft: { schema: DraftSchema, required: true } },
+  async handler({ params, org, user, runtime }) {
+    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'EDIT_DRAFT', org: org.id, draft_id: params.draft_id, draft: params.draft } });
+    return { json: {} };
+  },
+});
+
+export const deleteDraft = route({
+  method: 'DELETE',
+  path: '/api/v1/drafts/{draft_id}',
+  operationId: 'deleteDraft',
+  auth: 'user',
+  summary: 'Delete a draft',
+  params: { draft_id: draftId },
+  async handler({ params, org, user, runtime }) {
+    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'DELETE_DRAFT', org: org.id, draft_id: params.draft_id } });
+    return { json: {} };
+  },
+});
