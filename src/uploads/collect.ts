@@ -6,11 +6,12 @@
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { AttachmentRecord } from '../../actors/kinds/organization.js';
 import { listSnapshots, readSnapshot } from '../../snapshots/snapshot.js';
+import type { VerifiedSnapshot } from '../../snapshots/snapshot_format.js';
 import { uploadStore } from './store.js';
 
-/** The files a snapshot names: its organizations' attachments. */
-export function snapshotAttachments(path: string): Array<{ org: number; attachment: AttachmentRecord }> | string {
-  const v = readSnapshot(path);
+/** The files a snapshot names (by path, or already read): its organizations' attachments; a string says why it cannot be read. */
+export function snapshotAttachments(snapshot: string | VerifiedSnapshot): Array<{ org: number; attachment: AttachmentRecord }> | string {
+  const v = typeof snapshot === 'string' ? readSnapshot(snapshot) : snapshot;
   if (typeof v === 'string') return v;
   const out: Array<{ org: number; attachment: AttachmentRecord }> = [];
   for (const chunk of v.chunks as Array<{ k?: string; org?: { id: number }; attachments?: AttachmentRecord[] }>) {
