@@ -142,6 +142,17 @@ function chatProblem(res: { status: number; headers: Record<string, string>; jso
   return null;
 }
 
+/**
+ * Why an answer of the tus endpoint is not a proper refusal, or null: tus clients read
+ * only the status, so its own refusals are plain 4xx; what the chat pipeline refuses
+ * first (credentials, Host, parameters) keeps Zulip's shape. Both say `Tus-Resumable`.
+ */
+function tusProblem(res: { status: number; headers: Record<string, string>; json: any }): string | null {
+  if (res.headers['tus-resumable'] !== '1.0.0') return `Tus-Resumable ${res.headers['tus-resumable']}`;
+  if (res.json !== undefined) return chatProblem(res);
+  return res.status >= 400 && res.status <= 499 ? null : `status ${res.status}`;
+}
+
 /** Why a board answer is not a proper RFC 9457 refusal, or null. */
 function boardProblem(res: { status: number; headers: Record<string, string>; json: any }): string | null {
   if (res.status < 400 || res.status > 499) return `status ${res.status}`;
@@ -252,6 +263,8 @@ interface ChatBase {
   semantic?: Record<string, string[]>;
   /** A body sent as is instead of the form (an upload's multipart body). */
   raw?: { contentType: string; body: Buffer };
+  /** Headers the route needs besides credentials (tus: `Tus-Resumable`, `Upload-Offset`). */
+  headers?: Record<string, string>;
 }
 
 /** Narrows every narrow check refuses, for GET /messages and register alike. */
@@ -341,7 +354,7 @@ function chatRequest(route: RouteRecord, who: Credentials, base: ChatBase, param
     method: route.method,
     url: inQuery && encoded ? `${path}?${encoded}` : path,
     body: inQuery ? undefined : base.raw?.body ?? encoded,
-    headers: { ...headers, ...extra.headers },
+    headers: { ...headers, ...base.headers, ...extra.headers },
   };
 }
 
@@ -499,6 +512,15 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const seedUpload = (await uploadAs('seed.txt')).split('/').slice(2);
   await uploadAs('doomed.txt');
   const doomedAttachment = String([...f.runtime.org(1)!.attachments.values()].find((a) => a.name === 'doomed.txt')!.id);
+  // Resumable uploads: one to append to and ask about, one to terminate.
+  const TUS = { 'tus-resumable': '1.0.0' };
+  const tusUpload = async (): Promise<string> => {
+    const res = await inject(f.app, { method: 'POST', url: '/api/v1/tus', headers: { ...TUS, authorization: basicAuth(f.owner), 'upload-length': '1000' } });
+    if (res.status !== 201) throw new Error(`fixture tus upload failed: ${res.status}`);
+    return res.headers.location.split('/').pop()!;
+  };
+  const seedTus = await tusUpload();
+  const doomedTus = await tusUpload();
 
   /** A valid request for each route, from which every case breaks one thing. */
   const BASES: Record<string, ChatBase | ChatBase[]> = {
@@ -506,6 +528,11 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'POST /api/v1/user_uploads': { params: {}, raw: uploadBody('fuzz.txt') },
     'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}': { params: {}, pathParams: { realm_id: seedUpload[0], dir: seedUpload[1], name: seedUpload[2], filename: seedUpload[3] } },
     'DELETE /api/v1/attachments/{attachment_id}': { params: {}, pathParams: { attachment_id: doomedAttachment } },
+    'OPTIONS /api/v1/tus': { params: {} },
+    'POST /api/v1/tus': { params: {}, headers: { ...TUS, 'upload-length': '10', 'upload-metadata': `filename ${Buffer.from('fuzz.txt').toString('base64')}` } },
+    'HEAD /api/v1/tus/{upload_id}': { params: {}, pathParams: { upload_id: seedTus }, headers: TUS },
+    'PATCH /api/v1/tus/{upload_id}': { params: {}, pathParams: { upload_id: seedTus }, headers: { ...TUS, 'upload-offset': '0' }, raw: { contentType: 'application/offset+octet-stream', body: Buffer.from('fuzz') } },
+    'DELETE /api/v1/tus/{upload_id}': { params: {}, pathParams: { upload_id: doomedTus }, headers: TUS },
     'POST /api/v1/register': { params: { event_types: '["message"]' } },
     'GET /api/v1/events': { params: { queue_id: queueId, last_event_id: '-1', dont_block: 'true' } },
     'DELETE /api/v1/events': { params: { queue_id: queueId } },
@@ -562,7 +589,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'GET /api/v1/messages/{message_id}/history': { pathParams: { message_id: mid }, params: {} },
     'POST /api/v1/messages/flags': { params: { messages: `[${mid}]`, op: 'add', flag: 'starred' } },
     'DELETE /api/v1/messages/{message_id}': { pathParams: { message_id: String(doomed.json.id) }, params: {} },
-    'PATCH /api/v1/channel_folders': { params: { order: '[]' } },
+    // Every folder, in order (routes run by path, so before the create route adds any).
+    'PATCH /api/v1/channel_folders': { params: { order: `[${seedFolder}]` } },
     'POST /api/v1/channel_folders/create': { params: { name: 'Fuzz folder', description: 'made by the fuzz test' } },
     'PATCH /api/v1/channel_folders/{channel_folder_id}': { pathParams: { channel_folder_id: String(seedFolder) }, params: { description: 'fuzzed' } },
     'POST /api/v1/users/me/subscriptions/properties': { params: { subscription_data: JSON.stringify([{ stream_id: f.runtime.org(1)!.channelsByName.get('general'), property: 'pin_to_top', value: true }]) } },
@@ -642,7 +670,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     const cases = bases.flatMap((base, i) => chatCases(route, base.who ?? f.owner, base, i === 0));
     total += cases.length;
     const valid = key === 'POST /api/v1/users/{user_id}/reactivate' && f.runtime.org(1)!.users.get(victim.user_id)!.is_active ? [] : bases.map((b) => chatRequest(route, b.who ?? f.owner, b, b.params));
-    await t.test(key, (t) => runCases(t, key, cases, { app, digest, problemOf: chatProblem, logs, known: CHAT_KNOWN, bases: valid }));
+    const problemOf = route.path.startsWith('/api/v1/tus') ? tusProblem : chatProblem;
+    await t.test(key, (t) => runCases(t, key, cases, { app, digest, problemOf, logs, known: CHAT_KNOWN, bases: valid }));
   }
   t.comment(`${total} chat cases over ${mine.length} of ${chatRoutes.length} routes (shard ${SHARD}/${SHARDS})`);
 });
