@@ -5,7 +5,7 @@
  * termination.
  */
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, utimesSync } from 'node:fs';
 import { globalAgent } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,8 @@ import { createOrganization } from '../src/bootstrap.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { inject } from '../src/http/dispatch.js';
 import { startServer, type RunningServer } from '../src/server.js';
+import { uploadStore } from '../src/uploads/store.js';
+import { TUS_IDLE_MS, tusStore } from '../src/uploads/tus.js';
 import { basicAuth, chatFixture, type ChatFixture, type Credentials } from './helpers.js';
 
 const TUS = { 'tus-resumable': '1.0.0' };
@@ -99,6 +101,16 @@ t.test('the tus protocol, status by status', async (t) => {
   t.equal((await tus(f, f.owner, 'DELETE', pending.headers.location, TUS)).status, 204);
   t.equal((await tus(f, f.owner, 'HEAD', pending.headers.location, TUS)).status, 410);
   for (const id of ['0'.repeat(32), 'abc', '..%2F..%2Fetc', 'A'.repeat(32)]) t.equal((await tus(f, f.owner, 'HEAD', `/api/v1/tus/${id}`, TUS)).status, 404, id);
+  // Idle for a day, an upload is forgotten by the sweep; a fresh one is kept.
+  const idle = await create({ ...TUS, 'upload-length': '4' });
+  const fresh = await create({ ...TUS, 'upload-length': '4' });
+  const store = tusStore(uploadStore(f.config.dataDir).root);
+  const old = new Date(Date.now() - TUS_IDLE_MS - 60_000);
+  const idleId = idle.headers.location.split('/').pop()!;
+  for (const ext of ['json', 'part']) utimesSync(join(f.config.dataDir, 'uploads', 'tus', '1', `${idleId}.${ext}`), old, old);
+  t.ok((await store.sweep(TUS_IDLE_MS)) >= 1);
+  t.equal((await tus(f, f.owner, 'HEAD', idle.headers.location, TUS)).status, 404, 'an idle upload is forgotten');
+  t.equal((await tus(f, f.owner, 'HEAD', fresh.headers.location, TUS)).status, 200, 'a fresh one is kept');
   // An empty file is finished at creation.
   const empty = await create({ ...TUS, 'upload-length': '0', 'upload-metadata': `filename ${b64('empty.txt')}` });
   t.same([empty.status, empty.json?.filename], [201, 'empty.txt']);

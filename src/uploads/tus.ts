@@ -8,7 +8,7 @@
  * store like any upload (`UploadStore.commit`).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { open, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
@@ -29,6 +29,9 @@ export interface TusUpload {
   /** Set by DELETE: the upload is gone for good (410). */
   terminated?: boolean;
 }
+
+/** Resumable uploads untouched this long are forgotten by the daily upload sweep. */
+export const TUS_IDLE_MS = 24 * 3600 * 1000;
 
 /** Thrown when a PATCH would carry the upload past its length. */
 export class PastLength extends Error {}
@@ -171,6 +174,30 @@ export class TusStore {
     const hash = createHash('sha256');
     for await (const chunk of createReadStream(this.partPath(org, id))) hash.update(chunk as Buffer);
     return hash.digest('hex');
+  }
+
+  /**
+   * Forgets uploads untouched for `idleMs` (abandoned, finished or terminated): their
+   * state and bytes go, and they are unknown (404) from then on. Returns how many went.
+   */
+  async sweep(idleMs: number, nowMs: number = Date.now()): Promise<number> {
+    if (!existsSync(this.root)) return 0;
+    let removed = 0;
+    for (const org of readdirSync(this.root)) {
+      if (!/^\d+$/.test(org)) continue;
+      const dir = join(this.root, org);
+      for (const name of readdirSync(dir)) {
+        const m = /^([0-9a-f]{32})\.json$/.exec(name);
+        if (!m || this.busy.has(`${org}/${m[1]}`)) continue;
+        const part = join(dir, `${m[1]}.part`);
+        const touched = Math.max(statSync(join(dir, name)).mtimeMs, existsSync(part) ? statSync(part).mtimeMs : 0);
+        if (nowMs - touched < idleMs) continue;
+        await unlink(part).catch(() => {});
+        await unlink(join(dir, name)).catch(() => {});
+        removed++;
+      }
+    }
+    return removed;
   }
 
   /** Terminates an upload: its bytes go, its state says so (410 from now on). */
