@@ -28,10 +28,12 @@ const USAGE = `Usage:
                                          list the mail in the outbox (DIR/outbox), or print one message
   parley snapshot  [--data-dir DIR]      take a snapshot now (asks the running server, or works offline)
   parley snapshots [--data-dir DIR]      list snapshots: time, seq, size, verified or not
-  parley verify    [--data-dir DIR]      verify every snapshot and log segment (exit 1 if any is corrupt)
+  parley verify    [--data-dir DIR]      verify every snapshot and log segment, and every uploaded file a
+                                         snapshot names: present, size, SHA-256 (exit 1 if any is corrupt or missing)
   parley inspect   [--data-dir DIR]      counts per organization: users, channels, messages, queues
   parley restore --from SNAPSHOT --to NEW_DIR [--to-seq N] [--data-dir DIR]
-                                         rebuild a snapshot (plus the log up to seq N) into a fresh directory
+                                         rebuild a snapshot (plus the log up to seq N) into a fresh directory,
+                                         with the uploaded files it names (exit 1 if one is missing or corrupt)
   parley compact   [--data-dir DIR] [--keep K]
                                          snapshot, then delete older snapshots and the log they alone cover
   parley board guestbook on|off [--data-dir DIR]
@@ -160,7 +162,7 @@ async function main(): Promise<void> {
       const flags = parseFlags(rest, ['--data-dir', '--from', '--to', '--to-seq']);
       const toSeq = flags.get('--to-seq');
       if (toSeq !== undefined && !/^\d+$/.test(toSeq)) throw new Error('--to-seq must be a non-negative integer');
-      await restoreCommand(dataDirOf(flags), required(flags, '--from'), required(flags, '--to'), toSeq === undefined ? undefined : Number(toSeq));
+      if (!(await restoreCommand(dataDirOf(flags), required(flags, '--from'), required(flags, '--to'), toSeq === undefined ? undefined : Number(toSeq)))) process.exitCode = 1;
       return;
     }
     case 'compact': {

@@ -14,6 +14,7 @@ import { ApiError } from '../actors/errors.js';
 import { listen, type Listener } from './http/uws.js';
 import { collectUploads } from './uploads/collect.js';
 import { uploadStore } from './uploads/store.js';
+import { TUS_IDLE_MS, tusStore } from './uploads/tus.js';
 import { chatRoutes } from './routes/chat/index.js';
 import { BoardApp } from './board/app.js';
 import { boardSettings, listenBoard, mainPort } from './board/listen.js';
@@ -191,6 +192,8 @@ export function scheduleUploadSweep(store: Store, config: Config, log: (line: st
     }
     const files = await collectUploads(store.runtime, config.dataDir);
     if (files > 0) log(`uploads: ${files} unreferenced files deleted`);
+    const resumable = await tusStore(uploadStore(config.dataDir).root).sweep(TUS_IDLE_MS);
+    if (resumable > 0) log(`uploads: ${resumable} resumable uploads idle for a day forgotten`);
   };
   const run = (): void => void sweep().catch((err: Error) => log(`upload sweep failed: ${err.message}`));
   run();

@@ -506,7 +506,8 @@ t.test('no input yields a 500', async (t) => {
     }
     if (res === null) return;
     if (res.status >= 500) failures.push(`${what}: ${res.status} ${res.body}`);
-    else if (res.json === undefined) failures.push(`${what}: not JSON: ${res.body.slice(0, 100)}`);
+    // The tus endpoint's own answers are plain statuses, as tus clients expect.
+    else if (res.json === undefined && !(r.url.startsWith('/api/v1/tus') && res.headers['tus-resumable'] === '1.0.0' && res.body === '')) failures.push(`${what}: not JSON: ${res.body.slice(0, 100)}`);
   };
   const send = (method: string, path: string, params: Record<string, string>, headers: Record<string, string> = owner): InjectRequest => {
     const q = new URLSearchParams(params).toString();

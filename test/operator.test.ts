@@ -1,6 +1,8 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { UploadStore } from '../src/uploads/store.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Store } from '../src/store.js';
@@ -52,7 +54,7 @@ t.test('snapshot, snapshots, verify and inspect on a stopped server', async (t) 
   t.match(list.stderr, /verifying: 100%/, 'plain progress lines when not on a terminal');
   const verify = parley(['verify', '--data-dir', dir]);
   t.equal(verify.status, 0, verify.stdout);
-  t.match(verify.stdout, /all snapshots and log segments verify/);
+  t.match(verify.stdout, /all snapshots, log segments and uploaded files verify/);
   const inspect = parley(['inspect', '--data-dir', dir]);
   t.equal(inspect.status, 0, inspect.stderr);
   const counts = JSON.parse(inspect.stdout);
@@ -152,4 +154,62 @@ t.test('verify reports a garbage tail the way the start does: a torn tail, not c
   t.equal(bad.status, 1, bad.stdout);
   t.match(bad.stdout, `CORRUPT  ${name} at offset ${clean.length}: impossible record length 1457157651`);
   t.throws(() => open(dir), { constructor: LogCorruption, message: `corrupt log record in ${last} at offset ${clean.length}: impossible record length 1457157651` });
+});
+
+/** Stores a file the way `POST /user_uploads` does and records its attachment; returns its id and digest. */
+async function storeUpload(s: Store, dir: string, name: string, bytes: Buffer): Promise<{ id: number; sha256: string }> {
+  const store = new UploadStore(dir);
+  const received = await store.receive(Readable.from([bytes]), 1 << 20);
+  await store.commit(1, received);
+  const { attachment } = await s.runtime.execute({ kind: 'org', org: 1, command: { type: 'ADD_ATTACHMENT', org: 1, owner_id: 1, name, size: received.size, content_type: 'text/plain', sha256: received.sha256 } });
+  return { id: attachment.id, sha256: received.sha256 };
+}
+
+t.test('verify checks the files snapshots name; restore copies the files the restored state names, and only those', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-op-files-'));
+  const s = open(dir);
+  await createOrganization(s.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const a = await storeUpload(s, dir, 'a.txt', Buffer.from('file a'));
+  const b = await storeUpload(s, dir, 'b.txt', Buffer.from('file b, deleted after the snapshot'));
+  await s.snapshot();
+  await s.runtime.execute({ kind: 'org', org: 1, command: { type: 'DELETE_ATTACHMENT', org: 1, actor_id: 1, attachment_id: b.id } });
+  const c = await storeUpload(s, dir, 'c.txt', Buffer.from('file c, only in the log'));
+  await s.close();
+  // A stray file no state names.
+  writeFileSync(join(dir, 'uploads', '1', 'f'.repeat(64)), 'stray');
+  const snap = listSnapshots(dir)[0];
+
+  const verify = parley(['verify', '--data-dir', dir]);
+  t.equal(verify.status, 0, verify.stdout);
+  t.match(verify.stdout, /2 of 2 uploaded files the snapshots name are present and intact/);
+
+  const to = join(mkdtempSync(join(tmpdir(), 'parley-restore-files-')), 'restored');
+  const r = parley(['restore', '--data-dir', dir, '--from', snap.name, '--to', to]);
+  t.equal(r.status, 0, r.stderr);
+  t.match(JSON.parse(r.stdout), { files_copied: 2, files_failed: 0 });
+  const copied = new UploadStore(to).list().map((f) => f.sha256).sort();
+  t.same(copied, [a.sha256, c.sha256].sort(), 'the files of the restored state: not the deleted one, not the stray one');
+  t.equal(readFileSync(new UploadStore(to).pathOf(1, c.sha256), 'utf8'), 'file c, only in the log');
+  const restored = parley(['verify', '--data-dir', to]);
+  t.equal(restored.status, 0, restored.stdout);
+
+  // A flipped byte and a missing file: reported, verify fails; restore copies what it can and fails.
+  const pathA = new UploadStore(dir).pathOf(1, a.sha256);
+  const bytes = readFileSync(pathA);
+  bytes[0] ^= 0xff;
+  writeFileSync(pathA, bytes);
+  rmSync(new UploadStore(dir).pathOf(1, b.sha256));
+  const bad = parley(['verify', '--data-dir', dir]);
+  t.equal(bad.status, 1, bad.stdout);
+  t.match(bad.stdout, new RegExp(`CORRUPT  uploads/1/${a.sha256} \\(attachment ${a.id} "a.txt" of organization 1, named by ${snap.name}\\): SHA-256 [0-9a-f]{64}, expected ${a.sha256}`));
+  t.match(bad.stdout, new RegExp(`MISSING  uploads/1/${b.sha256} \\(attachment ${b.id} "b.txt"`));
+  t.match(bad.stdout, /some files do not verify/);
+  writeFileSync(pathA, 'short');
+  t.match(parley(['verify', '--data-dir', dir]).stdout, new RegExp(`CORRUPT  uploads/1/${a.sha256} .*: 5 bytes, expected 6`));
+  const to2 = join(mkdtempSync(join(tmpdir(), 'parley-restore-files-')), 'restored');
+  const r2 = parley(['restore', '--data-dir', dir, '--from', snap.name, '--to', to2]);
+  t.equal(r2.status, 1, r2.stderr);
+  t.match(r2.stderr, new RegExp(`restore: CORRUPT uploads/1/${a.sha256} \\(attachment ${a.id} "a.txt"\\): 5 bytes, expected 6; not copied`));
+  t.match(JSON.parse(r2.stdout), { files_copied: 1, files_failed: 1 });
+  t.same(new UploadStore(to2).list().map((f) => f.sha256), [c.sha256]);
 });

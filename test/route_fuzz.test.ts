@@ -144,6 +144,17 @@ function chatProblem(res: { status: number; headers: Record<string, string>; jso
   return null;
 }
 
+/**
+ * Why an answer of the tus endpoint is not a proper refusal, or null: tus clients read
+ * only the status, so its own refusals are plain 4xx; what the chat pipeline refuses
+ * first (credentials, Host, parameters) keeps Zulip's shape. Both say `Tus-Resumable`.
+ */
+function tusProblem(res: { status: number; headers: Record<string, string>; json: any }): string | null {
+  if (res.headers['tus-resumable'] !== '1.0.0') return `Tus-Resumable ${res.headers['tus-resumable']}`;
+  if (res.json !== undefined) return chatProblem(res);
+  return res.status >= 400 && res.status <= 499 ? null : `status ${res.status}`;
+}
+
 /** Why a board answer is not a proper RFC 9457 refusal, or null. */
 function boardProblem(res: { status: number; headers: Record<string, string>; json: any }): string | null {
   if (res.status < 400 || res.status > 499) return `status ${res.status}`;
@@ -256,6 +267,8 @@ interface ChatBase {
   raw?: { contentType: string; body: Buffer };
   /** Path parameters that name something the request creates (an emoji's name): any segment may be valid there. */
   namesInPath?: string[];
+  /** Headers the route needs besides credentials (tus: `Tus-Resumable`, `Upload-Offset`). */
+  headers?: Record<string, string>;
 }
 
 /** Narrows every narrow check refuses, for GET /messages and register alike. */
@@ -345,7 +358,7 @@ function chatRequest(route: RouteRecord, who: Credentials, base: ChatBase, param
     method: route.method,
     url: inQuery && encoded ? `${path}?${encoded}` : path,
     body: inQuery ? undefined : base.raw?.body ?? encoded,
-    headers: { ...headers, ...extra.headers },
+    headers: { ...headers, ...base.headers, ...extra.headers },
   };
 }
 
@@ -528,6 +541,15 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const storeBot: Credentials = { user_id: storeBotMade.user_id, email: f.runtime.org(1)!.users.get(storeBotMade.user_id)!.email, api_key: storeBotMade.api_key };
   personal.push(await f.call(storeBot, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ seed: 'value' }) }));
   if (personal.some((r) => r.status !== 200)) throw new Error('fixture setup failed');
+  // Resumable uploads: one to append to and ask about, one to terminate.
+  const TUS = { 'tus-resumable': '1.0.0' };
+  const tusUpload = async (): Promise<string> => {
+    const res = await inject(f.app, { method: 'POST', url: '/api/v1/tus', headers: { ...TUS, authorization: basicAuth(f.owner), 'upload-length': '1000' } });
+    if (res.status !== 201) throw new Error(`fixture tus upload failed: ${res.status}`);
+    return res.headers.location.split('/').pop()!;
+  };
+  const seedTus = await tusUpload();
+  const doomedTus = await tusUpload();
 
   /** A valid request for each route, from which every case breaks one thing. */
   const BASES: Record<string, ChatBase | ChatBase[]> = {
@@ -539,6 +561,11 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'GET /user_avatars/{realm_id}/emoji/images/{file_name}': { params: {}, pathParams: { realm_id: '1', file_name: '1.png' } },
     'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}': { params: {}, pathParams: { realm_id: seedUpload[0], dir: seedUpload[1], name: seedUpload[2], filename: seedUpload[3] } },
     'DELETE /api/v1/attachments/{attachment_id}': { params: {}, pathParams: { attachment_id: doomedAttachment } },
+    'OPTIONS /api/v1/tus': { params: {} },
+    'POST /api/v1/tus': { params: {}, headers: { ...TUS, 'upload-length': '10', 'upload-metadata': `filename ${Buffer.from('fuzz.txt').toString('base64')}` } },
+    'HEAD /api/v1/tus/{upload_id}': { params: {}, pathParams: { upload_id: seedTus }, headers: TUS },
+    'PATCH /api/v1/tus/{upload_id}': { params: {}, pathParams: { upload_id: seedTus }, headers: { ...TUS, 'upload-offset': '0' }, raw: { contentType: 'application/offset+octet-stream', body: Buffer.from('fuzz') } },
+    'DELETE /api/v1/tus/{upload_id}': { params: {}, pathParams: { upload_id: doomedTus }, headers: TUS },
     'POST /api/v1/register': { params: { event_types: '["message"]' } },
     'GET /api/v1/events': { params: { queue_id: queueId, last_event_id: '-1', dont_block: 'true' } },
     'DELETE /api/v1/events': { params: { queue_id: queueId } },
@@ -693,7 +720,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     const cases = bases.flatMap((base, i) => chatCases(route, base.who ?? f.owner, base, i === 0));
     total += cases.length;
     const valid = key === 'POST /api/v1/users/{user_id}/reactivate' && f.runtime.org(1)!.users.get(victim.user_id)!.is_active ? [] : bases.map((b) => chatRequest(route, b.who ?? f.owner, b, b.params));
-    await t.test(key, (t) => runCases(t, key, cases, { app, digest, problemOf: chatProblem, logs, known: CHAT_KNOWN, bases: valid }));
+    const problemOf = route.path.startsWith('/api/v1/tus') ? tusProblem : chatProblem;
+    await t.test(key, (t) => runCases(t, key, cases, { app, digest, problemOf, logs, known: CHAT_KNOWN, bases: valid }));
   }
   t.comment(`${total} chat cases over ${mine.length} of ${chatRoutes.length} routes (shard ${SHARD}/${SHARDS})`);
 });

@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import { basicAuth, chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
 import { inject } from '../src/http/dispatch.js';
 import { Role } from '../actors/types.js';
+import { createOrganization } from '../src/bootstrap.js';
 
 const BOUNDARY = 'parley-test-boundary';
 
@@ -167,4 +168,66 @@ t.test('attachment lifecycle: claimed, detached by an edit, deleted with its las
   t.same((await f.call(other, 'DELETE', `/api/v1/attachments/${cid}`)).json.code, 'BAD_REQUEST');
   t.equal((await f.call(f.owner, 'DELETE', `/api/v1/attachments/${cid}`)).status, 200);
   t.equal((await get(f, f.owner, c.json.url)).status, 404);
+});
+
+t.test('DELETE /attachments/{id}: the owner only, whatever the role of anyone else', async (t) => {
+  const { f, dataDir } = await fixture();
+  t.teardown(() => f.stop());
+  const member = await f.createUser('member@example.com');
+  const other = await f.createUser('other@example.com');
+  const admin = await withRole(f, 'admin@example.com', Role.ADMIN);
+  const guest = await withRole(f, 'guest@example.com', Role.GUEST);
+  const idOf = async (who: Credentials): Promise<number> => (await f.call(who, 'GET', '/api/v1/attachments')).json.attachments[0].id;
+  const mine = await upload(f, member, 'm.txt', 'text/plain', 'member file');
+  const memberId = await idOf(member);
+  for (const who of [other, admin, guest, f.owner]) {
+    const res = await f.call(who, 'DELETE', `/api/v1/attachments/${memberId}`);
+    t.same([res.status, res.json.code, res.json.msg], [400, 'BAD_REQUEST', 'Invalid attachment'], `${who.email} may not delete a member's file`);
+  }
+  t.equal((await get(f, member, mine.json.url)).status, 200, 'the file is still served');
+  // A guest uploads and deletes their own; an administrator likewise.
+  for (const who of [guest, admin]) {
+    const up = await upload(f, who, 'own.txt', 'text/plain', `own ${who.email}`);
+    t.equal(up.status, 200);
+    const id = await idOf(who);
+    t.equal((await f.call(member, 'DELETE', `/api/v1/attachments/${id}`)).status, 400, `a member may not delete ${who.email}'s file`);
+    t.equal((await f.call(who, 'DELETE', `/api/v1/attachments/${id}`)).status, 200, `${who.email} deletes their own`);
+    t.equal((await get(f, who, up.json.url)).status, 404);
+  }
+  t.equal((await f.call(member, 'DELETE', `/api/v1/attachments/${memberId}`)).status, 200, 'the owner deletes it');
+  t.equal((await f.call(member, 'DELETE', `/api/v1/attachments/${memberId}`)).status, 400, 'once');
+  t.same(storedFiles(dataDir), [], 'every file is gone');
+});
+
+t.test('uploads never reach across organizations', async (t) => {
+  const { f, dataDir } = await fixture();
+  t.teardown(() => f.stop());
+  const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
+  const boss: Credentials = { ...beta.owner };
+  const betaHost = { host: `beta.${f.config.externalHost}` };
+  const betaUpload = (data: string) =>
+    inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { ...betaHost, authorization: basicAuth(boss), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body: multipart('same.txt', 'text/plain', data) });
+  const betaCall = (method: string, url: string, headers: Record<string, string> = {}) => inject(f.app, { method, url, headers: { ...betaHost, authorization: basicAuth(boss), ...headers } });
+  // The same bytes in both organizations: two files, one per organization.
+  const here = await upload(f, f.owner, 'same.txt', 'text/plain', 'identical bytes');
+  await upload(f, f.owner, 'second.txt', 'text/plain', 'only here');
+  const there = await betaUpload('identical bytes');
+  t.equal(there.status, 200, there.body);
+  t.match(there.json.url, new RegExp(`^/user_uploads/${beta.organization_id}/`));
+  t.equal(storedFiles(dataDir).length, 3);
+  // Each organization's credentials are unknown to the other; each file URL is unknown to the other.
+  t.equal((await get(f, boss, here.json.url)).status, 401, "beta's owner is no user here");
+  t.equal((await betaCall('GET', here.json.url)).status, 404, "this organization's file is not found from beta");
+  t.equal((await get(f, f.owner, there.json.url)).status, 404, "beta's file is not found here");
+  t.equal((await betaCall('GET', there.json.url)).body, 'identical bytes');
+  // Listing and deleting see only the caller's organization; attachment ids are per organization.
+  const betaList = (await betaCall('GET', '/api/v1/attachments')).json;
+  t.same(betaList.attachments.map((a: any) => a.name), ['same.txt']);
+  t.equal(betaList.upload_space_used, 'identical bytes'.length);
+  const secondId = (await f.call(f.owner, 'GET', '/api/v1/attachments')).json.attachments[0].id;
+  t.equal((await betaCall('DELETE', `/api/v1/attachments/${secondId}`)).status, 400, 'an id of the other organization is no attachment');
+  t.equal((await betaCall('DELETE', `/api/v1/attachments/${betaList.attachments[0].id}`)).status, 200);
+  t.equal((await get(f, f.owner, here.json.url)).body, 'identical bytes', 'the other organization keeps its copy');
+  t.equal((await f.call(f.owner, 'GET', '/api/v1/attachments')).json.attachments.length, 2);
+  t.equal(storedFiles(dataDir).length, 2);
 });

@@ -90,12 +90,19 @@ export const CHAT_API: Api = {
     // A file, or an answer whose meaning is all in its status and headers (tus): no JSON envelope.
     if (reply.file) return { status: reply.status ?? 200, headers: [...(reply.headers ?? []), ...(limitHeaders ?? [])], body: '', file: reply.file };
     if (reply.empty) return { status: reply.status ?? 204, headers: [...(reply.headers ?? []), ...(limitHeaders ?? [])], body: '' };
-    if (reply.raw !== undefined) return chatResponse(reply.status ?? 200, reply.raw, limitHeaders);
+    if (reply.raw !== undefined) return chatResponse(reply.status ?? 200, reply.raw, reply.headers || limitHeaders ? [...(reply.headers ?? []), ...(limitHeaders ?? [])] : undefined);
     const body: Record<string, unknown> = { result: 'success', msg: '', ...(reply.json as Record<string, unknown>) };
     if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
     return chatResponse(reply.status ?? 200, JSON.stringify(body), limitHeaders);
   },
+  // Every answer under the tus endpoint, refusals included, says which tus version is spoken.
+  commonHeaders: (_route, req) => (req.path.startsWith(TUS_PATH) ? TUS_HEADERS : NO_HEADERS),
 };
+
+/** Where resumable uploads are served (`src/routes/chat/tus.ts`). */
+const TUS_PATH = '/api/v1/tus';
+const TUS_HEADERS: Array<[string, string]> = [['Tus-Resumable', '1.0.0']];
+const NO_HEADERS: Array<[string, string]> = [];
 
 // ---------------------------------------------------------------------------
 // Board: RFC 9457 problem details, JSON or Markdown renditions, security headers

@@ -20,7 +20,8 @@ import type { BoardErrorCode } from './errors.js';
 import type { RateLimit } from './rate_limit.js';
 import type { Exchange, FileBody, IncomingRequest, LATER } from './types.js';
 
-export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+/** HEAD is answered by a GET route unless a HEAD route exists (tus); OPTIONS only by its own route. */
+export type Method = 'GET' | 'HEAD' | 'OPTIONS' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 /** The two APIs served from route records. */
 export type ApiName = 'chat' | 'board';

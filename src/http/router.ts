@@ -147,7 +147,7 @@ export class Router {
 }
 
 function pick(methods: Map<string, RouteRecord>, method: string, pathParams: Record<string, string>): Lookup {
-  const route = methods.get(method === 'HEAD' ? 'GET' : method);
+  const route = methods.get(method) ?? (method === 'HEAD' ? methods.get('GET') : undefined);
   if (route) return { kind: 'found', route, pathParams };
   return { kind: 'method', allowed: [...methods.keys()] };
 }

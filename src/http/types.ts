@@ -95,7 +95,7 @@ export function jsonResponse(status: number, body: string): OutgoingResponse {
 /** HTTP reason phrases for the statuses Parley answers with. */
 export const STATUS_TEXT: Record<number, string> = {
   200: 'OK', 201: 'Created', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized',
-  403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict', 410: 'Gone', 412: 'Precondition Failed',
+  403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict', 410: 'Gone', 411: 'Length Required', 412: 'Precondition Failed',
   206: 'Partial Content', 413: 'Payload Too Large', 416: 'Range Not Satisfiable', 414: 'URI Too Long', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity',
   429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error',
   503: 'Service Unavailable',

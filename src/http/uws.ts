@@ -146,6 +146,9 @@ async function sendFile(res: uWS.HttpResponse, abort: Abortable, out: OutgoingRe
       for (const [k, v] of out.headers) res.writeHeader(k, v);
       if (length === 0) res.end();
     });
+    // One abort hook for the whole file, not one per wait: a long download waits often.
+    let wake: (() => void) | undefined;
+    abort.onAbort(() => wake?.());
     let sent = 0;
     while (sent < length && !abort.aborted) {
       const piece = Buffer.allocUnsafe(Math.min(FILE_PIECE_BYTES, length - sent));
@@ -160,7 +163,7 @@ async function sendFile(res: uWS.HttpResponse, abort: Abortable, out: OutgoingRe
       sent += piece.length;
       if (result[1] || result[0]) continue;
       await new Promise<void>((resolve) => {
-        abort.onAbort(resolve);
+        wake = resolve;
         res.onWritable((offset) => {
           const [ok, done] = res.tryEnd(piece.subarray(offset - base), length);
           if (ok || done) resolve();

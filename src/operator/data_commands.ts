@@ -11,6 +11,9 @@ import { listSnapshots, pruneSnapshots, readSnapshot, writeSnapshot } from '../.
 import { lockHolder, openStore, recover } from '../store.js';
 import { printFromServer } from '../control.js';
 import { progress } from './progress.js';
+import { checkFile, copyFiles, stateAttachments, type NamedFile } from '../uploads/check.js';
+import { snapshotAttachments } from '../uploads/collect.js';
+import { UploadStore } from '../uploads/store.js';
 
 /** Opens a stopped server's data directory for a command that writes. */
 export function openOffline(dataDir: string) {
@@ -90,22 +93,33 @@ export function verifySegment(path: string, isLast: boolean, lastSeq: number): {
   return { records, lastSeq: read.lastSeq };
 }
 
-/** Verifies every snapshot and log segment of a directory: the report lines, and whether all verify. */
+/**
+ * Verifies every snapshot and log segment of a directory, and every stored file a
+ * snapshot names (present, of its size and SHA-256): the report lines, and whether
+ * all verify.
+ */
 export function verifyReport(dataDir: string, onProgress: (done: number, total: number) => void = () => {}): { ok: boolean; lines: string[] } {
   const snaps = listSnapshots(dataDir);
   const segments = listSegments(dataDir);
-  const total = snaps.length + segments.length;
+  let total = snaps.length + segments.length;
   let ok = true;
   const lines: string[] = [];
   let done = 0;
+  /** Files to check, each once however many snapshots name it, with the first snapshot naming it. */
+  const files = new Map<string, NamedFile & { snapshot: string }>();
   for (const s of snaps) {
     const v = readSnapshot(s.path);
     if (typeof v === 'string') {
       ok = false;
       lines.push(`CORRUPT  ${s.name}: ${v}`);
-    } else lines.push(`ok       ${s.name}: seq ${v.header.startSeq}..${v.endSeq}, ${v.chunks.length} chunks`);
+    } else {
+      lines.push(`ok       ${s.name}: seq ${v.header.startSeq}..${v.endSeq}, ${v.chunks.length} chunks`);
+      const named = snapshotAttachments(v);
+      if (typeof named !== 'string') for (const f of named) if (!files.has(`${f.org}/${f.file.sha256}`)) files.set(`${f.org}/${f.file.sha256}`, { ...f, snapshot: s.name });
+    }
     onProgress(++done, total);
   }
+  total += files.size;
   let lastSeq = 0;
   segments.forEach((seg, i) => {
     const r = verifySegment(join(dataDir, seg.name), i === segments.length - 1, lastSeq);
@@ -116,14 +130,31 @@ export function verifyReport(dataDir: string, onProgress: (done: number, total: 
     } else lines.push(`ok       ${seg.name}: ${r.records} records${r.note ? `; ${r.note}` : ''}`);
     onProgress(++done, total);
   });
-  lines.push(ok ? 'all snapshots and log segments verify' : 'some files do not verify');
+  const store = new UploadStore(dataDir);
+  let sound = 0;
+  for (const [key, f] of files) {
+    const problem = checkFile(store, f);
+    const what = `uploads/${key} (${f.what} of organization ${f.org}, named by ${f.snapshot})`;
+    if (problem?.kind === 'missing') lines.push(`MISSING  ${what}`);
+    else if (problem) lines.push(`CORRUPT  ${what}: ${problem.why}`);
+    else sound++;
+    if (problem) ok = false;
+    onProgress(++done, total);
+  }
+  if (files.size > 0) lines.push(`${sound === files.size ? 'ok      ' : 'CORRUPT '} ${sound} of ${files.size} uploaded files the snapshots name are present and intact`);
+  lines.push(ok ? 'all snapshots, log segments and uploaded files verify' : 'some files do not verify');
   return { ok, lines };
 }
 
-/** `parley verify`: checks every snapshot and every log segment. Returns true when all verify. */
+/** `parley verify`: checks every snapshot, every log segment and the files the snapshots name. Returns true when all verify. */
 export function verifyCommand(dataDir: string): boolean {
-  const bar = progress('verifying', listSnapshots(dataDir).length + listSegments(dataDir).length);
-  const { ok, lines } = verifyReport(dataDir, (done) => bar.update(done));
+  // The total grows once the snapshots are read and the files they name are known.
+  let total = listSnapshots(dataDir).length + listSegments(dataDir).length;
+  let bar = progress('verifying', total);
+  const { ok, lines } = verifyReport(dataDir, (done, now) => {
+    if (now !== total) bar = progress('verifying', (total = now));
+    bar.update(done);
+  });
   bar.finish();
   for (const l of lines) console.log(l);
   return ok;
@@ -148,10 +179,12 @@ export function inspectCommand(dataDir: string): void {
 
 /**
  * `parley restore --from SNAPSHOT --to DIR [--to-seq N]`: rebuilds the state of a
- * snapshot (plus the log after it, up to N) into a fresh data directory. The source
- * directory is only read.
+ * snapshot (plus the log after it, up to N) into a fresh data directory, with the
+ * uploaded files that state names (and no others), copied and synced before the
+ * snapshot is written. The source directory is only read. Returns false when a named
+ * file is missing or corrupt in the source (the rest is restored; the report says which).
  */
-export async function restoreCommand(dataDir: string, from: string, to: string, toSeq: number | undefined): Promise<void> {
+export async function restoreCommand(dataDir: string, from: string, to: string, toSeq: number | undefined): Promise<boolean> {
   const fromPath = existsSync(from) ? resolve(from) : join(dataDir, from);
   const sourceDir = existsSync(from) ? dirname(fromPath) : dataDir;
   if (!existsSync(fromPath)) throw new Error(`no snapshot at ${fromPath}`);
@@ -164,9 +197,16 @@ export async function restoreCommand(dataDir: string, from: string, to: string, 
   bar.finish(`at seq ${rec.lastSeq}`);
   if (toSeq !== undefined && rec.lastSeq < toSeq) throw new Error(`the log ends at seq ${rec.lastSeq}, before the requested seq ${toSeq}`);
   mkdirSync(to, { recursive: true });
+  const named = stateAttachments(runtime);
+  const failed = copyFiles(new UploadStore(sourceDir), new UploadStore(to), named);
+  for (const f of failed) {
+    console.error(`restore: ${f.problem.kind === 'missing' ? 'MISSING' : 'CORRUPT'} uploads/${f.org}/${f.file.sha256} (${f.what})${f.problem.kind === 'corrupt' ? `: ${f.problem.why}` : ''}; not copied`);
+  }
   const info = await writeSnapshot(to, runtime, async () => {});
   runtime.stop();
-  console.log(JSON.stringify({ restored_to: resolve(to), seq: rec.lastSeq, snapshot: info.path, bytes: info.bytes }));
+  const files = new Set(named.map((f) => `${f.org}/${f.file.sha256}`)).size;
+  console.log(JSON.stringify({ restored_to: resolve(to), seq: rec.lastSeq, snapshot: info.path, bytes: info.bytes, files_copied: files - failed.length, files_failed: failed.length }));
+  return failed.length === 0;
 }
 
 /** `parley compact`: snapshot, then drop older snapshots and the log segments they alone needed. */

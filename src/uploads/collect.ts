@@ -6,22 +6,22 @@
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { AttachmentRecord, RealmEmojiRecord } from '../../actors/kinds/organization.js';
 import { listSnapshots, readSnapshot } from '../../snapshots/snapshot.js';
+import type { VerifiedSnapshot } from '../../snapshots/snapshot_format.js';
+import { namedFiles, type NamedFile } from './check.js';
 import { uploadStore } from './store.js';
 
-/** A stored file some state names: its organization, digest and size. */
-export interface NamedFile { org: number; sha256: string; size: number }
-
 /**
- * The files a snapshot names: its organizations' attachments, and their custom emoji
- * images (which are files of the same store, kept as long as an emoji names them).
+ * The files a snapshot names (by path, or already read): its organizations'
+ * attachments and custom emoji images (files of the same store); a string says why it
+ * cannot be read.
  */
-export function snapshotAttachments(path: string): Array<{ org: number; attachment: NamedFile }> | string {
-  const v = readSnapshot(path);
+export function snapshotAttachments(snapshot: string | VerifiedSnapshot): NamedFile[] | string {
+  const v = typeof snapshot === 'string' ? readSnapshot(snapshot) : snapshot;
   if (typeof v === 'string') return v;
-  const out: Array<{ org: number; attachment: NamedFile }> = [];
+  const out: NamedFile[] = [];
   for (const chunk of v.chunks as Array<{ k?: string; org?: { id: number }; attachments?: AttachmentRecord[]; realmEmoji?: RealmEmojiRecord[] }>) {
     if (chunk.k !== 'org') continue;
-    for (const a of [...(chunk.attachments ?? []), ...(chunk.realmEmoji ?? [])]) out.push({ org: chunk.org!.id, attachment: { org: chunk.org!.id, sha256: a.sha256, size: a.size } });
+    out.push(...namedFiles(chunk.org!.id, chunk.attachments ?? [], chunk.realmEmoji ?? []));
   }
   return out;
 }
@@ -35,7 +35,7 @@ function pinnedBySnapshots(dataDir: string): Set<string> {
     let files = named.get(s.path);
     if (!files) {
       const read = snapshotAttachments(s.path);
-      files = typeof read === 'string' ? [] : read.map((x) => `${x.org}/${x.attachment.sha256}`);
+      files = typeof read === 'string' ? [] : read.map((x) => `${x.org}/${x.file.sha256}`);
       named.set(s.path, files);
     }
     for (const f of files) keep.add(f);

@@ -31,17 +31,18 @@ import * as typing from './typing.js';
 import * as userGroups from './user_groups.js';
 import * as userStatus from './user_status.js';
 import * as userTopics from './user_topics.js';
+import * as tus from './tus.js';
 import * as uploads from './uploads.js';
 import * as users from './users.js';
 
 /** The route modules, one per area of the API. A new module is one line here; a new route in a module, none. */
-const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, scheduledMessages, reminders, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, realmEmoji, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, userTopics, channelFolders, uploads, drafts, savedSnippets, navigationViews, mutedUsers, botStorage];
+const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, scheduledMessages, reminders, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, realmEmoji, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, userTopics, channelFolders, uploads, tus, drafts, savedSnippets, navigationViews, mutedUsers, botStorage];
 
 function isRoute(x: unknown): x is RouteRecord {
   return typeof x === 'object' && x !== null && 'method' in x && 'path' in x && 'handler' in x && (x as RouteRecord).api === 'chat';
 }
 
-const METHOD_ORDER = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+const METHOD_ORDER = ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 /** Every route record each module exports, by path, reads before writes (the order the OpenAPI document lists them). */
 const apiRoutes: RouteRecord[] = MODULES.flatMap((m) => Object.values(m).filter(isRoute)).sort(
