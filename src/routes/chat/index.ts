@@ -3,6 +3,7 @@ import { chatOpenApi } from '../../http/chat_openapi.js';
 import { route, type RouteRecord } from '../../http/route.js';
 import * as alertWords from './alert_words.js';
 import * as bots from './bots.js';
+import * as calls from './calls.js';
 import * as channelFolders from './channel_folders.js';
 import * as events from './events.js';
 import * as flags from './flags.js';
@@ -29,7 +30,7 @@ import * as uploads from './uploads.js';
 import * as users from './users.js';
 
 /** The route modules, one per area of the API. A new module is one line here; a new route in a module, none. */
-const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, scheduledMessages, reminders, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, userTopics, channelFolders, uploads];
+const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, scheduledMessages, reminders, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, userTopics, channelFolders, uploads, calls];
 
 function isRoute(x: unknown): x is RouteRecord {
   return typeof x === 'object' && x !== null && 'method' in x && 'path' in x && 'handler' in x && (x as RouteRecord).api === 'chat';
