@@ -45,3 +45,34 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
+
+/** How the fake relay answers. */
+export type BouncerMode = 'ok' | 'error500' | 'refuse' | 'unknown_device';
+
+export interface FakeBouncer { url: string; requests: Array<{ path: string; body: any }>; mode: BouncerMode; server: Server }
+
+/** A push relay stand-in: records each request and answers as `mode` says (changeable). */
+export async function fakeBouncer(): Promise<FakeBouncer> {
+  const fake = { url: '', requests: [], mode: 'ok', server: undefined as unknown as Server } as FakeBouncer;
+  fake.server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      fake.requests.push({ path: req.url!, body: JSON.parse(body || '{}') });
+      res.setHeader('content-type', 'application/json');
+      if (fake.mode === 'error500') {
+        res.statusCode = 500;
+        res.end('{"result":"error","msg":"boom"}');
+      } else if (fake.mode === 'refuse') {
+        res.statusCode = 401;
+        res.end('{"result":"error","msg":"Zulip server auth failure","code":"INVALID_ZULIP_SERVER"}');
+      } else if (fake.mode === 'unknown_device') {
+        res.statusCode = 400;
+        res.end('{"result":"error","msg":"Device not recognized by the push bouncer","code":"INVALID_REMOTE_PUSH_DEVICE_TOKEN"}');
+      } else res.end('{"result":"success","msg":""}');
+    });
+  });
+  await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
+  fake.url = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`;
+  return fake;
+}

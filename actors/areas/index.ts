@@ -24,6 +24,7 @@ import { messages } from './messages.js';
 import { organizations } from './organizations.js';
 import { presence } from './presence.js';
 import { profileFields } from './profile_fields.js';
+import { pushDevices } from './push_devices.js';
 import { reactions } from './reactions.js';
 import { realm } from './realm.js';
 import { realmDomains } from './realm_domains.js';
@@ -38,7 +39,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, linkifiers, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, channelFolders, messages, scheduledMessages, reminders, messageEdits, attachments, reactions, flags, userTopics, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, linkifiers, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, channelFolders, messages, scheduledMessages, reminders, messageEdits, attachments, reactions, flags, userTopics, pushDevices, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

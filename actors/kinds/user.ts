@@ -6,6 +6,7 @@
  */
 import type { Persistence } from '../core/persistence.js';
 import { IdSet } from '../id_set.js';
+import type { ClientDevice, PushToken } from '../push_devices.js';
 import type { ScheduledRecord } from '../scheduled_rules.js';
 import type { SubscriptionProps } from '../types.js';
 
@@ -32,6 +33,12 @@ export interface UserContext {
   scheduled: Map<number, ScheduledRecord>;
   /** The id the next scheduled message or reminder gets. */
   nextScheduledId: number;
+  /** Push tokens of the mobile apps (FCM and APNs), in registration order. */
+  pushTokens: PushToken[];
+  /** Client devices (`register_client_device`) and their E2EE push registrations, by id. */
+  devices: Map<number, ClientDevice>;
+  /** The id the next client device gets. */
+  nextDeviceId: number;
 }
 
 /** A user's visibility policy for one channel topic (Zulip's `UserTopic`). */
@@ -52,7 +59,7 @@ export function userTopicKey(streamId: number, topic: string): string {
 export function emptyUser(userId: number): UserContext {
   const flags = {} as Record<StoredFlag, IdSet>;
   for (const f of STORED_FLAGS) flags[f] = new IdSet();
-  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags, topics: new Map(), scheduled: new Map(), nextScheduledId: 1 };
+  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags, topics: new Map(), scheduled: new Map(), nextScheduledId: 1, pushTokens: [], devices: new Map(), nextDeviceId: 1 };
 }
 
 /** The flags of one message for this user, as Zulip lists them. */
@@ -110,6 +117,10 @@ interface UserChunk {
   /** Absent in chunks written before scheduled messages existed. */
   scheduled?: ScheduledRecord[];
   next_scheduled_id?: number;
+  /** Absent in chunks written before push devices existed. */
+  push_tokens?: PushToken[];
+  devices?: Array<[number, ClientDevice]>;
+  next_device_id?: number;
 }
 
 /** Where a restored user goes. */
@@ -125,7 +136,8 @@ export function userPersistence(orgId: number): Persistence<UserContext, UserRes
       yield (): UserChunk => {
         const flags: Record<string, StoredIds> = {};
         for (const f of STORED_FLAGS) flags[f] = ctx.flags[f].toBytes();
-        return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags, topics: [...ctx.topics.values()], scheduled: [...ctx.scheduled.values()], next_scheduled_id: ctx.nextScheduledId };
+        return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags, topics: [...ctx.topics.values()], scheduled: [...ctx.scheduled.values()], next_scheduled_id: ctx.nextScheduledId,
+          push_tokens: ctx.pushTokens, devices: [...ctx.devices], next_device_id: ctx.nextDeviceId };
       };
     },
   };
@@ -143,6 +155,9 @@ export const userRestore: Pick<Persistence<UserContext, UserRestoreScope>, 'tags
       topics: new Map((c.topics ?? []).map((t) => [userTopicKey(t.stream_id, t.topic_name), t])),
       scheduled: new Map((c.scheduled ?? []).map((r) => [r.id, r])),
       nextScheduledId: c.next_scheduled_id ?? 1,
+      pushTokens: c.push_tokens ?? [],
+      devices: new Map(c.devices ?? []),
+      nextDeviceId: c.next_device_id ?? 1,
     });
   },
 };
