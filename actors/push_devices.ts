@@ -22,10 +22,10 @@ export interface ClientDevice {
   push_registration_error_code: string | null;
 }
 
-/** A device's push fields; the key itself is kept apart, never shown. */
+/** A device as the user actor keeps it: also its push key (never shown) and token kind. */
 export interface DevicePushState extends ClientDevice {
-  push_key?: string | null;
-  push_token_kind?: 'fcm' | 'apns' | null;
+  push_key: string | null;
+  push_token_kind: 'fcm' | 'apns' | null;
 }
 
 /** Zulip's `validate_token`: non-empty, at most 4096 characters, and hex for APNs. */

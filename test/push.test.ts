@@ -192,11 +192,12 @@ t.test('registrations survive a restart, from the log and from a snapshot', asyn
   const exec = (command: any) => store.runtime.execute({ kind: 'user', org, user_id: 1, command } as any);
   await exec({ type: 'ADD_PUSH_TOKEN', org, kind: 'apns', token: APNS, ios_app_id: 'org.zulip.Zulip' });
   await exec({ type: 'REGISTER_CLIENT_DEVICE', org });
-  await exec({ type: 'SET_DEVICE_PUSH', org, device_id: 1, changes: { push_key_id: 4, push_token_id: 9 } });
+  await exec({ type: 'REGISTER_PUSH_DEVICE', org, device_id: 1, push_key: PUSH_KEY, push_key_id: 4, token_kind: 'fcm', token_id: tokenId(9), relay_fields: true });
+  await exec({ type: 'FINISH_PUSH_REGISTRATION', org, device_id: 1, token_id: 9, error_code: null });
   await store.close();
   store = open();
   const state = () => [store.runtime.user(org, 1)!.pushTokens.map((p) => p.token), [...store.runtime.user(org, 1)!.devices], store.runtime.user(org, 1)!.nextDeviceId];
-  const expected = [[APNS], [[1, { push_key_id: 4, push_token_id: 9, pending_push_token_id: null, push_registration_error_code: null }]], 2];
+  const expected = [[APNS], [[1, { push_key_id: 4, push_token_id: 9, pending_push_token_id: null, push_registration_error_code: null, push_key: PUSH_KEY, push_token_kind: 'fcm' }]], 2];
   t.same(state(), expected, 'replayed from the log');
   await store.snapshot();
   await exec({ type: 'REGISTER_CLIENT_DEVICE', org });

@@ -9,7 +9,7 @@ import { area, command, fact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import { badRequest } from '../errors.js';
 import type { UserContext } from '../kinds/user.js';
-import type { ClientDevice, DevicePushState, PushToken } from '../push_devices.js';
+import { checkPushKey, tokenIdOf, type ClientDevice, type DevicePushState, type PushToken } from '../push_devices.js';
 import { eventJson } from '../render/events.js';
 
 export interface PushTokenAdded { type: 'PushTokenAdded'; org: number; user_id: number; token: PushToken }
@@ -23,7 +23,23 @@ export interface AddPushToken { type: 'ADD_PUSH_TOKEN'; org: number; kind: PushT
 export interface RemovePushToken { type: 'REMOVE_PUSH_TOKEN'; org: number; kind: PushToken['kind']; token: string }
 export interface RegisterClientDevice { type: 'REGISTER_CLIENT_DEVICE'; org: number }
 export interface RemoveClientDevice { type: 'REMOVE_CLIENT_DEVICE'; org: number; device_id: number }
-export interface SetDevicePush { type: 'SET_DEVICE_PUSH'; org: number; device_id: number; changes: Partial<DevicePushState> }
+/**
+ * Register a device for E2EE push (Zulip's `register_push_device`): push key fields,
+ * token fields, or both. A new token waits, pending, for the relay's answer.
+ */
+export interface RegisterPushDevice {
+  type: 'REGISTER_PUSH_DEVICE';
+  org: number;
+  device_id: number;
+  push_key?: string;
+  push_key_id?: number;
+  token_kind?: 'fcm' | 'apns';
+  token_id?: string;
+  /** Both `bouncer_public_key` and `encrypted_push_registration` were given (their content is the relay's). */
+  relay_fields: boolean;
+}
+/** The relay's answer to a pending registration: accepted (`error_code` null) or refused. */
+export interface FinishPushRegistration { type: 'FINISH_PUSH_REGISTRATION'; org: number; device_id: number; token_id: number; error_code: string | null }
 
 /** Zulip's `check_device_id`: a device of this user. */
 export function accessDevice(ctx: UserContext, deviceId: number): DevicePushState {
@@ -79,13 +95,41 @@ const removeClientDevice = command({
   },
 });
 
-const setDevicePush = command({
-  type: 'SET_DEVICE_PUSH',
+const registerPushDevice = command({
+  type: 'REGISTER_PUSH_DEVICE',
   actor: 'user',
-  decide(ctx: UserContext, c: SetDevicePush): Decision<Record<string, never>, DevicePushChanged> {
+  decide(ctx: UserContext, c: RegisterPushDevice): Decision<{ pending_token_id: number | null }, DevicePushChanged> {
     const d = accessDevice(ctx, c.device_id);
-    const changes = Object.fromEntries(Object.entries(c.changes).filter(([k, v]) => d[k as keyof DevicePushState] !== v));
-    if (Object.keys(changes).length === 0) return { facts: [], value: {} };
+    const keyFields = c.push_key !== undefined && c.push_key_id !== undefined;
+    const tokenFields = c.relay_fields && c.token_id !== undefined && c.token_kind !== undefined;
+    if (!keyFields && !tokenFields) throw badRequest('Missing parameters: must provide either all push key fields, all token fields, or both.');
+    if (keyFields) checkPushKey(c.push_key!);
+    const key = keyFields ? { push_key: c.push_key, push_key_id: c.push_key_id } : {};
+    const change = (changes: Partial<DevicePushState>, pending: number | null) =>
+      ({ facts: [{ type: 'DevicePushChanged' as const, org: c.org, user_id: ctx.user_id, device_id: c.device_id, changes }], value: { pending_token_id: pending } });
+    if (!tokenFields) {
+      if (d.push_key_id === null) throw badRequest('No push registration exists to rotate key for.');
+      return change(key, null);
+    }
+    if (d.push_registration_error_code === null && d.pending_push_token_id !== null) throw badRequest('A registration for the device already in progress.');
+    const tokenId = tokenIdOf(c.token_id!);
+    if (!keyFields && d.push_key_id === null) throw badRequest('No push registration exists to rotate token for.');
+    // Idempotent: what is registered already.
+    if (d.push_registration_error_code === null && d.push_token_id === tokenId && (!keyFields || (d.push_key_id === c.push_key_id && d.push_key === c.push_key))) return { facts: [], value: { pending_token_id: null } };
+    return change({ ...key, push_token_kind: c.token_kind, pending_push_token_id: tokenId, push_registration_error_code: null }, tokenId);
+  },
+});
+
+const finishPushRegistration = command({
+  type: 'FINISH_PUSH_REGISTRATION',
+  actor: 'user',
+  decide(ctx: UserContext, c: FinishPushRegistration): Decision<Record<string, never>, DevicePushChanged> {
+    const d = ctx.devices.get(c.device_id);
+    // The device was removed, or another registration took this one's place, meanwhile.
+    if (!d || d.pending_push_token_id !== c.token_id) return { facts: [], value: {} };
+    const changes: Partial<DevicePushState> = c.error_code === null
+      ? { push_token_id: c.token_id, pending_push_token_id: null, push_registration_error_code: null }
+      : { push_registration_error_code: c.error_code };
     return { facts: [{ type: 'DevicePushChanged', org: c.org, user_id: ctx.user_id, device_id: c.device_id, changes }], value: {} };
   },
 });
@@ -106,7 +150,7 @@ const clientDeviceRegistered = fact<ClientDeviceRegistered>({
   type: 'ClientDeviceRegistered',
   apply: {
     user(ctx, f) {
-      ctx.devices.set(f.device_id, { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_registration_error_code: null });
+      ctx.devices.set(f.device_id, { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_registration_error_code: null, push_key: null, push_token_kind: null });
       ctx.nextDeviceId = Math.max(ctx.nextDeviceId, f.device_id + 1);
     },
   },
@@ -140,7 +184,7 @@ const devicePushChanged = fact<DevicePushChanged>({
 
 export const pushDevices = area({
   name: 'push devices',
-  commands: [addPushToken, removePushToken, registerClientDevice, removeClientDevice, setDevicePush],
+  commands: [addPushToken, removePushToken, registerClientDevice, removeClientDevice, registerPushDevice, finishPushRegistration],
   facts: [pushTokenAdded, pushTokenRemoved, clientDeviceRegistered, clientDeviceRemoved, devicePushChanged],
   register: [
     { types: ['device'], fill: (state, r, view) => void (state.devices = listDevices(view.user(r.org.id, r.user.user_id))) },

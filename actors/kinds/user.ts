@@ -6,7 +6,7 @@
  */
 import type { Persistence } from '../core/persistence.js';
 import { IdSet } from '../id_set.js';
-import type { ClientDevice, PushToken } from '../push_devices.js';
+import type { DevicePushState, PushToken } from '../push_devices.js';
 import type { ScheduledRecord } from '../scheduled_rules.js';
 import type { SubscriptionProps } from '../types.js';
 
@@ -36,7 +36,7 @@ export interface UserContext {
   /** Push tokens of the mobile apps (FCM and APNs), in registration order. */
   pushTokens: PushToken[];
   /** Client devices (`register_client_device`) and their E2EE push registrations, by id. */
-  devices: Map<number, ClientDevice>;
+  devices: Map<number, DevicePushState>;
   /** The id the next client device gets. */
   nextDeviceId: number;
 }
@@ -119,7 +119,7 @@ interface UserChunk {
   next_scheduled_id?: number;
   /** Absent in chunks written before push devices existed. */
   push_tokens?: PushToken[];
-  devices?: Array<[number, ClientDevice]>;
+  devices?: Array<[number, DevicePushState]>;
   next_device_id?: number;
 }
 

@@ -5,8 +5,7 @@
  * user actor's; only the relay calls happen here.
  */
 import { ApiError, badRequest } from '../../../actors/errors.js';
-import { accessDevice } from '../../../actors/areas/push_devices.js';
-import { checkAppId, checkPushKey, checkPushToken, tokenIdOf, type DevicePushState } from '../../../actors/push_devices.js';
+import { checkAppId, checkPushToken } from '../../../actors/push_devices.js';
 import type { UserRecord } from '../../../actors/types.js';
 import { sendToBouncer, usesBouncer } from '../../push/bouncer.js';
 import { Enum, route, S } from '../../http/route.js';
@@ -167,41 +166,21 @@ export const registerPushDevice = route({
   async handler({ params, org, user, runtime, config }) {
     humansOnly(user);
     if (!usesBouncer(config.pushBouncerUrl)) throw new ApiError('PUSH_SERVICE_NOT_CONFIGURED', 'Server is not configured to use push notification service.');
-    const ctx = runtime.user(org.id, user.user_id);
-    if (!ctx) throw badRequest('Invalid `device_id`');
-    const device = accessDevice(ctx, params.device_id);
-    const keyFields = params.push_key !== undefined && params.push_key_id !== undefined;
-    const tokenFields = params.bouncer_public_key !== undefined && params.encrypted_push_registration !== undefined && params.token_id !== undefined && params.token_kind !== undefined;
-    if (!keyFields && !tokenFields) throw badRequest('Missing parameters: must provide either all push key fields, all token fields, or both.');
-    const set = (changes: Partial<DevicePushState>) => runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'SET_DEVICE_PUSH', org: org.id, device_id: params.device_id, changes } });
-    if (keyFields) checkPushKey(params.push_key!);
-    if (keyFields && !tokenFields) {
-      if (device.push_key_id === null) throw badRequest('No push registration exists to rotate key for.');
-      await set({ push_key: params.push_key, push_key_id: params.push_key_id });
-      return { json: {} };
-    }
-    if (device.push_registration_error_code === null && device.pending_push_token_id !== null) throw badRequest('A registration for the device already in progress.');
-    const tokenId = tokenIdOf(params.token_id!);
-    if (!keyFields && device.push_key_id === null) throw badRequest('No push registration exists to rotate token for.');
-    if (device.push_registration_error_code === null && device.push_token_id === tokenId && (!keyFields || device.push_key_id === params.push_key_id)) return { json: {} };
-    await set({ ...(keyFields ? { push_key: params.push_key, push_key_id: params.push_key_id } : {}), push_token_kind: params.token_kind, pending_push_token_id: tokenId, push_registration_error_code: null });
+    const { bouncer_public_key, encrypted_push_registration, ...fields } = params;
+    const relayFields = bouncer_public_key !== undefined && encrypted_push_registration !== undefined;
+    const target = { kind: 'user', org: org.id, user_id: user.user_id } as const;
+    const { pending_token_id: tokenId } = await runtime.execute({ ...target, command: { type: 'REGISTER_PUSH_DEVICE', org: org.id, ...fields, relay_fields: relayFields } });
+    if (tokenId === null) return { json: {} };
     // Zulip completes the registration from a queue worker; Parley asks the relay now and records its answer.
+    const finish = (error_code: string | null) => runtime.execute({ ...target, command: { type: 'FINISH_PUSH_REGISTRATION', org: org.id, device_id: params.device_id, token_id: tokenId, error_code } });
     try {
-      await sendToBouncer(config.pushBouncerUrl, 'remotes/push/e2ee/register', {
-        realm_id: org.id,
-        user_id: user.user_id,
-        bouncer_public_key: params.bouncer_public_key,
-        encrypted_push_registration: params.encrypted_push_registration,
-        token_id: params.token_id,
-      });
+      await sendToBouncer(config.pushBouncerUrl, 'remotes/push/e2ee/register', { realm_id: org.id, user_id: user.user_id, bouncer_public_key, encrypted_push_registration, token_id: params.token_id });
     } catch (err) {
-      // The relay refused it: the registration failed for good. Unreachable or failing: it stays pending.
-      if (err instanceof ApiError && (err.code === 'ADMIN_ACTION_REQUIRED' || err.code === 'INVALID_REMOTE_PUSH_DEVICE_TOKEN')) {
-        await set({ push_registration_error_code: err.code });
-      }
+      // Refused: the registration failed for good. Unreachable or failing: it stays pending, as Zulip's worker retries.
+      if (err instanceof ApiError && (err.code === 'ADMIN_ACTION_REQUIRED' || err.code === 'INVALID_REMOTE_PUSH_DEVICE_TOKEN')) await finish(err.code);
       throw err;
     }
-    await set({ push_token_id: tokenId, pending_push_token_id: null, push_registration_error_code: null });
+    await finish(null);
     return { json: {} };
   },
 });
