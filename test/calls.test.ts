@@ -7,7 +7,7 @@
 import t, { type Test } from 'tap';
 import { createOrganization } from '../src/bootstrap.js';
 import { bbbChecksumValid, closedPort, fakeBbb, type FakeBbb } from './fakes.js';
-import { chatFixture, type ChatFixture } from './helpers.js';
+import { chatFixture, withRole, type ChatFixture } from './helpers.js';
 
 const JITSI = 'https://jitsi.example';
 
@@ -139,4 +139,31 @@ t.test('BigBlueButton: the server refusing our checksum, failing, or unreachable
   t.teardown(g.stop);
   const link = joinPath((await g.call(g.owner, 'GET', '/api/v1/calls/bigbluebutton/create', { meeting_name: 'm' })).json.url);
   t.match(await g.call(g.owner, 'GET', link.path, { bigbluebutton: link.signed }), { status: 400, json: { msg: 'Error connecting to the BigBlueButton server.' } });
+});
+
+t.test('server settings: flags and PARLEY_* variables, URLs checked, trailing slashes dropped', async (t) => {
+  const { loadConfig } = await import('../src/config.js');
+  const c = loadConfig(['--jitsi-server-url', 'https://meet.example/', '--bbb-url=https://bbb.example/bigbluebutton/', '--bbb-secret', 's3'], { PARLEY_PUSH_BOUNCER_URL: 'http://127.0.0.1:9' });
+  t.same([c.jitsiServerUrl, c.bbbUrl, c.bbbSecret, c.pushBouncerUrl], ['https://meet.example', 'https://bbb.example/bigbluebutton', 's3', 'http://127.0.0.1:9']);
+  const d = loadConfig([], {});
+  t.same([d.jitsiServerUrl, d.bbbUrl, d.bbbSecret, d.pushBouncerUrl], ['', '', '', ''], 'nothing configured by default');
+  t.throws(() => loadConfig(['--jitsi-server-url', 'ftp://meet.example'], {}), /http or https URL/);
+  t.throws(() => loadConfig([], { PARLEY_BBB_URL: 'not a url' }), /http or https URL/);
+});
+
+t.test('roles: guests and bots may make calls, as in Zulip', async (t) => {
+  const bbb = await fakeBbb('s');
+  t.teardown(() => bbb.server.close());
+  const f = await chatFixture({ config: { jitsiServerUrl: JITSI, bbbUrl: bbb.url, bbbSecret: 's' } });
+  t.teardown(f.stop);
+  const guest = await withRole(f, 'guest@example.com', 600);
+  const bot = await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Call Bot', short_name: 'callbot' });
+  const botCreds = { user_id: bot.json.user_id, email: f.runtime.org(1)!.users.get(bot.json.user_id)!.email, api_key: bot.json.api_key };
+  for (const who of [guest, botCreds]) {
+    t.equal((await f.call(who, 'POST', '/api/v1/calls/jitsi/create')).status, 200);
+    const link = (await f.call(who, 'GET', '/api/v1/calls/bigbluebutton/create', { meeting_name: 'x' })).json.url as string;
+    const joined = await f.call(who, 'GET', link.split('?')[0], { bigbluebutton: new URL(link, 'http://x').searchParams.get('bigbluebutton')! });
+    t.equal(new URL(joined.headers.location).searchParams.get('role'), 'MODERATOR');
+  }
+  t.match(await f.call(guest, 'PATCH', '/api/v1/realm', { video_chat_provider: 4 }), { status: 403 });
 });

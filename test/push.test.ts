@@ -12,7 +12,7 @@ import t from 'tap';
 import { createOrganization } from '../src/bootstrap.js';
 import { openStore, type Store } from '../src/store.js';
 import { closedPort, fakeBouncer } from './fakes.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
 
 const APNS = 'c0ffee00deadbeef';
 const PUSH_KEY = Buffer.concat([Buffer.from([0x31]), Buffer.alloc(32, 7)]).toString('base64');
@@ -210,4 +210,13 @@ t.test('registrations survive a restart, from the log and from a snapshot', asyn
   store = open();
   t.same(state(), [[APNS], expected[1], 3], 'from the snapshot alone');
   await store.close();
+});
+
+t.test('roles: guests register tokens and devices like members', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const guest = await withRole(f, 'guest@example.com', 600);
+  t.equal((await f.call(guest, 'POST', '/api/v1/users/me/android_gcm_reg_id', { token: 'guest-token' })).status, 200);
+  t.same((await f.call(guest, 'POST', '/api/v1/register_client_device')).json, { result: 'success', msg: '', device_id: 1 });
+  t.match(await f.call(guest, 'POST', '/api/v1/mobile_push/test_notification'), { status: 403, json: { code: 'ADMIN_ACTION_REQUIRED' } });
 });
