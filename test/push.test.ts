@@ -220,3 +220,14 @@ t.test('roles: guests register tokens and devices like members', async (t) => {
   t.same((await f.call(guest, 'POST', '/api/v1/register_client_device')).json, { result: 'success', msg: '', device_id: 1 });
   t.match(await f.call(guest, 'POST', '/api/v1/mobile_push/test_notification'), { status: 403, json: { code: 'ADMIN_ACTION_REQUIRED' } });
 });
+
+t.test('deactivating a user clears their push tokens, as Zulip does', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const m = await f.createUser('m@example.com');
+  t.equal((await f.call(m, 'POST', '/api/v1/users/me/android_gcm_reg_id', { token: 'm-token' })).status, 200);
+  t.equal((await f.call(f.owner, 'DELETE', `/api/v1/users/${m.user_id}`)).status, 200);
+  t.same(f.runtime.user(1, m.user_id)!.pushTokens, []);
+  t.equal((await f.call(f.owner, 'POST', `/api/v1/users/${m.user_id}/reactivate`)).status, 200);
+  t.match(await f.call(m, 'POST', '/api/v1/mobile_push/test_notification'), { status: 400, json: { code: 'NO_ACTIVE_PUSH_DEVICE' } });
+});
