@@ -31,6 +31,8 @@ const TABLE = {
   move_messages_within_stream_limit_seconds: { default: 7 * DAY as number | null, kind: 'seconds', unlimited: true },
   move_messages_between_streams_limit_seconds: { default: 7 * DAY as number | null, kind: 'seconds', unlimited: true },
   waiting_period_threshold: { default: 0 as number, kind: 'int', min: 0 },
+  // Zulip's default is Jitsi; Parley offers no provider unless the server is configured for one.
+  video_chat_provider: { default: 0 as number, kind: 'int', min: 0 },
   emails_restricted_to_domains: { default: false as boolean, ...bool },
   can_access_all_users_group: { default: SYSTEM_GROUPS.everyone as GroupSettingValue, ...group },
   can_add_custom_emoji_group: { default: SYSTEM_GROUPS.members as GroupSettingValue, ...group },

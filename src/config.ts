@@ -61,6 +61,14 @@ export interface Config {
   maxFileUploadSizeMib: number;
   /** Uploads no message links are deleted this many weeks after upload (0: never). */
   uploadRetentionWeeks: number;
+  /** Jitsi server new calls' rooms are made on (Zulip's `JITSI_SERVER_URL`; empty: Jitsi is not offered). */
+  jitsiServerUrl: string;
+  /** BigBlueButton API base, ending in `/bigbluebutton/` (Zulip's `BIG_BLUE_BUTTON_URL`; empty: not offered). */
+  bbbUrl: string;
+  /** BigBlueButton shared secret, for API checksums (Zulip's `BIG_BLUE_BUTTON_SECRET`). */
+  bbbSecret: string;
+  /** Push notification relay (Zulip's `PUSH_NOTIFICATION_BOUNCER_URL`; empty: no push notifications). */
+  pushBouncerUrl: string;
 }
 
 /** Each setting: its flag, its environment variable, its default and how to parse it. */
@@ -98,6 +106,10 @@ const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v:
   { key: 'mailFrom', flag: '--mail-from', env: 'PARLEY_MAIL_FROM', parse: String, def: '' },
   { key: 'maxFileUploadSizeMib', flag: '--max-file-upload-size-mib', env: 'PARLEY_MAX_FILE_UPLOAD_SIZE_MIB', parse: int, def: 100 },
   { key: 'uploadRetentionWeeks', flag: '--upload-retention-weeks', env: 'PARLEY_UPLOAD_RETENTION_WEEKS', parse: int, def: 3 },
+  { key: 'jitsiServerUrl', flag: '--jitsi-server-url', env: 'PARLEY_JITSI_SERVER_URL', parse: httpUrl, def: '' },
+  { key: 'bbbUrl', flag: '--bbb-url', env: 'PARLEY_BBB_URL', parse: httpUrl, def: '' },
+  { key: 'bbbSecret', flag: '--bbb-secret', env: 'PARLEY_BBB_SECRET', parse: String, def: '' },
+  { key: 'pushBouncerUrl', flag: '--push-bouncer-url', env: 'PARLEY_PUSH_BOUNCER_URL', parse: httpUrl, def: '' },
 ];
 
 function int(v: string): number {
@@ -115,6 +127,19 @@ function bool(v: string): boolean {
   if (['1', 'true', 'yes', 'on', ''].includes(v)) return true;
   if (['0', 'false', 'no', 'off'].includes(v)) return false;
   throw new Error(`expected true or false, got '${v}'`);
+}
+
+/** An http(s) URL without a trailing slash, or empty for none. */
+function httpUrl(v: string): string {
+  if (v === '') return '';
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new Error(`expected an http or https URL, got '${v}'`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`expected an http or https URL, got '${v}'`);
+  return v.replace(/\/+$/, '');
 }
 
 function fsyncPolicy(v: string): FsyncPolicy {

@@ -626,6 +626,7 @@ interface Tracked {
   never_subscribed: Array<{ stream_id: number; subscribers: number[] }>;
   max_message_id: number;
   starred_messages: number[];
+  devices: Record<string, Record<string, unknown>>;
 }
 
 function tracked(reg: any): Tracked {
@@ -637,6 +638,7 @@ function tracked(reg: any): Tracked {
     never_subscribed: subs(reg.never_subscribed),
     max_message_id: reg.max_message_id,
     starred_messages: [...reg.starred_messages].sort((a: number, b: number) => a - b),
+    devices: reg.devices,
   };
 }
 
@@ -699,6 +701,14 @@ function applyEvent(state: Tracked, e: any, me: number): void {
         state.starred_messages = sortIds(set);
       }
       break;
+    case 'device':
+      if (e.op === 'add') state.devices[e.device_id] = { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_registration_error_code: null };
+      else if (e.op === 'remove') delete state.devices[e.device_id];
+      else {
+        const { id: _id, type: _type, op: _op, device_id, ...changes } = e;
+        Object.assign(state.devices[device_id], changes);
+      }
+      break;
     default:
       break;
   }
@@ -707,7 +717,7 @@ function applyEvent(state: Tracked, e: any, me: number): void {
 t.test('convergence: initial state plus the events equals a fresh register', async (t) => {
   const { f, bob, carol } = await world();
   t.teardown(f.stop);
-  const types = ['realm_user', 'subscription', 'stream', 'message', 'update_message_flags'];
+  const types = ['realm_user', 'subscription', 'stream', 'message', 'update_message_flags', 'device'];
   const fetchState = async () => {
     const reg = await f.call(bob, 'POST', '/api/v1/register', { event_types: types });
     if (reg.status !== 200) throw new Error(reg.body);
@@ -727,6 +737,10 @@ t.test('convergence: initial state plus the events equals a fresh register', asy
   t.equal((await f.subscribe(carol, 'announce')).status, 200);
   const left = await f.call(bob, 'DELETE', '/api/v1/users/me/subscriptions', { subscriptions: ['general'] });
   t.equal(left.status, 200, left.body);
+  const device = (await f.call(bob, 'POST', '/api/v1/register_client_device')).json.device_id;
+  await f.call(bob, 'POST', '/api/v1/register_client_device');
+  t.equal((await f.call(bob, 'POST', '/api/v1/remove_client_device', { device_id: device })).status, 200);
+  await f.call(carol, 'POST', '/api/v1/register_client_device');
   await settle();
 
   const got = await fetchNow(f, bob, initial.queue_id, initial.last_event_id);
@@ -741,6 +755,8 @@ t.test('convergence: initial state plus the events equals a fresh register', asy
   t.same(state.unsubscribed, fresh.unsubscribed, 'unsubscribed: a channel left is listed there, not as never subscribed');
   t.same(state.max_message_id, fresh.max_message_id, 'max_message_id');
   t.same(state.starred_messages, fresh.starred_messages, 'starred_messages');
+  t.same(state.devices, fresh.devices, 'devices');
+  t.equal(Object.keys(fresh.devices).length, 1, 'bob\'s own devices only');
 });
 
 t.test('passivation: an unused queue gives up its actor, keeps its events, and wakes on the next message', async (t) => {

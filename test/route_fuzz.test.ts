@@ -38,6 +38,7 @@ import { Abortable } from '../src/http/types.js';
 import { boardRoutes } from '../src/routes/board/index.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { boardFixture, challenge, type BoardFixture } from './board_helpers.js';
+import { fakeBbb, fakeBouncer } from './fakes.js';
 import { basicAuth, chatFixture, type Credentials } from './helpers.js';
 import { prng } from './prng.js';
 import { stateDigest } from './state.js';
@@ -219,7 +220,8 @@ async function runCases(
   for (const c of cases) {
     const logged = opts.logs.length;
     const res = await answer(opts.app, c.req);
-    const accepted = res !== 'timeout' && c.expect === 'maybe' && res.status >= 200 && res.status < 300;
+    // A redirect (the BigBlueButton join) is an answer too.
+    const accepted = res !== 'timeout' && c.expect === 'maybe' && res.status >= 200 && res.status < 400;
     let problem: string | null = null;
     if (res === 'timeout') problem = `no answer within ${ANSWER_TIMEOUT_MS} ms`;
     else if (opts.logs.length > logged) problem = `internal error logged: ${label(opts.logs[opts.logs.length - 1].split('\n')[0])}`;
@@ -245,7 +247,7 @@ async function runCases(
     for (const base of opts.bases) {
       const res = await answer(opts.app, base);
       const status = res === 'timeout' ? 'no answer' : res.status;
-      t.ok(typeof status === 'number' && status >= 200 && status < 300, `${routeName}: the base request ${label(base.url.slice(0, 80))} is valid (${status})`);
+      t.ok(typeof status === 'number' && status >= 200 && status < 400, `${routeName}: the base request ${label(base.url.slice(0, 80))} is valid (${status})`);
     }
   }
   t.strictSame(problems, [], `${routeName}: every case refused with a 4xx in the API's error shape, state unchanged`);
@@ -455,7 +457,13 @@ const CHAT_KNOWN: Known[] = [];
 
 t.test(`chat routes (seed ${seed})`, async (t) => {
   t.comment(`seed ${seed}; rerun with PARLEY_FUZZ_SEED=${seed}`);
-  const f = await chatFixture({ config: { dataDir: mkdtempSync(join(tmpdir(), 'parley-fuzz-')) } });
+  // Call providers configured, BigBlueButton a local stand-in, so that their routes have valid requests.
+  // So do push notifications, through a local stand-in for the relay.
+  const bbb = await fakeBbb('fuzz-secret');
+  t.teardown(() => bbb.server.close());
+  const bouncer = await fakeBouncer();
+  t.teardown(() => bouncer.server.close());
+  const f = await chatFixture({ config: { dataDir: mkdtempSync(join(tmpdir(), 'parley-fuzz-')), jitsiServerUrl: 'https://jitsi.invalid', bbbUrl: bbb.url, bbbSecret: 'fuzz-secret', pushBouncerUrl: bouncer.url } });
   t.teardown(f.stop);
   const logs: string[] = [];
   const app = new ChatApp(chatRoutes, f.runtime, f.config, (line) => logs.push(line), f.mail);
@@ -551,6 +559,20 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const seedTus = await tusUpload();
   const doomedTus = await tusUpload();
 
+  // Push: tokens to remove and to test, a device registered with the relay, one to remove, one to register.
+  await f.call(f.owner, 'POST', '/api/v1/users/me/apns_device_token', { token: 'deadbeef', appid: 'org.zulip.Zulip' });
+  await f.call(f.owner, 'POST', '/api/v1/users/me/android_gcm_reg_id', { token: 'doomed-fcm' });
+  await f.call(f.owner, 'POST', '/api/v1/users/me/android_gcm_reg_id', { token: 'seed-fcm' });
+  const pushKey = Buffer.concat([Buffer.from([0x31]), Buffer.alloc(32, 1)]).toString('base64');
+  const tokenId = (n: number): string => Buffer.from([0, 0, 0, 0, 0, 0, 0, n]).toString('base64');
+  const newDevice = async (): Promise<number> => (await f.call(f.owner, 'POST', '/api/v1/register_client_device')).json.device_id as number;
+  const seedDevice = await newDevice();
+  const pushRegistration = (device: number, token: number) => ({ device_id: String(device), token_kind: 'fcm', push_key: pushKey, push_key_id: '1', bouncer_public_key: 'bpk', encrypted_push_registration: 'ciphertext', token_id: tokenId(token) });
+  if ((await f.call(f.owner, 'POST', '/api/v1/mobile_push/register', pushRegistration(seedDevice, 1))).status !== 200) throw new Error('fixture setup failed');
+  const doomedDevice = await newDevice();
+  const blankDevice = await newDevice();
+  const bbbLink = new URL((await f.call(f.owner, 'GET', '/api/v1/calls/bigbluebutton/create', { meeting_name: 'seed' })).json.url as string, 'http://x');
+
   /** A valid request for each route, from which every case breaks one thing. */
   const BASES: Record<string, ChatBase | ChatBase[]> = {
     'POST /api/v1/fetch_api_key': { params: { username: 'owner@example.com', password: 'owner-pass' } },
@@ -601,6 +623,21 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'POST /api/v1/realm/filters': { params: { pattern: 'FUZZ(?P<n>[0-9]+)', url_template: 'https://fuzz.example/{n}' } },
     'PATCH /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(seedLinkifier) }, params: { pattern: 'SEED2(?P<n>[0-9]+)', url_template: 'https://seed.example/{n}' } },
     'DELETE /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(doomedLinkifier) }, params: {} },
+    'POST /api/v1/calls/{provider}/create': { pathParams: { provider: 'jitsi' }, params: { is_video_call: 'false' } },
+    'GET /api/v1/calls/bigbluebutton/create': { params: { meeting_name: 'fuzz', voice_only: 'true' } },
+    'GET /calls/bigbluebutton/join': { params: { bigbluebutton: bbbLink.searchParams.get('bigbluebutton')! } },
+    'POST /api/v1/users/me/apns_device_token': { params: { token: 'c0ffee', appid: 'org.zulip.Zulip' }, semantic: { token: ['', 'xyz', 'abc'], appid: ['', 'a/b', 'a b'] } },
+    'DELETE /api/v1/users/me/apns_device_token': { params: { token: 'deadbeef' }, semantic: { token: ['', 'xyz', 'c0c0'] } },
+    'POST /api/v1/users/me/android_gcm_reg_id': { params: { token: 'fuzz-fcm' }, semantic: { token: ['', 'x'.repeat(4097)] } },
+    'DELETE /api/v1/users/me/android_gcm_reg_id': { params: { token: 'doomed-fcm' }, semantic: { token: ['', 'nope'] } },
+    'POST /api/v1/mobile_push/test_notification': { params: { token: 'seed-fcm' }, semantic: { token: ['', 'nope'] } },
+    'POST /api/v1/mobile_push/e2ee/test_notification': { params: { device_id: String(seedDevice) }, semantic: { device_id: ['99999', '-1', String(blankDevice)] } },
+    'POST /api/v1/register_client_device': { params: {} },
+    'POST /api/v1/remove_client_device': { params: { device_id: String(doomedDevice) }, semantic: { device_id: ['99999', '-1', '0'] } },
+    'POST /api/v1/mobile_push/register': {
+      params: pushRegistration(blankDevice, 2),
+      semantic: { device_id: ['99999', '-1'], push_key: ['', 'x', Buffer.alloc(33, 0x32).toString('base64')], token_id: ['', 'x', Buffer.alloc(8, 0xff).toString('base64')] },
+    },
     'POST /api/v1/users/me/alert_words': { params: { alert_words: JSON.stringify(['fuzz', 'deploy']) } },
     'DELETE /api/v1/users/me/alert_words': { params: { alert_words: JSON.stringify(['deploy']) } },
     'PATCH /api/v1/streams/{stream_id}': { pathParams: { stream_id: String(fuzzChannel) }, params: { description: 'fuzzed' } },

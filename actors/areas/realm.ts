@@ -28,7 +28,11 @@ const OWNER_ONLY = new Set<string>(['can_create_web_public_channel_group', 'can_
 export interface RealmSettingsChanged { type: 'RealmSettingsChanged'; org: number; changes: Record<string, unknown> }
 
 /** Change settings (administrators; some owners only). Group settings come as `{new, old?}`. */
-export interface UpdateRealm { type: 'UPDATE_REALM'; org: number; actor_id: number; name?: string; description?: string; settings: Record<string, unknown> }
+/**
+ * Change the organization's name, description or settings. `video_chat_providers`:
+ * the ids of the providers the server offers (a server setting; only `0` without it).
+ */
+export interface UpdateRealm { type: 'UPDATE_REALM'; org: number; actor_id: number; name?: string; description?: string; settings: Record<string, unknown>; video_chat_providers?: number[] }
 
 function sameValue(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
@@ -58,6 +62,7 @@ export const updateRealm = command({
       const key = name as RealmSettingName;
       if (OWNER_ONLY.has(key) && actor.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
       const value = isGroupSetting(key) ? groupSettingChange(ctx, key, request, current[key] as GroupSettingValue) : checkRealmValue(key, request);
+      if (key === 'video_chat_provider' && !(c.video_chat_providers ?? [0]).includes(value as number)) throw badRequest(`Invalid video_chat_provider ${String(value)}`);
       if (!sameValue(value, current[key])) changes[key] = value;
     }
     if (Object.keys(changes).length === 0) return { facts: [], value: {} };

@@ -127,9 +127,14 @@ const userActivationChanged = fact<UserActivationChanged>({
       const user = ctx.users.get(f.user_id);
       if (user) user.is_active = f.active;
     },
+    // Zulip's `clear_push_device_tokens`: a deactivated user's phones stop being notified for good.
+    user(ctx, f) {
+      if (!f.active && ctx.pushTokens.length > 0) ctx.pushTokens = [];
+    },
   },
   route(f, to) {
     to.org(f.org);
+    to.user(f.org, f.user_id);
   },
   notify(f, seq, view) {
     const org = view.org(f.org)!;

@@ -8,6 +8,7 @@
  */
 import type { Persistence } from '../core/persistence.js';
 import { IdSet } from '../id_set.js';
+import type { DevicePushState, PushToken } from '../push_devices.js';
 import type { ScheduledRecord } from '../scheduled_rules.js';
 import { emptyPersonal, personalChunk, restorePersonal, type PersonalChunk, type PersonalData } from '../personal.js';
 import type { SubscriptionProps } from '../types.js';
@@ -37,6 +38,12 @@ export interface UserContext {
   nextScheduledId: number;
   /** Drafts, saved snippets, navigation views, muted users and bot storage. */
   personal: PersonalData;
+  /** Push tokens of the mobile apps (FCM and APNs), in registration order. */
+  pushTokens: PushToken[];
+  /** Client devices (`register_client_device`) and their E2EE push registrations, by id. */
+  devices: Map<number, DevicePushState>;
+  /** The id the next client device gets. */
+  nextDeviceId: number;
 }
 
 /** A user's visibility policy for one channel topic (Zulip's `UserTopic`). */
@@ -57,7 +64,7 @@ export function userTopicKey(streamId: number, topic: string): string {
 export function emptyUser(userId: number): UserContext {
   const flags = {} as Record<StoredFlag, IdSet>;
   for (const f of STORED_FLAGS) flags[f] = new IdSet();
-  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags, topics: new Map(), scheduled: new Map(), nextScheduledId: 1, personal: emptyPersonal() };
+  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags, topics: new Map(), scheduled: new Map(), nextScheduledId: 1, personal: emptyPersonal(), pushTokens: [], devices: new Map(), nextDeviceId: 1 };
 }
 
 /** The flags of one message for this user, as Zulip lists them. */
@@ -117,6 +124,10 @@ interface UserChunk {
   next_scheduled_id?: number;
   /** Absent in chunks written before personal data existed. */
   personal?: PersonalChunk;
+  /** Absent in chunks written before push devices existed. */
+  push_tokens?: PushToken[];
+  devices?: Array<[number, DevicePushState]>;
+  next_device_id?: number;
 }
 
 /** Where a restored user goes. */
@@ -132,7 +143,8 @@ export function userPersistence(orgId: number): Persistence<UserContext, UserRes
       yield (): UserChunk => {
         const flags: Record<string, StoredIds> = {};
         for (const f of STORED_FLAGS) flags[f] = ctx.flags[f].toBytes();
-        return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags, topics: [...ctx.topics.values()], scheduled: [...ctx.scheduled.values()], next_scheduled_id: ctx.nextScheduledId, personal: personalChunk(ctx.personal) };
+        return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags, topics: [...ctx.topics.values()], scheduled: [...ctx.scheduled.values()], next_scheduled_id: ctx.nextScheduledId, personal: personalChunk(ctx.personal),
+          push_tokens: ctx.pushTokens, devices: [...ctx.devices], next_device_id: ctx.nextDeviceId };
       };
     },
   };
@@ -151,6 +163,9 @@ export const userRestore: Pick<Persistence<UserContext, UserRestoreScope>, 'tags
       scheduled: new Map((c.scheduled ?? []).map((r) => [r.id, r])),
       nextScheduledId: c.next_scheduled_id ?? 1,
       personal: restorePersonal(c.personal),
+      pushTokens: c.push_tokens ?? [],
+      devices: new Map(c.devices ?? []),
+      nextDeviceId: c.next_device_id ?? 1,
     });
   },
 };

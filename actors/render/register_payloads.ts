@@ -73,7 +73,6 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_org_type: 0,
     realm_plan_type: 1,
     realm_upload_quota_mib: null,
-    realm_video_chat_provider: 0,
     realm_jitsi_server_url: null,
     realm_giphy_rating: 2,
     realm_want_advertise_in_communities_directory: false,

@@ -4,6 +4,7 @@ import { route, type RouteRecord } from '../../http/route.js';
 import * as alertWords from './alert_words.js';
 import * as botStorage from './bot_storage.js';
 import * as bots from './bots.js';
+import * as calls from './calls.js';
 import * as channelFolders from './channel_folders.js';
 import * as drafts from './drafts.js';
 import * as events from './events.js';
@@ -16,6 +17,7 @@ import * as mutedUsers from './muted_users.js';
 import * as navigationViews from './navigation_views.js';
 import * as presence from './presence.js';
 import * as profileFields from './profile_fields.js';
+import * as push from './push.js';
 import * as reactions from './reactions.js';
 import * as realm from './realm.js';
 import * as realmDomains from './realm_domains.js';
@@ -36,7 +38,7 @@ import * as uploads from './uploads.js';
 import * as users from './users.js';
 
 /** The route modules, one per area of the API. A new module is one line here; a new route in a module, none. */
-const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, scheduledMessages, reminders, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, realmEmoji, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, userTopics, channelFolders, uploads, tus, drafts, savedSnippets, navigationViews, mutedUsers, botStorage];
+const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, scheduledMessages, reminders, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, realmEmoji, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, userTopics, channelFolders, uploads, tus, calls, push, drafts, savedSnippets, navigationViews, mutedUsers, botStorage];
 
 function isRoute(x: unknown): x is RouteRecord {
   return typeof x === 'object' && x !== null && 'method' in x && 'path' in x && 'handler' in x && (x as RouteRecord).api === 'chat';

@@ -5,6 +5,7 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { isGroupSetting, REALM_DEFAULTS, REALM_SETTING_NAMES } from '../../../actors/realm_settings.js';
+import { availableVideoChatProviders } from '../../calls/providers.js';
 import { route, S } from '../../http/route.js';
 
 /** A parameter per setting: group settings as `{new, old}` objects, time limits as seconds or "unlimited". */
@@ -27,11 +28,11 @@ export const updateRealm = route({
   auth: 'user',
   summary: "Change the organization's name, description or settings (organization administrators only)",
   params: { name: { schema: S.str }, description: { schema: S.str }, ...realmParams() },
-  async handler({ params, org, user, runtime }) {
+  async handler({ params, org, user, runtime, config }) {
     const { name, description, ...rest } = params as Record<string, unknown> & { name?: string; description?: string };
     const settings: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(rest)) if (value !== undefined) settings[key] = value;
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_REALM', org: org.id, actor_id: user.user_id, name, description, settings } });
+    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_REALM', org: org.id, actor_id: user.user_id, name, description, settings, video_chat_providers: Object.values(availableVideoChatProviders(config)).map((p) => p.id) } });
     return { json: {} };
   },
 });

@@ -11,6 +11,7 @@ import type { OrgRecord, UserRecord } from '../../../actors/types.js';
 import { Nullable, route, S, OneOf, Enum, type ParamMap, type ParamsOf } from '../../http/route.js';
 import { realmUrl } from './server.js';
 import type { Config } from '../../config.js';
+import { callRegisterFields } from '../../calls/providers.js';
 
 const nullableStrings = Nullable(S.strArray);
 
@@ -81,6 +82,8 @@ export function registerResponse(runtime: Runtime, config: Config, org: OrgRecor
   const state = fetchInitialState(runtime, request, fetchTypes ? new Set(fetchTypes) : null);
   // A server setting, where the other limits are constants.
   if ('max_file_upload_size_mib' in state) state.max_file_upload_size_mib = config.maxFileUploadSizeMib;
+  // Which call providers exist is a server setting too.
+  if ('realm_available_video_chat_providers' in state) Object.assign(state, callRegisterFields(config));
   return { queue_id: queueId, last_event_id: -1, ...versionFields(), ...state };
 }
 

@@ -1,0 +1,194 @@
+/**
+ * Push devices (Zulip's `zerver/actions/push_notifications.py`, `actions/devices.py`):
+ * the mobile apps' push tokens, and client devices with their E2EE push
+ * registration. The user's actor keeps both; client devices are announced to the
+ * user's clients by `device` events and listed by `/register`'s `devices`. Tokens
+ * have no events, as in Zulip.
+ */
+import { area, command, fact } from '../core/area.js';
+import type { Decision, DecideEnv } from '../core/domain_logic.js';
+import { badRequest } from '../errors.js';
+import type { UserContext } from '../kinds/user.js';
+import { checkPushKey, tokenIdOf, type ClientDevice, type DevicePushState, type PushToken } from '../push_devices.js';
+import { eventJson } from '../render/events.js';
+
+export interface PushTokenAdded { type: 'PushTokenAdded'; org: number; user_id: number; token: PushToken }
+export interface PushTokenRemoved { type: 'PushTokenRemoved'; org: number; user_id: number; kind: PushToken['kind']; token: string }
+export interface ClientDeviceRegistered { type: 'ClientDeviceRegistered'; org: number; user_id: number; device_id: number }
+export interface ClientDeviceRemoved { type: 'ClientDeviceRemoved'; org: number; user_id: number; device_id: number }
+/** A device's push registration fields changed to these. */
+export interface DevicePushChanged { type: 'DevicePushChanged'; org: number; user_id: number; device_id: number; changes: Partial<DevicePushState> }
+
+export interface AddPushToken { type: 'ADD_PUSH_TOKEN'; org: number; kind: PushToken['kind']; token: string; ios_app_id: string | null }
+export interface RemovePushToken { type: 'REMOVE_PUSH_TOKEN'; org: number; kind: PushToken['kind']; token: string }
+export interface RegisterClientDevice { type: 'REGISTER_CLIENT_DEVICE'; org: number }
+export interface RemoveClientDevice { type: 'REMOVE_CLIENT_DEVICE'; org: number; device_id: number }
+/**
+ * Register a device for E2EE push (Zulip's `register_push_device`): push key fields,
+ * token fields, or both. A new token waits, pending, for the relay's answer.
+ */
+export interface RegisterPushDevice {
+  type: 'REGISTER_PUSH_DEVICE';
+  org: number;
+  device_id: number;
+  push_key?: string;
+  push_key_id?: number;
+  token_kind?: 'fcm' | 'apns';
+  token_id?: string;
+  /** Both `bouncer_public_key` and `encrypted_push_registration` were given (their content is the relay's). */
+  relay_fields: boolean;
+}
+/** The relay's answer to a pending registration: accepted (`error_code` null) or refused. */
+export interface FinishPushRegistration { type: 'FINISH_PUSH_REGISTRATION'; org: number; device_id: number; token_id: number; error_code: string | null }
+
+/** Zulip's `check_device_id`: a device of this user. */
+export function accessDevice(ctx: UserContext, deviceId: number): DevicePushState {
+  const d = ctx.devices.get(deviceId);
+  if (!d) throw badRequest('Invalid `device_id`');
+  return d;
+}
+
+/** The device as clients see it (its key stays on the server). */
+function shown(d: DevicePushState): ClientDevice {
+  return { push_key_id: d.push_key_id, push_token_id: d.push_token_id, pending_push_token_id: d.pending_push_token_id, push_registration_error_code: d.push_registration_error_code };
+}
+
+/** Zulip's `get_devices`: the user's devices by id. */
+export function listDevices(ctx: UserContext | undefined): Record<string, ClientDevice> {
+  return Object.fromEntries([...(ctx?.devices ?? [])].map(([id, d]) => [String(id), shown(d)]));
+}
+
+const addPushToken = command({
+  type: 'ADD_PUSH_TOKEN',
+  actor: 'user',
+  decide(ctx: UserContext, c: AddPushToken, env: DecideEnv): Decision<Record<string, never>, PushTokenAdded> {
+    // Registering a token twice is a no-op, as Zulip's `ignore_conflicts`.
+    if (ctx.pushTokens.some((t) => t.kind === c.kind && t.token === c.token)) return { facts: [], value: {} };
+    return { facts: [{ type: 'PushTokenAdded', org: c.org, user_id: ctx.user_id, token: { kind: c.kind, token: c.token, ios_app_id: c.ios_app_id, date_created: env.now() } }], value: {} };
+  },
+});
+
+const removePushToken = command({
+  type: 'REMOVE_PUSH_TOKEN',
+  actor: 'user',
+  decide(ctx: UserContext, c: RemovePushToken): Decision<Record<string, never>, PushTokenRemoved> {
+    if (!ctx.pushTokens.some((t) => t.kind === c.kind && t.token === c.token)) throw badRequest('Token does not exist');
+    return { facts: [{ type: 'PushTokenRemoved', org: c.org, user_id: ctx.user_id, kind: c.kind, token: c.token }], value: {} };
+  },
+});
+
+const registerClientDevice = command({
+  type: 'REGISTER_CLIENT_DEVICE',
+  actor: 'user',
+  decide(ctx: UserContext, c: RegisterClientDevice): Decision<{ device_id: number }, ClientDeviceRegistered> {
+    const id = ctx.nextDeviceId;
+    return { facts: [{ type: 'ClientDeviceRegistered', org: c.org, user_id: ctx.user_id, device_id: id }], value: { device_id: id } };
+  },
+});
+
+const removeClientDevice = command({
+  type: 'REMOVE_CLIENT_DEVICE',
+  actor: 'user',
+  decide(ctx: UserContext, c: RemoveClientDevice): Decision<Record<string, never>, ClientDeviceRemoved> {
+    accessDevice(ctx, c.device_id);
+    return { facts: [{ type: 'ClientDeviceRemoved', org: c.org, user_id: ctx.user_id, device_id: c.device_id }], value: {} };
+  },
+});
+
+const registerPushDevice = command({
+  type: 'REGISTER_PUSH_DEVICE',
+  actor: 'user',
+  decide(ctx: UserContext, c: RegisterPushDevice): Decision<{ pending_token_id: number | null }, DevicePushChanged> {
+    const d = accessDevice(ctx, c.device_id);
+    const keyFields = c.push_key !== undefined && c.push_key_id !== undefined;
+    const tokenFields = c.relay_fields && c.token_id !== undefined && c.token_kind !== undefined;
+    if (!keyFields && !tokenFields) throw badRequest('Missing parameters: must provide either all push key fields, all token fields, or both.');
+    if (keyFields) checkPushKey(c.push_key!);
+    const key = keyFields ? { push_key: c.push_key, push_key_id: c.push_key_id } : {};
+    const change = (changes: Partial<DevicePushState>, pending: number | null) =>
+      ({ facts: [{ type: 'DevicePushChanged' as const, org: c.org, user_id: ctx.user_id, device_id: c.device_id, changes }], value: { pending_token_id: pending } });
+    if (!tokenFields) {
+      if (d.push_key_id === null) throw badRequest('No push registration exists to rotate key for.');
+      return change(key, null);
+    }
+    if (d.push_registration_error_code === null && d.pending_push_token_id !== null) throw badRequest('A registration for the device already in progress.');
+    const tokenId = tokenIdOf(c.token_id!);
+    if (!keyFields && d.push_key_id === null) throw badRequest('No push registration exists to rotate token for.');
+    // Idempotent: what is registered already.
+    if (d.push_registration_error_code === null && d.push_token_id === tokenId && (!keyFields || (d.push_key_id === c.push_key_id && d.push_key === c.push_key))) return { facts: [], value: { pending_token_id: null } };
+    return change({ ...key, push_token_kind: c.token_kind, pending_push_token_id: tokenId, push_registration_error_code: null }, tokenId);
+  },
+});
+
+const finishPushRegistration = command({
+  type: 'FINISH_PUSH_REGISTRATION',
+  actor: 'user',
+  decide(ctx: UserContext, c: FinishPushRegistration): Decision<Record<string, never>, DevicePushChanged> {
+    const d = ctx.devices.get(c.device_id);
+    // The device was removed, or another registration took this one's place, meanwhile.
+    if (!d || d.pending_push_token_id !== c.token_id) return { facts: [], value: {} };
+    const changes: Partial<DevicePushState> = c.error_code === null
+      ? { push_token_id: c.token_id, pending_push_token_id: null, push_registration_error_code: null }
+      : { push_registration_error_code: c.error_code };
+    return { facts: [{ type: 'DevicePushChanged', org: c.org, user_id: ctx.user_id, device_id: c.device_id, changes }], value: {} };
+  },
+});
+
+const pushTokenAdded = fact<PushTokenAdded>({
+  type: 'PushTokenAdded',
+  apply: { user: (ctx, f) => void (ctx.pushTokens = [...ctx.pushTokens, { ...f.token }]) },
+  route: (f, to) => to.user(f.org, f.user_id),
+});
+
+const pushTokenRemoved = fact<PushTokenRemoved>({
+  type: 'PushTokenRemoved',
+  apply: { user: (ctx, f) => void (ctx.pushTokens = ctx.pushTokens.filter((t) => !(t.kind === f.kind && t.token === f.token))) },
+  route: (f, to) => to.user(f.org, f.user_id),
+});
+
+const clientDeviceRegistered = fact<ClientDeviceRegistered>({
+  type: 'ClientDeviceRegistered',
+  apply: {
+    user(ctx, f) {
+      ctx.devices.set(f.device_id, { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_registration_error_code: null, push_key: null, push_token_kind: null });
+      ctx.nextDeviceId = Math.max(ctx.nextDeviceId, f.device_id + 1);
+    },
+  },
+  route: (f, to) => to.user(f.org, f.user_id),
+  notify: (f, seq) => [{ org: f.org, seq, type: 'device', user_ids: [f.user_id], event: eventJson('device', { op: 'add', device_id: f.device_id }) }],
+});
+
+const clientDeviceRemoved = fact<ClientDeviceRemoved>({
+  type: 'ClientDeviceRemoved',
+  apply: { user: (ctx, f) => void ctx.devices.delete(f.device_id) },
+  route: (f, to) => to.user(f.org, f.user_id),
+  notify: (f, seq) => [{ org: f.org, seq, type: 'device', user_ids: [f.user_id], event: eventJson('device', { op: 'remove', device_id: f.device_id }) }],
+});
+
+const devicePushChanged = fact<DevicePushChanged>({
+  type: 'DevicePushChanged',
+  apply: {
+    user(ctx, f) {
+      const d = ctx.devices.get(f.device_id);
+      if (d) ctx.devices.set(f.device_id, { ...d, ...f.changes });
+    },
+  },
+  route: (f, to) => to.user(f.org, f.user_id),
+  notify(f, seq) {
+    // Only what clients see: the key never leaves the server.
+    const { push_key: _key, push_token_kind: _kind, ...visible } = f.changes;
+    if (Object.keys(visible).length === 0) return [];
+    return [{ org: f.org, seq, type: 'device', user_ids: [f.user_id], event: eventJson('device', { op: 'update', device_id: f.device_id, ...visible }) }];
+  },
+});
+
+export const pushDevices = area({
+  name: 'push devices',
+  commands: [addPushToken, removePushToken, registerClientDevice, removeClientDevice, registerPushDevice, finishPushRegistration],
+  facts: [pushTokenAdded, pushTokenRemoved, clientDeviceRegistered, clientDeviceRemoved, devicePushChanged],
+  register: [
+    { types: ['device'], fill: (state, r, view) => void (state.devices = listDevices(view.user(r.org.id, r.user.user_id))) },
+    // Parley has no Zoom integration, so no user ever holds a Zoom token.
+    { types: ['has_zoom_token'], fill: (state) => void (state.has_zoom_token = false) },
+  ],
+});

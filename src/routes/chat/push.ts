@@ -1,0 +1,186 @@
+/**
+ * Push notifications (Zulip's `zerver/views/push_notifications.py`, `views/devices.py`):
+ * the mobile apps' push tokens, client devices and their E2EE registration, and test
+ * notifications through the push relay (`--push-bouncer-url`). Registrations are the
+ * user actor's; only the relay calls happen here.
+ */
+import { ApiError, badRequest } from '../../../actors/errors.js';
+import { checkAppId, checkPushToken } from '../../../actors/push_devices.js';
+import type { UserRecord } from '../../../actors/types.js';
+import { sendToBouncer, usesBouncer } from '../../push/bouncer.js';
+import { Enum, route, S } from '../../http/route.js';
+
+/** Zulip's `human_users_only`. */
+function humansOnly(user: UserRecord): void {
+  if (user.is_bot) throw badRequest('This endpoint does not accept bot requests.');
+}
+
+const NO_DEVICE = (): ApiError => new ApiError('NO_ACTIVE_PUSH_DEVICE', 'No active registered push device');
+
+export const addApnsToken = route({
+  method: 'POST',
+  path: '/api/v1/users/me/apns_device_token',
+  operationId: 'addApnsToken',
+  auth: 'user',
+  summary: 'Register an APNs device token (hex) for iOS push notifications',
+  params: { token: { schema: S.str, required: true }, appid: { schema: S.str, required: true } },
+  async handler({ params, org, user, runtime }) {
+    humansOnly(user);
+    checkAppId(params.appid);
+    checkPushToken(params.token, 'apns');
+    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'ADD_PUSH_TOKEN', org: org.id, kind: 'apns', token: params.token, ios_app_id: params.appid } });
+    return { json: {} };
+  },
+});
+
+export const removeApnsToken = route({
+  method: 'DELETE',
+  path: '/api/v1/users/me/apns_device_token',
+  operationId: 'removeApnsToken',
+  auth: 'user',
+  summary: 'Remove an APNs device token',
+  params: { token: { schema: S.str, required: true } },
+  async handler({ params, org, user, runtime }) {
+    humansOnly(user);
+    checkPushToken(params.token, 'apns');
+    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'REMOVE_PUSH_TOKEN', org: org.id, kind: 'apns', token: params.token } });
+    return { json: {} };
+  },
+});
+
+export const addFcmToken = route({
+  method: 'POST',
+  path: '/api/v1/users/me/android_gcm_reg_id',
+  operationId: 'addFcmToken',
+  auth: 'user',
+  summary: 'Register an FCM registration token for push notifications',
+  params: { token: { schema: S.str, required: true } },
+  async handler({ params, org, user, runtime }) {
+    humansOnly(user);
+    checkPushToken(params.token, 'fcm');
+    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'ADD_PUSH_TOKEN', org: org.id, kind: 'fcm', token: params.token, ios_app_id: null } });
+    return { json: {} };
+  },
+});
+
+export const removeFcmToken = route({
+  method: 'DELETE',
+  path: '/api/v1/users/me/android_gcm_reg_id',
+  operationId: 'removeFcmToken',
+  auth: 'user',
+  summary: 'Remove an FCM registration token',
+  params: { token: { schema: S.str, required: true } },
+  async handler({ params, org, user, runtime }) {
+    humansOnly(user);
+    checkPushToken(params.token, 'fcm');
+    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'REMOVE_PUSH_TOKEN', org: org.id, kind: 'fcm', token: params.token } });
+    return { json: {} };
+  },
+});
+
+export const testNotification = route({
+  method: 'POST',
+  path: '/api/v1/mobile_push/test_notification',
+  operationId: 'testNotify',
+  auth: 'user',
+  summary: "Send a test push notification, through the push relay, to the caller's device with `token` or all of their registered tokens",
+  params: { token: { schema: S.str } },
+  async handler({ params, org, user, runtime, config }) {
+    humansOnly(user);
+    const tokens = runtime.user(org.id, user.user_id)?.pushTokens ?? [];
+    const devices = params.token === undefined ? tokens : tokens.filter((t) => t.token === params.token);
+    if (params.token !== undefined && devices.length === 0) throw new ApiError('INVALID_PUSH_DEVICE_TOKEN', 'Device not recognized');
+    if (devices.length === 0) throw NO_DEVICE();
+    await sendToBouncer(config.pushBouncerUrl, 'remotes/push/test_notification', {
+      realm_id: org.id,
+      user_id: user.user_id,
+      devices: devices.map((d) => ({ kind: d.kind, token: d.token, appid: d.ios_app_id })),
+      payload: { event: 'test', realm_name: org.name, user_id: user.user_id },
+    });
+    return { json: {} };
+  },
+});
+
+export const e2eeTestNotification = route({
+  method: 'POST',
+  path: '/api/v1/mobile_push/e2ee/test_notification',
+  operationId: 'e2eeTestNotify',
+  auth: 'user',
+  summary: "Send an E2EE test notification to the caller's device `device_id`, or all of their devices registered with the relay",
+  params: { device_id: { schema: S.int } },
+  async handler({ params, org, user, runtime, config }) {
+    humansOnly(user);
+    const all = [...(runtime.user(org.id, user.user_id)?.devices ?? [])];
+    const active = all.filter(([id, d]) => d.push_token_id !== null && (params.device_id === undefined || id === params.device_id));
+    if (active.length === 0) throw NO_DEVICE();
+    await sendToBouncer(config.pushBouncerUrl, 'remotes/push/e2ee/test_notification', {
+      realm_id: org.id,
+      user_id: user.user_id,
+      devices: active.map(([id, d]) => ({ device_id: id, push_token_id: d.push_token_id, push_key_id: d.push_key_id })),
+    });
+    return { json: {} };
+  },
+});
+
+export const registerClientDevice = route({
+  method: 'POST',
+  path: '/api/v1/register_client_device',
+  operationId: 'registerClientDevice',
+  auth: 'user',
+  summary: 'Register a client device, to set up E2EE push notifications for it; answers its `device_id`',
+  params: {},
+  async handler({ org, user, runtime }) {
+    const value = await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'REGISTER_CLIENT_DEVICE', org: org.id } });
+    return { json: value };
+  },
+});
+
+export const removeClientDevice = route({
+  method: 'POST',
+  path: '/api/v1/remove_client_device',
+  operationId: 'removeClientDevice',
+  auth: 'user',
+  summary: "Remove one of the caller's client devices",
+  params: { device_id: { schema: S.int, required: true } },
+  async handler({ params, org, user, runtime }) {
+    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'REMOVE_CLIENT_DEVICE', org: org.id, device_id: params.device_id } });
+    return { json: {} };
+  },
+});
+
+export const registerPushDevice = route({
+  method: 'POST',
+  path: '/api/v1/mobile_push/register',
+  operationId: 'registerPushDevice',
+  auth: 'user',
+  summary: "Register a client device for E2EE push notifications with the relay: push key fields, token fields, or both (a key or token rotation)",
+  params: {
+    device_id: { schema: S.int, required: true },
+    token_kind: { schema: Enum(['fcm', 'apns']) },
+    push_key: { schema: S.str },
+    push_key_id: { schema: S.nonNegInt },
+    bouncer_public_key: { schema: S.str },
+    encrypted_push_registration: { schema: S.str },
+    token_id: { schema: S.str },
+  },
+  async handler({ params, org, user, runtime, config }) {
+    humansOnly(user);
+    if (!usesBouncer(config.pushBouncerUrl)) throw new ApiError('PUSH_SERVICE_NOT_CONFIGURED', 'Server is not configured to use push notification service.');
+    const { bouncer_public_key, encrypted_push_registration, ...fields } = params;
+    const relayFields = bouncer_public_key !== undefined && encrypted_push_registration !== undefined;
+    const target = { kind: 'user', org: org.id, user_id: user.user_id } as const;
+    const { pending_token_id: tokenId } = await runtime.execute({ ...target, command: { type: 'REGISTER_PUSH_DEVICE', org: org.id, ...fields, relay_fields: relayFields } });
+    if (tokenId === null) return { json: {} };
+    // Zulip completes the registration from a queue worker; Parley asks the relay now and records its answer.
+    const finish = (error_code: string | null) => runtime.execute({ ...target, command: { type: 'FINISH_PUSH_REGISTRATION', org: org.id, device_id: params.device_id, token_id: tokenId, error_code } });
+    try {
+      await sendToBouncer(config.pushBouncerUrl, 'remotes/push/e2ee/register', { realm_id: org.id, user_id: user.user_id, bouncer_public_key, encrypted_push_registration, token_id: params.token_id });
+    } catch (err) {
+      // Refused: the registration failed for good. Unreachable or failing: it stays pending, as Zulip's worker retries.
+      if (err instanceof ApiError && (err.code === 'ADMIN_ACTION_REQUIRED' || err.code === 'INVALID_REMOTE_PUSH_DEVICE_TOKEN')) await finish(err.code);
+      throw err;
+    }
+    await finish(null);
+    return { json: {} };
+  },
+});
