@@ -675,6 +675,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'POST /api/v1/mark_topic_as_read': { params: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')), topic_name: 'seed' } },
     'GET /api/v1/users/{user_id}': { pathParams: { user_id: String(alice.user_id) }, params: {} },
     'GET /api/v1/users/{email}': { pathParams: { email: 'alice@example.com' }, params: {} },
+    'GET /api/v1/streams/{stream_id}/email_address': { pathParams: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')) }, params: {} },
     'GET /api/v1/users/{user_id}/subscriptions/{stream_id}': { pathParams: { user_id: String(alice.user_id), stream_id: String(f.runtime.org(1)!.channelsByName.get('general')) }, params: {} },
     'GET /api/v1/streams/{stream_id}/members': { pathParams: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')) }, params: {} },
     'GET /api/v1/users/me/{stream_id}/topics': { pathParams: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')) }, params: {} },

@@ -820,3 +820,18 @@ t.test('GET /users/{user_id}/subscriptions/{stream_id}: is_subscribed, for chann
   t.same([hidden.status, hidden.json.msg], [400, 'Invalid channel ID'], 'a private channel carol is not in is as unknown to her');
   t.same((await ask(carol, 9999, id('open'))).json.msg, 'No such user');
 });
+
+t.test('GET /streams/{stream_id}/email_address: empty without an email gateway; readable channels and own bots only', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  await f.subscribe(f.owner, 'open', [bob.user_id]);
+  await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'secret' }]), invite_only: true });
+  const id = (name: string) => f.runtime.org(1)!.channelsByName.get(name)!;
+  const bot = (await f.call(bob, 'POST', '/api/v1/bots', { full_name: 'Bob Bot', short_name: 'bobsbot' })).json.user_id as number;
+  const ask = (who: Credentials, streamId: number, params: Record<string, unknown> = {}) => f.call(who, 'GET', `/api/v1/streams/${streamId}/email_address`, params);
+  t.same((await ask(bob, id('open'))).json, { result: 'success', msg: '', email: '' });
+  t.equal((await ask(bob, id('open'), { sender_id: bot })).status, 200, 'with a bot of his own as sender');
+  t.equal((await ask(f.owner, id('open'), { sender_id: bot })).json.msg, 'Invalid user ID', "not someone else's bot");
+  t.equal((await ask(bob, id('secret'))).json.msg, 'Invalid channel ID', 'nor a channel he cannot read');
+});

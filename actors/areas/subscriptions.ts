@@ -691,6 +691,21 @@ export function getChannel(rt: StateView, org: number, viewer: UserRecord, strea
 }
 
 /**
+ * A channel's email address (`GET /streams/{stream_id}/email_address`): for a channel
+ * the caller may read, with a sender who is the caller or a bot the caller owns. Parley
+ * has no email gateway, and Zulip without one (`EMAIL_GATEWAY_PATTERN` unset) answers
+ * an empty address; so does Parley.
+ */
+export function channelEmailAddress(rt: StateView, org: number, viewer: UserRecord, streamId: number, senderId: number | undefined): string {
+  readableChannel(rt, org, viewer, streamId);
+  if (senderId !== undefined && senderId !== viewer.user_id) {
+    const sender = rt.org(org)!.users.get(senderId);
+    if (!sender || !sender.is_bot || sender.bot_owner_id !== viewer.user_id) throw badRequest('Invalid user ID');
+  }
+  return '';
+}
+
+/**
  * Whether a user is subscribed to a channel (`GET /users/{user_id}/subscriptions/{stream_id}`):
  * asked by someone who may know the channel exists, about a user of the organization.
  */

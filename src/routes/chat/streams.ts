@@ -2,7 +2,7 @@
  * Channels and subscriptions: list channels, fetch one by id, look one up by name, list, add and
  * remove subscriptions. Subscribing to a missing channel creates it where permitted.
  */
-import { channelMembers, getChannel, listChannels, listSubscriptions, listTopics, subscriptionStatus, visibleChannelId } from '../../../actors/areas/subscriptions.js';
+import { channelEmailAddress, channelMembers, getChannel, listChannels, listSubscriptions, listTopics, subscriptionStatus, visibleChannelId } from '../../../actors/areas/subscriptions.js';
 import { resolveUserIds } from '../../../actors/areas/users.js';
 import { Type } from '@sinclair/typebox';
 import { CHANNEL_GROUP_DEFAULTS } from '../../../actors/kinds/channel.js';
@@ -45,6 +45,18 @@ export const getStreamById = route({
   params: { stream_id: { schema: S.nonNegInt, in: 'path', required: true } },
   handler({ params, org, user, runtime }) {
     return { json: { stream: getChannel(runtime, org.id, user, params.stream_id) } };
+  },
+});
+
+export const getStreamEmailAddress = route({
+  method: 'GET',
+  path: '/api/v1/streams/{stream_id}/email_address',
+  operationId: 'getStreamEmailAddress',
+  auth: 'user',
+  summary: "A channel's email address: empty, as Zulip's without an email gateway",
+  params: { stream_id: { schema: S.nonNegInt, in: 'path', required: true }, sender_id: { schema: S.nonNegInt } },
+  handler({ params, org, user, runtime }) {
+    return { json: { email: channelEmailAddress(runtime, org.id, user, params.stream_id, params.sender_id) } };
   },
 });
 
