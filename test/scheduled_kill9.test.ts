@@ -10,23 +10,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prng } from './prng.js';
-import { startServerProcess, type ServerProcess } from './server_process.js';
+import { processApi as api, startServerProcess, type ServerProcess } from './server_process.js';
 
 const seed = Number(process.env.PARLEY_KILL9_SEED ?? Date.now() % 100000);
 const ROUNDS = 4;
 const PER_ROUND = 6;
-
-async function api(base: string, auth: string, method: string, path: string, params: Record<string, string> = {}): Promise<{ status: number; json: any }> {
-  const body = new URLSearchParams(params).toString();
-  const url = method === 'GET' ? `${base}${path}?${body}` : `${base}${path}`;
-  const res = await fetch(url, {
-    method,
-    headers: { authorization: auth, ...(method === 'GET' ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) },
-    body: method === 'GET' ? undefined : body,
-    signal: AbortSignal.timeout(10000),
-  });
-  return { status: res.status, json: await res.json() };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 

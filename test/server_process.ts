@@ -45,3 +45,16 @@ export function startServerProcess(env: Record<string, string>, timeoutMs = 3000
     });
   });
 }
+
+/** One form-encoded API call to a server process, answered as status and parsed JSON (10 s at most). */
+export async function processApi(base: string, auth: string, method: string, path: string, params: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+  const body = new URLSearchParams(params).toString();
+  const url = method === 'GET' ? `${base}${path}?${body}` : `${base}${path}`;
+  const res = await fetch(url, {
+    method,
+    headers: { authorization: auth, ...(method === 'GET' ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) },
+    body: method === 'GET' ? undefined : body,
+    signal: AbortSignal.timeout(10000),
+  });
+  return { status: res.status, json: await res.json() };
+}
