@@ -12,9 +12,7 @@ import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest, missingArgument } from '../errors.js';
 import { addInvite, type EmailInvite, type InviteBase, type MultiuseInvite, type OrgContext } from '../kinds/organization.js';
-import { renderMarkdown } from '../markdown/index.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import { NOTIFICATION_BOT } from '../system_bots.js';
 import { Role, type RoleNumber, type UserRecord } from '../types.js';
 import { checkEmail, makeUser } from '../user_rules.js';
 import {
@@ -23,7 +21,7 @@ import {
 } from '../invite_rules.js';
 import { hasGroupPermission } from '../group_settings.js';
 import { realmSettings } from '../realm_settings.js';
-import { mentionResolver, type MessageSent } from './messages.js';
+import { mentionResolver, notificationBotDirect, type MessageSent } from './messages.js';
 import { settingsForNewUser } from './settings.js';
 import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
 import type { UserCreated } from './users.js';
@@ -219,15 +217,9 @@ function joinedChannels(ctx: OrgContext, view: StateView, invite: InviteBase): n
 /** The notification bot tells the referrer (Zulip's "accepted your invitation" direct message). */
 function referrerNotice(ctx: OrgContext, env: DecideEnv, referrer: UserRecord, user: UserRecord): MessageSent {
   const content = `@_**${user.full_name}|${user.user_id}** accepted your invitation to join Zulip!`;
+  // The new user is not in the directory until this decision's facts apply: the mention resolves them here.
   const base = mentionResolver(ctx);
-  const rendered = renderMarkdown(content, { ...base, user: (name, id) => (id === user.user_id ? user : base.user(name, id)) });
-  return {
-    type: 'MessageSent', org: ctx.org.id, mentioned: rendered.mentioned, wildcard: null, read_by_sender: false,
-    message: {
-      id: env.nextMessageId(), sender_id: NOTIFICATION_BOT.user_id, content, rendered: rendered.html, timestamp: env.now(), client: 'Internal',
-      stream_id: null, topic: '', dm_user_ids: [referrer.user_id, NOTIFICATION_BOT.user_id].sort((a, b) => a - b), recipient_id: referrer.recipient_id,
-    },
-  };
+  return notificationBotDirect(env, ctx, referrer, content, { ...base, user: (name, id) => (id === user.user_id ? user : base.user(name, id)) });
 }
 
 /** `invites_changed`: to the organization's administrators and the invitation's referrer. */

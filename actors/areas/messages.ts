@@ -190,9 +190,13 @@ export function notificationBotMessage(
   return fact;
 }
 
-/** A direct message from the notification bot to one user (Zulip's `internal_prep_private_message`). */
-export function notificationBotDirect(env: DecideEnv, org: OrgContext, to: UserRecord, content: string): MessageSent {
-  const rendered = renderMarkdown(content, mentionResolver(org));
+/**
+ * A direct message from the notification bot to one user (Zulip's
+ * `internal_prep_private_message`); `lookup` resolves its mentions (by default, the
+ * organization's users as they are now).
+ */
+export function notificationBotDirect(env: DecideEnv, org: OrgContext, to: UserRecord, content: string, lookup: MarkdownEnv = mentionResolver(org)): MessageSent {
+  const rendered = renderMarkdown(content, lookup);
   const message: MessageRecord = {
     id: env.nextMessageId(), sender_id: NOTIFICATION_BOT.user_id, content, rendered: rendered.html, timestamp: env.now(), client: 'Internal',
     stream_id: null, topic: '', dm_user_ids: [to.user_id, NOTIFICATION_BOT.user_id].sort((a, b) => a - b), recipient_id: to.recipient_id,
