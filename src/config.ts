@@ -226,9 +226,3 @@ function wrap<T>(name: string, fn: () => T): T {
     throw new Error(`${name}: ${(err as Error).message}`);
   }
 }
-
-/** The settings table, for `--help` and the README. */
-export function describeSettings(): string {
-  const show = (v: unknown): string => (v && typeof v === 'object' && 'windowSecs' in v ? `${(v as RateLimit).requests}/${(v as RateLimit).windowSecs}` : JSON.stringify(v));
-  return SETTINGS.map((s) => `  ${s.flag.padEnd(24)} ${s.env.padEnd(30)} default ${show(s.def)}`).join('\n');
-}

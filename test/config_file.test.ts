@@ -4,20 +4,14 @@
  * clear errors for a bad file.
  */
 import t from 'tap';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { withConfigFile } from './config_helpers.js';
 import { resolveConfig, SETTINGS } from '../src/config.js';
 import { fileKeyOf } from '../src/config_file.js';
 
 const root = join(import.meta.dirname, '..');
-
-/** A fresh directory holding `parley.toml` with this text. */
-function withFile(text: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'parley-config-'));
-  writeFileSync(join(dir, 'parley.toml'), text);
-  return dir;
-}
 
 t.test('every setting has its own file key, in sections named by a rule', async (t) => {
   const keys = SETTINGS.map(fileKeyOf);
@@ -30,7 +24,7 @@ t.test('every setting has its own file key, in sections named by a rule', async 
 });
 
 t.test('precedence: default < file < environment < flag, and each source is reported', async (t) => {
-  const cwd = withFile('[server]\nport = 7000\nhost = "0.0.0.0"\nexternal_host = "chat.example"\n\n[smtp]\npassword = "from-file"\n\n[rate_limits]\napi = "5/10"\n');
+  const cwd = withConfigFile('[server]\nport = 7000\nhost = "0.0.0.0"\nexternal_host = "chat.example"\n\n[smtp]\npassword = "from-file"\n\n[rate_limits]\napi = "5/10"\n');
   const r = resolveConfig(['--port', '7002'], { PARLEY_PORT: '7001', PARLEY_HOST: '10.0.0.1' }, cwd);
   const file = join(cwd, 'parley.toml');
   t.equal(r.file, file);
@@ -44,8 +38,8 @@ t.test('precedence: default < file < environment < flag, and each source is repo
 });
 
 t.test('where the file is: --config, then PARLEY_CONFIG, then ./parley.toml if it exists', async (t) => {
-  const a = withFile('[server]\nport = 1\n');
-  const b = withFile('[server]\nport = 2\n');
+  const a = withConfigFile('[server]\nport = 1\n');
+  const b = withConfigFile('[server]\nport = 2\n');
   const none = mkdtempSync(join(tmpdir(), 'parley-config-'));
   t.equal(resolveConfig([], {}, none).file, undefined, 'no file, no error');
   t.equal(resolveConfig([], {}, a).config.port, 1);
@@ -57,7 +51,7 @@ t.test('where the file is: --config, then PARLEY_CONFIG, then ./parley.toml if i
 t.test('a bad file: the file, the key and the line', async (t) => {
   const error = (text: string): string => {
     try {
-      resolveConfig([], {}, withFile(text));
+      resolveConfig([], {}, withConfigFile(text));
     } catch (err) {
       return (err as Error).message.replace(/^.*parley\.toml/, 'parley.toml');
     }
@@ -79,7 +73,7 @@ t.test('a bad file: the file, the key and the line', async (t) => {
 t.test('parley.example.toml documents every key, each valid at the value it shows', async (t) => {
   const text = readFileSync(join(root, 'parley.example.toml'), 'utf8');
   const uncommented = text.replace(/^# ([a-z_]+ = .*)$/gm, '$1');
-  const r = resolveConfig([], {}, withFile(uncommented));
+  const r = resolveConfig([], {}, withConfigFile(uncommented));
   const fromFile = SETTINGS.filter((s) => r.sources[s.key].kind === 'file').map(fileKeyOf);
   t.same(SETTINGS.map(fileKeyOf).filter((k) => !fromFile.includes(k)), [], 'every setting has its key in the example (add new settings there)');
 });
