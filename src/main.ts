@@ -4,14 +4,15 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { describeSettings, loadConfig } from './config.js';
+import { loadConfig } from './config.js';
+import { serveHelp } from './operator/settings_command.js';
 
 const log = (line: string): void => console.error(`[${new Date().toISOString()}] ${line}`);
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv.includes('--help')) {
-    console.log(`Usage: parley serve [options]\n\nOptions (flag, environment variable, default):\n${describeSettings()}`);
+    process.stdout.write(serveHelp());
     return;
   }
   const config = loadConfig(argv, process.env);
