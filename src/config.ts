@@ -69,6 +69,10 @@ export interface Config {
   bbbSecret: string;
   /** Push notification relay (Zulip's `PUSH_NOTIFICATION_BOUNCER_URL`; empty: no push notifications). */
   pushBouncerUrl: string;
+  /** Port of the metrics' own listener (0: any free port); null: `GET /metrics` is on the chat port. */
+  metricsPort: number | null;
+  /** Bearer token `GET /metrics` requires (empty: none). */
+  metricsToken: string;
 }
 
 /** Each setting: its flag, its environment variable, its default and how to parse it. */
@@ -110,11 +114,18 @@ const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v:
   { key: 'bbbUrl', flag: '--bbb-url', env: 'PARLEY_BBB_URL', parse: httpUrl, def: '' },
   { key: 'bbbSecret', flag: '--bbb-secret', env: 'PARLEY_BBB_SECRET', parse: String, def: '' },
   { key: 'pushBouncerUrl', flag: '--push-bouncer-url', env: 'PARLEY_PUSH_BOUNCER_URL', parse: httpUrl, def: '' },
+  { key: 'metricsPort', flag: '--metrics-port', env: 'PARLEY_METRICS_PORT', parse: optionalInt, def: null },
+  { key: 'metricsToken', flag: '--metrics-token', env: 'PARLEY_METRICS_TOKEN', parse: String, def: '' },
 ];
 
 function int(v: string): number {
   if (!/^\d+$/.test(v)) throw new Error(`expected a non-negative integer, got '${v}'`);
   return Number(v);
+}
+
+/** A non-negative integer, or null for empty. */
+function optionalInt(v: string): number | null {
+  return v === '' ? null : int(v);
 }
 
 function positiveInt(v: string): number {
@@ -179,6 +190,6 @@ function wrap<T>(name: string, fn: () => T): T {
 
 /** The settings table, for `--help` and the README. */
 export function describeSettings(): string {
-  const show = (v: unknown): string => (v && typeof v === 'object' && 'windowSecs' in v ? `${(v as RateLimit).requests}/${(v as RateLimit).windowSecs}` : JSON.stringify(v));
+  const show = (v: unknown): string => (v === null ? 'empty' : v && typeof v === 'object' && 'windowSecs' in v ? `${(v as RateLimit).requests}/${(v as RateLimit).windowSecs}` : JSON.stringify(v));
   return SETTINGS.map((s) => `  ${s.flag.padEnd(24)} ${s.env.padEnd(30)} default ${show(s.def)}`).join('\n');
 }
