@@ -22,7 +22,27 @@ export interface LogOptions {
   segmentBytes: number;
   /** Called when the disk fails us; the server must stop. */
   onFatal(error: Error): void;
+  /** Told of every group commit (metrics); nothing by default. */
+  observer?: LogObserver;
 }
+
+/**
+ * What the log reports of its work, once per group commit, never per record. Times are
+ * in seconds. The persistence layer knows no metrics library: the server plugs one in.
+ */
+export interface LogObserver {
+  /**
+   * A batch became durable under the policy: `records` in it, `waitSeconds` from its
+   * first record's append to now (the longest any of its writes waited for the log),
+   * and `writeSeconds` for its `write`.
+   */
+  committed(records: number, waitSeconds: number, writeSeconds: number): void;
+  /** An `fdatasync` took `seconds`: a batch's under `always`, the periodic one under `batch`. */
+  synced(seconds: number): void;
+}
+
+/** An observer that records nothing. */
+export const NO_LOG_OBSERVER: LogObserver = { committed() {}, synced() {} };
 
 const SEGMENT = /^log-(\d{16})\.plog$/;
 
@@ -214,6 +234,8 @@ export class LogWriter implements FactSink {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private pendingFirstSeq = 0;
+  /** When the first pending record was appended (`performance.now()`, ms). */
+  private pendingSince = 0;
   private callbacks: Array<() => void> = [];
   private flushing = false;
   private scheduled = false;
@@ -222,8 +244,10 @@ export class LogWriter implements FactSink {
   private dirty = false;
   private idleWaiters: Array<() => void> = [];
   private rollPending = false;
+  private readonly observer: LogObserver;
 
   constructor(private readonly dir: string, private readonly opts: LogOptions, nextSeq: number) {
+    this.observer = opts.observer ?? NO_LOG_OBSERVER;
     const segments = listSegments(dir);
     if (segments.length === 0) this.openSegment(nextSeq);
     else {
@@ -244,7 +268,10 @@ export class LogWriter implements FactSink {
 
   append(records: Stamped[], onDurable: () => void): void {
     if (this.failed) throw this.failed;
-    if (this.pending.length === 0) this.pendingFirstSeq = records[0].seq;
+    if (this.pending.length === 0) {
+      this.pendingFirstSeq = records[0].seq;
+      this.pendingSince = performance.now();
+    }
     for (const r of records) {
       const buf = encodeRecord(r);
       this.pending.push(buf);
@@ -301,19 +328,23 @@ export class LogWriter implements FactSink {
     }
     const buf = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending, this.pendingBytes);
     const callbacks = this.callbacks;
+    const records = this.pending.length;
+    const since = this.pendingSince;
     this.pending = [];
     this.pendingBytes = 0;
     this.callbacks = [];
+    const writeStart = performance.now();
     this.writeAll(buf, 0, () => {
       this.size += buf.length;
+      const written = performance.now();
       const done = (): void => {
         this.flushing = false;
+        this.observer.committed(records, (performance.now() - since) / 1000, (written - writeStart) / 1000);
         for (const cb of callbacks) cb();
         this.flush();
       };
-      if (this.opts.fsync === 'always') {
-        fdatasync(this.fd, (err) => (err ? this.fail(err) : done()));
-      } else {
+      if (this.opts.fsync === 'always') this.sync(done);
+      else {
         this.dirty = true;
         done();
       }
@@ -331,8 +362,16 @@ export class LogWriter implements FactSink {
   private backgroundSync(): void {
     if (!this.dirty || this.fd < 0) return;
     this.dirty = false;
+    this.sync(() => {});
+  }
+
+  /** One timed `fdatasync`; a failure is fatal. */
+  private sync(then: () => void): void {
+    const start = performance.now();
     fdatasync(this.fd, (err) => {
-      if (err) this.fail(err);
+      if (err) return this.fail(err);
+      this.observer.synced((performance.now() - start) / 1000);
+      then();
     });
   }
 

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import type { Stamped } from '../actors/areas/index.js';
 import type { FactSink } from '../actors/runtime/runtime.js';
-import { listSegments, LogCorruption, LogWriter, readLog, truncateTorn, type FsyncPolicy } from './log.js';
+import { listSegments, LogCorruption, LogWriter, NO_LOG_OBSERVER, readLog, truncateTorn, type FsyncPolicy, type LogObserver } from './log.js';
 import { defaultWriteOptions, listSnapshots, loadSnapshot, pruneSnapshots, readSnapshot, writeSnapshot, type Snapshottable, type SnapshotInfo } from './snapshot.js';
 
 /** State that recovery rebuilds: it takes snapshot chunks back and replays facts. */
@@ -31,7 +31,17 @@ export interface StoreOptions {
   toSeq?: number;
   log(line: string): void;
   onFatal(error: Error): void;
+  /** Told of the log's group commits and of every snapshot taken (metrics); nothing by default. */
+  observer?: StoreObserver;
 }
+
+/** What a data directory reports of its work: the log's, and each snapshot written. */
+export interface StoreObserver extends LogObserver {
+  snapshotWritten(info: SnapshotInfo): void;
+}
+
+/** An observer that records nothing. */
+export const NO_STORE_OBSERVER: StoreObserver = { ...NO_LOG_OBSERVER, snapshotWritten() {} };
 
 /** A recovered data directory, ready to serve. */
 export interface Store<R extends Recoverable = Recoverable> {
@@ -144,7 +154,8 @@ export function openStore<R extends Recoverable>(opts: StoreOptions, build: (sin
   if (recovery.snapshot || recovery.replayed > 0) {
     opts.log(`store: recovered to seq ${recovery.lastSeq} in ${recovery.ms} ms (${recovery.snapshot ? `snapshot ${recovery.snapshot}` : 'no snapshot'}, ${recovery.replayed} facts replayed)`);
   }
-  writer = new LogWriter(opts.dataDir, { fsync: opts.fsync, batchMs: opts.fsyncBatchMs, segmentBytes: opts.segmentBytes, onFatal: opts.onFatal }, recovery.lastSeq + 1);
+  const observer = opts.observer ?? NO_STORE_OBSERVER;
+  writer = new LogWriter(opts.dataDir, { fsync: opts.fsync, batchMs: opts.fsyncBatchMs, segmentBytes: opts.segmentBytes, onFatal: opts.onFatal, observer }, recovery.lastSeq + 1);
   let snapshotting: Promise<SnapshotInfo> | undefined;
   const store: Store<R> = {
     runtime,
@@ -155,6 +166,7 @@ export function openStore<R extends Recoverable>(opts: StoreOptions, build: (sin
       writer!.roll();
       snapshotting ??= writeSnapshot(opts.dataDir, runtime, () => writer!.drain(), defaultWriteOptions)
         .then(async (info) => {
+          observer.snapshotWritten(info);
           await pruneSnapshots(opts.dataDir, opts.keepSnapshots ?? 3, opts.log);
           return info;
         })

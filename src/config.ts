@@ -71,6 +71,10 @@ export interface Config {
   bbbSecret: string;
   /** Push notification relay (Zulip's `PUSH_NOTIFICATION_BOUNCER_URL`; empty: no push notifications). */
   pushBouncerUrl: string;
+  /** Port of the metrics' own listener (0: any free port); null: `GET /metrics` is on the chat port. */
+  metricsPort: number | null;
+  /** Bearer token `GET /metrics` requires (empty: none). */
+  metricsToken: string;
 }
 
 /** One setting: its flag, its environment variable, its default and how to parse it. */
@@ -84,6 +88,16 @@ export interface Setting {
   secret?: boolean;
   /** Its key in the configuration file, `section.key`, when the rule in config_file.ts would not give the right one. */
   file?: string;
+  /** The value's type in the configuration file, when the default does not show it (a default of null: unset). */
+  type?: 'integer' | 'boolean' | 'string';
+}
+
+/** A setting's value type, as the configuration file and `--help` take it. */
+export function settingType(s: Setting): 'integer' | 'boolean' | 'string' | 'rate' {
+  if (s.type) return s.type;
+  if (typeof s.def === 'number') return 'integer';
+  if (typeof s.def === 'boolean') return 'boolean';
+  return s.def !== null && typeof s.def === 'object' ? 'rate' : 'string';
 }
 
 /** Every setting, in the order `--help` and `parley config` show them. */
@@ -125,11 +139,18 @@ export const SETTINGS: Setting[] = [
   { key: 'bbbUrl', flag: '--bbb-url', env: 'PARLEY_BBB_URL', parse: httpUrl, def: '' },
   { key: 'bbbSecret', flag: '--bbb-secret', env: 'PARLEY_BBB_SECRET', parse: String, def: '', secret: true },
   { key: 'pushBouncerUrl', flag: '--push-bouncer-url', env: 'PARLEY_PUSH_BOUNCER_URL', parse: httpUrl, def: '' },
+  { key: 'metricsPort', flag: '--metrics-port', env: 'PARLEY_METRICS_PORT', parse: optionalInt, def: null, type: 'integer' },
+  { key: 'metricsToken', flag: '--metrics-token', env: 'PARLEY_METRICS_TOKEN', parse: String, def: '', secret: true },
 ];
 
 function int(v: string): number {
   if (!/^\d+$/.test(v)) throw new Error(`expected a non-negative integer, got '${v}'`);
   return Number(v);
+}
+
+/** A non-negative integer, or null for empty. */
+function optionalInt(v: string): number | null {
+  return v === '' ? null : int(v);
 }
 
 function positiveInt(v: string): number {

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
-import type { Setting } from './config.js';
+import { settingType, type Setting } from './config.js';
 
 /** Setting-name prefixes that put a setting in a section of its own; the rest of the name is its key there. */
 const SECTION_PREFIXES: Array<[prefix: string, section: string]> = [
@@ -99,7 +99,8 @@ export function readConfigFile(path: string, settings: Setting[]): Map<Setting, 
     const where = `${path}${lines.has(key) ? `:${lines.get(key)}` : ''}: ${key}`;
     const s = byKey.get(key);
     if (!s) throw new Error(`${where}: unknown key; ${knownKeys(key, [...byKey.keys()])}`);
-    const expected = typeof s.def === 'number' ? 'integer' : typeof s.def === 'boolean' ? 'boolean' : 'string';
+    const type = settingType(s);
+    const expected = type === 'rate' ? 'string' : type;
     const actual = tomlType(value);
     if (actual !== expected) throw new Error(`${where}: expected ${article(expected)}, got ${article(actual)}${actual === 'string' ? ` ("${String(value)}")` : ''}`);
     out.set(s, { text: String(value), line: lines.get(key), where });

@@ -20,6 +20,8 @@ import { BoardApp } from './board/app.js';
 import { boardSettings, listenBoard, mainPort } from './board/listen.js';
 import { boardControlHandlers } from './operator/board_commands.js';
 import { boardRoutes } from './routes/board/index.js';
+import { Metrics } from './observe/metrics.js';
+import { listenMetrics, metricsHandler, withMetrics } from './observe/endpoint.js';
 
 export interface RunningServer {
   port: number;
@@ -28,6 +30,9 @@ export interface RunningServer {
   /** The message board, and the port of its own listener. */
   board: BoardApp;
   boardPort: number;
+  /** This server's metrics, and the port serving `GET /metrics` (the chat port unless `--metrics-port`). */
+  metrics: Metrics;
+  metricsPort: number;
   /** Set when this start created the default organization (and its starter channels). */
   bootstrapped?: CreatedOrg & { password: string; starter: StarterContent };
   stop(): Promise<void>;
@@ -57,6 +62,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     opts.log(`fatal: the log could not be written (${error.message}); stopping so that no unrecorded write is acknowledged`);
     process.exit(70);
   });
+  const metrics = new Metrics();
   const store = openStore({
     dataDir: config.dataDir,
     fsync: config.fsync,
@@ -66,8 +72,10 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     keepSnapshots: config.keepSnapshots,
     log: opts.log,
     onFatal: fatal,
-    runtime: { queues: queueTimings(config), ...opts.runtime },
+    observer: metrics.store,
+    runtime: { queues: queueTimings(config), delivery: metrics.delivery, ...opts.runtime },
   });
+  metrics.watch(store);
   const { runtime } = store;
   let bootstrapped: RunningServer['bootstrapped'];
   if (runtime.server().orgs.size === 0) {
@@ -81,8 +89,12 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   }
   const app = new ChatApp(chatRoutes, runtime, config, opts.log);
   const board = new BoardApp(boardRoutes, runtime, boardSettings(config), opts.log);
+  app.observeRoutes(metrics.routes);
+  board.observeRoutes(metrics.routes);
+  const serveMetrics = metricsHandler(metrics, config.metricsToken);
   let listener: Listener;
   let boardListener: Listener;
+  let metricsListener: Listener | undefined;
   try {
     const main = mainPort(config, board, {
       handler: (req, abort) => app.handle(req, abort),
@@ -90,11 +102,18 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
       streamsBody: (req) => app.streamsBody(req),
       tooLarge: () => errorResponse(new ApiError('PAYLOAD_TOO_LARGE', `Request body too large (limit: ${config.maxBodyBytes} bytes)`)),
     });
-    listener = await listen(main.options, main.handler);
+    listener = await listen(main.options, config.metricsPort === null ? withMetrics(serveMetrics, main.handler) : main.handler);
     boardListener = await listenBoard(config, board).catch((err: unknown) => {
       listener.close();
       throw err;
     });
+    if (config.metricsPort !== null) {
+      metricsListener = await listenMetrics(config.host, config.metricsPort, serveMetrics).catch((err: unknown) => {
+        listener.close();
+        boardListener.close();
+        throw err;
+      });
+    }
   } catch (err) {
     await store.close();
     throw err;
@@ -117,11 +136,14 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     app,
     board,
     boardPort: boardListener.port,
+    metrics,
+    metricsPort: metricsListener?.port ?? listener.port,
     bootstrapped,
     stop() {
       stopping ??= (async () => {
         listener.close();
         boardListener.close();
+        metricsListener?.close();
         control.close();
         clearInterval(scheduler);
         clearInterval(activity);

@@ -13,7 +13,7 @@ import { isSecret } from '../src/operator/settings_command.js';
 const root = join(import.meta.dirname, '..');
 
 t.test('secrets: marked settings, and any setting named like a password, secret or token', async (t) => {
-  t.same(SETTINGS.filter(isSecret).map((s) => s.key), ['smtpPassword', 'bbbSecret']);
+  t.same(SETTINGS.filter(isSecret).map((s) => s.key), ['smtpPassword', 'bbbSecret', 'metricsToken']);
   t.ok(isSecret({ key: 'metricsToken' as never }), 'a new token setting is masked without a marker');
   t.notOk(isSecret({ key: 'tokenTtlSecs' as never, secret: false }), 'the marker decides where it is given');
 });

@@ -32,7 +32,8 @@ export function renderConfig(r: ResolvedConfig): string {
     const value = r.config[s.key];
     const shown = isSecret(s) && value !== '' ? MASKED : showValue(value);
     const rows = sections.get(key.slice(0, dot)) ?? sections.set(key.slice(0, dot), []).get(key.slice(0, dot))!;
-    rows.push([`${key.slice(dot + 1)} = ${shown}`, describeSource(r.sources[s.key])]);
+    // An unset value (null) has no TOML form: it is shown commented out.
+    rows.push([value === null ? `# ${key.slice(dot + 1)} =` : `${key.slice(dot + 1)} = ${shown}`, `${value === null ? 'unset, ' : ''}${describeSource(r.sources[s.key])}`]);
   }
   const out = [`# Parley's effective configuration (${r.file === undefined ? 'no configuration file' : `configuration file ${r.file}`}).`, '# Precedence: default < file < environment < flag. Secrets are masked.'];
   for (const [section, rows] of sections) {

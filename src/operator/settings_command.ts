@@ -5,7 +5,7 @@
  * of the configuration file the setting is in.
  */
 import { Command, Help, Option } from 'commander';
-import { SETTINGS, type Setting } from '../config.js';
+import { SETTINGS, settingType, type Setting } from '../config.js';
 import { fileKeyOf } from '../config_file.js';
 
 /** Whether a setting's value is masked when shown: its `secret` marker, else a name that says password, secret or token. */
@@ -19,13 +19,14 @@ export function showValue(v: unknown): string {
     const r = v as { requests: number; windowSecs: number };
     return JSON.stringify(r.requests === 0 ? '0' : `${r.requests}/${r.windowSecs}`);
   }
-  return JSON.stringify(v);
+  // Unset (a default of null) shows as empty, as the environment and flags take it.
+  return v === null ? '""' : JSON.stringify(v);
 }
 
 function settingOption(s: Setting): Option {
   const key = fileKeyOf(s);
   const dot = key.lastIndexOf('.');
-  const value = typeof s.def === 'boolean' ? '' : typeof s.def === 'number' ? ' <n>' : typeof s.def === 'object' ? ' <n/secs>' : ' <value>';
+  const value = { boolean: '', integer: ' <n>', rate: ' <n/secs>', string: ' <value>' }[settingType(s)];
   return new Option(`${s.flag}${value}`, `${key.slice(dot + 1)}${isSecret(s) ? ' (secret)' : ''}`)
     .default(s.def, showValue(s.def))
     .env(s.env)

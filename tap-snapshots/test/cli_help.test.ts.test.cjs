@@ -226,6 +226,10 @@ Settings in [calls.bigbluebutton] (file key, default, environment variable):
 Settings in [push] (file key, default, environment variable):
   --push-bouncer-url <value>                    bouncer_url (default: "", env: PARLEY_PUSH_BOUNCER_URL)
 
+Settings in [metrics] (file key, default, environment variable):
+  --metrics-port <n>                            port (default: "", env: PARLEY_METRICS_PORT)
+  --metrics-token <value>                       token (secret) (default: "", env: PARLEY_METRICS_TOKEN)
+
 `
 
 exports[`test/cli_help.test.ts > TAP > --help of the top level and of every command > parley create-org 1`] = `
@@ -395,6 +399,10 @@ Settings in [calls.bigbluebutton] (file key, default, environment variable):
 
 Settings in [push] (file key, default, environment variable):
   --push-bouncer-url <value>                    bouncer_url (default: "", env: PARLEY_PUSH_BOUNCER_URL)
+
+Settings in [metrics] (file key, default, environment variable):
+  --metrics-port <n>                            port (default: "", env: PARLEY_METRICS_PORT)
+  --metrics-token <value>                       token (secret) (default: "", env: PARLEY_METRICS_TOKEN)
 
 `
 
