@@ -8,7 +8,7 @@ import { parseArgs, USAGE, type Cli } from './args.js';
 import { killAllChildren, pinServersTo } from './children.js';
 import { pinSelf, planPlacement } from './cpus.js';
 import { ForeignCpuMeter } from './proc.js';
-import { table, writeResults } from './report.js';
+import { benchRecord, table, writeResults } from './report.js';
 import { newResult, within, type Mode, type Scenario, type ScenarioContext, type ScenarioResult } from './scenario.js';
 import { scenarios } from './scenarios/index.js';
 import { nowMs } from './stats.js';
@@ -110,7 +110,7 @@ async function main(): Promise<number> {
     log(`${scenario.name} (${cli.mode}): ${scenario.summary}`);
     results.push(await runOne(cli, scenario));
   }
-  const path = writeResults(startedAt, cli, argv, results);
+  const path = writeResults(benchRecord(startedAt, cli, argv, results));
   process.stdout.write(`\nParley bench, ${cli.mode} mode${cli.remote ? `, target ${cli.remote.url}` : ''} (median of ${cli.runs} run${cli.runs > 1 ? 's' : ''} after a warm-up)\nplacement: ${cli.placement}\n\n`);
   process.stdout.write(table(results) + `\n\nresults: ${path}\n`);
   if (stray.length > 0) process.stdout.write(`\n${stray.length} unhandled rejection(s); first: ${stray[0]}\n`);
