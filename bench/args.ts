@@ -11,7 +11,12 @@ export interface Cli extends Options {
   pin: 'auto' | 'yes' | 'no';
   /** What was done about placement, in words (set by run.ts). */
   placement?: string;
+  /** `--report FILE.json`: render the HTML report of an existing record, run nothing. */
+  report?: string;
+  /** With `--report`: also write each chart as `<dir>/<chart>.svg`. */
+  chartsDir?: string;
 }
+
 
 export const USAGE = `Usage: npm run bench -- [options]
 
@@ -34,14 +39,20 @@ export const USAGE = `Usage: npm run bench -- [options]
   --pin | --no-pin          pin the load (core 0) and the servers (the other cores)
                             apart with taskset, or not; by default they are pinned
                             when the machine has 4 cores or more
+  --report FILE.json        write the HTML report of an existing result file next to it
+  --charts DIR              with --report: also write each chart as DIR/<chart>.svg
   --help                    this text
+
+Every run writes bench/results/<time>.json and, next to it, <time>.html: the figures,
+the baselines that ran or were skipped, and charts (latency distribution, throughput
+over time, memory against N) as inline SVG.
 `;
 
 /** Parses argv (without node and script). Throws with a clear message on bad input. */
 export function parseArgs(argv: string[]): Cli {
   const flags = new Map<string, string>();
   const booleans = new Set(['--smoke', '--quick', '--full', '--help', '--pin', '--no-pin']);
-  const valued = new Set(['--scenario', '--n', '--duration', '--runs', '--seed', '--fsync', '--target', '--email', '--api-key', '--sources', '--server-node-args']);
+  const valued = new Set(['--scenario', '--n', '--duration', '--runs', '--seed', '--fsync', '--target', '--email', '--api-key', '--sources', '--server-node-args', '--report', '--charts']);
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split(/=(.*)/s, 2);
     if (booleans.has(flag)) flags.set(flag, 'true');
@@ -59,6 +70,7 @@ export function parseArgs(argv: string[]): Cli {
   const email = flags.get('--email');
   const apiKey = flags.get('--api-key');
   if (target && (!email || !apiKey)) throw new Error('--target needs --email and --api-key (the organization owner)');
+  if (flags.has('--charts') && !flags.has('--report')) throw new Error('--charts goes with --report FILE.json');
   return {
     mode,
     scenarios,
@@ -72,6 +84,8 @@ export function parseArgs(argv: string[]): Cli {
     sources: flags.get('--sources')?.split(',').filter(Boolean),
     serverNodeArgs: flags.get('--server-node-args')?.split(/\s+/).filter(Boolean),
     remote: target ? { url: target, email: email!, apiKey: apiKey! } : undefined,
+    report: flags.get('--report'),
+    chartsDir: flags.get('--charts'),
   };
 }
 
