@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: runs the scenarios, prints a table, writes bench/results/<time>.json
- * and its HTML report (`--report` renders an existing record instead).
+ * and its HTML report (`--compare` and `--report` work on existing records instead).
  * Exits non-zero when a scenario errors or finds a correctness violation (a missed
  * performance target is reported, not fatal). Every scenario runs under a time budget,
  * and every child process it started is killed when the bench exits.
@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { killAllChildren, pinServersTo } from './children.js';
 import { pinSelf, planPlacement } from './cpus.js';
 import { ForeignCpuMeter } from './proc.js';
+import { compareFiles } from './compare.js';
 import { writeChartFiles, writeHtmlReport } from './html.js';
 import { benchRecord, table, writeResults, type BenchRecord } from './report.js';
 import { newResult, within, type Mode, type Scenario, type ScenarioContext, type ScenarioResult } from './scenario.js';
@@ -95,6 +96,10 @@ async function main(): Promise<number> {
   const cli = parseArgs(argv);
   if (cli.help) {
     process.stdout.write(USAGE + `\nScenarios:\n${scenarios.map((s) => `  ${s.name.padEnd(13)} ${s.summary}`).join('\n')}\n`);
+    return 0;
+  }
+  if (cli.compare) {
+    process.stdout.write(compareFiles(cli.compare[0], cli.compare[1], cli.thresholdPct));
     return 0;
   }
   if (cli.report) return reportOnly(cli);
