@@ -82,7 +82,7 @@ export function throughputChart(r: ScenarioResult): Chart | null {
   };
 }
 
-/** Heap (after GC) and RSS against N, one panel per thing that grows (users, messages, parked polls). */
+/** Heap (after GC) and RSS against N: a row each, a column per thing that grows (users, messages, parked polls). */
 export function memoryChart(scenarios: ScenarioResult[]): Chart | null {
   const values = scenarios.flatMap((r) =>
     (r.memory ?? []).flatMap((p) => [
@@ -100,15 +100,18 @@ export function memoryChart(scenarios: ScenarioResult[]): Chart | null {
       title: 'server memory against N',
       config: CONFIG,
       data: { values },
-      facet: { column: { field: 'series', type: 'nominal', title: null } },
+      facet: {
+        row: { field: 'memory', type: 'nominal', title: null, sort: ['heap after GC', 'RSS'] },
+        column: { field: 'series', type: 'nominal', title: null, sort: [...new Set(values.map((v) => v.series))] },
+      },
       spec: {
-        width: 260,
-        height: HEIGHT,
+        width: 240,
+        height: 140,
         mark: { type: 'line', point: true },
         encoding: {
           x: { field: 'n', type: 'quantitative', title: 'N' },
           y: { field: 'mib', type: 'quantitative', title: 'MiB', scale: { zero: false } },
-          color: { field: 'memory', type: 'nominal', title: null },
+          color: { field: 'memory', type: 'nominal', legend: null },
         },
       },
       resolve: { scale: { x: 'independent', y: 'independent' } },
