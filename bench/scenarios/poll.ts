@@ -25,7 +25,8 @@ export const poll: Scenario = {
     const warmupMs = opts.mode === 'smoke' ? 300 : 1000;
     const wrk = findWrk();
     const result = newResult('poll', { connections, durationS: durationMs / 1000, runs: opts.runs, client: wrk ? 'wrk' : 'bench client (no pipelining)' });
-    if (!wrk) skipBaseline(result, 'wrk (load generator)', 'wrk is not installed (npm run bench:setup installs it): measured with the bench client, one request in flight per connection');
+    if (wrk) result.notes.push('measured with wrk: its latency distribution has p50/p75/p90/p99/max, and no requests per second of the window (no throughput chart)');
+    else skipBaseline(result, 'wrk (load generator)', 'wrk is not installed (npm run bench:setup installs it): measured with the bench client, one request in flight per connection');
     const runs = new Runs();
     const target = await ctx.server();
     const baseline = await startBaseline();

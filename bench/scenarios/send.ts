@@ -124,7 +124,7 @@ export const send: Scenario = {
     const base = runs.all('redis.rps').length > 0;
     const rps = runs.figure('parley.rps', 'messages/s', 'msg/s', base ? { baselineOf: 'redis.rps', baselineName: SERIES.redis, target: '>= 0.5x baseline' } : {});
     if (base) rps.pass = rps.ratio! >= 0.5;
-    const p99 = runs.figure('parley.p99', 'send latency p99', 'ms', { ...(base ? { baselineOf: 'redis.p99', baselineName: 'redis' } : {}), target: '<= 20 ms' });
+    const p99 = runs.figure('parley.p99', 'send latency p99', 'ms', { ...(base ? { baselineOf: 'redis.p99', baselineName: SERIES.redis } : {}), target: '<= 20 ms' });
     p99.pass = p99.value <= 20;
     result.figures.push(rps);
     if (floors) {
@@ -133,7 +133,7 @@ export const send: Scenario = {
         runs.figure('parley.rps', 'messages/s vs floor', 'msg/s', { baselineOf: 'floorLoop.rps', baselineName: SERIES.floorLoop }),
       );
     }
-    result.figures.push(runs.figure('parley.p50', 'send latency p50', 'ms', base ? { baselineOf: 'redis.p50', baselineName: 'redis' } : {}), p99);
+    result.figures.push(runs.figure('parley.p50', 'send latency p50', 'ms', base ? { baselineOf: 'redis.p50', baselineName: SERIES.redis } : {}), p99);
     if (target.pid !== undefined) result.figures.push(runs.figure('parley.serverCpu', 'server CPU', '%', floors ? { baselineOf: 'floor.serverCpu', baselineName: SERIES.floor } : {}));
     noteClientCpu(result, runs);
     noteDistributions(result, runs);
