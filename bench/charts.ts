@@ -25,6 +25,30 @@ const LABELS: Record<string, string> = { p50: 'p50', p75: 'p75', p90: 'p90', p95
 /** Plain, readable defaults; SVG text is measured without a font, so keep it simple. */
 const CONFIG = { font: 'sans-serif', view: { stroke: '#ddd' }, legend: { orient: 'bottom', columns: 2, labelLimit: 320 } } as const;
 
+/** A position channel of the per-run line charts. */
+interface Position {
+  field: string;
+  type: 'ordinal' | 'quantitative';
+  title: string;
+  sort?: string[];
+  scale?: { type: 'log' };
+  axis?: { labelAngle?: number; tickMinStep?: number };
+}
+
+/** A line chart with one line per server (colour) and measured run (`series`, `run` in each value). */
+function perRunLines(title: string, values: object[], x: Position, y: Position): TopLevelSpec {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title,
+    width: WIDTH,
+    height: HEIGHT,
+    config: CONFIG,
+    data: { values },
+    mark: { type: 'line', point: true },
+    encoding: { x, y, color: { field: 'series', type: 'nominal', title: null }, detail: { field: 'run', type: 'nominal' } },
+  };
+}
+
 /** Latency by percentile, one line per server and run, on a log scale. */
 export function latencyChart(r: ScenarioResult): Chart | null {
   const values = (r.latency ?? []).flatMap((rec) =>
@@ -38,21 +62,12 @@ export function latencyChart(r: ScenarioResult): Chart | null {
     id: `${r.scenario}-latency`,
     title: `${r.scenario}: latency distribution against its baseline`,
     scenario: r.scenario,
-    spec: {
-      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-      title: `${r.scenario}: latency by percentile (each line one measured run)`,
-      width: WIDTH,
-      height: HEIGHT,
-      config: CONFIG,
-      data: { values },
-      mark: { type: 'line', point: true },
-      encoding: {
-        x: { field: 'percentile', type: 'ordinal', sort: Object.values(LABELS), title: 'percentile', axis: { labelAngle: 0 } },
-        y: { field: 'ms', type: 'quantitative', scale: { type: 'log' }, title: 'latency (ms, log scale)' },
-        color: { field: 'series', type: 'nominal', title: null },
-        detail: { field: 'run', type: 'nominal' },
-      },
-    },
+    spec: perRunLines(
+      `${r.scenario}: latency by percentile (each line one measured run)`,
+      values,
+      { field: 'percentile', type: 'ordinal', sort: Object.values(LABELS), title: 'percentile', axis: { labelAngle: 0 } },
+      { field: 'ms', type: 'quantitative', scale: { type: 'log' }, title: 'latency (ms, log scale)' },
+    ),
   };
 }
 
@@ -64,21 +79,12 @@ export function throughputChart(r: ScenarioResult): Chart | null {
     id: `${r.scenario}-throughput`,
     title: `${r.scenario}: throughput over time`,
     scenario: r.scenario,
-    spec: {
-      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-      title: `${r.scenario}: requests/s in each second of a measured window`,
-      width: WIDTH,
-      height: HEIGHT,
-      config: CONFIG,
-      data: { values },
-      mark: { type: 'line', point: true },
-      encoding: {
-        x: { field: 'second', type: 'quantitative', title: 'second of the window', axis: { tickMinStep: 1 } },
-        y: { field: 'rps', type: 'quantitative', title: 'requests/s' },
-        color: { field: 'series', type: 'nominal', title: null },
-        detail: { field: 'run', type: 'nominal' },
-      },
-    },
+    spec: perRunLines(
+      `${r.scenario}: requests/s in each second of a measured window`,
+      values,
+      { field: 'second', type: 'quantitative', title: 'second of the window', axis: { tickMinStep: 1 } },
+      { field: 'rps', type: 'quantitative', title: 'requests/s' },
+    ),
   };
 }
 
