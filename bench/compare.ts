@@ -108,10 +108,18 @@ function readRecord(path: string): BenchRecord {
   }
 }
 
+/** Notes a tool found in one run only (wrk measures poll instead of the bench client; redis-server adds a baseline). */
+function toolNotes(a: BenchRecord, b: BenchRecord): string[] {
+  const found = (r: BenchRecord, tool: string): boolean => Boolean((r.tools as Record<string, unknown> | undefined)?.[tool]);
+  return Object.keys({ ...a.tools, ...b.tools })
+    .filter((tool) => found(a, tool) !== found(b, tool))
+    .map((tool) => `note: ${tool} was installed for ${found(a, tool) ? 'A' : 'B'} only; figures that depend on it are not like for like`);
+}
+
 /** Reads two result files and returns the printed comparison. */
 export function compareFiles(pathA: string, pathB: string, thresholdPct: number): string {
   const [a, b] = [readRecord(pathA), readRecord(pathB)];
   const about = (name: string, path: string, r: BenchRecord): string => `${name}: ${path} (${r.startedAt}, ${r.mode} mode, ${(r.machine as { cpus?: number })?.cpus ?? '?'} CPUs)`;
   const modes = a.mode === b.mode ? [] : [`note: the modes differ (${a.mode}, ${b.mode}); figures named with a size (N=...) will not match`];
-  return [about('A', pathA, a), about('B', pathB, b), ...modes, '', formatComparison(compareRecords(a, b, thresholdPct), thresholdPct)].join('\n') + '\n';
+  return [about('A', pathA, a), about('B', pathB, b), ...modes, ...toolNotes(a, b), '', formatComparison(compareRecords(a, b, thresholdPct), thresholdPct)].join('\n') + '\n';
 }

@@ -43,6 +43,14 @@ t.test('--compare: the printed table', async (t) => {
   t.match(out, /^send\s+new figure\s+1 ms\s+only in B$/m);
 });
 
+t.test('--compare: says when a tool was installed for one run only', async (t) => {
+  const withWrk = { ...record(B), tools: { wrk: '/usr/bin/wrk', redisServer: null } };
+  const dir = t.testdir({ 'b.json': JSON.stringify(withWrk) });
+  const out = compareFiles(A, join(dir, 'b.json'), 10);
+  t.match(out, /^note: wrk was installed for B only/m);
+  t.notMatch(out, /redisServer was installed/);
+});
+
 t.test('--compare from the command line: exit status 0, no server', async (t) => {
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--compare', A, B], { encoding: 'utf8' });
   t.equal(run.status, 0, run.stderr);
