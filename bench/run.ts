@@ -129,14 +129,17 @@ async function main(): Promise<number> {
   }
   const record = benchRecord(startedAt, cli, argv, results);
   const path = writeResults(record);
+  process.stdout.write(`\nParley bench, ${cli.mode} mode${cli.remote ? `, target ${cli.remote.url}` : ''} (median of ${cli.runs} run${cli.runs > 1 ? 's' : ''} after a warm-up)\nplacement: ${cli.placement}\n\n`);
+  process.stdout.write(table(results) + `\n\nresults: ${path}\n`);
   // Charts render after every scenario, so that loading vega costs no scenario anything.
   const renderStart = nowMs();
-  const html = await writeHtmlReport(record, path);
-  log(`HTML report rendered in ${((nowMs() - renderStart) / 1000).toFixed(1)} s`);
-  process.stdout.write(`\nParley bench, ${cli.mode} mode${cli.remote ? `, target ${cli.remote.url}` : ''} (median of ${cli.runs} run${cli.runs > 1 ? 's' : ''} after a warm-up)\nplacement: ${cli.placement}\n\n`);
-  process.stdout.write(table(results) + `\n\nresults: ${path}\nreport: ${html}\n`);
+  const html = await writeHtmlReport(record, path).catch((err: Error) => {
+    process.stdout.write(`report: FAILED: ${err.stack ?? err.message}\n`);
+    return null;
+  });
+  if (html) process.stdout.write(`report: ${html} (rendered in ${((nowMs() - renderStart) / 1000).toFixed(1)} s)\n`);
   if (stray.length > 0) process.stdout.write(`\n${stray.length} unhandled rejection(s); first: ${stray[0]}\n`);
-  return results.some((r) => r.failed) || stray.length > 0 ? 1 : 0;
+  return results.some((r) => r.failed) || stray.length > 0 || !html ? 1 : 0;
 }
 
 process.once('exit', killAllChildren);
