@@ -163,7 +163,8 @@ export function readLog(dir: string, opts: ReadOptions, onRecord: (s: Stamped) =
       onRecord(stamped);
       records++;
     }
-    return true;
+    // Stop at toSeq itself: what follows it (a corrupt record, say) is not read.
+    return opts.toSeq === undefined || stamped.seq < opts.toSeq;
   };
   for (let i = 0; i < segments.length; i++) {
     const file = join(dir, segments[i].name);
