@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeFrame, SEGMENT_HEADER_BYTES } from '../snapshots/codec.js';
 import { listSegments } from '../snapshots/log.js';
-import { listSnapshots } from '../snapshots/snapshot.js';
+import { listSnapshots, readSnapshot } from '../snapshots/snapshot.js';
+import type { VerifiedSnapshot } from '../snapshots/snapshot_format.js';
 import { backup, history, parley, present, send, serve, snapshotName, stop } from './operator_guide_helpers.js';
 
 t.test('restore to a seq, compact, and the backup of a stopped server', async (t) => {
@@ -133,5 +134,40 @@ t.test('restore to a seq, compact, and the backup of a stopped server', async (t
     t.equal(present(got, all), all.size - 1, 'every other message is');
     t.equal(await stop(s.server), 0);
   });
-});
 
+  await t.test('a corrupt record after the snapshot: restore --to-seq the last good seq that verify names', async (t) => {
+    const bad = join(dir, 'corrupt-middle');
+    cpSync(data, bad, { recursive: true });
+    const snap = listSnapshots(bad).at(-1)!;
+    const segs = listSegments(bad);
+    const seg = segs[segs.length - 1];
+    const path = join(bad, seg.name);
+    const buf = readFileSync(path);
+    const starts: number[] = [];
+    let offset = SEGMENT_HEADER_BYTES;
+    for (let f = decodeFrame(buf, offset); f.kind === 'record'; f = decodeFrame(buf, offset)) {
+      starts.push(offset);
+      offset = f.next;
+    }
+    // Phase C's fifth-from-last message: five phase C messages and the records after it are lost.
+    const victim = starts[starts.length - 5];
+    buf[victim + 20] ^= 0x01;
+    writeFileSync(path, buf);
+    const verify = await parley(['verify', '--data-dir', bad]);
+    t.equal(verify.status, 1);
+    const m = new RegExp(`CORRUPT  ${seg.name} at offset ${victim}: checksum mismatch \\(after (\\d+) good records\\)`).exec(verify.stdout);
+    t.ok(m, verify.stdout);
+    const lastGood = seg.firstSeq + Number(m![1]) - 1;
+    t.ok(lastGood >= (readSnapshot(snap.path) as VerifiedSnapshot).endSeq, 'the last good seq is not before the snapshot\'s end seq');
+    const to = join(dir, 'corrupt-middle-restored');
+    const rr = await parley(['restore', '--data-dir', bad, '--from', snap.name, '--to', to, '--to-seq', String(lastGood)]);
+    t.equal(rr.status, 0, rr.stderr);
+    t.equal(JSON.parse(rr.stdout).seq, lastGood);
+    const s = await serve(to, {}, auth);
+    const got = await history(s.server.base, auth);
+    const cIds = [...c2.keys()].sort((x, y) => x - y);
+    t.equal(present(got, new Map([...a, ...b])), a.size + b.size, 'phases A and B are there');
+    t.same(cIds.filter((id) => got.has(id)), cIds.slice(0, cIds.length - 5), 'phase C up to the corrupt record');
+    t.equal(await stop(s.server), 0);
+  });
+});
