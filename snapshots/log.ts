@@ -90,6 +90,11 @@ export interface ReadResult {
   records: number;
   /** Where the valid prefix of the last segment ends, if its tail was torn. */
   tornAt?: { file: string; offset: number };
+  /**
+   * Where the last segment's corrupt record was, if the rest of that segment was
+   * skipped as asked: new records must not be appended after the skipped bytes.
+   */
+  skippedAt?: { file: string; offset: number };
 }
 
 /** How reading one segment ended. */
@@ -171,13 +176,15 @@ export function readLog(dir: string, opts: ReadOptions, onRecord: (s: Stamped) =
   let lastSeq = 0;
   let records = 0;
   let tornAt: ReadResult['tornAt'];
+  let skippedAt: ReadResult['skippedAt'];
   const each = (stamped: Stamped): boolean => {
     if (opts.toSeq !== undefined && stamped.seq > opts.toSeq) return false;
     if (stamped.seq > opts.afterSeq) {
       onRecord(stamped);
       records++;
     }
-    return true;
+    // Stop at toSeq itself: what follows it (a corrupt record, say) is not read.
+    return opts.toSeq === undefined || stamped.seq < opts.toSeq;
   };
   for (let i = 0; i < segments.length; i++) {
     const file = join(dir, segments[i].name);
@@ -200,22 +207,24 @@ export function readLog(dir: string, opts: ReadOptions, onRecord: (s: Stamped) =
       if (!opts.skipCorrupt) throw new LogCorruption(`corrupt log record in ${where}`);
       if (end.resume === undefined) {
         opts.log(`log: skipping the rest of ${file} after a corrupt record (${where}), as asked`);
+        if (isLast) skippedAt = { file, offset: end.offset };
         break;
       }
       opts.log(`log: skipping out-of-order record (${where}), as asked`);
       from = end.resume;
     }
   }
-  return { lastSeq, records, tornAt };
+  return { lastSeq, records, tornAt, skippedAt };
 }
 
 /**
- * Cuts a torn tail off the last segment so appends continue after the valid prefix.
- * The dropped bytes are kept beside it, never destroyed.
+ * Cuts a torn tail (or, with `kind` 'corrupt', the part skipped after a corrupt
+ * record) off the last segment so appends continue after the valid prefix. The
+ * dropped bytes are kept beside it, never destroyed.
  */
-export function truncateTorn(torn: { file: string; offset: number }, log: (line: string) => void): void {
+export function truncateTorn(torn: { file: string; offset: number }, log: (line: string) => void, kind: 'torn' | 'corrupt' = 'torn'): void {
   const size = statSync(torn.file).size;
-  const kept = `${torn.file}.torn-${Date.now()}`;
+  const kept = `${torn.file}.${kind}-${Date.now()}`;
   copyFileSync(torn.file, kept);
   const fd = openSync(torn.file, 'r+');
   try {

@@ -102,6 +102,8 @@ export interface Recovery {
   lastSeq: number;
   ms: number;
   tornAt?: { file: string; offset: number };
+  /** Where the rest of the last segment was skipped after a corrupt record (`skipCorrupt`). */
+  skippedAt?: { file: string; offset: number };
 }
 
 /**
@@ -128,7 +130,7 @@ export function recover(
   });
   const lastSeq = Math.max(result.lastSeq, state.lastSeq);
   state.restoredThrough(lastSeq);
-  return { snapshot: snap.name, snapshotStartSeq: snap.startSeq, replayed: result.records, lastSeq, ms: Date.now() - started, tornAt: result.tornAt };
+  return { snapshot: snap.name, snapshotStartSeq: snap.startSeq, replayed: result.records, lastSeq, ms: Date.now() - started, tornAt: result.tornAt, skippedAt: result.skippedAt };
 }
 
 /**
@@ -151,6 +153,8 @@ export function openStore<R extends Recoverable>(opts: StoreOptions, build: (sin
   const runtime = build({ append: (records, onDurable) => writer!.append(records, onDurable) });
   const recovery = recover(runtime, opts.dataDir, { skipCorrupt: opts.skipCorrupt, toSeq: opts.toSeq, log: opts.log });
   if (recovery.tornAt) truncateTorn(recovery.tornAt, opts.log);
+  // New records would follow the skipped bytes, where the next start skips them too.
+  if (recovery.skippedAt) truncateTorn(recovery.skippedAt, opts.log, 'corrupt');
   if (recovery.snapshot || recovery.replayed > 0) {
     opts.log(`store: recovered to seq ${recovery.lastSeq} in ${recovery.ms} ms (${recovery.snapshot ? `snapshot ${recovery.snapshot}` : 'no snapshot'}, ${recovery.replayed} facts replayed)`);
   }
