@@ -43,6 +43,7 @@ export interface Api {
   notFound: Coded;
   internalError: Coded;
   methodNotAllowed(allowed: string[]): Coded;
+  /** The 429 of a full window; the pipeline adds the `X-RateLimit-*` headers to it as to every counted answer. */
   rateLimited(decision: RateDecision): Coded;
   /** A thrown value as an error of this API; undefined for anything that is not the client's to see. */
   coded(err: unknown): Coded | undefined;
@@ -74,7 +75,7 @@ export const CHAT_API: Api = {
     code: 'RATE_LIMIT_HIT',
     message: 'API usage exceeded rate limit',
     extra: { 'retry-after': d.retryAfter },
-    headers: [['Retry-After', String(d.retryAfter)], ...d.headers],
+    headers: [['Retry-After', String(d.retryAfter)]],
   }),
   coded(err) {
     if (err instanceof ApiError) return { code: err.code, message: err.message, extra: err.extra, ...(err.status !== undefined ? { status: err.status } : {}) };
@@ -130,7 +131,7 @@ export const BOARD_API: Api = {
   rateLimited: (d) => ({
     code: 'rate_limited',
     message: `too many requests from this address; retry after ${d.retryAfter} s`,
-    headers: [['Retry-After', String(d.retryAfter)], ...d.headers],
+    headers: [['Retry-After', String(d.retryAfter)]],
   }),
   coded(err) {
     if (err instanceof BoardError) return { code: err.code, message: err.message, field: err.field, headers: err.headers };
@@ -143,12 +144,12 @@ export const BOARD_API: Api = {
       body: JSON.stringify(problemBody(e.code, e.message, e.field)),
     };
   },
-  renderSuccess({ reply }, req) {
+  renderSuccess({ reply, limitHeaders }, req) {
     const headers: Array<[string, string]> = reply.markdown !== undefined ? [['Content-Type', 'text/markdown; charset=utf-8']] : [['Content-Type', 'application/json']];
     // Several links travel as one comma-separated Link header (RFC 8288).
     const links = (reply.headers ?? []).filter(([k]) => k === 'Link').map(([, v]) => v);
     if (links.length > 0) headers.push(['Link', links.join(', ')]);
-    headers.push(...(reply.headers ?? []).filter(([k]) => k !== 'Link'));
+    headers.push(...(reply.headers ?? []).filter(([k]) => k !== 'Link'), ...(limitHeaders ?? []));
     const body = reply.markdown ?? JSON.stringify(reply.json);
     return { status: reply.status ?? 200, headers, body: req.method === 'HEAD' ? '' : body };
   },
