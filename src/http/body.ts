@@ -76,11 +76,12 @@ const BUSBOY_ERRORS: Record<string, string> = {
 
 /**
  * Refuses text busboy decoded from invalid UTF-8. busboy decodes names, filenames and
- * values as UTF-8 (or a part's declared charset) with U+FFFD for each invalid byte, so a
- * U+FFFD is refused wherever it stands, as in the query string: a client that means
- * one sends it in an urlencoded body.
+ * values as UTF-8 (or a part's declared charset; parameters of part headers only with
+ * `defParamCharset: 'utf8'`) with U+FFFD for each invalid byte, so a U+FFFD is refused
+ * wherever it stands, as in the query string: a client that means one sends it in an
+ * urlencoded body.
  */
-function decoded(text: string): string {
+export function busboyText(text: string): string {
   if (text.includes('\uFFFD')) throw new MalformedBody(INVALID_UTF8);
   return text;
 }
@@ -117,15 +118,15 @@ export function decodeMultipart(contentType: string, chunks: Iterable<Buffer>, v
     };
     const named = (name: string | undefined): string => {
       if (name === undefined) throw new MalformedBody('Multipart part without a name');
-      return decoded(name);
+      return busboyText(name);
     };
-    parser.on('field', guard((name: string | undefined, value: string) => values.set(named(name), decoded(value))));
+    parser.on('field', guard((name: string | undefined, value: string) => values.set(named(name), busboyText(value))));
     parser.on('file', (name: string | undefined, stream: Readable, info: busboy.FileInfo) => {
       // busboy destroys an unfinished file's stream with an error when the body fails.
       stream.on('error', fail);
       guard(() => {
         const field = named(name);
-        const filename = decoded(info.filename ?? '');
+        const filename = busboyText(info.filename ?? '');
         const data: Buffer[] = [];
         stream.on('data', (chunk: Buffer) => data.push(chunk));
         stream.on('end', () => files.push({ field, filename, contentType: info.mimeType, data: Buffer.concat(data) }));
