@@ -71,7 +71,7 @@ export async function chatFixture(opts: FixtureOptions = {}): Promise<ChatFixtur
   const runtime = new Runtime({ ...defaults, now: () => clock.t, random: () => 0.5, queues: { ...defaults.queues, ...opts.queues } });
   // Rate limits are off unless a test asks for them: route tests make many requests per user.
   const off = { requests: 0, windowSecs: 60 };
-  const config: Config = { ...loadConfig([], {}), rateLimit: off, rateLimitAnonymous: off, rateLimitAuthenticate: off, rateLimitSendsEmail: off, ...opts.config };
+  const config: Config = { ...loadConfig([], {}), rateLimit: off, rateLimitAnonymous: off, rateLimitAuthenticate: off, ...opts.config };
   const logs: string[] = [];
   const mail = memoryMailer();
   const app = new ChatApp(chatRoutes, runtime, config, (line) => logs.push(line), mail);

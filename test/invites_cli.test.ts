@@ -73,7 +73,7 @@ t.test('outbox and accept-invite', async (t) => {
 
 t.test('kill -9: acknowledged invitations survive, their mail was written once, and replay sends none', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-invites-kill9-'));
-  const env = { PARLEY_DATA_DIR: dir, PARLEY_FSYNC: 'always', PARLEY_RATE_LIMIT: '0', PARLEY_RATE_LIMIT_SENDS_EMAIL: '0', PARLEY_SNAPSHOT_EVERY_RECORDS: '5', PARLEY_SNAPSHOT_GROWTH_PERCENT: '0' };
+  const env = { PARLEY_DATA_DIR: dir, PARLEY_FSYNC: 'always', PARLEY_RATE_LIMIT: '0', PARLEY_SNAPSHOT_EVERY_RECORDS: '5', PARLEY_SNAPSHOT_GROWTH_PERCENT: '0' };
   let server = await startServerProcess(env);
   const waitKey = async () => {
     for (let i = 0; i < 500 && !/API key:\s+\S+/.test(server.stdout()); i++) await new Promise((r) => setTimeout(r, 20));

@@ -124,20 +124,3 @@ t.test('authenticate_by_username: failed logins per username, apart from the gen
   f.clock.t += 1800_000;
   t.equal((await login('owner@example.com', 'owner-pass')).status, 200, 'after the window');
 });
-
-t.test('sends_email_by_ip: invitations per address, whoever sends them', async (t) => {
-  const f = await chatFixture({ config: { rateLimit: { requests: 100, windowSecs: 60 }, rateLimitSendsEmail: { requests: 2, windowSecs: 86400 } } });
-  t.teardown(f.stop);
-  const invite = (i: number, remoteAddress = '10.1.1.1') => f.call(f.owner, 'POST', '/api/v1/invites', { invitee_emails: `p${i}@example.com`, stream_ids: [] }, { remoteAddress });
-  t.equal((await invite(1)).status, 200);
-  const second = await invite(2);
-  t.equal(second.status, 200);
-  t.same([second.headers['x-ratelimit-limit'], second.headers['x-ratelimit-remaining']], ['2', '0']);
-  const third = await invite(3);
-  t.equal(third.status, 429);
-  t.equal(third.headers['retry-after'], '86400');
-  t.equal(f.mail.sent.length, 2, 'no mail for the refused request');
-  t.equal((await invite(4, '10.1.1.2')).status, 200, 'another address has its own count');
-  const me = await f.call(f.owner, 'GET', '/api/v1/users/me');
-  t.same([me.status, me.headers['x-ratelimit-limit'], me.headers['x-ratelimit-remaining']], [200, '100', String(100 - 5)], 'the general limit counted every request, and alone limits the others');
-});

@@ -145,7 +145,6 @@ type RateLimitSetting = { [K in keyof Config]: Config[K] extends RateLimit ? K :
 const RATE_CLASSES: Record<RateClass, Omit<Limit<Caller>, 'limiter' | 'afterParams'> & { setting: RateLimitSetting }> = {
   // As Zulip's rate_limit_auth: every attempt counts against the username, a success forgets them.
   authenticate_by_username: { setting: 'rateLimitAuthenticate', key: (_req, who, params) => `${who.org.id}:${String(params.username).toLowerCase()}`, clearOnSuccess: true },
-  sends_email_by_ip: { setting: 'rateLimitSendsEmail', key: (req) => req.remoteAddress },
 };
 
 /** What a streamed upload body may carry beyond the file: multipart boundaries, part headers, small fields. */

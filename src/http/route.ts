@@ -68,7 +68,7 @@ export function queryParamsOf(r: { params: ParamMap }): Array<[string, ParamSpec
  * general per-user or per-address limit (`api_by_user`, `api_by_ip`), with Zulip's
  * default rules; what each counts per is in `RATE_CLASSES` (`dispatch.ts`).
  */
-export type RateClass = 'authenticate_by_username' | 'sends_email_by_ip';
+export type RateClass = 'authenticate_by_username';
 
 /** Board settings, from the configuration. */
 export interface BoardSettings {

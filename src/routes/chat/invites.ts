@@ -55,7 +55,6 @@ export const sendInvites = route({
   path: '/api/v1/invites',
   operationId: 'sendInvites',
   auth: 'user',
-  rateClass: 'sends_email_by_ip',
   summary: 'Invite people by email',
   params: {
     invitee_emails: { schema: S.str, required: true, description: 'Addresses separated by commas or newlines' },
@@ -132,7 +131,6 @@ export const resendInvite = route({
   path: '/api/v1/invites/{invite_id}/resend',
   operationId: 'resendEmailInvite',
   auth: 'user',
-  rateClass: 'sends_email_by_ip',
   summary: 'Send an email invitation again',
   params: { invite_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler(ctx) {
