@@ -4,7 +4,8 @@
  * Zulip's own fixture cases are in markdown_fixtures.test.ts.
  */
 import t from 'tap';
-import { escapeHtml, hasAlertWord, renderMarkdown, type MarkdownEnv } from '../actors/markdown/index.js';
+import fc from 'fast-check';
+import { escapeHtml, hasAlertWord, isPlainLine, prepareLines, renderMarkdown, type MarkdownEnv } from '../actors/markdown/index.js';
 
 const users = [
   { user_id: 7, full_name: 'Alice Anders' },
@@ -154,4 +155,26 @@ t.test('hasAlertWord', async (t) => {
   t.notOk(hasAlertWord('~~~sh\ndeploy\n~~~\nok', ['deploy']), 'not in a ~~~ code block');
   t.ok(hasAlertWord('```quote\ndeploy\n```', ['deploy']), 'quotes count');
   t.notOk(hasAlertWord('anything', []));
+});
+
+t.test('a plain line skips the line preprocessors only where they would change nothing', (t) => {
+  // Lines built from the characters the preprocessors look at: list markers, fences, quotes, digits, blanks.
+  const piece = fc.constantFrom(' ', '  ', '*', '**', '-', '+', '1.', '2)', '>', '```', '~~~', '`', '_', '#', 'a', 'word', '9', '\t', '$$', 'quote', 'spoiler');
+  const line = fc.array(piece, { maxLength: 8 }).map((p) => p.join(''));
+  let plain = 0;
+  fc.assert(
+    fc.property(line, (s) => {
+      if (!isPlainLine(s)) return true;
+      plain++;
+      return prepareLines(s, { lookup: { user: () => undefined, group: () => undefined, channel: () => undefined }, out: { html: '', mentioned: [], wildcard: null, mentionedGroups: [] }, stash: [], stashBlock: [] }) === s;
+    }),
+    { numRuns: 5000, seed: 12 },
+  );
+  t.ok(plain > 500, `the property met plain lines (${plain})`);
+  t.notOk(isPlainLine('- item'), 'a list item is not plain');
+  t.notOk(isPlainLine('  ```python'), 'nor a fence');
+  t.notOk(isPlainLine('a\nb'), 'nor two lines');
+  t.notOk(isPlainLine('   '), 'nor a blank one');
+  t.ok(isPlainLine('A benchmark message of a typical length: with **some** markdown.'), 'a sentence is');
+  t.end();
 });

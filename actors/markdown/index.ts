@@ -41,20 +41,40 @@ md.use(blocks).use(inline).use(mentions).use(inlineTex).use(channelLinks).use(ti
 const STASH_CHARS = new RegExp(`[${STASH_OPEN}${STASH_CLOSE}]`, 'g');
 const NEEDS_NORMALIZING = new RegExp(`[\r${STASH_OPEN}${STASH_CLOSE}]`);
 
+/**
+ * One line that no line preprocessor changes: no line break, tab or stash character, not
+ * blank, and not starting (after spaces) as a list item, a fence or a number could.
+ */
+const PLAIN_LINE = new RegExp(`^(?![ ]*(?:[*+\\-~\`]|\\d))(?=[^]*\\S)[^\n\r\t${STASH_OPEN}${STASH_CLOSE}]*$`);
+
+/** Whether `source` is one such line, which the block parser takes as it is. */
+export function isPlainLine(source: string): boolean {
+  return PLAIN_LINE.test(source);
+}
+
 /** Renders message Markdown to HTML and collects its mentions. */
 export function renderMarkdown(source: string, env: MarkdownEnv): Rendered {
   const out: Rendered = { html: '', mentioned: [], wildcard: null, mentionedGroups: [] };
   const state: RenderState = { lookup: env, out, stash: [], stashBlock: [] };
-  // Python-Markdown's NormalizeWhitespace: no STX/ETX, \n line ends, tabs as 4 spaces, blank lines empty.
+  const prepared = isPlainLine(source) ? source : prepareLines(source, state);
+  out.html = md.render(prepared, state as unknown as Record<string, unknown>).replace(/\n+$/, '');
+  return out;
+}
+
+/**
+ * The source as the block parser takes it, after Python-Markdown's NormalizeWhitespace
+ * (no STX/ETX, `\n` line ends, tabs as 4 spaces, blank lines empty) and Zulip's line
+ * preprocessors (hanging lists, fenced blocks into stash placeholders, lazy quote
+ * lines, lists nested by two spaces). Exported for the test that a plain line needs none.
+ */
+export function prepareLines(source: string, state: RenderState): string {
   const text = NEEDS_NORMALIZING.test(source) ? source.replace(STASH_CHARS, '\uFFFD').replace(/\r\n?/g, '\n') : source;
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i].includes('\t') ? expandTabs(lines[i]) : lines[i];
     lines[i] = line.trim() === '' ? '' : line;
   }
-  const prepared = nestByTwo(lazyQuotes(preprocessFences(hangingLists(lines), state))).join('\n');
-  out.html = md.render(prepared, state as unknown as Record<string, unknown>).replace(/\n+$/, '');
-  return out;
+  return nestByTwo(lazyQuotes(preprocessFences(hangingLists(lines), state))).join('\n');
 }
 
 function expandTabs(line: string): string {
