@@ -62,22 +62,34 @@ export class EventRouting {
     for (const cell of cells) out.add(cell, event);
   }
 
-  /** Resolves a delivery to the queues that should get it, and builds each user's event once. */
+  /**
+   * Resolves a delivery to the queues that should get it. An event the same for everyone
+   * is one object for all its queues; a per-user one is built at most once per user and
+   * variant, and queues handed the same built event share one sequenced copy of it.
+   */
   private resolveUsers(d: UserDelivery, out: Routed): void {
     out.deliveries++;
     const org = d.message ? this.view.org(d.org) : undefined;
+    const build = typeof d.event === 'function' ? d.event : undefined;
+    const shared: SequencedEvent | undefined = build ? undefined : { seq: d.seq, type: (d.event as OutgoingEvent).type, json: (d.event as OutgoingEvent).json };
+    const sequenced = build ? new Map<OutgoingEvent, SequencedEvent>() : undefined;
     for (const userId of d.user_ids) {
-      // Built at most once per user and variant, however many queues the user has.
-      const built: SequencedEvent[] = [];
+      let built: SequencedEvent[] | undefined;
       for (const cell of this.queues.queuesOf(d.org, userId)) {
         const q = cell.ctx;
         if (q.event_types !== null && !q.event_types.includes(d.type)) continue;
         if (d.message && q.narrow.length > 0 && !narrowPredicate(org!, q.narrow, this.view.user(d.org, userId), false)(d.message)) continue;
+        if (shared) {
+          out.add(cell, shared);
+          continue;
+        }
         const variant = (q.empty_topic_name ? 1 : 0) + (q.bulk_message_deletion ? 2 : 0) + (q.client_gravatar ? 4 : 0) + (q.include_deactivated_groups ? 8 : 0) + (q.slim_presence ? 16 : 0) + (q.simplified_presence_events ? 32 : 0);
-        let event = built[variant];
+        let event = built?.[variant];
         if (!event) {
-          const e: OutgoingEvent = typeof d.event === 'function' ? d.event(userId, q) : d.event;
-          event = built[variant] = { seq: d.seq, type: e.type, json: e.json };
+          const e = build!(userId, q);
+          event = sequenced!.get(e);
+          if (!event) sequenced!.set(e, (event = { seq: d.seq, type: e.type, json: e.json }));
+          (built ??= [])[variant] = event;
         }
         out.add(cell, event);
       }
