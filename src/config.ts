@@ -3,6 +3,7 @@
  * then defaults. Every setting is documented in the README.
  */
 import type { FsyncPolicy } from '../snapshots/log.js';
+import { LOG_LEVELS, type LogLevel } from '../actors/core/logger.js';
 import { parseRateLimit, type RateLimit } from './http/rate_limit.js';
 
 export interface Config {
@@ -69,6 +70,10 @@ export interface Config {
   bbbSecret: string;
   /** Push notification relay (Zulip's `PUSH_NOTIFICATION_BOUNCER_URL`; empty: no push notifications). */
   pushBouncerUrl: string;
+  /** Least severe level logged (`debug` adds one line per request). */
+  logLevel: LogLevel;
+  /** How long a SIGTERM may take to drain, flush and snapshot before the process exits non-zero. */
+  shutdownTimeoutMs: number;
 }
 
 /** Each setting: its flag, its environment variable, its default and how to parse it. */
@@ -110,6 +115,8 @@ const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v:
   { key: 'bbbUrl', flag: '--bbb-url', env: 'PARLEY_BBB_URL', parse: httpUrl, def: '' },
   { key: 'bbbSecret', flag: '--bbb-secret', env: 'PARLEY_BBB_SECRET', parse: String, def: '' },
   { key: 'pushBouncerUrl', flag: '--push-bouncer-url', env: 'PARLEY_PUSH_BOUNCER_URL', parse: httpUrl, def: '' },
+  { key: 'logLevel', flag: '--log-level', env: 'PARLEY_LOG_LEVEL', parse: logLevel, def: 'info' },
+  { key: 'shutdownTimeoutMs', flag: '--shutdown-timeout-ms', env: 'PARLEY_SHUTDOWN_TIMEOUT_MS', parse: positiveInt, def: 30000 },
 ];
 
 function int(v: string): number {
@@ -140,6 +147,11 @@ function httpUrl(v: string): string {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`expected an http or https URL, got '${v}'`);
   return v.replace(/\/+$/, '');
+}
+
+function logLevel(v: string): LogLevel {
+  if ((LOG_LEVELS as readonly string[]).includes(v)) return v as LogLevel;
+  throw new Error(`expected one of ${LOG_LEVELS.join(', ')}, got '${v}'`);
 }
 
 function fsyncPolicy(v: string): FsyncPolicy {

@@ -3,9 +3,11 @@
  * and serves the chat API over uWebSockets.js. `stop` shuts down in order: stop
  * accepting, complete parked polls, flush the log, release the data directory.
  */
+import type { LogFields, Logger } from '../actors/core/logger.js';
 import type { RuntimeOptions } from '../actors/runtime/runtime.js';
 import { openStore, type Store } from './store.js';
 import { snapshotDue } from '../snapshots/schedule.js';
+import type { SnapshotInfo } from '../snapshots/snapshot.js';
 import { createOrganization, createStarterChannels, randomPassword, type CreatedOrg, type StarterContent } from './bootstrap.js';
 import type { Config } from './config.js';
 import { startControl, type ControlHandler } from './control.js';
@@ -34,7 +36,8 @@ export interface RunningServer {
 }
 
 export interface StartOptions {
-  log(line: string): void;
+  /** Where the server logs (children per component). */
+  log: Logger;
   /** Called when the log cannot be written; by default the process exits. */
   onFatal?(error: Error): void;
   runtime?: Partial<RuntimeOptions>;
@@ -53,8 +56,9 @@ export function queueTimings(config: Config): RuntimeOptions['queues'] {
 }
 
 export async function startServer(config: Config, opts: StartOptions): Promise<RunningServer> {
+  const log = opts.log;
   const fatal = opts.onFatal ?? ((error: Error) => {
-    opts.log(`fatal: the log could not be written (${error.message}); stopping so that no unrecorded write is acknowledged`);
+    log.fatal({ event: 'log.write_failed', error: error.message }, `fatal: the log could not be written (${error.message}); stopping so that no unrecorded write is acknowledged`);
     process.exit(70);
   });
   const store = openStore({
@@ -64,7 +68,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     segmentBytes: config.segmentBytes,
     skipCorrupt: config.skipCorrupt,
     keepSnapshots: config.keepSnapshots,
-    log: opts.log,
+    log: log.child({ component: 'store' }),
     onFatal: fatal,
     runtime: { queues: queueTimings(config), ...opts.runtime },
   });
@@ -79,8 +83,8 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     const starter = await createStarterChannels(runtime, created);
     bootstrapped = { ...created, password, starter };
   }
-  const app = new ChatApp(chatRoutes, runtime, config, opts.log);
-  const board = new BoardApp(boardRoutes, runtime, boardSettings(config), opts.log);
+  const app = new ChatApp(chatRoutes, runtime, config, log.child({ component: 'chat' }));
+  const board = new BoardApp(boardRoutes, runtime, boardSettings(config), log.child({ component: 'board' }));
   let listener: Listener;
   let boardListener: Listener;
   try {
@@ -104,12 +108,12 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   runtime.queues.start();
   // Items that came due while the server was down go out now; the rest at their time.
   runtime.scheduled.start();
-  const scheduler = scheduleSnapshots(store, config, opts.log);
-  const activity = scheduleChannelActivity(store, opts.log);
+  const scheduler = scheduleSnapshots(store, config, log);
+  const activity = scheduleChannelActivity(store, log);
   // Temp files of uploads a crash cut short, then files nothing names any more.
   uploadStore(config.dataDir).clearTemp();
-  const sweep = scheduleUploadSweep(store, config, opts.log);
-  const control = await startControl(config.dataDir, controlHandlers(store), opts.log);
+  const sweep = scheduleUploadSweep(store, config, log);
+  const control = await startControl(config.dataDir, controlHandlers(store), log.child({ component: 'control' }));
   let stopping: Promise<void> | undefined;
   return {
     port: listener.port,
@@ -130,7 +134,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
         runtime.queues.releaseAll();
         await store.writer.drain();
         const info = await store.snapshot();
-        opts.log(`shutdown: final snapshot ${info.path} at seq ${info.endSeq}`);
+        log.info({ event: 'shutdown.snapshot_written', path: info.path, seq: info.endSeq }, `shutdown: final snapshot ${info.path} at seq ${info.endSeq}`);
         await store.close();
       })();
       return stopping;
@@ -156,16 +160,16 @@ const CHANNEL_ACTIVITY_CHECK_MS = 3600_000;
  * The hourly checks of every organization, once now and then every hour: channels'
  * recent activity, and members whose waiting period has passed (`role:fullmembers`).
  */
-export function scheduleChannelActivity(store: Store, log: (line: string) => void): NodeJS.Timeout {
+export function scheduleChannelActivity(store: Store, log: Logger): NodeJS.Timeout {
   const check = (): void => {
     for (const orgId of store.runtime.server().orgs.keys()) {
       store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'CHECK_CHANNEL_ACTIVITY', org: orgId } }).then(
-        ({ changed }) => { if (changed > 0) log(`channel activity: ${changed} channels changed in organization ${orgId}`); },
-        (err: Error) => log(`channel activity check failed: ${err.message}`),
+        ({ changed }) => { if (changed > 0) log.info({ event: 'channels.activity_changed', org: orgId, channels: changed }, `channel activity: ${changed} channels changed in organization ${orgId}`); },
+        (err: Error) => log.error({ event: 'channels.activity_check_failed', org: orgId, error: err.message }, `channel activity check failed: ${err.message}`),
       );
       store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'PROMOTE_FULL_MEMBERS', org: orgId } }).then(
-        ({ promoted }) => { if (promoted > 0) log(`full members: ${promoted} members promoted in organization ${orgId}`); },
-        (err: Error) => log(`full member check failed: ${err.message}`),
+        ({ promoted }) => { if (promoted > 0) log.info({ event: 'users.full_members_promoted', org: orgId, users: promoted }, `full members: ${promoted} members promoted in organization ${orgId}`); },
+        (err: Error) => log.error({ event: 'users.full_member_check_failed', org: orgId, error: err.message }, `full member check failed: ${err.message}`),
       );
     }
   };
@@ -182,20 +186,20 @@ const UPLOAD_SWEEP_MS = 24 * 3600_000;
  * Deletes, in every organization, uploads no message has linked for
  * `--upload-retention-weeks`, then the files nothing names; once now, then daily.
  */
-export function scheduleUploadSweep(store: Store, config: Config, log: (line: string) => void): NodeJS.Timeout {
+export function scheduleUploadSweep(store: Store, config: Config, log: Logger): NodeJS.Timeout {
   const sweep = async (): Promise<void> => {
     if (config.uploadRetentionWeeks > 0) {
       for (const orgId of store.runtime.server().orgs.keys()) {
         const { removed } = await store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'SWEEP_ATTACHMENTS', org: orgId, weeks: config.uploadRetentionWeeks } });
-        if (removed > 0) log(`uploads: ${removed} unused uploads deleted in organization ${orgId}`);
+        if (removed > 0) log.info({ event: 'uploads.unused_deleted', org: orgId, uploads: removed }, `uploads: ${removed} unused uploads deleted in organization ${orgId}`);
       }
     }
     const files = await collectUploads(store.runtime, config.dataDir);
-    if (files > 0) log(`uploads: ${files} unreferenced files deleted`);
+    if (files > 0) log.info({ event: 'uploads.files_deleted', files }, `uploads: ${files} unreferenced files deleted`);
     const resumable = await tusStore(uploadStore(config.dataDir).root).sweep(TUS_IDLE_MS);
-    if (resumable > 0) log(`uploads: ${resumable} resumable uploads idle for a day forgotten`);
+    if (resumable > 0) log.info({ event: 'uploads.resumable_forgotten', uploads: resumable }, `uploads: ${resumable} resumable uploads idle for a day forgotten`);
   };
-  const run = (): void => void sweep().catch((err: Error) => log(`upload sweep failed: ${err.message}`));
+  const run = (): void => void sweep().catch((err: Error) => log.error({ event: 'uploads.sweep_failed', error: err.message }, `upload sweep failed: ${err.message}`));
   run();
   const timer = setInterval(run, UPLOAD_SWEEP_MS);
   timer.unref();
@@ -203,7 +207,7 @@ export function scheduleUploadSweep(store: Store, config: Config, log: (line: st
 }
 
 /** Takes snapshots as `snapshotDue` says; a failed snapshot is logged and retried later. */
-function scheduleSnapshots(store: Store, config: Config, log: (line: string) => void): NodeJS.Timeout {
+function scheduleSnapshots(store: Store, config: Config, log: Logger): NodeJS.Timeout {
   let lastSeq = store.runtime.lastSeq;
   let lastVolatile = store.runtime.volatileVersion();
   let lastAt = Date.now();
@@ -216,10 +220,15 @@ function scheduleSnapshots(store: Store, config: Config, log: (line: string) => 
     lastVolatile = volatile;
     lastAt = Date.now();
     store.snapshot().then(
-      (info) => log(`snapshot: ${info.path} (seq ${info.startSeq}..${info.endSeq}, ${info.bytes} bytes, longest slice ${info.longestSliceMs.toFixed(1)} ms)`),
-      (err: Error) => log(`snapshot failed: ${err.message}`),
+      (info) => log.info(snapshotWritten(info), `snapshot: ${info.path} (seq ${info.startSeq}..${info.endSeq}, ${info.bytes} bytes, longest slice ${info.longestSliceMs.toFixed(1)} ms)`),
+      (err: Error) => log.error({ event: 'snapshot.failed', error: err.message }, `snapshot failed: ${err.message}`),
     );
   }, 1000);
   timer.unref();
   return timer;
+}
+
+/** A written snapshot as log fields (`snapshot.written`). */
+function snapshotWritten(info: SnapshotInfo): LogFields {
+  return { event: 'snapshot.written', path: info.path, start_seq: info.startSeq, end_seq: info.endSeq, bytes: info.bytes, longest_slice_ms: Math.round(info.longestSliceMs * 10) / 10 };
 }

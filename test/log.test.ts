@@ -6,6 +6,7 @@ import { openStore, type Store } from '../src/store.js';
 import { listSegments, LogCorruption } from '../snapshots/log.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { SEGMENT_HEADER_BYTES } from '../snapshots/codec.js';
+import { lineLogger } from '../actors/core/logger.js';
 
 function open(dir: string, logs: string[] = [], skipCorrupt = false): Store {
   return openStore({
@@ -14,7 +15,7 @@ function open(dir: string, logs: string[] = [], skipCorrupt = false): Store {
     fsyncBatchMs: 100,
     segmentBytes: 64 * 1024 * 1024,
     skipCorrupt,
-    log: (l) => logs.push(l),
+    log: lineLogger((l) => logs.push(l)),
     onFatal: (e) => {
       throw e;
     },

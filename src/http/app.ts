@@ -10,7 +10,14 @@
  *
  * Errors are rendered in the shape of the API (`api.ts`), with the status the one
  * catalog gives their code (`errors.ts`).
+ *
+ * The request log: one line per answered request, with its id, route (the record's
+ * path, never the request's, which may carry an email or a search), organization,
+ * user, status and time. Errors are always logged (5xx at `error`, 4xx at `info`);
+ * successes only at `debug`, since a line per request costs the hot path (see the
+ * README's Logging section). A parked long-poll is logged when it parks.
  */
+import type { LogFields, Logger } from '../../actors/core/logger.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { Api, Coded } from './api.js';
 import { compileParams, type Checked, type ParamChecker } from './params.js';
@@ -37,6 +44,25 @@ interface Compiled<W> {
   limit: Limit<W> | undefined;
 }
 
+/** What the request log says of one request, learnt along the pipeline. */
+interface Trace<W> {
+  started: number;
+  route: RouteRecord | undefined;
+  who: W | undefined;
+  /** An exception no error code describes (a 500). */
+  failure?: unknown;
+}
+
+/** A client's own request id, when it sends a sensible one. */
+const REQUEST_ID = /^[\w.:-]{1,64}$/;
+/** Requests logged without a client's id so far: the next one's id. */
+let requestsLogged = 0;
+
+function requestId(req: IncomingRequest): string {
+  const given = req.headers['x-request-id'];
+  return given !== undefined && REQUEST_ID.test(given) ? given : (++requestsLogged).toString(36);
+}
+
 /**
  * The pipeline over one API's records. `W` is what admission learns about the request
  * (the organization and user, for the chat API). Subclasses give the API's policy:
@@ -45,8 +71,11 @@ interface Compiled<W> {
 export abstract class App<W> {
   readonly router: Router;
   private readonly compiled = new Map<RouteRecord, Compiled<W>>();
+  /** Whether every request is logged (`debug`), read once: the level does not change while serving. */
+  private readonly logEvery: boolean;
 
-  constructor(readonly api: Api, readonly routes: RouteRecord[], protected readonly runtime: Runtime, protected readonly log: (line: string) => void) {
+  constructor(readonly api: Api, readonly routes: RouteRecord[], protected readonly runtime: Runtime, protected readonly log: Logger) {
+    this.logEvery = log.isLevelEnabled('debug');
     this.router = new Router(routes, api.router);
     for (const r of routes) {
       if (r.api !== api.name) throw new Error(`Route ${r.method} ${r.path} is a ${r.api} route, not a ${api.name} one`);
@@ -61,6 +90,8 @@ export abstract class App<W> {
 
   /** Admission: what holds whatever the parameters are. Throws to refuse. */
   protected abstract admit(route: RouteRecord, req: IncomingRequest): W;
+  /** Who a request is from, as request log fields (organization and user ids). */
+  protected abstract describe(who: W): LogFields;
   /** Calls the route's handler with the API's context. */
   protected abstract call(route: RouteRecord, req: IncomingRequest, exchange: Exchange, who: W, input: Checked): Reply | Promise<Reply>;
 
@@ -70,12 +101,14 @@ export abstract class App<W> {
    */
   handle(req: IncomingRequest, exchange: Exchange): OutgoingResponse | Promise<OutgoingResponse> | null {
     const found = this.router.lookup(req.method, req.path);
+    const trace: Trace<W> = { started: performance.now(), route: found.kind === 'found' ? found.route : undefined, who: undefined };
     try {
-      const result = this.run(req, exchange, found);
-      if (result instanceof Promise) return result.catch((err: unknown) => this.failure(err, req, found));
+      const result = this.run(req, exchange, found, trace);
+      if (result instanceof Promise) return result.catch((err: unknown) => this.failure(err, req, found, trace));
+      if (result === null && this.logEvery) this.logRequest('debug', req, trace, null);
       return result;
     } catch (err) {
-      return this.failure(err, req, found);
+      return this.failure(err, req, found, trace);
     }
   }
 
@@ -85,10 +118,10 @@ export abstract class App<W> {
     throw new CodedError(found.kind === 'none' ? this.api.notFound : this.api.methodNotAllowed(found.allowed));
   }
 
-  private run(req: IncomingRequest, exchange: Exchange, found: Lookup): OutgoingResponse | Promise<OutgoingResponse> | null {
+  private run(req: IncomingRequest, exchange: Exchange, found: Lookup, trace: Trace<W>): OutgoingResponse | Promise<OutgoingResponse> | null {
     const route = this.routeOf(found);
     const pathParams = (found as Extract<Lookup, { kind: 'found' }>).pathParams;
-    const who = this.admit(route, req);
+    const who = (trace.who = this.admit(route, req));
     const { checker, limit } = this.compiled.get(route)!;
     let limitHeaders: Array<[string, string]> | undefined;
     if (limit && limit.limiter.enabled) {
@@ -102,25 +135,48 @@ export abstract class App<W> {
     if (reply instanceof Promise) {
       return reply.then((r) => {
         if (r === null) throw new Error(`${route.method} ${route.path}: an asynchronous handler cannot answer later`);
-        return this.finish(this.api.renderSuccess({ reply: r, ignored: input.ignored, limitHeaders }, req), route, req);
+        return this.finish(this.api.renderSuccess({ reply: r, ignored: input.ignored, limitHeaders }, req), req, trace);
       });
     }
-    return this.finish(this.api.renderSuccess({ reply, ignored: input.ignored, limitHeaders }, req), route, req);
+    return this.finish(this.api.renderSuccess({ reply, ignored: input.ignored, limitHeaders }, req), req, trace);
   }
 
-  /** Adds the API's common headers. */
-  private finish(out: OutgoingResponse, route: RouteRecord | undefined, req: IncomingRequest): OutgoingResponse {
-    if (this.api.commonHeaders) out.headers.push(...this.api.commonHeaders(route, req));
+  /** Adds the API's common headers, and logs the request (see the top of this module). */
+  private finish(out: OutgoingResponse, req: IncomingRequest, trace: Trace<W>): OutgoingResponse {
+    if (this.api.commonHeaders) out.headers.push(...this.api.commonHeaders(trace.route, req));
+    if (out.status >= 400 || this.logEvery) this.logRequest(out.status >= 500 ? 'error' : out.status >= 400 ? 'info' : 'debug', req, trace, out.status);
     return out;
   }
 
-  /** Renders a thrown value: the client's error in the API's shape, anything else a logged 500. */
-  protected failure(err: unknown, req: IncomingRequest, found: Lookup): OutgoingResponse {
+  /** One request log line (`status` null: a long-poll parked). */
+  private logRequest(level: 'error' | 'info' | 'debug', req: IncomingRequest, trace: Trace<W>, status: number | null): void {
+    const route = trace.route?.path ?? null;
+    const fields: LogFields = {
+      event: 'http.request',
+      req_id: requestId(req),
+      api: this.api.name,
+      method: req.method,
+      route,
+      ...(trace.who === undefined ? {} : this.describe(trace.who)),
+      status,
+      ms: Math.round((performance.now() - trace.started) * 100) / 100,
+    };
+    if (trace.failure !== undefined) fields.err = { message: (trace.failure as Error)?.message ?? String(trace.failure), stack: (trace.failure as Error)?.stack };
+    const what = trace.failure !== undefined ? 'internal error on ' : '';
+    this.log[level](fields, `${this.api.logPrefix}${what}${req.method} ${route ?? '(no route)'} ${status ?? 'parked'}`);
+  }
+
+  /**
+   * Renders a thrown value: the client's error in the API's shape, anything else a 500
+   * (logged with its stack).
+   */
+  protected failure(err: unknown, req: IncomingRequest, found: Lookup, trace?: Trace<W>): OutgoingResponse {
+    const t = trace ?? { started: performance.now(), route: found.kind === 'found' ? found.route : undefined, who: undefined };
     let coded = err instanceof CodedError ? err.coded : this.api.coded(err);
     if (!coded) {
-      this.log(`${this.api.logPrefix}internal error on ${req.method} ${req.path}: ${(err as Error)?.stack ?? String(err)}`);
+      t.failure = err;
       coded = this.api.internalError;
     }
-    return this.finish(this.api.renderError(coded), found.kind === 'found' ? found.route : undefined, req);
+    return this.finish(this.api.renderError(coded), req, t);
   }
 }
