@@ -156,12 +156,12 @@ export interface Pacing {
 
 /**
  * `openStore` for a server that answers while it recovers: the lock is taken and the
- * (still empty) state made at once; the store resolves once recovery is done, which
- * replays the log in slices with turns of the event loop between them.
+ * (still empty) state made at once; `recover` then replays the log in slices with
+ * turns of the event loop between them, and resolves with the store.
  */
-export function openStoreInSlices<R extends Recoverable>(opts: StoreOptions, build: (sink: FactSink) => R, pacing: Pacing): { runtime: R; store: Promise<Store<R>> } {
+export function openStoreInSlices<R extends Recoverable>(opts: StoreOptions, build: (sink: FactSink) => R, pacing: Pacing): { runtime: R; recover(): Promise<Store<R>> } {
   const opening = openInSlices(opts, build, pacing.sliceRecords);
-  return { runtime: opening.runtime, store: runSlicesAsync(opening.recovered, pacing.pauseMs) };
+  return { runtime: opening.runtime, recover: () => runSlicesAsync(opening.recovered, pacing.pauseMs) };
 }
 
 /** The lock and the empty state now; the recovered store at the end of the generator. */

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describeSettings, loadConfig } from './config.js';
 import { createLogger } from './logging.js';
+import type { StartOptions } from './server.js';
 
 /** At `info` until the configuration is read, so that a bad setting is logged too. */
 const log = createLogger('info');
@@ -23,7 +24,7 @@ async function main(): Promise<void> {
   // Imported only now, so that an unsupported Node stops on the message above instead of
   // on uWebSockets.js's own warning about its fallback.
   const { startServer } = await import('./server.js');
-  const server = await startServer(config, { log });
+  const server = await startServer(config, { log, testHooks: testHooks(process.env) });
   const base = `http://${config.host}:${server.port}`;
   const boardHost = config.boardHost ? ` (and on port ${server.port} for Host ${config.boardHost})` : '';
   log.info({ event: 'server.serving', api: 'board', port: server.boardPort, board_host: config.boardHost || undefined }, `Parley is serving the message board on http://${config.host}:${server.boardPort}${boardHost}`);
@@ -44,7 +45,12 @@ async function main(): Promise<void> {
     );
   }
   const shutdown = (signal: string): void => {
-    log.info({ event: 'shutdown.started', signal }, `${signal}: shutting down`);
+    log.info({ event: 'shutdown.started', signal, timeout_ms: config.shutdownTimeoutMs }, `${signal}: shutting down`);
+    // Past the bound, exit as a crash would: the log is always safe to replay.
+    setTimeout(() => {
+      log.error({ event: 'shutdown.timeout', timeout_ms: config.shutdownTimeoutMs }, `shutdown did not finish within ${config.shutdownTimeoutMs} ms; exiting without it`);
+      exit(1);
+    }, config.shutdownTimeoutMs);
     server.stop().then(
       () => exit(0),
       (err) => {
@@ -75,6 +81,15 @@ function uwsProblem(): string | undefined {
   return fallback
     ? 'UWS_USE_FALLBACK is set, but uWebSockets.js\'s JavaScript fallback cannot serve Parley; unset it'
     : `Parley needs Node 20 (20.15 or a later 20.x): its uWebSockets.js has no native binary for Node ${process.version} on ${process.platform}-${process.arch} (${binary}), and its JavaScript fallback cannot serve Parley`;
+}
+
+/**
+ * Test hooks from the environment (`PARLEY_TEST_HOOK_*`), for tests of the real process
+ * only: `PARLEY_TEST_HOOK_REPLAY_PAUSE_MS` pauses after each slice of replay.
+ */
+function testHooks(env: NodeJS.ProcessEnv): StartOptions['testHooks'] {
+  const pause = Number(env.PARLEY_TEST_HOOK_REPLAY_PAUSE_MS ?? 0);
+  return pause > 0 ? { replayPauseMs: pause } : undefined;
 }
 
 /** Exits once the log's last lines are out. */

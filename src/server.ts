@@ -1,17 +1,21 @@
 /**
- * Boots Parley: recovers the data directory, makes sure an organization exists,
- * and serves the chat API over uWebSockets.js. `stop` shuts down in order: stop
- * accepting, complete parked polls, flush the log, release the data directory.
+ * Boots Parley: listens (answering health checks only), recovers the data directory,
+ * makes sure an organization exists, and serves the chat API and the board over
+ * uWebSockets.js. `stop` drains: refuse new requests with 503, complete parked polls,
+ * wait for requests in flight, flush the log, take a final snapshot, release the data
+ * directory, close the listeners.
  */
 import type { LogFields, Logger } from '../actors/core/logger.js';
 import type { RuntimeOptions } from '../actors/runtime/runtime.js';
-import { openStore, type Store } from './store.js';
+import { openStoreInSlices, type Store } from './store.js';
 import { snapshotDue } from '../snapshots/schedule.js';
 import type { SnapshotInfo } from '../snapshots/snapshot.js';
 import { createOrganization, createStarterChannels, randomPassword, type CreatedOrg, type StarterContent } from './bootstrap.js';
 import type { Config } from './config.js';
 import { startControl, type ControlHandler } from './control.js';
+import { BOARD_API, CHAT_API } from './http/api.js';
 import { ChatApp, errorResponse } from './http/dispatch.js';
+import { Lifecycle } from './http/lifecycle.js';
 import { ApiError } from '../actors/errors.js';
 import { listen, type Listener } from './http/uws.js';
 import { collectUploads } from './uploads/collect.js';
@@ -19,7 +23,7 @@ import { uploadStore } from './uploads/store.js';
 import { TUS_IDLE_MS, tusStore } from './uploads/tus.js';
 import { chatRoutes } from './routes/chat/index.js';
 import { BoardApp } from './board/app.js';
-import { boardSettings, listenBoard, mainPort } from './board/listen.js';
+import { boardSettings, isBoardHost, listenBoard, mainPort } from './board/listen.js';
 import { boardControlHandlers } from './operator/board_commands.js';
 import { boardRoutes } from './routes/board/index.js';
 
@@ -41,6 +45,11 @@ export interface StartOptions {
   /** Called when the log cannot be written; by default the process exits. */
   onFatal?(error: Error): void;
   runtime?: Partial<RuntimeOptions>;
+  /** Test hooks, never set in production. */
+  testHooks?: {
+    /** A pause after each slice of replay, to make recovery of a small log observable (`/readyz`). */
+    replayPauseMs?: number;
+  };
 }
 
 /** The runtime's queue timings, from the configuration. */
@@ -55,34 +64,35 @@ export function queueTimings(config: Config): RuntimeOptions['queues'] {
   };
 }
 
+/** Facts replayed between two turns of the event loop while recovering (a few ms of work). */
+const REPLAY_SLICE_RECORDS = 1000;
+
+/**
+ * Starts the listeners at once (answering `/healthz`, `/readyz`, and 503 to the rest),
+ * then recovers the data directory in slices, then serves: see `Lifecycle`.
+ */
 export async function startServer(config: Config, opts: StartOptions): Promise<RunningServer> {
   const log = opts.log;
   const fatal = opts.onFatal ?? ((error: Error) => {
     log.fatal({ event: 'log.write_failed', error: error.message }, `fatal: the log could not be written (${error.message}); stopping so that no unrecorded write is acknowledged`);
     process.exit(70);
   });
-  const store = openStore({
-    dataDir: config.dataDir,
-    fsync: config.fsync,
-    fsyncBatchMs: config.fsyncBatchMs,
-    segmentBytes: config.segmentBytes,
-    skipCorrupt: config.skipCorrupt,
-    keepSnapshots: config.keepSnapshots,
-    log: log.child({ component: 'store' }),
-    onFatal: fatal,
-    runtime: { queues: queueTimings(config), ...opts.runtime },
-  });
-  const { runtime } = store;
-  let bootstrapped: RunningServer['bootstrapped'];
-  if (runtime.server().orgs.size === 0) {
-    // The first start on an empty data directory: the default organization, its owner,
-    // and the channels a Zulip realm starts with. (A crash between these writes leaves
-    // the organization without them; the next start does not retry.)
-    const password = randomPassword();
-    const created = await createOrganization(runtime, { name: 'Parley', subdomain: '', ownerEmail: 'owner@localhost', ownerPassword: password, ownerName: 'Owner' });
-    const starter = await createStarterChannels(runtime, created);
-    bootstrapped = { ...created, password, starter };
-  }
+  const opening = openStoreInSlices(
+    {
+      dataDir: config.dataDir,
+      fsync: config.fsync,
+      fsyncBatchMs: config.fsyncBatchMs,
+      segmentBytes: config.segmentBytes,
+      skipCorrupt: config.skipCorrupt,
+      keepSnapshots: config.keepSnapshots,
+      log: log.child({ component: 'store' }),
+      onFatal: fatal,
+      runtime: { queues: queueTimings(config), log: log.child({ component: 'runtime' }), ...opts.runtime },
+    },
+    { sliceRecords: REPLAY_SLICE_RECORDS, pauseMs: opts.testHooks?.replayPauseMs },
+  );
+  const { runtime } = opening;
+  const lifecycle = new Lifecycle();
   const app = new ChatApp(chatRoutes, runtime, config, log.child({ component: 'chat' }));
   const board = new BoardApp(boardRoutes, runtime, boardSettings(config), log.child({ component: 'board' }));
   let listener: Listener;
@@ -94,14 +104,33 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
       streamsBody: (req) => app.streamsBody(req),
       tooLarge: () => errorResponse(new ApiError('PAYLOAD_TOO_LARGE', `Request body too large (limit: ${config.maxBodyBytes} bytes)`)),
     });
-    listener = await listen(main.options, main.handler);
-    boardListener = await listenBoard(config, board).catch((err: unknown) => {
+    listener = await listen(main.options, lifecycle.gate(main.handler, (req) => (isBoardHost(req.headers.host, config.boardHost) ? BOARD_API : CHAT_API)));
+    boardListener = await listenBoard(config, board, (handler) => lifecycle.gate(handler, () => BOARD_API)).catch((err: unknown) => {
       listener.close();
       throw err;
     });
   } catch (err) {
-    await store.close();
+    await (await opening.recover()).close();
     throw err;
+  }
+  const closeListeners = (): void => {
+    listener.close();
+    boardListener.close();
+  };
+  log.info({ event: 'server.listening', port: listener.port, board_port: boardListener.port }, `listening on http://${config.host}:${listener.port} (board http://${config.host}:${boardListener.port}); not ready until recovery is done`);
+  const store = await opening.recover().catch((err: unknown) => {
+    closeListeners();
+    throw err;
+  });
+  let bootstrapped: RunningServer['bootstrapped'];
+  if (runtime.server().orgs.size === 0) {
+    // The first start on an empty data directory: the default organization, its owner,
+    // and the channels a Zulip realm starts with. (A crash between these writes leaves
+    // the organization without them; the next start does not retry.)
+    const password = randomPassword();
+    const created = await createOrganization(runtime, { name: 'Parley', subdomain: '', ownerEmail: 'owner@localhost', ownerPassword: password, ownerName: 'Owner' });
+    const starter = await createStarterChannels(runtime, created);
+    bootstrapped = { ...created, password, starter };
   }
   // Queues that outlived the last run learn that the server restarted, as in Zulip.
   if (runtime.queues.size > 0) await runtime.commitFacts([{ type: 'ServerRestarted' }]);
@@ -114,6 +143,8 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   uploadStore(config.dataDir).clearTemp();
   const sweep = scheduleUploadSweep(store, config, log);
   const control = await startControl(config.dataDir, controlHandlers(store), log.child({ component: 'control' }));
+  lifecycle.phase = 'ready';
+  log.info({ event: 'server.ready', seq: runtime.lastSeq }, 'ready');
   let stopping: Promise<void> | undefined;
   return {
     port: listener.port,
@@ -124,22 +155,34 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     bootstrapped,
     stop() {
       stopping ??= (async () => {
-        listener.close();
-        boardListener.close();
+        // Draining: new requests get 503 while those admitted finish; the listeners stay
+        // open until the end, so that a client on a kept-alive connection is told to retry.
+        const started = performance.now();
+        lifecycle.phase = 'draining';
         control.close();
         clearInterval(scheduler);
         clearInterval(activity);
         clearInterval(sweep);
         runtime.scheduled.stop();
+        const parked = runtime.queues.parkedCount;
         runtime.queues.releaseAll();
+        await lifecycle.settled();
         await store.writer.drain();
+        log.info({ event: 'shutdown.drained', released_polls: parked, seq: runtime.lastSeq, ms: elapsed(started) }, `shutdown: drained (${parked} parked polls answered), log flushed at seq ${runtime.lastSeq}`);
         const info = await store.snapshot();
-        log.info({ event: 'shutdown.snapshot_written', path: info.path, seq: info.endSeq }, `shutdown: final snapshot ${info.path} at seq ${info.endSeq}`);
+        log.info({ ...snapshotWritten(info), event: 'shutdown.snapshot_written' }, `shutdown: final snapshot ${info.path} at seq ${info.endSeq}`);
         await store.close();
+        closeListeners();
+        log.info({ event: 'shutdown.complete', ms: elapsed(started) }, 'shutdown: complete');
       })();
       return stopping;
     },
   };
+}
+
+/** Milliseconds since `started` (a `performance.now()`), rounded for a log line. */
+function elapsed(started: number): number {
+  return Math.round(performance.now() - started);
 }
 
 /** Commands the operator CLI sends to a running server. */

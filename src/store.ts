@@ -27,7 +27,7 @@ export function openStore(opts: StoreOptions): Store {
   return openDataDir(opts, buildRuntime(opts));
 }
 
-/** `openStore` in slices that let the event loop run (see `snapshots/store.ts`): the runtime now, the store once recovered. */
-export function openStoreInSlices(opts: StoreOptions, pacing: Pacing): { runtime: Runtime; store: Promise<Store> } {
+/** `openStore` in slices that let the event loop run (see `snapshots/store.ts`): the runtime now, the store once `recover` is done. */
+export function openStoreInSlices(opts: StoreOptions, pacing: Pacing): { runtime: Runtime; recover(): Promise<Store> } {
   return openDataDirInSlices(opts, buildRuntime(opts), pacing);
 }

@@ -44,6 +44,8 @@ export interface Api {
   internalError: Coded;
   methodNotAllowed(allowed: string[]): Coded;
   rateLimited(decision: RateDecision): Coded;
+  /** The server is starting or shutting down: a 503 with Retry-After (see `lifecycle.ts`). */
+  unavailable(message: string, retryAfterSecs: number): Coded;
   /** A thrown value as an error of this API; undefined for anything that is not the client's to see. */
   coded(err: unknown): Coded | undefined;
   renderError(e: Coded): OutgoingResponse;
@@ -76,6 +78,7 @@ export const CHAT_API: Api = {
     extra: { 'retry-after': d.retryAfter },
     headers: [['Retry-After', String(d.retryAfter)], ...d.headers],
   }),
+  unavailable: (message, retryAfterSecs) => ({ code: 'SERVER_NOT_READY', message, headers: [['Retry-After', String(retryAfterSecs)]] }),
   coded(err) {
     if (err instanceof ApiError) return { code: err.code, message: err.message, extra: err.extra, ...(err.status !== undefined ? { status: err.status } : {}) };
     if (err instanceof MalformedBody) return { code: 'BAD_REQUEST', message: err.message };
@@ -132,6 +135,7 @@ export const BOARD_API: Api = {
     message: `too many requests from this address; retry after ${d.retryAfter} s`,
     headers: [['Retry-After', String(d.retryAfter)], ...d.headers],
   }),
+  unavailable: (message, retryAfterSecs) => ({ code: 'unavailable', message, headers: [['Retry-After', String(retryAfterSecs)]] }),
   coded(err) {
     if (err instanceof BoardError) return { code: err.code, message: err.message, field: err.field, headers: err.headers };
     return undefined;
