@@ -155,3 +155,27 @@ t.test('SIGTERM drains: the parked poll is answered, the request in flight compl
   again.child.kill('SIGTERM');
   t.equal((await again.exited).code, 0);
 });
+
+t.test('a drain that outlasts --shutdown-timeout-ms exits 1, and the restart finds every acknowledged write', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-drain-timeout-'));
+  const env = { PARLEY_DATA_DIR: dir, PARLEY_FSYNC: 'always', PARLEY_RATE_LIMIT: '0' };
+  const server = await startServerProcess({ ...env, PARLEY_SHUTDOWN_TIMEOUT_MS: '500' });
+  const auth = await ownerAuth(server);
+  const sent = await sendMany(server.base, auth, 20, 4);
+  // An upload that never finishes holds the drain past the bound.
+  const upload = holdUpload(server.base, auth, Buffer.alloc(1024, 1));
+  upload.answer.catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 300));
+  server.child.kill('SIGTERM');
+  t.equal((await server.exited).code, 1, 'the process exits non-zero');
+  t.match(server.stderr(), /"event":"shutdown.timeout"/, 'and says why');
+
+  const again = await startServerProcess(env);
+  t.teardown(() => void again.child.kill('SIGKILL'));
+  for (const id of sent) {
+    const r = await processApi(again.base, auth, 'GET', `/api/v1/messages/${id}`);
+    if (r.status !== 200) t.fail(`message ${id} was acknowledged but is gone after the restart`);
+  }
+  again.child.kill('SIGTERM');
+  t.equal((await again.exited).code, 0);
+});
