@@ -4,7 +4,7 @@
  * each latency. Used for request throughput against Parley and the raw baseline alike.
  */
 import type { Connection, HttpResponse } from './client.js';
-import { CpuMeter, nowMs, summarize, type Summary } from './stats.js';
+import { CpuMeter, nowMs, summarize, Timeline, type Summary } from './stats.js';
 
 /** The outcome of one closed-loop window. */
 export interface LoadResult {
@@ -14,6 +14,8 @@ export interface LoadResult {
   seconds: number;
   rps: number;
   latency: Summary;
+  /** Requests completed in each second of the window, as requests/s (see `Timeline`). */
+  perSecond: number[];
   /** This process's CPU over the window, as a fraction of one core. */
   clientCpu: number;
 }
@@ -38,6 +40,7 @@ export async function closedLoop(conns: Connection[], request: (i: number) => st
   const cpu = new CpuMeter();
   const start = nowMs();
   const end = start + opts.durationMs;
+  const timeline = new Timeline(start);
   await Promise.all(
     conns.map(async (conn, i) => {
       const raw = request(i);
@@ -46,6 +49,7 @@ export async function closedLoop(conns: Connection[], request: (i: number) => st
         try {
           const res = await conn.send(raw);
           latencies.push(res.doneAt - res.sentAt);
+          timeline.count(res.doneAt);
           if (!ok(res)) {
             errors++;
             firstError ??= `HTTP ${res.status}: ${res.body.slice(0, 200)}`;
@@ -58,6 +62,7 @@ export async function closedLoop(conns: Connection[], request: (i: number) => st
       }
     }),
   );
-  const seconds = (nowMs() - start) / 1000;
-  return { requests, errors, firstError, seconds, rps: (requests - errors) / seconds, latency: summarize(latencies), clientCpu: cpu.read() };
+  const finished = nowMs();
+  const seconds = (finished - start) / 1000;
+  return { requests, errors, firstError, seconds, rps: (requests - errors) / seconds, latency: summarize(latencies), perSecond: timeline.rates(finished), clientCpu: cpu.read() };
 }

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { forgetTempDir, onLines, removeOnExit, spawnTracked, stopChild } from './children.js';
 import type { LoadResult } from './load.js';
 import { which } from './proc.js';
-import { CpuMeter, nowMs, sleep, summarize } from './stats.js';
+import { CpuMeter, nowMs, sleep, summarize, Timeline } from './stats.js';
 
 /** A running redis-server. */
 export interface Redis {
@@ -120,13 +120,16 @@ export async function redisSetLoad(port: number, clients: number, durationMs: nu
   const cpu = new CpuMeter();
   const start = nowMs();
   const end = start + durationMs;
+  const timeline = new Timeline(start);
   try {
     await Promise.all(
       conns.map(async (c, i) => {
         for (let k = 0; nowMs() < end && k < 10_000_000; k++) {
           const sentAt = nowMs();
           const reply = await c.command(['SET', `bench:${i}:${k}`, value]);
-          latencies.push(nowMs() - sentAt);
+          const doneAt = nowMs();
+          latencies.push(doneAt - sentAt);
+          timeline.count(doneAt);
           requests++;
           if (reply !== '+OK') {
             errors++;
@@ -138,6 +141,7 @@ export async function redisSetLoad(port: number, clients: number, durationMs: nu
   } finally {
     for (const c of conns) c.close();
   }
-  const seconds = (nowMs() - start) / 1000;
-  return { requests, errors, firstError, seconds, rps: (requests - errors) / seconds, latency: summarize(latencies), clientCpu: cpu.read() };
+  const finished = nowMs();
+  const seconds = (finished - start) / 1000;
+  return { requests, errors, firstError, seconds, rps: (requests - errors) / seconds, latency: summarize(latencies), perSecond: timeline.rates(finished), clientCpu: cpu.read() };
 }

@@ -1,14 +1,18 @@
 /**
- * `npm run bench`: runs the scenarios, prints a table, writes bench/results/<time>.json.
+ * `npm run bench`: runs the scenarios, prints a table, writes bench/results/<time>.json
+ * and its HTML report (`--compare` and `--report` work on existing records instead).
  * Exits non-zero when a scenario errors or finds a correctness violation (a missed
  * performance target is reported, not fatal). Every scenario runs under a time budget,
  * and every child process it started is killed when the bench exits.
  */
 import { parseArgs, USAGE, type Cli } from './args.js';
+import { readFileSync } from 'node:fs';
 import { killAllChildren, pinServersTo } from './children.js';
 import { pinSelf, planPlacement } from './cpus.js';
 import { ForeignCpuMeter } from './proc.js';
-import { table, writeResults } from './report.js';
+import { compareFiles } from './compare.js';
+import { writeChartFiles, writeHtmlReport } from './html.js';
+import { benchRecord, table, writeResults, type BenchRecord } from './report.js';
 import { newResult, within, type Mode, type Scenario, type ScenarioContext, type ScenarioResult } from './scenario.js';
 import { scenarios } from './scenarios/index.js';
 import { nowMs } from './stats.js';
@@ -76,6 +80,14 @@ function placeProcesses(cli: Cli): string {
   return `load (this process, wrk) on CPU ${plan.load}, servers on CPU ${plan.servers} (taskset)`;
 }
 
+/** `--report FILE.json [--charts DIR]`: renders an existing record again. */
+async function reportOnly(cli: Cli): Promise<number> {
+  const record = JSON.parse(readFileSync(cli.report!, 'utf8')) as BenchRecord;
+  process.stdout.write(`report: ${await writeHtmlReport(record, cli.report!)}\n`);
+  if (cli.chartsDir) for (const path of await writeChartFiles(record, cli.chartsDir)) process.stdout.write(`chart: ${path}\n`);
+  return 0;
+}
+
 /** Rejections nobody awaited (e.g. a request still in flight when its scenario failed). */
 const stray: string[] = [];
 
@@ -86,6 +98,11 @@ async function main(): Promise<number> {
     process.stdout.write(USAGE + `\nScenarios:\n${scenarios.map((s) => `  ${s.name.padEnd(13)} ${s.summary}`).join('\n')}\n`);
     return 0;
   }
+  if (cli.compare) {
+    process.stdout.write(compareFiles(cli.compare[0], cli.compare[1], cli.thresholdPct));
+    return 0;
+  }
+  if (cli.report) return reportOnly(cli);
   const unknown = (cli.scenarios ?? []).filter((n) => !scenarios.some((s) => s.name === n));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
   const selected = scenarios.filter((s) => cli.scenarios === null || cli.scenarios.includes(s.name));
@@ -110,11 +127,19 @@ async function main(): Promise<number> {
     log(`${scenario.name} (${cli.mode}): ${scenario.summary}`);
     results.push(await runOne(cli, scenario));
   }
-  const path = writeResults(startedAt, cli, argv, results);
+  const record = benchRecord(startedAt, cli, argv, results);
+  const path = writeResults(record);
   process.stdout.write(`\nParley bench, ${cli.mode} mode${cli.remote ? `, target ${cli.remote.url}` : ''} (median of ${cli.runs} run${cli.runs > 1 ? 's' : ''} after a warm-up)\nplacement: ${cli.placement}\n\n`);
   process.stdout.write(table(results) + `\n\nresults: ${path}\n`);
+  // Charts render after every scenario, so that loading vega costs no scenario anything.
+  const renderStart = nowMs();
+  const html = await writeHtmlReport(record, path).catch((err: Error) => {
+    process.stdout.write(`report: FAILED: ${err.stack ?? err.message}\n`);
+    return null;
+  });
+  if (html) process.stdout.write(`report: ${html} (rendered in ${((nowMs() - renderStart) / 1000).toFixed(1)} s)\n`);
   if (stray.length > 0) process.stdout.write(`\n${stray.length} unhandled rejection(s); first: ${stray[0]}\n`);
-  return results.some((r) => r.failed) || stray.length > 0 ? 1 : 0;
+  return results.some((r) => r.failed) || stray.length > 0 || !html ? 1 : 0;
 }
 
 process.once('exit', killAllChildren);

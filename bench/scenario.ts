@@ -3,7 +3,7 @@
  * per-run samples reduced to their median, figures with a baseline and a target,
  * and the flag for runs where the load generator itself was the bottleneck.
  */
-import { median } from './stats.js';
+import { median, percentilesOf, type Percentiles, type Summary } from './stats.js';
 import type { LocalOptions, Target } from './target.js';
 
 /** smoke: tiny and fast (CI); quick: every scenario in minutes; full: one scenario at size. */
@@ -45,6 +45,40 @@ export interface Figure {
   pass?: boolean;
   /** The per-run values the median was taken from. */
   runs?: number[];
+  /** Which way is an improvement, when the unit does not say (see `compare.ts`). */
+  better?: 'higher' | 'lower' | 'neither';
+}
+
+/** The latency distribution of one measured run against one server, for the report. */
+export interface LatencyRecord {
+  /** The server or load, e.g. `Parley`, `redis SET fsync always`. */
+  series: string;
+  run: number;
+  /** Milliseconds; a load tool that reports fewer percentiles (wrk) leaves some out. */
+  percentiles: Partial<Percentiles>;
+}
+
+/** Requests/s in each second of one measured closed-loop window. */
+export interface ThroughputRecord {
+  series: string;
+  run: number;
+  perSecond: number[];
+}
+
+/** The server's memory at one step of a sizing scenario: `n` users, messages or polls. */
+export interface MemoryPoint {
+  /** What grows, e.g. `users`, `messages`, `parked polls`. */
+  series: string;
+  n: number;
+  /** After a full GC, MiB. */
+  heapMiB: number;
+  rssMiB: number;
+}
+
+/** A baseline (or load tool) that did not run, and why, so that no figure is silently missing. */
+export interface SkippedBaseline {
+  name: string;
+  why: string;
 }
 
 /** Everything a scenario reports. */
@@ -64,6 +98,14 @@ export interface ScenarioResult {
   /** Set when the scenario errored or found a correctness violation. */
   failed?: string;
   seconds: number;
+  /** Per measured run and server: the latency distribution (the report charts it). */
+  latency?: LatencyRecord[];
+  /** Per measured closed-loop run and server: throughput over time. */
+  throughput?: ThroughputRecord[];
+  /** Memory against N, for the sizing chart. */
+  memory?: MemoryPoint[];
+  /** Baselines that this scenario has but did not run this time. */
+  skippedBaselines?: SkippedBaseline[];
 }
 
 /** What a scenario gets from the runner. */
@@ -101,6 +143,9 @@ export class Runs {
   private readonly values = new Map<string, number[]>();
   private cpuMax: number | undefined;
   private cpuWhere: string | undefined;
+  /** Distributions and timelines of the measured runs, by series, in run order. */
+  readonly latency: LatencyRecord[] = [];
+  readonly throughput: ThroughputRecord[] = [];
 
   add(name: string, value: number): void {
     const list = this.values.get(name);
@@ -121,6 +166,16 @@ export class Runs {
 
   get maxClientCpuWhere(): string | undefined {
     return this.cpuWhere;
+  }
+
+  /**
+   * Keeps the latency distribution of one measured run of `series` (a summary, or the
+   * percentiles a load tool printed) and, for a closed loop, its requests/s per second.
+   */
+  keep(series: string, latency: Summary | Partial<Percentiles>, perSecond?: number[]): void {
+    const run = this.latency.filter((r) => r.series === series).length + 1;
+    this.latency.push({ series, run, percentiles: 'n' in latency ? percentilesOf(latency as Summary) : latency });
+    if (perSecond) this.throughput.push({ series, run, perSecond });
   }
 
   all(name: string): number[] {
@@ -155,6 +210,17 @@ export function within<T>(promise: Promise<T>, ms: number, what: string): Promis
 /** Starts a result; the scenario fills in figures and notes. */
 export function newResult(scenario: string, params: Record<string, unknown>): ScenarioResult {
   return { scenario, params, figures: [], notes: [], clientBound: false, seconds: 0 };
+}
+
+/** Copies the distributions and timelines kept in `runs` into `result`. */
+export function noteDistributions(result: ScenarioResult, runs: Runs): void {
+  if (runs.latency.length > 0) result.latency = [...(result.latency ?? []), ...runs.latency];
+  if (runs.throughput.length > 0) result.throughput = [...(result.throughput ?? []), ...runs.throughput];
+}
+
+/** Records that `name` did not run in this scenario, and why. */
+export function skipBaseline(result: ScenarioResult, name: string, why: string): void {
+  (result.skippedBaselines ??= []).push({ name, why });
 }
 
 /** Copies the client-CPU findings of `runs` into `result`. */

@@ -4,11 +4,14 @@
  */
 import { onLines, spawnTracked, stopChild } from './children.js';
 import { which } from './proc.js';
+import type { Percentiles } from './stats.js';
 
 /** What one wrk run measured. */
 export interface WrkResult {
   rps: number;
   p99Ms: number;
+  /** The percentiles wrk prints with `--latency` (50, 75, 90, 99) and the max, in ms. */
+  percentiles: Partial<Percentiles>;
 }
 
 /** The wrk binary on PATH, or null. */
@@ -32,7 +35,17 @@ export async function runWrk(wrk: string, url: string, headers: Record<string, s
   clearTimeout(timer);
   const text = lines.join('\n');
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(text);
-  const p99 = /^\s+99%\s+([\d.]+)(us|ms|s)\s*$/m.exec(text);
   if (code !== 0 || !rps) throw new Error(`wrk failed (exit ${code}):\n${text}`);
-  return { rps: Number(rps[1]), p99Ms: p99 ? Number(p99[1]) * UNIT_MS[p99[2]] : NaN };
+  const percentiles = wrkPercentiles(text);
+  return { rps: Number(rps[1]), p99Ms: percentiles.p99 ?? NaN, percentiles };
+}
+
+/** The latency distribution in wrk's `--latency` output, in ms. */
+export function wrkPercentiles(text: string): Partial<Percentiles> {
+  const ms = (value: string, unit: string): number => Number(value) * UNIT_MS[unit];
+  const out: Partial<Percentiles> = {};
+  for (const m of text.matchAll(/^\s+(50|75|90|99)%\s+([\d.]+)(us|ms|s)\s*$/gm)) out[`p${m[1]}` as keyof Percentiles] = ms(m[2], m[3]);
+  const max = /^\s+Latency\s+\S+?(?:us|ms|s)\s+\S+?(?:us|ms|s)\s+([\d.]+)(us|ms|s)/m.exec(text);
+  if (max) out.max = ms(max[1], max[2]);
+  return out;
 }

@@ -23,9 +23,29 @@ export interface LogOptions {
   segmentBytes: number;
   /** Called when the disk fails us; the server must stop. */
   onFatal(error: Error): void;
+  /** Told of every group commit (metrics); nothing by default. */
+  observer?: LogObserver;
   /** Where segment rotations are told (`log.segment_rotated`). */
   log?: Logger;
 }
+
+/**
+ * What the log reports of its work, once per group commit, never per record. Times are
+ * in seconds. The persistence layer knows no metrics library: the server plugs one in.
+ */
+export interface LogObserver {
+  /**
+   * A batch became durable under the policy: `records` in it, `waitSeconds` from its
+   * first record's append to now (the longest any of its writes waited for the log),
+   * and `writeSeconds` for its `write`.
+   */
+  committed(records: number, waitSeconds: number, writeSeconds: number): void;
+  /** An `fdatasync` took `seconds`: a batch's under `always`, the periodic one under `batch`. */
+  synced(seconds: number): void;
+}
+
+/** An observer that records nothing. */
+export const NO_LOG_OBSERVER: LogObserver = { committed() {}, synced() {} };
 
 const SEGMENT = /^log-(\d{16})\.plog$/;
 
@@ -75,6 +95,11 @@ export interface ReadResult {
   records: number;
   /** Where the valid prefix of the last segment ends, if its tail was torn. */
   tornAt?: { file: string; offset: number };
+  /**
+   * Where the last segment's corrupt record was, if the rest of that segment was
+   * skipped as asked: new records must not be appended after the skipped bytes.
+   */
+  skippedAt?: { file: string; offset: number };
 }
 
 /** How reading one segment ended. */
@@ -166,15 +191,18 @@ export function* readLogInSlices(dir: string, opts: ReadOptions, onRecord: (s: S
   let lastSeq = 0;
   let records = 0;
   let tornAt: ReadResult['tornAt'];
+  let skippedAt: ReadResult['skippedAt'];
   let pause = false;
+  const before = (seq: number): boolean => opts.toSeq === undefined || seq < opts.toSeq;
   const each = (stamped: Stamped): boolean => {
     if (opts.toSeq !== undefined && stamped.seq > opts.toSeq) return false;
     if (stamped.seq > opts.afterSeq) {
       onRecord(stamped);
       records++;
-      if (records % slice === 0) return !(pause = true);
+      if (records % slice === 0 && before(stamped.seq)) pause = true;
     }
-    return true;
+    // Stop at toSeq itself: what follows it (a corrupt record, say) is not read.
+    return !pause && before(stamped.seq);
   };
   for (let i = 0; i < segments.length; i++) {
     const file = join(dir, segments[i].name);
@@ -204,13 +232,14 @@ export function* readLogInSlices(dir: string, opts: ReadOptions, onRecord: (s: S
       const skipped = { event: 'recovery.corrupt_skipped', file, offset: end.offset, reason: end.reason };
       if (end.resume === undefined) {
         opts.log.warn({ ...skipped, rest_of_segment: true }, `log: skipping the rest of ${file} after a corrupt record (${where}), as asked`);
+        if (isLast) skippedAt = { file, offset: end.offset };
         break;
       }
       opts.log.warn(skipped, `log: skipping out-of-order record (${where}), as asked`);
       from = end.resume;
     }
   }
-  return { lastSeq, records, tornAt };
+  return { lastSeq, records, tornAt, skippedAt };
 }
 
 /** Runs a sliced generator to its end at once. */
@@ -234,12 +263,13 @@ export async function runSlicesAsync<T>(steps: Generator<void, T>, pauseMs = 0):
 }
 
 /**
- * Cuts a torn tail off the last segment so appends continue after the valid prefix.
- * The dropped bytes are kept beside it, never destroyed.
+ * Cuts a torn tail (or, with `kind` 'corrupt', the part skipped after a corrupt
+ * record) off the last segment so appends continue after the valid prefix. The
+ * dropped bytes are kept beside it, never destroyed.
  */
-export function truncateTorn(torn: { file: string; offset: number }, log: Logger): void {
+export function truncateTorn(torn: { file: string; offset: number }, log: Logger, kind: 'torn' | 'corrupt' = 'torn'): void {
   const size = statSync(torn.file).size;
-  const kept = `${torn.file}.torn-${Date.now()}`;
+  const kept = `${torn.file}.${kind}-${Date.now()}`;
   copyFileSync(torn.file, kept);
   const fd = openSync(torn.file, 'r+');
   try {
@@ -248,7 +278,7 @@ export function truncateTorn(torn: { file: string; offset: number }, log: Logger
   } finally {
     closeSync(fd);
   }
-  log.warn({ event: 'recovery.torn_tail_truncated', file: torn.file, from_bytes: size, to_bytes: torn.offset, kept }, `log: truncated ${torn.file} from ${size} to ${torn.offset} bytes; the original is kept as ${kept}`);
+  log.warn({ event: kind === 'torn' ? 'recovery.torn_tail_truncated' : 'recovery.corrupt_tail_truncated', file: torn.file, from_bytes: size, to_bytes: torn.offset, kept }, `log: truncated ${torn.file} from ${size} to ${torn.offset} bytes; the original is kept as ${kept}`);
 }
 
 /** Appends facts to the log with group commit. Implements the runtime's `FactSink`. */
@@ -258,6 +288,8 @@ export class LogWriter implements FactSink {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private pendingFirstSeq = 0;
+  /** When the first pending record was appended (`performance.now()`, ms). */
+  private pendingSince = 0;
   private callbacks: Array<() => void> = [];
   private flushing = false;
   private scheduled = false;
@@ -266,8 +298,10 @@ export class LogWriter implements FactSink {
   private dirty = false;
   private idleWaiters: Array<() => void> = [];
   private rollPending = false;
+  private readonly observer: LogObserver;
 
   constructor(private readonly dir: string, private readonly opts: LogOptions, nextSeq: number) {
+    this.observer = opts.observer ?? NO_LOG_OBSERVER;
     const segments = listSegments(dir);
     if (segments.length === 0) this.openSegment(nextSeq);
     else {
@@ -288,7 +322,10 @@ export class LogWriter implements FactSink {
 
   append(records: Stamped[], onDurable: () => void): void {
     if (this.failed) throw this.failed;
-    if (this.pending.length === 0) this.pendingFirstSeq = records[0].seq;
+    if (this.pending.length === 0) {
+      this.pendingFirstSeq = records[0].seq;
+      this.pendingSince = performance.now();
+    }
     for (const r of records) {
       const buf = encodeRecord(r);
       this.pending.push(buf);
@@ -347,19 +384,23 @@ export class LogWriter implements FactSink {
     }
     const buf = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending, this.pendingBytes);
     const callbacks = this.callbacks;
+    const records = this.pending.length;
+    const since = this.pendingSince;
     this.pending = [];
     this.pendingBytes = 0;
     this.callbacks = [];
+    const writeStart = performance.now();
     this.writeAll(buf, 0, () => {
       this.size += buf.length;
+      const written = performance.now();
       const done = (): void => {
         this.flushing = false;
+        this.observer.committed(records, (performance.now() - since) / 1000, (written - writeStart) / 1000);
         for (const cb of callbacks) cb();
         this.flush();
       };
-      if (this.opts.fsync === 'always') {
-        fdatasync(this.fd, (err) => (err ? this.fail(err) : done()));
-      } else {
+      if (this.opts.fsync === 'always') this.sync(done);
+      else {
         this.dirty = true;
         done();
       }
@@ -377,8 +418,16 @@ export class LogWriter implements FactSink {
   private backgroundSync(): void {
     if (!this.dirty || this.fd < 0) return;
     this.dirty = false;
+    this.sync(() => {});
+  }
+
+  /** One timed `fdatasync`; a failure is fatal. */
+  private sync(then: () => void): void {
+    const start = performance.now();
     fdatasync(this.fd, (err) => {
-      if (err) this.fail(err);
+      if (err) return this.fail(err);
+      this.observer.synced((performance.now() - start) / 1000);
+      then();
     });
   }
 

@@ -73,6 +73,8 @@ export interface SnapshotInfo {
   chunks: number;
   /** The longest stretch spent encoding without yielding, in ms. */
   longestSliceMs: number;
+  /** From start to the file in place, in ms. */
+  durationMs: number;
 }
 
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -83,6 +85,7 @@ const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(r
  */
 export async function writeSnapshot(dir: string, state: Snapshottable, drain: () => Promise<void>, opts: SnapshotWriteOptions = defaultWriteOptions): Promise<SnapshotInfo> {
   // Every fact up to deliveredSeq is applied to every actor and delivered to every queue.
+  const started = performance.now();
   const startSeq = state.deliveredSeq;
   const createdAt = opts.now();
   const final = join(dir, snapshotName(startSeq));
@@ -129,7 +132,7 @@ export async function writeSnapshot(dir: string, state: Snapshottable, drain: ()
     await file.close();
     renameSync(temp, final);
     fsyncDir(dir);
-    return { path: final, startSeq, endSeq, bytes, chunks, longestSliceMs };
+    return { path: final, startSeq, endSeq, bytes, chunks, longestSliceMs, durationMs: performance.now() - started };
   } catch (err) {
     await file.close().catch(() => undefined);
     rmSync(temp, { force: true });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Stamped } from '../actors/areas/index.js';
 import type { Logger } from '../actors/core/logger.js';
 import type { FactSink } from '../actors/runtime/runtime.js';
-import { listSegments, LogCorruption, LogWriter, readLogInSlices, runSlices, runSlicesAsync, truncateTorn, type FsyncPolicy } from './log.js';
+import { listSegments, LogCorruption, LogWriter, NO_LOG_OBSERVER, readLogInSlices, runSlices, runSlicesAsync, truncateTorn, type FsyncPolicy, type LogObserver } from './log.js';
 import { defaultWriteOptions, listSnapshots, loadSnapshot, pruneSnapshots, readSnapshot, writeSnapshot, type Snapshottable, type SnapshotInfo } from './snapshot.js';
 
 /** State that recovery rebuilds: it takes snapshot chunks back and replays facts. */
@@ -32,7 +32,17 @@ export interface StoreOptions {
   toSeq?: number;
   log: Logger;
   onFatal(error: Error): void;
+  /** Told of the log's group commits and of every snapshot taken (metrics); nothing by default. */
+  observer?: StoreObserver;
 }
+
+/** What a data directory reports of its work: the log's, and each snapshot written. */
+export interface StoreObserver extends LogObserver {
+  snapshotWritten(info: SnapshotInfo): void;
+}
+
+/** An observer that records nothing. */
+export const NO_STORE_OBSERVER: StoreObserver = { ...NO_LOG_OBSERVER, snapshotWritten() {} };
 
 /** A recovered data directory, ready to serve. */
 export interface Store<R extends Recoverable = Recoverable> {
@@ -95,6 +105,8 @@ export interface Recovery {
   lastSeq: number;
   ms: number;
   tornAt?: { file: string; offset: number };
+  /** Where the rest of the last segment was skipped after a corrupt record (`skipCorrupt`). */
+  skippedAt?: { file: string; offset: number };
 }
 
 /** How to recover (see `recover`). */
@@ -134,7 +146,7 @@ export function* recoverInSlices(state: Recoverable, dir: string, opts: RecoverO
   });
   const lastSeq = Math.max(result.lastSeq, state.lastSeq);
   state.restoredThrough(lastSeq);
-  return { snapshot: snap.name, snapshotStartSeq: snap.startSeq, replayed: result.records, lastSeq, ms: Date.now() - started, tornAt: result.tornAt };
+  return { snapshot: snap.name, snapshotStartSeq: snap.startSeq, replayed: result.records, lastSeq, ms: Date.now() - started, tornAt: result.tornAt, skippedAt: result.skippedAt };
 }
 
 /**
@@ -181,20 +193,23 @@ function openInSlices<R extends Recoverable>(opts: StoreOptions, build: (sink: F
   function* recovered(): Generator<void, Store<R>> {
     const recovery = yield* recoverInSlices(runtime, opts.dataDir, { skipCorrupt: opts.skipCorrupt, toSeq: opts.toSeq, log: opts.log, sliceRecords });
     if (recovery.tornAt) truncateTorn(recovery.tornAt, opts.log);
+    // New records would follow the skipped bytes, where the next start skips them too.
+    if (recovery.skippedAt) truncateTorn(recovery.skippedAt, opts.log, 'corrupt');
     if (recovery.snapshot || recovery.replayed > 0) {
       opts.log.info(
         { event: 'recovery.replayed', seq: recovery.lastSeq, snapshot: recovery.snapshot, facts: recovery.replayed, ms: recovery.ms },
         `store: recovered to seq ${recovery.lastSeq} in ${recovery.ms} ms (${recovery.snapshot ? `snapshot ${recovery.snapshot}` : 'no snapshot'}, ${recovery.replayed} facts replayed)`,
       );
     }
-    writer = new LogWriter(opts.dataDir, { fsync: opts.fsync, batchMs: opts.fsyncBatchMs, segmentBytes: opts.segmentBytes, onFatal: opts.onFatal, log: opts.log }, recovery.lastSeq + 1);
-    return storeOf(opts, runtime, writer, recovery);
+    const observer = opts.observer ?? NO_STORE_OBSERVER;
+    writer = new LogWriter(opts.dataDir, { fsync: opts.fsync, batchMs: opts.fsyncBatchMs, segmentBytes: opts.segmentBytes, onFatal: opts.onFatal, observer, log: opts.log }, recovery.lastSeq + 1);
+    return storeOf(opts, runtime, writer, recovery, observer);
   }
   return { runtime, recovered: recovered() };
 }
 
 /** The open store over a recovered runtime and its log writer. */
-function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: LogWriter, recovery: Recovery): Store<R> {
+function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: LogWriter, recovery: Recovery, observer: StoreObserver): Store<R> {
   let snapshotting: Promise<SnapshotInfo> | undefined;
   return {
     runtime,
@@ -205,6 +220,7 @@ function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: 
       writer.roll();
       snapshotting ??= writeSnapshot(opts.dataDir, runtime, () => writer.drain(), defaultWriteOptions)
         .then(async (info) => {
+          observer.snapshotWritten(info);
           await pruneSnapshots(opts.dataDir, opts.keepSnapshots ?? 3, opts.log);
           return info;
         })

@@ -1,9 +1,11 @@
 /**
  * Configuration, from command-line flags first, then `PARLEY_*` environment variables,
- * then defaults. Every setting is documented in the README.
+ * then the configuration file (`parley.toml`), then defaults. Every setting is
+ * documented in the README.
  */
 import type { FsyncPolicy } from '../snapshots/log.js';
 import { LOG_LEVELS, type LogLevel } from '../actors/core/logger.js';
+import { configFilePath, readConfigFile } from './config_file.js';
 import { parseRateLimit, type RateLimit } from './http/rate_limit.js';
 
 export interface Config {
@@ -70,14 +72,41 @@ export interface Config {
   bbbSecret: string;
   /** Push notification relay (Zulip's `PUSH_NOTIFICATION_BOUNCER_URL`; empty: no push notifications). */
   pushBouncerUrl: string;
+  /** Port of the metrics' own listener (0: any free port); null: `GET /metrics` is on the chat port. */
+  metricsPort: number | null;
+  /** Bearer token `GET /metrics` requires (empty: none). */
+  metricsToken: string;
   /** Least severe level logged (`debug` adds one line per request). */
   logLevel: LogLevel;
   /** How long a SIGTERM may take to drain, flush and snapshot before the process exits non-zero. */
   shutdownTimeoutMs: number;
 }
 
-/** Each setting: its flag, its environment variable, its default and how to parse it. */
-const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v: string) => unknown; def: unknown }> = [
+/** One setting: its flag, its environment variable, its default and how to parse it. */
+export interface Setting {
+  key: keyof Config;
+  flag: string;
+  env: string;
+  parse: (v: string) => unknown;
+  def: unknown;
+  /** Masked wherever the configuration is shown (`parley config`). Without it, a key naming a password, secret or token is masked. */
+  secret?: boolean;
+  /** Its key in the configuration file, `section.key`, when the rule in config_file.ts would not give the right one. */
+  file?: string;
+  /** The value's type in the configuration file, when the default does not show it (a default of null: unset). */
+  type?: 'integer' | 'boolean' | 'string';
+}
+
+/** A setting's value type, as the configuration file and `--help` take it. */
+export function settingType(s: Setting): 'integer' | 'boolean' | 'string' | 'rate' {
+  if (s.type) return s.type;
+  if (typeof s.def === 'number') return 'integer';
+  if (typeof s.def === 'boolean') return 'boolean';
+  return s.def !== null && typeof s.def === 'object' ? 'rate' : 'string';
+}
+
+/** Every setting, in the order `--help` and `parley config` show them. */
+export const SETTINGS: Setting[] = [
   { key: 'host', flag: '--host', env: 'PARLEY_HOST', parse: String, def: '127.0.0.1' },
   { key: 'port', flag: '--port', env: 'PARLEY_PORT', parse: int, def: 9991 },
   { key: 'dataDir', flag: '--data-dir', env: 'PARLEY_DATA_DIR', parse: String, def: './data' },
@@ -95,7 +124,7 @@ const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v:
   { key: 'snapshotIntervalMs', flag: '--snapshot-interval-ms', env: 'PARLEY_SNAPSHOT_INTERVAL_MS', parse: int, def: 300000 },
   { key: 'snapshotEveryRecords', flag: '--snapshot-every-records', env: 'PARLEY_SNAPSHOT_EVERY_RECORDS', parse: int, def: 100000 },
   { key: 'snapshotGrowthPercent', flag: '--snapshot-growth-percent', env: 'PARLEY_SNAPSHOT_GROWTH_PERCENT', parse: int, def: 100 },
-  { key: 'keepSnapshots', flag: '--keep-snapshots', env: 'PARLEY_KEEP_SNAPSHOTS', parse: positiveInt, def: 3 },
+  { key: 'keepSnapshots', flag: '--keep-snapshots', env: 'PARLEY_KEEP_SNAPSHOTS', parse: positiveInt, def: 3, file: 'snapshots.keep' },
   { key: 'rateLimit', flag: '--rate-limit', env: 'PARLEY_RATE_LIMIT', parse: parseRateLimit, def: { requests: 200, windowSecs: 60 } },
   { key: 'rateLimitAnonymous', flag: '--rate-limit-anonymous', env: 'PARLEY_RATE_LIMIT_ANONYMOUS', parse: parseRateLimit, def: { requests: 100, windowSecs: 60 } },
   { key: 'boardPort', flag: '--board-port', env: 'PARLEY_BOARD_PORT', parse: int, def: 9992 },
@@ -107,14 +136,16 @@ const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v:
   { key: 'smtpPort', flag: '--smtp-port', env: 'PARLEY_SMTP_PORT', parse: int, def: 587 },
   { key: 'smtpSecure', flag: '--smtp-secure', env: 'PARLEY_SMTP_SECURE', parse: bool, def: false },
   { key: 'smtpUser', flag: '--smtp-user', env: 'PARLEY_SMTP_USER', parse: String, def: '' },
-  { key: 'smtpPassword', flag: '--smtp-password', env: 'PARLEY_SMTP_PASSWORD', parse: String, def: '' },
+  { key: 'smtpPassword', flag: '--smtp-password', env: 'PARLEY_SMTP_PASSWORD', parse: String, def: '', secret: true },
   { key: 'mailFrom', flag: '--mail-from', env: 'PARLEY_MAIL_FROM', parse: String, def: '' },
-  { key: 'maxFileUploadSizeMib', flag: '--max-file-upload-size-mib', env: 'PARLEY_MAX_FILE_UPLOAD_SIZE_MIB', parse: int, def: 100 },
+  { key: 'maxFileUploadSizeMib', flag: '--max-file-upload-size-mib', env: 'PARLEY_MAX_FILE_UPLOAD_SIZE_MIB', parse: int, def: 100, file: 'uploads.max_file_size_mib' },
   { key: 'uploadRetentionWeeks', flag: '--upload-retention-weeks', env: 'PARLEY_UPLOAD_RETENTION_WEEKS', parse: int, def: 3 },
   { key: 'jitsiServerUrl', flag: '--jitsi-server-url', env: 'PARLEY_JITSI_SERVER_URL', parse: httpUrl, def: '' },
   { key: 'bbbUrl', flag: '--bbb-url', env: 'PARLEY_BBB_URL', parse: httpUrl, def: '' },
-  { key: 'bbbSecret', flag: '--bbb-secret', env: 'PARLEY_BBB_SECRET', parse: String, def: '' },
+  { key: 'bbbSecret', flag: '--bbb-secret', env: 'PARLEY_BBB_SECRET', parse: String, def: '', secret: true },
   { key: 'pushBouncerUrl', flag: '--push-bouncer-url', env: 'PARLEY_PUSH_BOUNCER_URL', parse: httpUrl, def: '' },
+  { key: 'metricsPort', flag: '--metrics-port', env: 'PARLEY_METRICS_PORT', parse: optionalInt, def: null, type: 'integer' },
+  { key: 'metricsToken', flag: '--metrics-token', env: 'PARLEY_METRICS_TOKEN', parse: String, def: '', secret: true },
   { key: 'logLevel', flag: '--log-level', env: 'PARLEY_LOG_LEVEL', parse: logLevel, def: 'info' },
   { key: 'shutdownTimeoutMs', flag: '--shutdown-timeout-ms', env: 'PARLEY_SHUTDOWN_TIMEOUT_MS', parse: positiveInt, def: 30000 },
 ];
@@ -122,6 +153,11 @@ const SETTINGS: Array<{ key: keyof Config; flag: string; env: string; parse: (v:
 function int(v: string): number {
   if (!/^\d+$/.test(v)) throw new Error(`expected a non-negative integer, got '${v}'`);
   return Number(v);
+}
+
+/** A non-negative integer, or null for empty. */
+function optionalInt(v: string): number | null {
+  return v === '' ? null : int(v);
 }
 
 function positiveInt(v: string): number {
@@ -159,26 +195,61 @@ function fsyncPolicy(v: string): FsyncPolicy {
   throw new Error(`expected always, batch or none, got '${v}'`);
 }
 
-/** Reads the configuration. Throws with a clear message for a bad value or unknown flag. */
-export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
+/** Where a setting's value came from; `line` is the file's line, where known. */
+export type SettingSource =
+  | { kind: 'default' }
+  | { kind: 'file'; path: string; line?: number }
+  | { kind: 'env'; name: string }
+  | { kind: 'flag'; name: string };
+
+/** The configuration with the source of each value, and the file read (if any). */
+export interface ResolvedConfig {
+  config: Config;
+  sources: Record<keyof Config, SettingSource>;
+  file: string | undefined;
+}
+
+/**
+ * Resolves the configuration: defaults, then the file (`--config PATH`, `PARLEY_CONFIG`,
+ * or `./parley.toml` in `cwd` if it exists), then the environment, then flags. Throws
+ * with a clear message for a bad value, an unknown flag or a bad file.
+ */
+export function resolveConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): ResolvedConfig {
+  const { path, rest } = configFilePath(argv, env, cwd);
   const config = {} as Record<string, unknown>;
+  const sources = {} as Record<keyof Config, SettingSource>;
+  const set = (s: Setting, source: SettingSource, name: string, raw: string): void => {
+    config[s.key] = wrap(name, () => s.parse(raw));
+    sources[s.key] = source;
+  };
+  for (const s of SETTINGS) {
+    config[s.key] = s.def;
+    sources[s.key] = { kind: 'default' };
+  }
+  const fromFile = path === undefined ? new Map() : readConfigFile(path, SETTINGS);
+  for (const [s, v] of fromFile) set(s, { kind: 'file', path: path!, line: v.line }, v.where, v.text);
   for (const s of SETTINGS) {
     const raw = env[s.env];
-    config[s.key] = raw === undefined ? s.def : wrap(s.env, () => s.parse(raw));
+    if (raw !== undefined) set(s, { kind: 'env', name: s.env }, s.env, raw);
   }
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
+  for (let i = 0; i < rest.length; i++) {
+    const [flag, inline] = rest[i].split(/=(.*)/s, 2);
     const s = SETTINGS.find((x) => x.flag === flag);
     if (!s) throw new Error(`unknown option ${flag}`);
-    const value = inline ?? (s.parse === bool ? 'true' : argv[++i]);
+    const value = inline ?? (s.parse === bool ? 'true' : rest[++i]);
     if (value === undefined) throw new Error(`${flag} needs a value`);
-    config[s.key] = wrap(flag, () => s.parse(value));
+    set(s, { kind: 'flag', name: flag }, flag, value);
   }
   const c = config as unknown as Config;
   // A main port of 0 (any free port, as tests use) means the same for the board unless it is set.
-  if (c.port === 0 && env.PARLEY_BOARD_PORT === undefined && !argv.some((a) => a.split('=')[0] === '--board-port')) c.boardPort = 0;
+  if (c.port === 0 && sources.boardPort.kind === 'default') c.boardPort = 0;
   if (c.heartbeatMaxMs < c.heartbeatMinMs) throw new Error('heartbeat max must not be below heartbeat min');
-  return c;
+  return { config: c, sources, file: path };
+}
+
+/** Reads the configuration. Throws with a clear message for a bad value or unknown flag. */
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): Config {
+  return resolveConfig(argv, env).config;
 }
 
 function wrap<T>(name: string, fn: () => T): T {
@@ -187,10 +258,4 @@ function wrap<T>(name: string, fn: () => T): T {
   } catch (err) {
     throw new Error(`${name}: ${(err as Error).message}`);
   }
-}
-
-/** The settings table, for `--help` and the README. */
-export function describeSettings(): string {
-  const show = (v: unknown): string => (v && typeof v === 'object' && 'windowSecs' in v ? `${(v as RateLimit).requests}/${(v as RateLimit).windowSecs}` : JSON.stringify(v));
-  return SETTINGS.map((s) => `  ${s.flag.padEnd(24)} ${s.env.padEnd(30)} default ${show(s.def)}`).join('\n');
 }

@@ -4,8 +4,9 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { describeSettings, loadConfig } from './config.js';
+import { loadConfig } from './config.js';
 import { createLogger } from './logging.js';
+import { serveHelp } from './operator/settings_command.js';
 import type { StartOptions } from './server.js';
 
 /** At `info` until the configuration is read, so that a bad setting is logged too. */
@@ -14,7 +15,7 @@ const log = createLogger('info');
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv.includes('--help')) {
-    console.log(`Usage: parley serve [options]\n\nOptions (flag, environment variable, default):\n${describeSettings()}`);
+    process.stdout.write(serveHelp());
     return;
   }
   const config = loadConfig(argv, process.env);

@@ -26,6 +26,8 @@ import { BoardApp } from './board/app.js';
 import { boardSettings, isBoardHost, listenBoard, mainPort } from './board/listen.js';
 import { boardControlHandlers } from './operator/board_commands.js';
 import { boardRoutes } from './routes/board/index.js';
+import { Metrics } from './observe/metrics.js';
+import { listenMetrics, metricsHandler, withMetrics } from './observe/endpoint.js';
 
 export interface RunningServer {
   port: number;
@@ -34,6 +36,9 @@ export interface RunningServer {
   /** The message board, and the port of its own listener. */
   board: BoardApp;
   boardPort: number;
+  /** This server's metrics, and the port serving `GET /metrics` (the chat port unless `--metrics-port`). */
+  metrics: Metrics;
+  metricsPort: number;
   /** Set when this start created the default organization (and its starter channels). */
   bootstrapped?: CreatedOrg & { password: string; starter: StarterContent };
   stop(): Promise<void>;
@@ -77,6 +82,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     log.fatal({ event: 'log.write_failed', error: error.message }, `fatal: the log could not be written (${error.message}); stopping so that no unrecorded write is acknowledged`);
     process.exit(70);
   });
+  const metrics = new Metrics();
   const opening = openStoreInSlices(
     {
       dataDir: config.dataDir,
@@ -87,7 +93,8 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
       keepSnapshots: config.keepSnapshots,
       log: log.child({ component: 'store' }),
       onFatal: fatal,
-      runtime: { queues: queueTimings(config), log: log.child({ component: 'runtime' }), ...opts.runtime },
+      observer: metrics.store,
+      runtime: { queues: queueTimings(config), delivery: metrics.delivery, log: log.child({ component: 'runtime' }), ...opts.runtime },
     },
     { sliceRecords: REPLAY_SLICE_RECORDS, pauseMs: opts.testHooks?.replayPauseMs },
   );
@@ -95,8 +102,12 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   const lifecycle = new Lifecycle();
   const app = new ChatApp(chatRoutes, runtime, config, log.child({ component: 'chat' }));
   const board = new BoardApp(boardRoutes, runtime, boardSettings(config), log.child({ component: 'board' }));
+  app.observeRoutes(metrics.routes);
+  board.observeRoutes(metrics.routes);
+  const serveMetrics = metricsHandler(metrics, config.metricsToken);
   let listener: Listener;
   let boardListener: Listener;
+  let metricsListener: Listener | undefined;
   try {
     const main = mainPort(config, board, {
       handler: (req, abort) => app.handle(req, abort),
@@ -104,11 +115,19 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
       streamsBody: (req) => app.streamsBody(req),
       tooLarge: () => errorResponse(new ApiError('PAYLOAD_TOO_LARGE', `Request body too large (limit: ${config.maxBodyBytes} bytes)`)),
     });
-    listener = await listen(main.options, lifecycle.gate(main.handler, (req) => (isBoardHost(req.headers.host, config.boardHost) ? BOARD_API : CHAT_API)));
+    const gated = lifecycle.gate(main.handler, (req) => (isBoardHost(req.headers.host, config.boardHost) ? BOARD_API : CHAT_API));
+    listener = await listen(main.options, config.metricsPort === null ? withMetrics(serveMetrics, gated) : gated);
     boardListener = await listenBoard(config, board, (handler) => lifecycle.gate(handler, () => BOARD_API)).catch((err: unknown) => {
       listener.close();
       throw err;
     });
+    if (config.metricsPort !== null) {
+      metricsListener = await listenMetrics(config.host, config.metricsPort, serveMetrics).catch((err: unknown) => {
+        listener.close();
+        boardListener.close();
+        throw err;
+      });
+    }
   } catch (err) {
     await (await opening.recover()).close();
     throw err;
@@ -116,12 +135,14 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   const closeListeners = (): void => {
     listener.close();
     boardListener.close();
+    metricsListener?.close();
   };
   log.info({ event: 'server.listening', port: listener.port, board_port: boardListener.port }, `listening on http://${config.host}:${listener.port} (board http://${config.host}:${boardListener.port}); not ready until recovery is done`);
   const store = await opening.recover().catch((err: unknown) => {
     closeListeners();
     throw err;
   });
+  metrics.watch(store);
   let bootstrapped: RunningServer['bootstrapped'];
   if (runtime.server().orgs.size === 0) {
     // The first start on an empty data directory: the default organization, its owner,
@@ -152,6 +173,8 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     app,
     board,
     boardPort: boardListener.port,
+    metrics,
+    metricsPort: metricsListener?.port ?? listener.port,
     bootstrapped,
     stop() {
       stopping ??= (async () => {

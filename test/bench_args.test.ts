@@ -26,3 +26,14 @@ t.test('placement plan', async (t) => {
     t.match(planPlacement(false, 8), /taskset is not available/);
   }
 });
+
+t.test('--compare takes two files and a noise band; --report takes one, --charts a folder', async (t) => {
+  const cli = parseArgs(['--compare', 'a.json', 'b.json', '--threshold', '5']);
+  t.same(cli.compare, ['a.json', 'b.json']);
+  t.equal(cli.thresholdPct, 5);
+  t.equal(parseArgs([]).thresholdPct, 10, 'default band');
+  t.throws(() => parseArgs(['--compare', 'a.json']), /--compare needs two result files/);
+  t.throws(() => parseArgs(['--compare', 'a.json', '--smoke']), /--compare needs two result files/);
+  t.same(parseArgs(['--report', 'x.json', '--charts', 'docs/bench']), { ...parseArgs([]), report: 'x.json', chartsDir: 'docs/bench' });
+  t.throws(() => parseArgs(['--charts', 'docs/bench']), /--charts goes with --report/);
+});

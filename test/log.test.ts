@@ -3,10 +3,10 @@ import { appendFileSync, mkdtempSync, readFileSync, writeFileSync, existsSync, r
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Store } from '../src/store.js';
-import { listSegments, LogCorruption } from '../snapshots/log.js';
+import { listSegments, LogCorruption, readLog } from '../snapshots/log.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { SEGMENT_HEADER_BYTES } from '../snapshots/codec.js';
-import { lineLogger } from '../actors/core/logger.js';
+import { decodeFrame, SEGMENT_HEADER_BYTES } from '../snapshots/codec.js';
+import { lineLogger, quietLogger } from '../actors/core/logger.js';
 
 function open(dir: string, logs: string[] = [], skipCorrupt = false): Store {
   return openStore({
@@ -108,6 +108,28 @@ t.test('a flipped byte in the middle refuses startup, naming file and offset', a
   const store = open(dir, logs, true);
   t.teardown(() => store.close());
   t.match(logs.join('\n'), /skipping/);
+});
+
+t.test('reading up to a seq stops at that record: a corrupt record after it is never read', async (t) => {
+  const { dir } = await populated(10);
+  const file = lastSegment(dir);
+  const buf = readFileSync(file);
+  const seqs: Array<{ seq: number; offset: number }> = [];
+  let offset = SEGMENT_HEADER_BYTES;
+  for (let f = decodeFrame(buf, offset); f.kind === 'record'; f = decodeFrame(buf, offset)) {
+    seqs.push({ seq: f.stamped.seq, offset });
+    offset = f.next;
+  }
+  const victim = seqs[seqs.length - 3];
+  buf[victim.offset + 20] ^= 0x01;
+  writeFileSync(file, buf);
+  const lastGood = seqs[seqs.length - 4].seq;
+  t.throws(() => readLog(dir, { afterSeq: 0, skipCorrupt: false, log: quietLogger }, () => {}), { constructor: LogCorruption, message: /corrupt log record in .* checksum mismatch/ }, 'without a seq to stop at, the corrupt record refuses');
+  const read: number[] = [];
+  const r = readLog(dir, { afterSeq: 0, toSeq: lastGood, skipCorrupt: false, log: quietLogger }, (s) => read.push(s.seq));
+  t.equal(r.lastSeq, lastGood);
+  t.equal(read.at(-1), lastGood, 'every record up to the seq, and none after');
+  t.equal(read.length, lastGood);
 });
 
 /** Appends `tail` to the last segment; returns the segment and where the tail starts. */

@@ -80,6 +80,7 @@ const UPLOAD_LINK = /\/user_uploads\/(\d+\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\/[^\s)
 
 /** The path ids a message's content links, as Zulip's renderer collects `potential_attachment_path_ids`. */
 export function linkedPathIds(content: string): string[] {
+  if (!content.includes('/user_uploads/')) return [];
   const out = new Set<string>();
   for (const m of content.matchAll(UPLOAD_LINK)) {
     let path = m[1];
@@ -122,6 +123,8 @@ export function canReadAttachment(view: StateView, org: OrgContext, user: UserRe
 export function linkChanges(
   view: StateView, org: OrgContext, sender: UserRecord, messageId: number, dateSent: number, before: string | null, after: string | null,
 ): AttachmentLinksChanged | undefined {
+  // Most messages link no file, before or after: nothing to compare.
+  if (!before?.includes('/user_uploads/') && !after?.includes('/user_uploads/')) return undefined;
   const idsOf = (content: string | null): Set<number> => {
     const ids = new Set<number>();
     if (content === null) return ids;

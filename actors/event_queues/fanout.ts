@@ -18,19 +18,33 @@ export interface FanoutOptions {
   maxEvents: number;
   /** Commits facts decided here (overflow drops); resolves when durable. */
   commit(facts: QueueFact[]): Promise<void>;
+  /** Told of every delivery pass (metrics); nothing by default. */
+  observer?: DeliveryObserver;
 }
+
+/** What delivery reports of its work, once per delivery pass, never per queue. */
+export interface DeliveryObserver {
+  /** A pass pushed `events` events to `queues` queues and answered `polls` parked polls. */
+  delivered(queues: number, events: number, polls: number): void;
+}
+
+/** An observer that records nothing. */
+export const NO_DELIVERY_OBSERVER: DeliveryObserver = { delivered() {} };
 
 export class Fanout {
   /** Cells with staged events, in staging order. */
   private stagedCells: QueueCell[] = [];
   private flushScheduled = false;
   private afterFlush: Array<() => void> = [];
+  private readonly observer: DeliveryObserver;
 
   constructor(
     private readonly parked: ParkedPolls,
     private readonly actors: QueueActors,
     private readonly opts: FanoutOptions,
-  ) {}
+  ) {
+    this.observer = opts.observer ?? NO_DELIVERY_OBSERVER;
+  }
 
   /**
    * Stages an event for a queue. Staged events reach their queues in one `push` per
@@ -80,12 +94,17 @@ export class Fanout {
     const pushes: Array<SequencedEvent[] | undefined> = new Array(cells.length);
     // What a parked queue's reply carried: its push appends these very events.
     const replied: Array<QueuedEvent[] | undefined> = new Array(cells.length);
+    let queues = 0;
+    let delivered = 0;
+    let polls = 0;
     for (let i = 0; i < cells.length; i++) {
       const cell = cells[i];
       const events = cell.staged;
       cell.staged = undefined;
       if (!events || cell.dropped) continue;
       pushes[i] = events;
+      queues++;
+      delivered += events.length;
       const ctx = cell.ctx;
       if (cell.parked === undefined) continue;
       const added = numberEvents(ctx, events);
@@ -93,6 +112,7 @@ export class Fanout {
       const parked = this.parked.take(cell)!;
       markActive(cell, now);
       replied[i] = added;
+      polls++;
       parked.waiter.deliver(renderEvents(ctx.id, ctx.events, added));
     }
     for (let i = 0; i < cells.length; i++) {
@@ -103,6 +123,7 @@ export class Fanout {
       if (cell.ctx.events.length > this.opts.maxEvents) overflowed.push(cell.ctx.id);
     }
     if (overflowed.length > 0) void this.opts.commit([{ type: 'QueuesDropped', queue_ids: overflowed, reason: `more than ${this.opts.maxEvents} events were not fetched` }]);
+    if (queues > 0) this.observer.delivered(queues, delivered, polls);
   }
 
   /** Pushes events at once, without waking anyone: for replay at startup. */

@@ -25,13 +25,14 @@ import { badRequest } from '../errors.js';
 import type { QueueFact, QueueRegistered, QueuesDropped } from '../queue_facts.js';
 import type { NarrowTerm } from '../narrow.js';
 import type { Supervisor } from '../core/supervisor.js';
-import { Fanout } from './fanout.js';
+import { Fanout, type DeliveryObserver } from './fanout.js';
 import { markActive, QueueActors } from './idle.js';
 import { ParkedPolls, type Waiter } from './parked_polls.js';
 import { renderEvents, type QueueContext, type SequencedEvent } from './queue_actor.js';
 import { QueueRegistry, restoredContext, type Cell, type QueueCell } from './registry.js';
 
 export type { Cell } from './registry.js';
+export type { DeliveryObserver } from './fanout.js';
 export type { Waiter } from './parked_polls.js';
 export type { OutgoingEvent, QueueContext, QueuedEvent, SequencedEvent } from './queue_actor.js';
 
@@ -52,6 +53,8 @@ export interface QueueOptions {
   maxEvents: number;
   /** A queue unused for this long gives up its actor until its next message. */
   passivateAfterMs: number;
+  /** Told of every delivery pass (metrics); nothing by default. */
+  observer?: DeliveryObserver;
 }
 
 /** Options a client registers a queue with. */

@@ -39,14 +39,19 @@ md.disable(['lheading', 'reference', 'html_block', 'html_inline', 'image', 'auto
 md.use(blocks).use(inline).use(mentions).use(inlineTex).use(channelLinks).use(time).use(links).use(linkifiers).use(emoji);
 
 const STASH_CHARS = new RegExp(`[${STASH_OPEN}${STASH_CLOSE}]`, 'g');
+const NEEDS_NORMALIZING = new RegExp(`[\r${STASH_OPEN}${STASH_CLOSE}]`);
 
 /** Renders message Markdown to HTML and collects its mentions. */
 export function renderMarkdown(source: string, env: MarkdownEnv): Rendered {
   const out: Rendered = { html: '', mentioned: [], wildcard: null, mentionedGroups: [] };
   const state: RenderState = { lookup: env, out, stash: [], stashBlock: [] };
   // Python-Markdown's NormalizeWhitespace: no STX/ETX, \n line ends, tabs as 4 spaces, blank lines empty.
-  const text = source.replace(STASH_CHARS, '\uFFFD').replace(/\r\n?/g, '\n');
-  const lines = text.split('\n').map((line) => (line.includes('\t') ? expandTabs(line) : line)).map((line) => (line.trim() === '' ? '' : line));
+  const text = NEEDS_NORMALIZING.test(source) ? source.replace(STASH_CHARS, '\uFFFD').replace(/\r\n?/g, '\n') : source;
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].includes('\t') ? expandTabs(lines[i]) : lines[i];
+    lines[i] = line.trim() === '' ? '' : line;
+  }
   const prepared = nestByTwo(lazyQuotes(preprocessFences(hangingLists(lines), state))).join('\n');
   out.html = md.render(prepared, state as unknown as Record<string, unknown>).replace(/\n+$/, '');
   return out;

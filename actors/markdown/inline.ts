@@ -99,6 +99,11 @@ function wrap(state: StateInline, tags: string[], markup: string, from: number, 
   state.pos = end;
 }
 
+/** Nesting depth of links at this point (kept by markdown-it's state, absent from its type declarations). */
+function linkLevel(state: StateInline): number {
+  return (state as StateInline & { linkLevel: number }).linkLevel;
+}
+
 function match(re: RegExp, state: StateInline): RegExpExecArray | null {
   re.lastIndex = state.pos;
   const m = re.exec(state.src);
@@ -110,7 +115,7 @@ function emphasis(state: StateInline, silent: boolean): boolean {
   let m = match(STRONG_EM, state);
   let tags = ['strong', 'em'];
   let width = 3;
-  if (!m && state.linkLevel === 0) {
+  if (!m && linkLevel(state) === 0) {
     m = match(STRONG, state);
     tags = ['strong'];
     width = 2;
@@ -127,7 +132,7 @@ function emphasis(state: StateInline, silent: boolean): boolean {
 }
 
 function strikethrough(state: StateInline, silent: boolean): boolean {
-  if (state.src.charCodeAt(state.pos) !== 0x7e || state.linkLevel > 0) return false;
+  if (state.src.charCodeAt(state.pos) !== 0x7e || linkLevel(state) > 0) return false;
   if (state.pos > 0 && state.src.charCodeAt(state.pos - 1) === 0x7e) return false;
   const m = match(DEL, state);
   if (!m) return false;
@@ -139,7 +144,7 @@ function strikethrough(state: StateInline, silent: boolean): boolean {
 const ENTITY = /&(?:#[0-9]+|#x[0-9a-fA-F]+|[a-zA-Z0-9]+);/y;
 
 function entity(state: StateInline, silent: boolean): boolean {
-  if (state.src.charCodeAt(state.pos) !== 0x26 || state.linkLevel > 0) return false;
+  if (state.src.charCodeAt(state.pos) !== 0x26 || linkLevel(state) > 0) return false;
   const m = match(ENTITY, state);
   if (!m) return false;
   if (!silent) state.push('html_inline', '', 0).content = m[0];

@@ -20,7 +20,7 @@ import type { DecideEnv, DomainActor, Outcome } from '../core/domain_logic.js';
 import type { Chunk, ChunkThunk } from '../core/persistence.js';
 import type { StateView } from '../core/state_view.js';
 import { COMMANDS as COMMAND_DEFS } from '../areas/index.js';
-import { EventQueues, QUEUE_CHUNK_TAGS, type QueueDelivery, type QueueOptions, type QueueService } from '../event_queues/index.js';
+import { EventQueues, QUEUE_CHUNK_TAGS, type DeliveryObserver, type QueueDelivery, type QueueOptions, type QueueService } from '../event_queues/index.js';
 import { ActorDirectory } from './actor_directory.js';
 import { DeliverySchedule } from './delivery_schedule.js';
 import { EventRouting, Routed, type DeliveryHints } from './event_routing.js';
@@ -47,10 +47,12 @@ export interface RuntimeOptions {
   now(): number;
   randomBytes(n: number): Buffer;
   sink: FactSink;
-  queues: Omit<QueueOptions, 'now' | 'token' | 'random' | 'commit'>;
+  queues: Omit<QueueOptions, 'now' | 'token' | 'random' | 'commit' | 'observer'>;
   random(): number;
   /** Where the runtime's own failures are told (a scheduled delivery that failed); nowhere when absent. */
   log?: Logger;
+  /** Told of every delivery pass to the event queues (metrics); nothing by default. */
+  delivery?: DeliveryObserver;
 }
 
 export const defaultRuntimeOptions = (sink: FactSink): RuntimeOptions => ({
@@ -96,6 +98,7 @@ export class Runtime implements StateView {
       random: opts.random,
       token: () => opts.randomBytes(15).toString('base64url'),
       commit: (facts) => this.commitFacts(facts),
+      observer: opts.delivery,
     });
     this.events = new EventRouting(this.directory, this.queueDelivery);
     this.scheduled = new DeliverySchedule({

@@ -177,7 +177,7 @@ export const correctness: Scenario = {
     } finally {
       await target.stop();
     }
-    const v = { name: 'violations', value: violations.length, unit: '', target: '0', pass: violations.length === 0 };
+    const v = { name: 'violations', value: violations.length, unit: '', target: '0', pass: violations.length === 0, better: 'lower' as const };
     result.figures.push(v, runs.figure('deliveries', 'deliveries checked per round', ''), runs.figure('heartbeats', 'heartbeats interleaved per round', ''), runs.figure('rate', 'sends under check', 'msg/s'));
     noteClientCpu(result, runs);
     if (violations.length > 0) {

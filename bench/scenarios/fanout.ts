@@ -10,7 +10,7 @@
 import { apiRequest, createUsers, expectSuccess, QueuePoller, registerQueues, subscribe, type Credentials, type RegisteredQueue } from '../api.js';
 import { baselineParked, startBaseline } from '../baselines.js';
 import { closePool, openPool, type Connection, type HttpResponse } from '../client.js';
-import { newResult, noteClientCpu, Runs, within, type Scenario, type ScenarioContext, type ScenarioResult } from '../scenario.js';
+import { newResult, noteClientCpu, noteDistributions, Runs, within, type Scenario, type ScenarioContext, type ScenarioResult } from '../scenario.js';
 import { CpuMeter, nowMs, sleep, summarize } from '../stats.js';
 
 /** Heartbeats far beyond any round, so that no poll completes on its own. */
@@ -41,6 +41,7 @@ interface RoundSample {
 
 function record(runs: Runs, key: string, s: RoundSample, where: string): void {
   const sum = summarize(s.latencies);
+  runs.keep(where, sum);
   runs.add(`${key}.min`, sum.min);
   runs.add(`${key}.p50`, sum.p50);
   runs.add(`${key}.p99`, sum.p99);
@@ -167,6 +168,7 @@ export const fanout: Scenario = {
       );
     }
     noteClientCpu(result, runs);
+    noteDistributions(result, runs);
     return result;
   },
 };

@@ -9,5 +9,6 @@ import { parked } from './parked.js';
 import { poll } from './poll.js';
 import { presence } from './presence.js';
 import { send } from './send.js';
+import { sizing } from './sizing.js';
 
-export const scenarios: Scenario[] = [fanout, send, poll, presence, idleQueues, parked, heartbeat, correctness, durability];
+export const scenarios: Scenario[] = [fanout, send, poll, presence, idleQueues, sizing, parked, heartbeat, correctness, durability];

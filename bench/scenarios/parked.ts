@@ -9,11 +9,13 @@
 import { keepPolling, QueuePoller, registerQueues, type RegisteredQueue } from '../api.js';
 import { closePool, openPool, type Connection } from '../client.js';
 import { openFileLimit } from '../proc.js';
-import { newResult, noteClientCpu, Runs, sized, windowMs, type Scenario, type ScenarioContext, type ScenarioResult } from '../scenario.js';
+import { newResult, noteClientCpu, noteDistributions, Runs, sized, windowMs, type Scenario, type ScenarioContext, type ScenarioResult } from '../scenario.js';
 import { CpuMeter, nowMs, sleep, summarize, type Summary } from '../stats.js';
 import type { Target } from '../target.js';
 
 const PROBE_INTERVAL_MS = 5;
+/** The baseline: the same probe on the same server before any queue existed. */
+const IDLE = 'same probe, 0 queues';
 /** File descriptors kept free for everything that is not a parked poll. */
 const FD_MARGIN = 300;
 
@@ -73,8 +75,10 @@ export const parked: Scenario = {
         // What parking costs the server beyond the registered queues: connection, request and waiter state.
         runs.add('heap', (held.heapUsed - unparked.heapUsed) / n / 1024);
         runs.add('rss', (held.rss - unparked.rss) / n / 1024);
+        result.memory = [unparked, held].map((r, i) => ({ series: 'parked polls', n: i * n, heapMiB: r.heapUsed / 2 ** 20, rssMiB: r.rss / 2 ** 20 }));
       }
       ctx.log(`${n} polls parked; idle probe p99 was ${idle.p99.toFixed(2)} ms`);
+      runs.keep(IDLE, idle);
       await probeLag(probe, 500);
       for (let run = 1; run <= opts.runs; run++) {
         await target.probe?.();
@@ -82,6 +86,7 @@ export const parked: Scenario = {
         const lag = await probeLag(probe, durationMs);
         const inside = await target.probe?.();
         runs.clientCpu(cpu.read(), `run ${run}`);
+        runs.keep(`Parley, ${n} parked`, lag);
         runs.add('p50', lag.p50);
         runs.add('p99', lag.p99);
         runs.add('max', lag.max);
@@ -101,7 +106,7 @@ export const parked: Scenario = {
       await Promise.allSettled(loops);
       await target.stop();
     }
-    const vs = { baselineName: 'same probe, 0 queues' };
+    const vs = { baselineName: IDLE };
     const p99 = runs.figure('p99', `lag p99 N=${n}`, 'ms', { ...vs, baselineOf: 'idle.p99', target: '<= 50 ms' });
     p99.pass = p99.value <= 50;
     result.figures.push(runs.figure('p50', `lag p50 N=${n}`, 'ms', { ...vs, baselineOf: 'idle.p50' }), p99, runs.figure('max', `lag max N=${n}`, 'ms', { ...vs, baselineOf: 'idle.max' }));
@@ -113,6 +118,7 @@ export const parked: Scenario = {
       result.figures.push(runs.figure('eld.p99', 'in-server loop delay p99', 'ms'), runs.figure('eld.max', 'in-server loop delay max', 'ms'));
     }
     noteClientCpu(result, runs);
+    noteDistributions(result, runs);
     return result;
   },
 };

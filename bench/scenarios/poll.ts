@@ -8,8 +8,11 @@ import { startBaseline } from '../baselines.js';
 import { closePool, encodeRequest, openPool, type Connection, type Endpoint } from '../client.js';
 import { closedLoop } from '../load.js';
 import { ProcessCpuMeter } from '../proc.js';
-import { newResult, noteClientCpu, Runs, sized, windowMs, type Scenario, type ScenarioContext, type ScenarioResult } from '../scenario.js';
+import { newResult, noteClientCpu, noteDistributions, Runs, sized, skipBaseline, windowMs, type Scenario, type ScenarioContext, type ScenarioResult } from '../scenario.js';
 import { findWrk, runWrk } from '../wrk.js';
+
+/** How each server is named in the report's charts. */
+const SERIES = { parley: 'Parley', baseline: 'uWS hello-world' } as const;
 
 export const poll: Scenario = {
   name: 'poll',
@@ -22,7 +25,8 @@ export const poll: Scenario = {
     const warmupMs = opts.mode === 'smoke' ? 300 : 1000;
     const wrk = findWrk();
     const result = newResult('poll', { connections, durationS: durationMs / 1000, runs: opts.runs, client: wrk ? 'wrk' : 'bench client (no pipelining)' });
-    if (!wrk) result.notes.push('wrk not installed: measured with the bench client, one request in flight per connection');
+    if (wrk) result.notes.push('measured with wrk: its latency distribution has p50/p75/p90/p99/max, and no requests per second of the window (no throughput chart)');
+    else skipBaseline(result, 'wrk (load generator)', 'wrk is not installed (npm run bench:setup installs it): measured with the bench client, one request in flight per connection');
     const runs = new Runs();
     const target = await ctx.server();
     const baseline = await startBaseline();
@@ -33,7 +37,7 @@ export const poll: Scenario = {
       closePool(setup);
       const parleyRequest = (i: number): string => apiRequest(conns[i], queues[i].user, 'GET', '/api/v1/events', { queue_id: queues[i].queueId, last_event_id: -1, dont_block: true });
       const helloRequest = (i: number): string => encodeRequest(conns[i].endpoint, 'GET', '/hello', {});
-      const measure = async (endpoint: Endpoint, request: (i: number) => string, ms: number, key: string | null, pid?: number): Promise<void> => {
+      const measure = async (endpoint: Endpoint, request: (i: number) => string, ms: number, key: keyof typeof SERIES | null, pid?: number): Promise<void> => {
         conns = await openPool(endpoint, connections);
         const server = pid !== undefined ? new ProcessCpuMeter(pid) : null;
         const r = await closedLoop(conns, request, { durationMs: ms });
@@ -41,6 +45,7 @@ export const poll: Scenario = {
         closePool(conns);
         if (r.errors > 0) throw new Error(`${r.errors} of ${r.requests} requests failed; first: ${r.firstError}`);
         if (key === null) return;
+        runs.keep(SERIES[key], r.latency, r.perSecond);
         runs.add(`${key}.rps`, r.rps);
         runs.add(`${key}.p99`, r.latency.p99);
         runs.add(`${key}.serverCpu`, serverCpu * 100);
@@ -48,8 +53,9 @@ export const poll: Scenario = {
         runs.clientCpu(r.clientCpu, key === 'parley' ? 'Parley' : 'uWS hello-world');
         ctx.log(`${key}: ${r.rps.toFixed(0)} req/s, p99 ${r.latency.p99.toFixed(2)} ms, client CPU ${(r.clientCpu * 100).toFixed(0)}%`);
       };
-      const measureWrk = async (endpoint: Endpoint, path: string, headers: Record<string, string>, key: string): Promise<void> => {
+      const measureWrk = async (endpoint: Endpoint, path: string, headers: Record<string, string>, key: keyof typeof SERIES): Promise<void> => {
         const r = await runWrk(wrk!, `http://${endpoint.hostHeader}${path}`, headers, connections, durationMs / 1000);
+        runs.keep(SERIES[key], r.percentiles);
         runs.add(`${key}.rps`, r.rps);
         runs.add(`${key}.p99`, r.p99Ms);
       };
@@ -76,11 +82,12 @@ export const poll: Scenario = {
     if (!wrk && target.pid !== undefined) {
       // Requests per second of server CPU: fair even when the client, not the server, set the pace.
       result.figures.push(
-        runs.figure('parley.serverCpu', 'server CPU', '%', { baselineOf: 'baseline.serverCpu', baselineName: 'uWS CPU' }),
+        runs.figure('parley.serverCpu', 'server CPU', '%', { baselineOf: 'baseline.serverCpu', baselineName: SERIES.baseline }),
         runs.figure('parley.perCore', 'requests per server CPU-second', 'req', { baselineOf: 'baseline.perCore', baselineName: 'uWS hello-world' }),
       );
     }
     noteClientCpu(result, runs);
+    noteDistributions(result, runs);
     if (result.clientBound && result.clientCpuWhere === 'uWS hello-world') result.notes.push('the client was near 100% of a core: the baseline req/s is a lower bound, so the ratio flatters Parley');
     return result;
   },

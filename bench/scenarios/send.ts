@@ -16,10 +16,12 @@ import { closePool, openPool, type Connection, type Endpoint } from '../client.j
 import { closedLoop } from '../load.js';
 import { ProcessCpuMeter } from '../proc.js';
 import { startRedis, redisSetLoad } from '../redis.js';
-import { newResult, noteClientCpu, Runs, sized, windowMs, type Scenario, type ScenarioContext, type ScenarioResult } from '../scenario.js';
+import { newResult, noteClientCpu, noteDistributions, Runs, sized, skipBaseline, windowMs, type Scenario, type ScenarioContext, type ScenarioResult } from '../scenario.js';
 import { sleep } from '../stats.js';
 
 const SUBSCRIBERS = 10;
+/** How each server is named in the report's charts. */
+const SERIES = { parley: 'Parley', floor: 'uWS floor, threadpool commit', floorLoop: 'uWS floor, commit on loop', redis: 'redis SET fsync always' } as const;
 const CONTENT = 'A benchmark message of a typical length: a sentence or two, with **some** markdown.';
 
 /** A server under the send load: where it is, and its pid when it is local. */
@@ -69,6 +71,7 @@ async function drive(ctx: ScenarioContext, runs: Runs, target: SendTarget, users
       sent += r.requests;
       ctx.log(`${label}${run === 0 ? 'warm-up' : `run ${run}`}: ${r.rps.toFixed(0)} msg/s, p99 ${r.latency.p99.toFixed(1)} ms, server CPU ${(serverCpu * 100).toFixed(0)}%, client CPU ${(r.clientCpu * 100).toFixed(0)}%`);
       if (run === 0) continue;
+      runs.keep(SERIES[target.key], r.latency, r.perSecond);
       runs.add(`${target.key}.rps`, r.rps);
       runs.add(`${target.key}.p50`, r.latency.p50);
       runs.add(`${target.key}.p99`, r.latency.p99);
@@ -115,24 +118,25 @@ export const send: Scenario = {
     }
     await redisBaseline(ctx, runs, senders, durationMs, result);
     // The floors decompose the cost of a server on this machine; a remote target runs elsewhere.
-    if (opts.remote) result.notes.push('uWS durable floors: skipped, the target is remote');
+    if (opts.remote) for (const key of ['floor', 'floorLoop'] as const) skipBaseline(result, SERIES[key], 'the target is remote; the floors describe the machine the bench runs on');
     else for (const commit of ['threadpool', 'loop'] as const) await floorBaseline(ctx, runs, users, queues, channel, senders, durationMs, delivered.eventBytes, commit);
     const floors = runs.all('floor.rps').length > 0;
     const base = runs.all('redis.rps').length > 0;
-    const rps = runs.figure('parley.rps', 'messages/s', 'msg/s', base ? { baselineOf: 'redis.rps', baselineName: 'redis SET fsync always', target: '>= 0.5x baseline' } : {});
+    const rps = runs.figure('parley.rps', 'messages/s', 'msg/s', base ? { baselineOf: 'redis.rps', baselineName: SERIES.redis, target: '>= 0.5x baseline' } : {});
     if (base) rps.pass = rps.ratio! >= 0.5;
-    const p99 = runs.figure('parley.p99', 'send latency p99', 'ms', { ...(base ? { baselineOf: 'redis.p99', baselineName: 'redis' } : {}), target: '<= 20 ms' });
+    const p99 = runs.figure('parley.p99', 'send latency p99', 'ms', { ...(base ? { baselineOf: 'redis.p99', baselineName: SERIES.redis } : {}), target: '<= 20 ms' });
     p99.pass = p99.value <= 20;
     result.figures.push(rps);
     if (floors) {
       result.figures.push(
-        runs.figure('parley.rps', 'messages/s vs floor', 'msg/s', { baselineOf: 'floor.rps', baselineName: 'uWS floor, threadpool commit' }),
-        runs.figure('parley.rps', 'messages/s vs floor', 'msg/s', { baselineOf: 'floorLoop.rps', baselineName: 'uWS floor, commit on loop' }),
+        runs.figure('parley.rps', 'messages/s vs floor', 'msg/s', { baselineOf: 'floor.rps', baselineName: SERIES.floor }),
+        runs.figure('parley.rps', 'messages/s vs floor', 'msg/s', { baselineOf: 'floorLoop.rps', baselineName: SERIES.floorLoop }),
       );
     }
-    result.figures.push(runs.figure('parley.p50', 'send latency p50', 'ms', base ? { baselineOf: 'redis.p50', baselineName: 'redis' } : {}), p99);
-    if (target.pid !== undefined) result.figures.push(runs.figure('parley.serverCpu', 'server CPU', '%', floors ? { baselineOf: 'floor.serverCpu', baselineName: 'floor CPU' } : {}));
+    result.figures.push(runs.figure('parley.p50', 'send latency p50', 'ms', base ? { baselineOf: 'redis.p50', baselineName: SERIES.redis } : {}), p99);
+    if (target.pid !== undefined) result.figures.push(runs.figure('parley.serverCpu', 'server CPU', '%', floors ? { baselineOf: 'floor.serverCpu', baselineName: SERIES.floor } : {}));
     noteClientCpu(result, runs);
+    noteDistributions(result, runs);
     return result;
   },
 };
@@ -154,7 +158,7 @@ async function floorBaseline(ctx: ScenarioContext, runs: Runs, users: Credential
 async function redisBaseline(ctx: ScenarioContext, runs: Runs, clients: number, durationMs: number, result: ScenarioResult): Promise<void> {
   const redis = await startRedis();
   if (!redis) {
-    result.notes.push('baseline: redis-server not installed');
+    skipBaseline(result, SERIES.redis, 'redis-server is not installed (npm run bench:setup installs it)');
     return;
   }
   try {
@@ -162,6 +166,7 @@ async function redisBaseline(ctx: ScenarioContext, runs: Runs, clients: number, 
     for (let run = 1; run <= ctx.opts.runs; run++) {
       const r = await redisSetLoad(redis.port, clients, durationMs, CONTENT);
       if (r.errors > 0) throw new Error(`redis: ${r.errors} SETs failed; first: ${r.firstError}`);
+      runs.keep(SERIES.redis, r.latency, r.perSecond);
       runs.add('redis.rps', r.rps);
       runs.add('redis.p50', r.latency.p50);
       runs.add('redis.p99', r.latency.p99);

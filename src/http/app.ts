@@ -39,9 +39,24 @@ export interface Limit<W> {
   key(req: IncomingRequest, who: W): string;
 }
 
+/** What the pipeline reports of one route's requests (metrics), bound once per route. */
+export interface RouteObserver {
+  /** A request took `seconds` from the pipeline's start to its answer (or to parking, for a long poll). */
+  answered(seconds: number): void;
+  /** A request was refused by the rate limit. */
+  rateLimited(): void;
+}
+
+/** An observer that records nothing. */
+export const NO_ROUTE_OBSERVER: RouteObserver = { answered() {}, rateLimited() {} };
+
+/** The observer of one API's route, or (null) of the requests no route matches. */
+export type RouteObserverOf = (api: string, route: RouteRecord | null) => RouteObserver;
+
 interface Compiled<W> {
   checker: ParamChecker;
   limit: Limit<W> | undefined;
+  observer: RouteObserver;
 }
 
 /** What the request log says of one request, learnt along the pipeline. */
@@ -71,6 +86,8 @@ function requestId(req: IncomingRequest): string {
 export abstract class App<W> {
   readonly router: Router;
   private readonly compiled = new Map<RouteRecord, Compiled<W>>();
+  /** Observes requests that match no route (404, 405). */
+  private unmatched = NO_ROUTE_OBSERVER;
   /** Whether every request is logged (`debug`), read once: the level does not change while serving. */
   private readonly logEvery: boolean;
 
@@ -79,13 +96,19 @@ export abstract class App<W> {
     this.router = new Router(routes, api.router);
     for (const r of routes) {
       if (r.api !== api.name) throw new Error(`Route ${r.method} ${r.path} is a ${r.api} route, not a ${api.name} one`);
-      this.compiled.set(r, { checker: compileParams(r), limit: undefined });
+      this.compiled.set(r, { checker: compileParams(r), limit: undefined, observer: NO_ROUTE_OBSERVER });
     }
   }
 
   /** Attaches rate limits once the subclass has built its limiters. */
   protected limits(limitOf: (r: RouteRecord) => Limit<W> | undefined): void {
     for (const [r, c] of this.compiled) c.limit = limitOf(r);
+  }
+
+  /** Binds every route's observer once, so that a request looks nothing up to be counted. */
+  observeRoutes(observerOf: RouteObserverOf): void {
+    for (const [r, c] of this.compiled) c.observer = observerOf(this.api.name, r);
+    this.unmatched = observerOf(this.api.name, null);
   }
 
   /** Admission: what holds whatever the parameters are. Throws to refuse. */
@@ -100,15 +123,23 @@ export abstract class App<W> {
    * `exchange.respond`, as a parked long-poll does. Never throws.
    */
   handle(req: IncomingRequest, exchange: Exchange): OutgoingResponse | Promise<OutgoingResponse> | null {
+    const started = performance.now();
     const found = this.router.lookup(req.method, req.path);
-    const trace: Trace<W> = { started: performance.now(), route: found.kind === 'found' ? found.route : undefined, who: undefined };
+    const compiled = found.kind === 'found' ? this.compiled.get(found.route)! : undefined;
+    const observer = compiled?.observer ?? this.unmatched;
+    const trace: Trace<W> = { started, route: found.kind === 'found' ? found.route : undefined, who: undefined };
     try {
-      const result = this.run(req, exchange, found, trace);
-      if (result instanceof Promise) return result.catch((err: unknown) => this.failure(err, req, found, trace));
+      const result = this.run(req, exchange, found, compiled, trace);
+      if (result instanceof Promise) {
+        return result.then(
+          (out) => answered(observer, started, out),
+          (err: unknown) => answered(observer, started, this.failure(err, req, found, trace)),
+        );
+      }
       if (result === null && this.logEvery) this.logRequest('debug', req, trace, null);
-      return result;
+      return answered(observer, started, result);
     } catch (err) {
-      return this.failure(err, req, found, trace);
+      return answered(observer, started, this.failure(err, req, found, trace));
     }
   }
 
@@ -118,15 +149,18 @@ export abstract class App<W> {
     throw new CodedError(found.kind === 'none' ? this.api.notFound : this.api.methodNotAllowed(found.allowed));
   }
 
-  private run(req: IncomingRequest, exchange: Exchange, found: Lookup, trace: Trace<W>): OutgoingResponse | Promise<OutgoingResponse> | null {
+  private run(req: IncomingRequest, exchange: Exchange, found: Lookup, compiled: Compiled<W> | undefined, trace: Trace<W>): OutgoingResponse | Promise<OutgoingResponse> | null {
     const route = this.routeOf(found);
     const pathParams = (found as Extract<Lookup, { kind: 'found' }>).pathParams;
     const who = (trace.who = this.admit(route, req));
-    const { checker, limit } = this.compiled.get(route)!;
+    const { checker, limit, observer } = compiled!;
     let limitHeaders: Array<[string, string]> | undefined;
     if (limit && limit.limiter.enabled) {
       const decision = limit.limiter.hit(limit.key(req, who));
-      if (!decision.allowed) throw new CodedError(this.api.rateLimited(decision));
+      if (!decision.allowed) {
+        observer.rateLimited();
+        throw new CodedError(this.api.rateLimited(decision));
+      }
       limitHeaders = decision.headers;
     }
     const input = checker.check(req, pathParams);
@@ -179,4 +213,10 @@ export abstract class App<W> {
     }
     return this.finish(this.api.renderError(coded), req, t);
   }
+}
+
+/** Tells `observer` how long a request took since `started` (`performance.now()`), and passes its answer on. */
+function answered<T>(observer: RouteObserver, started: number, out: T): T {
+  observer.answered((performance.now() - started) / 1000);
+  return out;
 }

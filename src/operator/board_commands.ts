@@ -74,15 +74,3 @@ export async function boardStatusCommand(dataDir: string): Promise<void> {
     runtime.stop();
   }
 }
-
-/** Parses `parley board <subcommand> [on|off] [--data-dir DIR]`. */
-export function parseBoardArgs(argv: string[]): { kind: 'status'; rest: string[] } | { kind: 'switch'; name: BoardSwitch; on: boolean; rest: string[] } {
-  const [sub, ...rest] = argv;
-  if (sub === 'status') return { kind: 'status', rest };
-  if (sub === 'guestbook' || sub === 'compat') {
-    const [state, ...flags] = rest;
-    if (state !== 'on' && state !== 'off') throw new Error(`usage: parley board ${sub} on|off [--data-dir DIR]`);
-    return { kind: 'switch', name: sub, on: state === 'on', rest: flags };
-  }
-  throw new Error('usage: parley board guestbook on|off | compat on|off | status [--data-dir DIR]');
-}

@@ -150,10 +150,9 @@ export function verifyReport(dataDir: string, onProgress: (done: number, total: 
 /** `parley verify`: checks every snapshot, every log segment and the files the snapshots name. Returns true when all verify. */
 export function verifyCommand(dataDir: string): boolean {
   // The total grows once the snapshots are read and the files they name are known.
-  let total = listSnapshots(dataDir).length + listSegments(dataDir).length;
-  let bar = progress('verifying', total);
-  const { ok, lines } = verifyReport(dataDir, (done, now) => {
-    if (now !== total) bar = progress('verifying', (total = now));
+  const bar = progress('verifying', listSnapshots(dataDir).length + listSegments(dataDir).length);
+  const { ok, lines } = verifyReport(dataDir, (done, total) => {
+    bar.setTotal(total);
     bar.update(done);
   });
   bar.finish();
