@@ -36,6 +36,8 @@ export interface Config {
   rateLimit: RateLimit;
   /** Requests per window for each address without credentials. */
   rateLimitAnonymous: RateLimit;
+  /** Login attempts per window for each username (Zulip's `authenticate_by_username`); a success clears the count. */
+  rateLimitAuthenticate: RateLimit;
   /** Port of the message board's own listener (0: any free port). */
   boardPort: number;
   /** Host name that selects the board on the main port too (empty: never). */
@@ -127,6 +129,7 @@ export const SETTINGS: Setting[] = [
   { key: 'keepSnapshots', flag: '--keep-snapshots', env: 'PARLEY_KEEP_SNAPSHOTS', parse: positiveInt, def: 3, file: 'snapshots.keep' },
   { key: 'rateLimit', flag: '--rate-limit', env: 'PARLEY_RATE_LIMIT', parse: parseRateLimit, def: { requests: 200, windowSecs: 60 } },
   { key: 'rateLimitAnonymous', flag: '--rate-limit-anonymous', env: 'PARLEY_RATE_LIMIT_ANONYMOUS', parse: parseRateLimit, def: { requests: 100, windowSecs: 60 } },
+  { key: 'rateLimitAuthenticate', flag: '--rate-limit-authenticate', env: 'PARLEY_RATE_LIMIT_AUTHENTICATE', parse: parseRateLimit, def: { requests: 5, windowSecs: 1800 } },
   { key: 'boardPort', flag: '--board-port', env: 'PARLEY_BOARD_PORT', parse: int, def: 9992 },
   { key: 'boardHost', flag: '--board-host', env: 'PARLEY_BOARD_HOST', parse: String, def: '' },
   { key: 'boardNonceTtlSecs', flag: '--board-nonce-ttl-secs', env: 'PARLEY_BOARD_NONCE_TTL_SECS', parse: positiveInt, def: 300 },

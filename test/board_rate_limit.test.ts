@@ -64,3 +64,16 @@ t.test('POST /api/v1/messages has its own per-address limit', async (t) => {
   f.clock.t += 5_000;
   t.equal((await post()).status, 201);
 });
+
+t.test('every answer of a limited board route carries the X-RateLimit headers, not only the 429', async (t) => {
+  const f = boardFixture({ settings: { messageLimit: { requests: 3, windowSecs: 60 } } });
+  t.teardown(f.stop);
+  const ok = await f.call('POST', '/api/v1/messages', { json: { body: 'x' } });
+  t.equal(ok.status, 201);
+  t.same([ok.headers['x-ratelimit-limit'], ok.headers['x-ratelimit-remaining'], ok.headers['x-ratelimit-reset']], ['3', '2', String(Math.ceil((f.clock.t + 60_000) / 1000))]);
+  const invalid = await f.call('POST', '/api/v1/messages', { json: { body: 'x', extra: 1 } });
+  t.equal(invalid.status, 422);
+  t.equal(invalid.headers['x-ratelimit-remaining'], '1', 'a refused body still counts, and says so');
+  const read = await f.call('GET', '/messages.json');
+  t.equal(read.headers['x-ratelimit-limit'], undefined, 'unlimited routes carry none');
+});

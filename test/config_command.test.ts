@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { withConfigFile } from './config_helpers.js';
 import { resolveConfig, SETTINGS } from '../src/config.js';
 import { MASKED, renderConfig } from '../src/operator/config_command.js';
-import { isSecret } from '../src/operator/settings_command.js';
+import { isSecret, showValue } from '../src/operator/settings_command.js';
+import { parseRateLimit } from '../src/http/rate_limit.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -49,4 +50,9 @@ t.test('parley config: the process reports file, environment and flag sources', 
   const bad = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), 'config', '--frob'], { cwd: root, encoding: 'utf8', timeout: 60000 });
   t.equal(bad.status, 2);
   t.match(bad.stderr, 'parley: unknown option --frob');
+});
+
+t.test('a rate limit of several windows shows whole', async (t) => {
+  t.equal(showValue(parseRateLimit('5/86400,2/3600')), '"2/3600,5/86400"');
+  t.equal(showValue(parseRateLimit('0')), '"0"');
 });

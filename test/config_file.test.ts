@@ -64,7 +64,7 @@ t.test('a bad file: the file, the key and the line', async (t) => {
   t.equal(error('[server]\nport = -1\n'), "parley.toml:2: server.port: expected a non-negative integer, got '-1'");
   t.equal(error('[server]\nskip_corrupt = "yes"\n'), 'parley.toml:2: server.skip_corrupt: expected a boolean, got a string ("yes")');
   t.equal(error('[calls.jitsi]\nserver_url = "ftp://meet.example"\n'), "parley.toml:2: calls.jitsi.server_url: expected an http or https URL, got 'ftp://meet.example'");
-  t.equal(error('[rate_limits]\napi = "lots"\n'), "parley.toml:2: rate_limits.api: expected REQUESTS/SECONDS such as 200/60, or 0, got 'lots'");
+  t.equal(error('[rate_limits]\napi = "lots"\n'), "parley.toml:2: rate_limits.api: expected REQUESTS/SECONDS such as 200/60 (several joined by commas), or 0, got 'lots'");
   t.equal(error('[server.port]\nx = 1\n'), 'parley.toml:1: server.port: expected an integer, got a table');
   t.equal(error('calls = { jitsi = { server_url = 5 } }\n'), 'parley.toml: calls.jitsi.server_url: expected a string, got an integer', 'no line for a key inside an inline table');
   t.match(error('[server]\nport = = 1\n'), /^parley\.toml:2:\d+: /, 'a syntax error has its line and column');

@@ -71,7 +71,8 @@ export async function chatFixture(opts: FixtureOptions = {}): Promise<ChatFixtur
   const defaults = defaultRuntimeOptions(opts.sink ?? volatileSink);
   const runtime = new Runtime({ ...defaults, now: () => clock.t, random: () => 0.5, queues: { ...defaults.queues, ...opts.queues } });
   // Rate limits are off unless a test asks for them: route tests make many requests per user.
-  const config: Config = { ...loadConfig([], {}), rateLimit: { requests: 0, windowSecs: 60 }, rateLimitAnonymous: { requests: 0, windowSecs: 60 }, ...opts.config };
+  const off = { requests: 0, windowSecs: 60 };
+  const config: Config = { ...loadConfig([], {}), rateLimit: off, rateLimitAnonymous: off, rateLimitAuthenticate: off, ...opts.config };
   const logs: string[] = [];
   const mail = memoryMailer();
   const app = new ChatApp(chatRoutes, runtime, config, lineLogger((line) => logs.push(line), 'error'), mail);

@@ -264,7 +264,7 @@ t.test('malformed and oversized requests against a real server', { timeout: 90_0
       t.match(got.data, /^HTTP\/1\.1 200 OK\r\n/, `valid UTF-8 sent ${what} is taken`);
     }
     const file = Buffer.from('\xff\xfe binary', 'latin1');
-    const upload = decodeParams(`multipart/form-data; boundary=${boundary}`, Buffer.concat([Buffer.from(`--${boundary}${CRLF}Content-Disposition: form-data; name="file"; filename="caf\xc3\xa9.bin"${CRLF}${CRLF}`, 'latin1'), file, Buffer.from(`${CRLF}--${boundary}--${CRLF}`)]), '');
+    const upload = await decodeParams(`multipart/form-data; boundary=${boundary}`, Buffer.concat([Buffer.from(`--${boundary}${CRLF}Content-Disposition: form-data; name="file"; filename="caf\xc3\xa9.bin"${CRLF}${CRLF}`, 'latin1'), file, Buffer.from(`${CRLF}--${boundary}--${CRLF}`)]), '');
     t.equal(upload.files[0].filename, 'café.bin', 'a raw UTF-8 filename is taken');
     t.same(upload.files[0].data, file, 'a file part is bytes, never checked as text');
     const untyped = ((): unknown => {

@@ -231,3 +231,15 @@ t.test('uploads never reach across organizations', async (t) => {
   t.equal((await f.call(f.owner, 'GET', '/api/v1/attachments')).json.attachments.length, 2);
   t.equal(storedFiles(dataDir).length, 2);
 });
+
+t.test('a filename is UTF-8, as Django reads it: raw UTF-8 is taken, invalid UTF-8 is a 400', async (t) => {
+  const { f, dataDir } = await fixture(1);
+  t.teardown(() => f.stop());
+  const named = await upload(f, f.owner, 'caf\u00e9 \u2615.txt', 'text/plain', 'x');
+  t.equal(named.status, 200, named.body);
+  t.equal(named.json.filename, 'caf\u00e9-.txt', 'sanitized as Zulip does, the accent kept (latin1 made it cafÃ©)');
+  const body = Buffer.concat([Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="bad\xff.txt"\r\n\r\n`, 'latin1'), Buffer.from('x'), Buffer.from(`\r\n--${BOUNDARY}--\r\n`)]);
+  const bad = await inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body });
+  t.strictSame([bad.status, bad.json], [400, { result: 'error', msg: 'Invalid UTF-8 in request', code: 'BAD_REQUEST' }]);
+  t.equal(storedFiles(dataDir).length, 1, 'only the first file is stored');
+});

@@ -188,7 +188,7 @@ export function visibleHistory(history: EditHistoryEntry[], policy: 'all' | 'mov
  * matches and bare web URLs, in the order they appear.
  */
 export function topicLinks(org: OrgContext, topic: string): Array<{ text: string; url: string }> {
-  if (topic === '') return [];
+  if (topic === '' || (org.linkifiers.length === 0 && !topic.includes('://'))) return [];
   const found = linkifierMatches(topic, compileLinkifiers(org.linkifiers)).map((m) => ({ start: m.start, text: topic.slice(m.start, m.end), url: m.url }));
   for (const m of topic.matchAll(/https?:\/\/[^\s]+/g)) {
     if (!found.some((f) => m.index >= f.start && m.index < f.start + f.text.length)) found.push({ start: m.index, text: m[0], url: m[0] });

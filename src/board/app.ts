@@ -23,7 +23,7 @@ export class BoardApp extends App<void> {
     super(BOARD_API, routes, runtime, log);
     const now = (): number => runtime.nowMs();
     const limiters = { publish: new RateLimiter(settings.publishLimit, now), messages: new RateLimiter(settings.messageLimit, now) };
-    this.limits((r) => (r.limiter ? { limiter: limiters[r.limiter], key: (req) => req.remoteAddress } : undefined));
+    this.limits((r) => (r.limiter ? [{ limiter: limiters[r.limiter], key: (req) => req.remoteAddress }] : []));
   }
 
   /** The largest body the request's route takes, decided from the request line alone. */

@@ -43,6 +43,7 @@ export interface Api {
   notFound: Coded;
   internalError: Coded;
   methodNotAllowed(allowed: string[]): Coded;
+  /** The 429 of a full window; the pipeline adds the `X-RateLimit-*` headers to it as to every counted answer. */
   rateLimited(decision: RateDecision): Coded;
   /** The server is starting or shutting down: a 503 with Retry-After (see `lifecycle.ts`). */
   unavailable(message: string, retryAfterSecs: number): Coded;
@@ -76,7 +77,7 @@ export const CHAT_API: Api = {
     code: 'RATE_LIMIT_HIT',
     message: 'API usage exceeded rate limit',
     extra: { 'retry-after': d.retryAfter },
-    headers: [['Retry-After', String(d.retryAfter)], ...d.headers],
+    headers: [['Retry-After', String(d.retryAfter)]],
   }),
   unavailable: (message, retryAfterSecs) => ({ code: 'SERVER_NOT_READY', message, headers: [['Retry-After', String(retryAfterSecs)]] }),
   coded(err) {
@@ -133,7 +134,7 @@ export const BOARD_API: Api = {
   rateLimited: (d) => ({
     code: 'rate_limited',
     message: `too many requests from this address; retry after ${d.retryAfter} s`,
-    headers: [['Retry-After', String(d.retryAfter)], ...d.headers],
+    headers: [['Retry-After', String(d.retryAfter)]],
   }),
   unavailable: (message, retryAfterSecs) => ({ code: 'unavailable', message, headers: [['Retry-After', String(retryAfterSecs)]] }),
   coded(err) {
@@ -147,12 +148,12 @@ export const BOARD_API: Api = {
       body: JSON.stringify(problemBody(e.code, e.message, e.field)),
     };
   },
-  renderSuccess({ reply }, req) {
+  renderSuccess({ reply, limitHeaders }, req) {
     const headers: Array<[string, string]> = reply.markdown !== undefined ? [['Content-Type', 'text/markdown; charset=utf-8']] : [['Content-Type', 'application/json']];
     // Several links travel as one comma-separated Link header (RFC 8288).
     const links = (reply.headers ?? []).filter(([k]) => k === 'Link').map(([, v]) => v);
     if (links.length > 0) headers.push(['Link', links.join(', ')]);
-    headers.push(...(reply.headers ?? []).filter(([k]) => k !== 'Link'));
+    headers.push(...(reply.headers ?? []).filter(([k]) => k !== 'Link'), ...(limitHeaders ?? []));
     const body = reply.markdown ?? JSON.stringify(reply.json);
     return { status: reply.status ?? 200, headers, body: req.method === 'HEAD' ? '' : body };
   },

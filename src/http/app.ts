@@ -6,7 +6,11 @@
  *
  *   route (404/405) -> admission: runtime switch (board, 404), raw body size (board,
  *   413), organization by Host and authentication (chat) -> rate limit (429)
- *   -> parameters and body (400/404/415/422) -> handler -> render
+ *   -> parameters and body (400/404/415/422) -> per-endpoint rate limit, whose key may
+ *   be a parameter (429) -> handler -> render
+ *
+ * Once a request has been counted by a rate limiter, its answer carries the
+ * `X-RateLimit-*` headers, whatever it is: a success, a 4xx, the 429 itself.
  *
  * Errors are rendered in the shape of the API (`api.ts`), with the status the one
  * catalog gives their code (`errors.ts`).
@@ -21,7 +25,7 @@ import type { LogFields, Logger } from '../../actors/core/logger.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { Api, Coded } from './api.js';
 import { compileParams, type Checked, type ParamChecker } from './params.js';
-import type { RateLimiter } from './rate_limit.js';
+import { rateLimitHeaders, type RateDecision, type RateLimiter } from './rate_limit.js';
 import type { Reply, RouteRecord } from './route.js';
 import { Router, type Lookup } from './router.js';
 import type { Exchange, IncomingRequest, OutgoingResponse } from './types.js';
@@ -33,10 +37,17 @@ export class CodedError extends Error {
   }
 }
 
-/** A route's rate limiter, and the key a request counts under. */
+/**
+ * A rate limiter a route counts against, and the key a request counts under. The key
+ * may read the checked parameters (a username) only for a limit counted `afterParams`.
+ */
 export interface Limit<W> {
   limiter: RateLimiter;
-  key(req: IncomingRequest, who: W): string;
+  key(req: IncomingRequest, who: W, params: Record<string, unknown>): string;
+  /** Counted once the parameters are checked, not before (Zulip's per-endpoint domains). */
+  afterParams?: boolean;
+  /** A successful answer clears the key's count, so that only failures count (failed logins). */
+  clearOnSuccess?: boolean;
 }
 
 /** What the pipeline reports of one route's requests (metrics), bound once per route. */
@@ -55,18 +66,24 @@ export type RouteObserverOf = (api: string, route: RouteRecord | null) => RouteO
 
 interface Compiled<W> {
   checker: ParamChecker;
-  limit: Limit<W> | undefined;
+  limits: Array<Limit<W>>;
   observer: RouteObserver;
 }
 
-/** What the request log says of one request, learnt along the pipeline. */
+/** The rate limits a request was counted against, and the keys it counted under. */
+type Counted<W> = Array<{ limit: Limit<W>; key: string; decision: RateDecision }>;
+
+/** What the pipeline learns of one request on its way: for the rate limit headers and the request log. */
 interface Trace<W> {
   started: number;
   route: RouteRecord | undefined;
   who: W | undefined;
+  counted: Counted<W>;
   /** An exception no error code describes (a 500). */
   failure?: unknown;
 }
+
+const NO_PARAMS: Record<string, unknown> = {};
 
 /** A client's own request id, when it sends a sensible one. */
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
@@ -96,13 +113,13 @@ export abstract class App<W> {
     this.router = new Router(routes, api.router);
     for (const r of routes) {
       if (r.api !== api.name) throw new Error(`Route ${r.method} ${r.path} is a ${r.api} route, not a ${api.name} one`);
-      this.compiled.set(r, { checker: compileParams(r), limit: undefined, observer: NO_ROUTE_OBSERVER });
+      this.compiled.set(r, { checker: compileParams(r), limits: [], observer: NO_ROUTE_OBSERVER });
     }
   }
 
-  /** Attaches rate limits once the subclass has built its limiters. */
-  protected limits(limitOf: (r: RouteRecord) => Limit<W> | undefined): void {
-    for (const [r, c] of this.compiled) c.limit = limitOf(r);
+  /** Attaches rate limits once the subclass has built its limiters; disabled limiters are left out. */
+  protected limits(limitsOf: (r: RouteRecord) => Array<Limit<W>>): void {
+    for (const [r, c] of this.compiled) c.limits = limitsOf(r).filter((l) => l.limiter.enabled);
   }
 
   /** Binds every route's observer once, so that a request looks nothing up to be counted. */
@@ -127,7 +144,7 @@ export abstract class App<W> {
     const found = this.router.lookup(req.method, req.path);
     const compiled = found.kind === 'found' ? this.compiled.get(found.route)! : undefined;
     const observer = compiled?.observer ?? this.unmatched;
-    const trace: Trace<W> = { started, route: found.kind === 'found' ? found.route : undefined, who: undefined };
+    const trace: Trace<W> = { started, route: found.kind === 'found' ? found.route : undefined, who: undefined, counted: [] };
     try {
       const result = this.run(req, exchange, found, compiled, trace);
       if (result instanceof Promise) {
@@ -153,26 +170,66 @@ export abstract class App<W> {
     const route = this.routeOf(found);
     const pathParams = (found as Extract<Lookup, { kind: 'found' }>).pathParams;
     const who = (trace.who = this.admit(route, req));
-    const { checker, limit, observer } = compiled!;
-    let limitHeaders: Array<[string, string]> | undefined;
-    if (limit && limit.limiter.enabled) {
-      const decision = limit.limiter.hit(limit.key(req, who));
+    const c = compiled!;
+    if (c.limits.length > 0) this.count(c, false, req, who, NO_PARAMS, trace.counted);
+    const input = c.checker.check(req, pathParams);
+    if (input instanceof Promise) return input.then((checked) => this.serveDecoded(route, req, exchange, who, checked, c, trace));
+    return this.serve(route, req, exchange, who, input, c, trace);
+  }
+
+  /** Counts the request against the route's limits of one phase; throws the API's 429 when one is full. */
+  private count({ limits, observer }: Compiled<W>, afterParams: boolean, req: IncomingRequest, who: W, params: Record<string, unknown>, counted: Counted<W>): void {
+    for (const limit of limits) {
+      if ((limit.afterParams === true) !== afterParams) continue;
+      const key = limit.key(req, who, params);
+      const decision = limit.limiter.hit(key);
+      counted.push({ limit, key, decision });
       if (!decision.allowed) {
         observer.rateLimited();
         throw new CodedError(this.api.rateLimited(decision));
       }
-      limitHeaders = decision.headers;
     }
-    const input = checker.check(req, pathParams);
+  }
+
+  private serve(route: RouteRecord, req: IncomingRequest, exchange: Exchange, who: W, input: Checked, compiled: Compiled<W>, trace: Trace<W>): OutgoingResponse | Promise<OutgoingResponse> | null {
+    if (compiled.limits.length > 0) this.count(compiled, true, req, who, input.params, trace.counted);
     const reply = this.call(route, req, exchange, who, input);
     if (reply === null) return null;
     if (reply instanceof Promise) {
       return reply.then((r) => {
         if (r === null) throw new Error(`${route.method} ${route.path}: an asynchronous handler cannot answer later`);
-        return this.finish(this.api.renderSuccess({ reply: r, ignored: input.ignored, limitHeaders }, req), req, trace);
+        return this.success(r, req, input, trace);
       });
     }
-    return this.finish(this.api.renderSuccess({ reply, ignored: input.ignored, limitHeaders }, req), req, trace);
+    return this.success(reply, req, input, trace);
+  }
+
+  /**
+   * Serves a request whose parameters were decoded asynchronously (a multipart body).
+   * The transport already holds a promise for it, so an answer left for later (a parked
+   * long-poll) resolves that promise instead of going to the transport directly.
+   */
+  private serveDecoded(route: RouteRecord, req: IncomingRequest, exchange: Exchange, who: W, input: Checked, compiled: Compiled<W>, trace: Trace<W>): Promise<OutgoingResponse> {
+    return new Promise((resolve, reject) => {
+      const relay: Exchange = {
+        get aborted() {
+          return exchange.aborted;
+        },
+        onAbort: (fn) => exchange.onAbort(fn),
+        respond: resolve,
+      };
+      const out = this.serve(route, req, relay, who, input, compiled, trace);
+      if (out instanceof Promise) out.then(resolve, reject);
+      else if (out !== null) resolve(out);
+    });
+  }
+
+  /** Renders a handler's answer; a success clears the counts of limits that only count failures. */
+  private success(reply: Exclude<Reply, null>, req: IncomingRequest, input: Checked, trace: Trace<W>): OutgoingResponse {
+    const { counted } = trace;
+    const out = this.api.renderSuccess({ reply, ignored: input.ignored, limitHeaders: counted.length > 0 ? headersOf(counted) : undefined }, req);
+    if (out.status < 400) for (const c of counted) if (c.limit.clearOnSuccess) c.limit.limiter.clear(c.key);
+    return this.finish(out, req, trace);
   }
 
   /** Adds the API's common headers, and logs the request (see the top of this module). */
@@ -205,14 +262,21 @@ export abstract class App<W> {
    * (logged with its stack).
    */
   protected failure(err: unknown, req: IncomingRequest, found: Lookup, trace?: Trace<W>): OutgoingResponse {
-    const t = trace ?? { started: performance.now(), route: found.kind === 'found' ? found.route : undefined, who: undefined };
+    const t = trace ?? { started: performance.now(), route: found.kind === 'found' ? found.route : undefined, who: undefined, counted: [] };
     let coded = err instanceof CodedError ? err.coded : this.api.coded(err);
     if (!coded) {
       t.failure = err;
       coded = this.api.internalError;
     }
-    return this.finish(this.api.renderError(coded), req, t);
+    const out = this.api.renderError(coded);
+    // As Zulip's RateLimitMiddleware: every answer of a request that was counted says so, refusals too.
+    if (t.counted.length > 0) out.headers.push(...headersOf(t.counted));
+    return this.finish(out, req, t);
   }
+}
+
+function headersOf<W>(counted: Counted<W>): Array<[string, string]> {
+  return rateLimitHeaders(counted.map((c) => c.decision));
 }
 
 /** Tells `observer` how long a request took since `started` (`performance.now()`), and passes its answer on. */

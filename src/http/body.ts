@@ -6,8 +6,14 @@
  * Text must be UTF-8, however it is sent: invalid UTF-8 is a 400, whether it comes
  * percent-encoded (`%FF`) or as raw bytes in a form body, a multipart text field or
  * part header, or the query string. Nothing is silently turned into U+FFFD.
+ *
+ * The url-encoded decoder is Parley's own: it is on the hot path (`POST /messages`).
+ * Multipart bodies are read by busboy, whole decoding asynchronous (`decodeParams`
+ * then answers with a promise), with Django's limits on fields and files.
  */
+import busboy from 'busboy';
 import { isUtf8 } from 'node:buffer';
+import type { Readable } from 'node:stream';
 
 /** A file part of a multipart body. */
 export interface UploadedFile {
@@ -59,61 +65,92 @@ function utf8(bytes: Buffer): string {
   return bytes.toString('utf8');
 }
 
-/** Reads one parameter of a header value such as `multipart/form-data; boundary="x"`. */
-export function headerParam(value: string, name: string): string | undefined {
-  for (const part of value.split(';').slice(1)) {
-    const eq = part.indexOf('=');
-    if (eq < 0) continue;
-    if (part.slice(0, eq).trim().toLowerCase() !== name) continue;
-    let v = part.slice(eq + 1).trim();
-    if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
-    return v;
-  }
-  return undefined;
+/** Django's defaults (`DATA_UPLOAD_MAX_NUMBER_FIELDS`, `DATA_UPLOAD_MAX_NUMBER_FILES`): more parts is a 400. */
+export const MULTIPART_LIMITS = { fields: 1000, files: 100 } as const;
+
+/** busboy's words for a body it cannot read, as the client is told them. */
+const BUSBOY_ERRORS: Record<string, string> = {
+  'Unexpected end of form': 'Unterminated multipart body',
+  'Malformed part header': 'Malformed multipart part headers',
+};
+
+/**
+ * Refuses text busboy decoded from invalid UTF-8. busboy decodes names, filenames and
+ * values as UTF-8 (or a part's declared charset; parameters of part headers only with
+ * `defParamCharset: 'utf8'`) with U+FFFD for each invalid byte, so a U+FFFD is refused
+ * wherever it stands, as in the query string: a client that means one sends it in an
+ * urlencoded body.
+ */
+export function busboyText(text: string): string {
+  if (text.includes('\uFFFD')) throw new MalformedBody(INVALID_UTF8);
+  return text;
 }
 
-/** Decodes a `multipart/form-data` body: text fields into `values`, file parts into `files`. */
-export function decodeMultipart(body: Buffer, boundary: string, values: Map<string, string>, files: UploadedFile[]): void {
-  if (boundary.length === 0 || boundary.length > 200) throw new MalformedBody('Invalid multipart boundary');
-  const delimiter = Buffer.from(`--${boundary}`);
-  let pos = body.indexOf(delimiter);
-  if (pos < 0) throw new MalformedBody('Malformed multipart body');
-  for (;;) {
-    pos += delimiter.length;
-    // `--` after a delimiter closes the body.
-    if (body[pos] === 0x2d && body[pos + 1] === 0x2d) return;
-    if (body[pos] === 0x0d && body[pos + 1] === 0x0a) pos += 2;
-    else throw new MalformedBody('Malformed multipart body');
-    const headerEnd = body.indexOf('\r\n\r\n', pos);
-    if (headerEnd < 0) throw new MalformedBody('Malformed multipart part headers');
-    const headers = utf8(body.subarray(pos, headerEnd)).split('\r\n');
-    const next = body.indexOf(delimiter, headerEnd + 4);
-    if (next < 0) throw new MalformedBody('Unterminated multipart body');
-    // The part's data ends before the CRLF that precedes the next delimiter.
-    const data = body.subarray(headerEnd + 4, next - 2);
-    let disposition = '';
-    let contentType = 'application/octet-stream';
-    for (const line of headers) {
-      const colon = line.indexOf(':');
-      if (colon < 0) continue;
-      const key = line.slice(0, colon).trim().toLowerCase();
-      if (key === 'content-disposition') disposition = line.slice(colon + 1).trim();
-      else if (key === 'content-type') contentType = line.slice(colon + 1).trim();
-    }
-    const field = headerParam(disposition, 'name');
-    if (field === undefined) throw new MalformedBody('Multipart part without a name');
-    const filename = headerParam(disposition, 'filename');
-    if (filename !== undefined) files.push({ field, filename, contentType, data: Buffer.from(data) });
-    else values.set(field, utf8(data));
-    pos = next;
+/**
+ * Decodes a `multipart/form-data` body with busboy, as its chunks come: text fields
+ * into `values`, file parts into `files`. Refuses, with a `MalformedBody`: a missing
+ * boundary, a part without a name, invalid UTF-8, an unterminated body, and more
+ * fields or files than `MULTIPART_LIMITS`.
+ */
+export function decodeMultipart(contentType: string, chunks: Iterable<Buffer>, values: Map<string, string>, files: UploadedFile[]): Promise<void> {
+  const { fields, files: maxFiles } = MULTIPART_LIMITS;
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({ headers: { 'content-type': contentType }, defParamCharset: 'utf8', limits: { fields, files: maxFiles, fieldSize: Infinity } });
+  } catch {
+    return Promise.reject(new MalformedBody('Invalid multipart boundary'));
   }
+  return new Promise((resolve, reject) => {
+    let failure: MalformedBody | undefined;
+    const fail = (err: unknown): void => {
+      if (failure) return;
+      failure = err instanceof MalformedBody ? err : new MalformedBody(BUSBOY_ERRORS[(err as Error)?.message] ?? 'Malformed multipart body');
+      parser.destroy();
+      reject(failure);
+    };
+    /** busboy calls its listeners inside `write`: what they throw fails the body, not the writer. */
+    const guard = <A extends unknown[]>(fn: (...args: A) => void) => (...args: A): void => {
+      try {
+        fn(...args);
+      } catch (err) {
+        fail(err);
+      }
+    };
+    const named = (name: string | undefined): string => {
+      if (name === undefined) throw new MalformedBody('Multipart part without a name');
+      return busboyText(name);
+    };
+    parser.on('field', guard((name: string | undefined, value: string) => values.set(named(name), busboyText(value))));
+    parser.on('file', (name: string | undefined, stream: Readable, info: busboy.FileInfo) => {
+      // busboy destroys an unfinished file's stream with an error when the body fails.
+      stream.on('error', fail);
+      guard(() => {
+        const field = named(name);
+        const filename = busboyText(info.filename ?? '');
+        const data: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => data.push(chunk));
+        stream.on('end', () => files.push({ field, filename, contentType: info.mimeType, data: Buffer.concat(data) }));
+      })();
+    });
+    parser.on('fieldsLimit', () => fail(new MalformedBody(`Too many fields in a multipart body (at most ${fields})`)));
+    parser.on('filesLimit', () => fail(new MalformedBody(`Too many files in a multipart body (at most ${maxFiles})`)));
+    parser.on('error', fail);
+    parser.on('close', () => {
+      if (!failure) resolve();
+    });
+    for (const chunk of chunks) {
+      if (failure) return;
+      parser.write(chunk);
+    }
+    parser.end();
+  });
 }
 
 /**
  * Decodes every parameter of a request. The query string is read first and the body
  * second, so that a body field replaces a query field of the same name.
  */
-export function decodeParams(contentType: string | undefined, body: Buffer, query: string): DecodedParams {
+export function decodeParams(contentType: string | undefined, body: Buffer, query: string): DecodedParams | Promise<DecodedParams> {
   const values = new Map<string, string>();
   const files: UploadedFile[] = [];
   // The transport hands over the query as a string, already decoded from UTF-8 with
@@ -124,8 +161,9 @@ export function decodeParams(contentType: string | undefined, body: Buffer, quer
   if (body.length === 0) return { values, files };
   const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
   if (type === 'multipart/form-data') {
-    decodeMultipart(body, headerParam(contentType ?? '', 'boundary') ?? '', values, files);
-  } else if (type === 'application/x-www-form-urlencoded' || type === '') {
+    return decodeMultipart(contentType!, [body], values, files).then(() => ({ values, files }));
+  }
+  if (type === 'application/x-www-form-urlencoded' || type === '') {
     decodeUrlEncoded(utf8(body), values);
   } else {
     throw new MalformedBody(`Unsupported content type: ${type}`);

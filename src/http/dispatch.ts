@@ -1,7 +1,8 @@
 /**
  * The chat API's entry point: the shared pipeline (`app.ts`) over the chat route
  * records, with the chat API's policy: the organization chosen by Host, HTTP Basic
- * authentication, and per-user (or, without a user, per-address) rate limits.
+ * authentication, and per-user (or, without a user, per-address) rate limits, plus
+ * the limit of the route's rate limit class, if any.
  */
 import { readFileSync } from 'node:fs';
 import type { LogFields, Logger } from '../../actors/core/logger.js';
@@ -13,10 +14,10 @@ import type { Config } from '../config.js';
 import { mailerFor, type Mailer } from '../mail/mailer.js';
 import { ApiError } from '../../actors/errors.js';
 import { CHAT_API } from './api.js';
-import { App } from './app.js';
+import { App, type Limit } from './app.js';
 import type { Checked } from './params.js';
-import type { ChatContext, Reply, RouteRecord } from './route.js';
-import { RateLimiter } from './rate_limit.js';
+import type { ChatContext, RateClass, Reply, RouteRecord } from './route.js';
+import { RateLimiter, type RateLimit } from './rate_limit.js';
 import { Abortable, type Exchange, type IncomingRequest, type OutgoingResponse } from './types.js';
 
 const DUMMY_KEY = 'x'.repeat(32);
@@ -58,13 +59,13 @@ export class ChatApp extends App<Caller> {
     super(CHAT_API, routes, runtime, log);
     this.mailer = mailer ?? mailerFor(config);
     const now = (): number => runtime.nowMs();
-    const user = new RateLimiter(config.rateLimit, now);
-    const anonymous = new RateLimiter(config.rateLimitAnonymous, now);
+    const user: Limit<Caller> = { limiter: new RateLimiter(config.rateLimit, now), key: (_req, who) => `${who.org.id}:${who.user.user_id}` };
+    const anonymous: Limit<Caller> = { limiter: new RateLimiter(config.rateLimitAnonymous, now), key: (req) => `ip:${req.remoteAddress}` };
+    const classes = new Map(Object.entries(RATE_CLASSES).map(([name, c]) => [name, { ...c, limiter: new RateLimiter(config[c.setting], now), afterParams: true }]));
     this.limits((r) => {
-      if (r.unlimited) return undefined;
-      return r.auth === 'user'
-        ? { limiter: user, key: (_req, who) => `${who.org.id}:${who.user.user_id}` }
-        : { limiter: anonymous, key: (req) => `ip:${req.remoteAddress}` };
+      if (r.unlimited) return [];
+      const general = r.auth === 'user' ? user : anonymous;
+      return r.rateClass ? [general, classes.get(r.rateClass)!] : [general];
     });
   }
 
@@ -137,6 +138,19 @@ export class ChatApp extends App<Caller> {
     return user;
   }
 }
+
+/** The settings that hold a rate limit. */
+type RateLimitSetting = { [K in keyof Config]: Config[K] extends RateLimit ? K : never }[keyof Config];
+
+/**
+ * Each rate limit class (`RouteRecord.rateClass`): the setting holding its windows,
+ * what a request counts under (read once the parameters are checked), and whether a
+ * success clears the count.
+ */
+const RATE_CLASSES: Record<RateClass, Omit<Limit<Caller>, 'limiter' | 'afterParams'> & { setting: RateLimitSetting }> = {
+  // As Zulip's rate_limit_auth: every attempt counts against the username, a success forgets them.
+  authenticate_by_username: { setting: 'rateLimitAuthenticate', key: (_req, who, params) => `${who.org.id}:${String(params.username).toLowerCase()}`, clearOnSuccess: true },
+};
 
 /** What a streamed upload body may carry beyond the file: multipart boundaries, part headers, small fields. */
 export const STREAM_OVERHEAD_BYTES = 64 * 1024;

@@ -16,7 +16,7 @@ import type { ValidateFunction, ErrorObject } from 'ajv';
 import { ApiError, missingArgument } from '../../actors/errors.js';
 import { BoardError, type BoardErrorCode } from '../board/errors.js';
 import { convertQuery, isJsonMediaType, parseJsonBody, parseQuery } from '../board/input.js';
-import { decodeParams, type UploadedFile } from './body.js';
+import { decodeParams, type DecodedParams, type UploadedFile } from './body.js';
 import { compileSchema } from './compile.js';
 import { queryParamsOf, type ParamSpec, type RouteRecord, type Schema } from './route.js';
 import type { IncomingRequest } from './types.js';
@@ -31,9 +31,9 @@ export interface Checked {
   body: unknown;
 }
 
-/** A route's compiled input checker. */
+/** A route's compiled input checker; a multipart body is decoded asynchronously. */
 export interface ParamChecker {
-  check(req: IncomingRequest, pathParams: Record<string, string>): Checked;
+  check(req: IncomingRequest, pathParams: Record<string, string>): Checked | Promise<Checked>;
 }
 
 /** Compiles the checker of a route record, by its API; throws naming the route if a schema is bad. */
@@ -116,40 +116,45 @@ function compileChat(route: RouteRecord): ParamChecker {
   }
   return {
     check(req, pathParams) {
-      const { values, files } = route.streamBody ? decodeParams(undefined, EMPTY_BODY, req.query) : decodeParams(req.headers['content-type'], req.body, req.query);
-      const params: Record<string, unknown> = {};
-      for (const p of compiled) {
-        let raw: string | undefined;
-        if (p.spec.in === 'path') raw = pathParams[p.name];
-        else {
-          raw = values.get(p.name);
-          for (const alias of p.spec.aliases ?? []) if (raw === undefined) raw = values.get(alias);
-        }
-        if (raw === undefined) {
-          if (p.spec.required) throw missingArgument(p.name);
-          continue;
-        }
-        if (p.spec.in === 'path') {
-          // A path segment of the wrong shape means no such resource, as Zulip's typed URL patterns do.
-          let value: unknown;
-          try {
-            value = convert(p.name, raw, p.types);
-          } catch {
-            throw new ApiError('NOT_FOUND', 'Endpoint not found');
-          }
-          if (!p.validate(value)) throw new ApiError('NOT_FOUND', 'Endpoint not found');
-          params[p.name] = value;
-          continue;
-        }
-        const value = convert(p.name, raw, p.types);
-        if (!p.validate(value)) throw new ApiError('BAD_REQUEST', describe(p.name, p.validate), { var_name: p.name });
-        params[p.name] = value;
-      }
-      const ignored: string[] = [];
-      for (const name of values.keys()) if (!known.has(name)) ignored.push(name);
-      return { params, ignored: ignored.sort(), files, body: undefined };
+      const decoded = route.streamBody ? decodeParams(undefined, EMPTY_BODY, req.query) : decodeParams(req.headers['content-type'], req.body, req.query);
+      return decoded instanceof Promise ? decoded.then((d) => checkDecoded(d, pathParams)) : checkDecoded(decoded, pathParams);
     },
   };
+
+  /** Converts and validates the decoded parameters of a request. */
+  function checkDecoded({ values, files }: DecodedParams, pathParams: Record<string, string>): Checked {
+    const params: Record<string, unknown> = {};
+    for (const p of compiled) {
+      let raw: string | undefined;
+      if (p.spec.in === 'path') raw = pathParams[p.name];
+      else {
+        raw = values.get(p.name);
+        for (const alias of p.spec.aliases ?? []) if (raw === undefined) raw = values.get(alias);
+      }
+      if (raw === undefined) {
+        if (p.spec.required) throw missingArgument(p.name);
+        continue;
+      }
+      if (p.spec.in === 'path') {
+        // A path segment of the wrong shape means no such resource, as Zulip's typed URL patterns do.
+        let value: unknown;
+        try {
+          value = convert(p.name, raw, p.types);
+        } catch {
+          throw new ApiError('NOT_FOUND', 'Endpoint not found');
+        }
+        if (!p.validate(value)) throw new ApiError('NOT_FOUND', 'Endpoint not found');
+        params[p.name] = value;
+        continue;
+      }
+      const value = convert(p.name, raw, p.types);
+      if (!p.validate(value)) throw new ApiError('BAD_REQUEST', describe(p.name, p.validate), { var_name: p.name });
+      params[p.name] = value;
+    }
+    const ignored: string[] = [];
+    for (const name of values.keys()) if (!known.has(name)) ignored.push(name);
+    return { params, ignored: ignored.sort(), files, body: undefined };
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -64,6 +64,13 @@ export function queryParamsOf(r: { params: ParamMap }): Array<[string, ParamSpec
   return Object.entries(r.params).filter(([, p]) => p.in !== 'path');
 }
 
+/**
+ * Chat: Zulip's rate limit domains for particular endpoints, each counted besides the
+ * general per-user or per-address limit (`api_by_user`, `api_by_ip`), with Zulip's
+ * default rules; what each counts per is in `RATE_CLASSES` (`dispatch.ts`).
+ */
+export type RateClass = 'authenticate_by_username';
+
 /** Board settings, from the configuration. */
 export interface BoardSettings {
   /** Lifetime of a write-challenge nonce, in seconds. */
@@ -136,8 +143,14 @@ export interface RouteRecord<M extends ParamMap = ParamMap, B = any, A extends A
   params: M;
   /** Chat: `user` needs HTTP Basic; `none` still chooses the organization by Host. */
   auth?: 'user' | 'none';
-  /** Chat: exempt from rate limiting, as Zulip's event-queue server is. */
+  /**
+   * Chat: exempt from rate limiting (the event queue endpoints, Parley's hot path: a
+   * client polls once per event batch). Zulip's Tornado counts them in buckets of its
+   * own, apart from the other endpoints', under the same `api_by_user` rules.
+   */
   unlimited?: boolean;
+  /** Chat: the rate limit class this endpoint also counts against, beside the general limit. */
+  rateClass?: RateClass;
   /**
    * Chat: the body is not read before the handler; the handler reads it from
    * `request.bodyStream` as it arrives (uploads), and only query parameters are decoded.

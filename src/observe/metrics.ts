@@ -16,7 +16,7 @@
  * The lower layers know no metrics library: they report through plain observer
  * interfaces (`LogObserver`, `StoreObserver`, `DeliveryObserver`, `RouteObserver`).
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 import type { DeliveryObserver } from '../../actors/event_queues/index.js';
 import type { StoreObserver } from '../../snapshots/store.js';
 import type { SnapshotInfo } from '../../snapshots/snapshot.js';
@@ -55,11 +55,11 @@ function processMetrics(): Registry {
 export class Metrics {
   private readonly registry = new Registry();
 
-  private readonly requestSeconds = this.histogram(
+  private readonly requestSeconds = new RouteHistogram(
     'parley_http_request_duration_seconds',
     'Time from a request entering the pipeline to its answer (to parking, for a long poll that waits), by route pattern; its _count is the request count',
     REQUEST_BUCKETS,
-    ROUTE_LABELS,
+    this.registry,
   );
   private readonly rateLimitHits = this.counter('parley_rate_limit_hits_total', 'Requests refused with 429 by a rate limit, by route pattern', ROUTE_LABELS);
   private readonly presencePings = this.counter('parley_presence_pings_total', 'Presence reports received (POST /api/v1/users/me/presence)');
@@ -103,7 +103,7 @@ export class Metrics {
 
   private routeObserver(api: string, route: RouteRecord | null): RouteObserver {
     const labels = route ? { api, method: route.method, route: route.path } : { api, method: '', route: UNMATCHED_ROUTE };
-    const latency = this.requestSeconds.labels(labels);
+    const latency = this.requestSeconds.child(labels);
     const limited = this.rateLimitHits.labels(labels);
     const pings = route === updatePresence ? this.presencePings : undefined;
     return {
@@ -155,4 +155,65 @@ export class Metrics {
   async scrape(): Promise<string> {
     return Registry.merge([processMetrics(), this.registry]).metrics();
   }
+}
+
+/** One label set's buckets of a `RouteHistogram`. */
+class RouteSeries {
+  /** Observations at or under each bucket's bound (not cumulative: summed at scrape). */
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+
+  constructor(readonly labels: Record<string, string>, private readonly bounds: readonly number[]) {
+    this.counts = new Float64Array(bounds.length);
+  }
+
+  observe(value: number): void {
+    const bounds = this.bounds;
+    let i = 0;
+    while (i < bounds.length && value > bounds[i]) i++;
+    if (i < bounds.length) this.counts[i]++;
+    this.sum += value;
+    this.count++;
+  }
+}
+
+/**
+ * A histogram per route, as prom-client would show it, for the request path: a route's
+ * series is bound once, and observing is a bucket search and three additions, with no
+ * label hashing (prom-client's labelled children hash their labels on every call). It
+ * is registered as a custom metric that prom-client reads at scrape time.
+ */
+class RouteHistogram {
+  private readonly series: RouteSeries[] = [];
+
+  constructor(private readonly name: string, private readonly help: string, private readonly bounds: readonly number[], registry: Registry) {
+    registry.registerMetric(this as unknown as Metric);
+  }
+
+  /** The series of one label set, created now and kept. */
+  child(labels: Record<string, string>): RouteSeries {
+    const s = new RouteSeries(labels, this.bounds);
+    this.series.push(s);
+    return s;
+  }
+
+  /** What prom-client's registry reads: each series' cumulative buckets, sum and count. */
+  get(): { name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> } {
+    const values = [];
+    for (const s of this.series) {
+      if (s.count === 0) continue;
+      let cumulative = 0;
+      for (let i = 0; i < this.bounds.length; i++) {
+        cumulative += s.counts[i];
+        values.push({ metricName: `${this.name}_bucket`, labels: { ...s.labels, le: this.bounds[i] }, value: cumulative });
+      }
+      values.push({ metricName: `${this.name}_bucket`, labels: { ...s.labels, le: '+Inf' }, value: s.count });
+      values.push({ metricName: `${this.name}_sum`, labels: s.labels, value: s.sum });
+      values.push({ metricName: `${this.name}_count`, labels: s.labels, value: s.count });
+    }
+    return { name: this.name, help: this.help, type: 'histogram', aggregator: 'sum', values };
+  }
+
+  reset(): void {}
 }

@@ -7,18 +7,16 @@
 import { Command, Help, Option } from 'commander';
 import { SETTINGS, settingType, type Setting } from '../config.js';
 import { fileKeyOf } from '../config_file.js';
+import { formatRateLimit, type RateLimit } from '../http/rate_limit.js';
 
 /** Whether a setting's value is masked when shown: its `secret` marker, else a name that says password, secret or token. */
 export function isSecret(s: Pick<Setting, 'key' | 'secret'>): boolean {
   return s.secret ?? /password|secret|token/i.test(s.key);
 }
 
-/** A setting's default as the help and `parley config` show it (a rate limit as `200/60`). */
+/** A setting's default as the help and `parley config` show it (a rate limit as `200/60`, or `2/3600,5/86400`). */
 export function showValue(v: unknown): string {
-  if (v !== null && typeof v === 'object' && 'windowSecs' in v) {
-    const r = v as { requests: number; windowSecs: number };
-    return JSON.stringify(r.requests === 0 ? '0' : `${r.requests}/${r.windowSecs}`);
-  }
+  if (v !== null && typeof v === 'object' && 'windowSecs' in v) return JSON.stringify(formatRateLimit(v as RateLimit));
   // Unset (a default of null) shows as empty, as the environment and flags take it.
   return v === null ? '""' : JSON.stringify(v);
 }

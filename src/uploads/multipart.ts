@@ -6,6 +6,7 @@
 import busboy from 'busboy';
 import { Readable } from 'node:stream';
 import { ApiError, badRequest } from '../../actors/errors.js';
+import { busboyText, INVALID_UTF8 } from '../http/body.js';
 import type { IncomingRequest } from '../http/types.js';
 import { TooLarge, type Received, type UploadStore } from './store.js';
 
@@ -21,7 +22,8 @@ export function receiveUpload(req: IncomingRequest, store: UploadStore, maxMib: 
   if (!type.startsWith('multipart/form-data')) return Promise.reject(badRequest('You must specify a file to upload'));
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers: req.headers, limits: { fields: 100, fieldSize: 64 * 1024, parts: 110, headerPairs: 100 } });
+    // Part header parameters (the filename) are UTF-8, as Django reads them; busboy's default is latin1.
+    parser = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fields: 100, fieldSize: 64 * 1024, parts: 110, headerPairs: 100 } });
   } catch {
     return Promise.reject(badRequest('Malformed multipart body'));
   }
@@ -46,10 +48,17 @@ export function receiveUpload(req: IncomingRequest, store: UploadStore, maxMib: 
         file.resume();
         return;
       }
+      let filename: string;
+      try {
+        filename = busboyText(info.filename ?? 'uploaded-file');
+      } catch {
+        file.resume();
+        return fail(badRequest(INVALID_UTF8));
+      }
       current = file;
       first = store.receive(file, maxMib * 1024 * 1024).then((received) => ({
         received,
-        filename: info.filename ?? 'uploaded-file',
+        filename,
         contentType: (info.mimeType || 'application/octet-stream').toLowerCase(),
       }));
       first.catch(fail);

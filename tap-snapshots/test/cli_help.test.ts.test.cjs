@@ -197,6 +197,7 @@ Settings in [snapshots] (file key, default, environment variable):
 Settings in [rate_limits] (file key, default, environment variable):
   --rate-limit <n/secs>                         api (default: "200/60", env: PARLEY_RATE_LIMIT)
   --rate-limit-anonymous <n/secs>               anonymous (default: "100/60", env: PARLEY_RATE_LIMIT_ANONYMOUS)
+  --rate-limit-authenticate <n/secs>            authenticate (default: "5/1800", env: PARLEY_RATE_LIMIT_AUTHENTICATE)
   --board-rate-limit <n/secs>                   board (default: "10/60", env: PARLEY_BOARD_RATE_LIMIT)
   --board-message-rate-limit <n/secs>           board_message (default: "60/60", env: PARLEY_BOARD_MESSAGE_RATE_LIMIT)
 
@@ -375,6 +376,7 @@ Settings in [snapshots] (file key, default, environment variable):
 Settings in [rate_limits] (file key, default, environment variable):
   --rate-limit <n/secs>                         api (default: "200/60", env: PARLEY_RATE_LIMIT)
   --rate-limit-anonymous <n/secs>               anonymous (default: "100/60", env: PARLEY_RATE_LIMIT_ANONYMOUS)
+  --rate-limit-authenticate <n/secs>            authenticate (default: "5/1800", env: PARLEY_RATE_LIMIT_AUTHENTICATE)
   --board-rate-limit <n/secs>                   board (default: "10/60", env: PARLEY_BOARD_RATE_LIMIT)
   --board-message-rate-limit <n/secs>           board_message (default: "60/60", env: PARLEY_BOARD_MESSAGE_RATE_LIMIT)
 

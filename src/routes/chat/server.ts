@@ -47,6 +47,7 @@ export const fetchApiKey = route({
   path: '/api/v1/fetch_api_key',
   operationId: 'fetchApiKey',
   auth: 'none',
+  rateClass: 'authenticate_by_username',
   summary: 'Exchange an email and password for an API key',
   params: { username: { schema: S.str, required: true }, password: { schema: S.str, required: true } },
   async handler({ params, org, runtime }) {
