@@ -91,7 +91,8 @@ export type BoardErrorCode =
   | 'malformed_json'
   | 'validation_failed'
   | 'rate_limited'
-  | 'internal_error';
+  | 'internal_error'
+  | 'unavailable';
 
 /**
  * A failure that is the board client's to see, rendered as RFC 9457 problem details;

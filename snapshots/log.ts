@@ -8,6 +8,7 @@
 import { closeSync, fdatasync, fsyncSync, openSync, readdirSync, readFileSync, write as fsWrite, writeSync, statSync, ftruncateSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Stamped } from '../actors/areas/index.js';
+import type { Logger } from '../actors/core/logger.js';
 import type { FactSink } from '../actors/runtime/runtime.js';
 import { checkSegmentHeader, decodeFrame, encodeRecord, findValidFrame, segmentHeader, SEGMENT_HEADER_BYTES } from './codec.js';
 
@@ -24,6 +25,8 @@ export interface LogOptions {
   onFatal(error: Error): void;
   /** Told of every group commit (metrics); nothing by default. */
   observer?: LogObserver;
+  /** Where segment rotations are told (`log.segment_rotated`). */
+  log?: Logger;
 }
 
 /**
@@ -81,7 +84,9 @@ export interface ReadOptions {
   /** Skip a corrupt record in the middle instead of refusing to start. */
   skipCorrupt: boolean;
   /** Receives recovery notes (torn tails, skipped records). */
-  log(line: string): void;
+  log: Logger;
+  /** Records replayed between two pauses (see `readLogInSlices`); unlimited when absent. */
+  sliceRecords?: number;
 }
 
 /** What reading the log found. */
@@ -101,8 +106,8 @@ export interface ReadResult {
 export type SegmentEnd =
   /** Every frame read. */
   | { kind: 'end' }
-  /** The caller's `onRecord` asked to stop. */
-  | { kind: 'stopped' }
+  /** The caller's `onRecord` asked to stop; `next` is where the frame after its record starts. */
+  | { kind: 'stopped'; next: number }
   /**
    * The last segment's tail from `offset` on holds no valid frame: a write that never
    * completed, whatever its bytes. Dropped (and kept aside) at the next start.
@@ -153,7 +158,7 @@ export function readSegment(buf: Buffer, isLast: boolean, lastSeq: number, onRec
       const { seq } = frame.stamped;
       if (seq > lastSeq) {
         lastSeq = seq;
-        if (!onRecord(frame.stamped)) return { lastSeq, end: { kind: 'stopped' } };
+        if (!onRecord(frame.stamped)) return { lastSeq, end: { kind: 'stopped', next: frame.next } };
         offset = frame.next;
         continue;
       }
@@ -172,19 +177,32 @@ export function describeTorn(end: { offset: number; bytes: number; reason: strin
 
 /** Reads every record of the log in order, calling `onRecord` for each one after `afterSeq`. */
 export function readLog(dir: string, opts: ReadOptions, onRecord: (s: Stamped) => void): ReadResult {
+  return runSlices(readLogInSlices(dir, opts, onRecord));
+}
+
+/**
+ * `readLog` as a generator that pauses (yields) after every `opts.sliceRecords` records
+ * replayed, so that a caller can let the event loop run between slices of a long
+ * recovery (`runSlicesAsync`); it returns what `readLog` returns.
+ */
+export function* readLogInSlices(dir: string, opts: ReadOptions, onRecord: (s: Stamped) => void): Generator<void, ReadResult> {
   const segments = listSegments(dir);
+  const slice = opts.sliceRecords ?? Infinity;
   let lastSeq = 0;
   let records = 0;
   let tornAt: ReadResult['tornAt'];
   let skippedAt: ReadResult['skippedAt'];
+  let pause = false;
+  const before = (seq: number): boolean => opts.toSeq === undefined || seq < opts.toSeq;
   const each = (stamped: Stamped): boolean => {
     if (opts.toSeq !== undefined && stamped.seq > opts.toSeq) return false;
     if (stamped.seq > opts.afterSeq) {
       onRecord(stamped);
       records++;
+      if (records % slice === 0 && before(stamped.seq)) pause = true;
     }
     // Stop at toSeq itself: what follows it (a corrupt record, say) is not read.
-    return opts.toSeq === undefined || stamped.seq < opts.toSeq;
+    return !pause && before(stamped.seq);
   };
   for (let i = 0; i < segments.length; i++) {
     const file = join(dir, segments[i].name);
@@ -196,25 +214,52 @@ export function readLog(dir: string, opts: ReadOptions, onRecord: (s: Stamped) =
       lastSeq = read.lastSeq;
       const { end } = read;
       if (end.kind === 'end') break;
-      if (end.kind === 'stopped') return { lastSeq: opts.toSeq!, records };
+      if (end.kind === 'stopped') {
+        if (!pause) return { lastSeq: opts.toSeq!, records };
+        pause = false;
+        from = end.next;
+        yield;
+        continue;
+      }
       if (end.kind === 'torn') {
-        opts.log(`log: ${file}: dropping a ${describeTorn(end)}`);
+        opts.log.warn({ event: 'recovery.torn_tail_found', file, offset: end.offset, bytes: end.bytes, reason: end.reason }, `log: ${file}: dropping a ${describeTorn(end)}`);
         tornAt = { file, offset: end.offset };
         break;
       }
       const where = `${file} at offset ${end.offset}: ${end.reason}`;
       if (end.header) throw new LogCorruption(where);
       if (!opts.skipCorrupt) throw new LogCorruption(`corrupt log record in ${where}`);
+      const skipped = { event: 'recovery.corrupt_skipped', file, offset: end.offset, reason: end.reason };
       if (end.resume === undefined) {
-        opts.log(`log: skipping the rest of ${file} after a corrupt record (${where}), as asked`);
+        opts.log.warn({ ...skipped, rest_of_segment: true }, `log: skipping the rest of ${file} after a corrupt record (${where}), as asked`);
         if (isLast) skippedAt = { file, offset: end.offset };
         break;
       }
-      opts.log(`log: skipping out-of-order record (${where}), as asked`);
+      opts.log.warn(skipped, `log: skipping out-of-order record (${where}), as asked`);
       from = end.resume;
     }
   }
   return { lastSeq, records, tornAt, skippedAt };
+}
+
+/** Runs a sliced generator to its end at once. */
+export function runSlices<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * Runs a sliced generator to its end, letting the event loop run (a `setImmediate`
+ * turn, plus `pauseMs` if given: a test hook) between slices.
+ */
+export async function runSlicesAsync<T>(steps: Generator<void, T>, pauseMs = 0): Promise<T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await new Promise((resolve) => (pauseMs > 0 ? setTimeout(resolve, pauseMs) : setImmediate(resolve)));
+  }
 }
 
 /**
@@ -222,7 +267,7 @@ export function readLog(dir: string, opts: ReadOptions, onRecord: (s: Stamped) =
  * record) off the last segment so appends continue after the valid prefix. The
  * dropped bytes are kept beside it, never destroyed.
  */
-export function truncateTorn(torn: { file: string; offset: number }, log: (line: string) => void, kind: 'torn' | 'corrupt' = 'torn'): void {
+export function truncateTorn(torn: { file: string; offset: number }, log: Logger, kind: 'torn' | 'corrupt' = 'torn'): void {
   const size = statSync(torn.file).size;
   const kept = `${torn.file}.${kind}-${Date.now()}`;
   copyFileSync(torn.file, kept);
@@ -233,7 +278,7 @@ export function truncateTorn(torn: { file: string; offset: number }, log: (line:
   } finally {
     closeSync(fd);
   }
-  log(`log: truncated ${torn.file} from ${size} to ${torn.offset} bytes; the original is kept as ${kept}`);
+  log.warn({ event: kind === 'torn' ? 'recovery.torn_tail_truncated' : 'recovery.corrupt_tail_truncated', file: torn.file, from_bytes: size, to_bytes: torn.offset, kept }, `log: truncated ${torn.file} from ${size} to ${torn.offset} bytes; the original is kept as ${kept}`);
 }
 
 /** Appends facts to the log with group commit. Implements the runtime's `FactSink`. */
@@ -327,6 +372,7 @@ export class LogWriter implements FactSink {
     }
     this.flushing = true;
     if ((this.rollPending || this.size + this.pendingBytes > this.opts.segmentBytes) && this.size > SEGMENT_HEADER_BYTES) {
+      const reason = this.rollPending ? 'snapshot' : 'size';
       this.rollPending = false;
       try {
         this.openSegment(this.pendingFirstSeq);
@@ -334,6 +380,7 @@ export class LogWriter implements FactSink {
         this.fail(err as Error);
         return;
       }
+      this.opts.log?.info({ event: 'log.segment_rotated', segment: segmentName(this.pendingFirstSeq), first_seq: this.pendingFirstSeq, reason }, `log: new segment ${segmentName(this.pendingFirstSeq)} (${reason})`);
     }
     const buf = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending, this.pendingBytes);
     const callbacks = this.callbacks;

@@ -12,6 +12,7 @@ import { readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs
 import { open, rm } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
+import type { Logger } from '../actors/core/logger.js';
 import { fsyncDir, listSegments } from './log.js';
 import { encodeChunk, encodeHeader, encodeTrailer, verifySnapshot, type VerifiedSnapshot } from './snapshot_format.js';
 
@@ -143,12 +144,12 @@ export async function writeSnapshot(dir: string, state: Snapshottable, drain: ()
  * Keeps the newest `keep` snapshots, and deletes log segments that even the oldest
  * kept snapshot no longer needs. The active (last) segment is never deleted.
  */
-export async function pruneSnapshots(dir: string, keep: number, log: (line: string) => void): Promise<void> {
+export async function pruneSnapshots(dir: string, keep: number, log: Logger): Promise<void> {
   // Unlinking files of hundreds of MB can take a while: off the event loop.
   const snaps = listSnapshots(dir);
   for (const old of snaps.slice(keep)) {
     await rm(old.path);
-    log(`snapshot: removed old snapshot ${old.name}`);
+    log.info({ event: 'snapshot.pruned', snapshot: old.name }, `snapshot: removed old snapshot ${old.name}`);
   }
   const kept = snaps.slice(0, keep);
   if (kept.length === 0) return;
@@ -157,7 +158,7 @@ export async function pruneSnapshots(dir: string, keep: number, log: (line: stri
   for (let i = 0; i + 1 < segments.length; i++) {
     if (segments[i + 1].firstSeq - 1 <= oldestCovered) {
       await rm(join(dir, segments[i].name));
-      log(`snapshot: removed log segment ${segments[i].name}, covered by ${kept[kept.length - 1].name}`);
+      log.info({ event: 'log.segment_pruned', segment: segments[i].name, covered_by: kept[kept.length - 1].name }, `snapshot: removed log segment ${segments[i].name}, covered by ${kept[kept.length - 1].name}`);
     }
   }
 }

@@ -4,6 +4,7 @@
  * documented in the README.
  */
 import type { FsyncPolicy } from '../snapshots/log.js';
+import { LOG_LEVELS, type LogLevel } from '../actors/core/logger.js';
 import { configFilePath, readConfigFile } from './config_file.js';
 import { parseRateLimit, type RateLimit } from './http/rate_limit.js';
 
@@ -77,6 +78,10 @@ export interface Config {
   metricsPort: number | null;
   /** Bearer token `GET /metrics` requires (empty: none). */
   metricsToken: string;
+  /** Least severe level logged (`debug` adds one line per request). */
+  logLevel: LogLevel;
+  /** How long a SIGTERM may take to drain, flush and snapshot before the process exits non-zero. */
+  shutdownTimeoutMs: number;
 }
 
 /** One setting: its flag, its environment variable, its default and how to parse it. */
@@ -144,6 +149,8 @@ export const SETTINGS: Setting[] = [
   { key: 'pushBouncerUrl', flag: '--push-bouncer-url', env: 'PARLEY_PUSH_BOUNCER_URL', parse: httpUrl, def: '' },
   { key: 'metricsPort', flag: '--metrics-port', env: 'PARLEY_METRICS_PORT', parse: optionalInt, def: null, type: 'integer' },
   { key: 'metricsToken', flag: '--metrics-token', env: 'PARLEY_METRICS_TOKEN', parse: String, def: '', secret: true },
+  { key: 'logLevel', flag: '--log-level', env: 'PARLEY_LOG_LEVEL', parse: logLevel, def: 'info' },
+  { key: 'shutdownTimeoutMs', flag: '--shutdown-timeout-ms', env: 'PARLEY_SHUTDOWN_TIMEOUT_MS', parse: positiveInt, def: 30000 },
 ];
 
 function int(v: string): number {
@@ -179,6 +186,11 @@ function httpUrl(v: string): string {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`expected an http or https URL, got '${v}'`);
   return v.replace(/\/+$/, '');
+}
+
+function logLevel(v: string): LogLevel {
+  if ((LOG_LEVELS as readonly string[]).includes(v)) return v as LogLevel;
+  throw new Error(`expected one of ${LOG_LEVELS.join(', ')}, got '${v}'`);
 }
 
 function fsyncPolicy(v: string): FsyncPolicy {

@@ -7,6 +7,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import type { Logger } from '../actors/core/logger.js';
 import { lockHolder } from './store.js';
 
 /** A control request: a command name and its arguments. */
@@ -23,7 +24,7 @@ export function controlSocketPath(dataDir: string): string {
 }
 
 /** Serves control commands on the data directory's socket until closed. */
-export function startControl(dataDir: string, handlers: Record<string, ControlHandler>, log: (line: string) => void): Promise<Server> {
+export function startControl(dataDir: string, handlers: Record<string, ControlHandler>, log: Logger): Promise<Server> {
   const path = controlSocketPath(dataDir);
   // A socket file left by a process that died is stale: the caller holds the data directory lock.
   if (existsSync(path)) rmSync(path);
@@ -57,7 +58,7 @@ export function startControl(dataDir: string, handlers: Record<string, ControlHa
     try {
       return { ok: true, result: await handler(request.args ?? {}) };
     } catch (err) {
-      log(`control: ${request.command} failed: ${(err as Error).message}`);
+      log.warn({ event: 'control.command_failed', command: request.command, error: (err as Error).message }, `control: ${request.command} failed: ${(err as Error).message}`);
       return { ok: false, error: (err as Error).message };
     }
   };

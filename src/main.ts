@@ -5,9 +5,12 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { loadConfig } from './config.js';
+import { createLogger } from './logging.js';
 import { serveHelp } from './operator/settings_command.js';
+import type { StartOptions } from './server.js';
 
-const log = (line: string): void => console.error(`[${new Date().toISOString()}] ${line}`);
+/** At `info` until the configuration is read, so that a bad setting is logged too. */
+const log = createLogger('info');
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -16,16 +19,17 @@ async function main(): Promise<void> {
     return;
   }
   const config = loadConfig(argv, process.env);
+  log.level = config.logLevel;
   const problem = uwsProblem();
   if (problem) throw new Error(problem);
   // Imported only now, so that an unsupported Node stops on the message above instead of
   // on uWebSockets.js's own warning about its fallback.
   const { startServer } = await import('./server.js');
-  const server = await startServer(config, { log });
+  const server = await startServer(config, { log, testHooks: testHooks(process.env) });
   const base = `http://${config.host}:${server.port}`;
   const boardHost = config.boardHost ? ` (and on port ${server.port} for Host ${config.boardHost})` : '';
-  log(`Parley is serving the message board on http://${config.host}:${server.boardPort}${boardHost}`);
-  log(`Parley is serving the chat API on ${base}/api/v1 (data in ${config.dataDir}, fsync ${config.fsync})`);
+  log.info({ event: 'server.serving', api: 'board', port: server.boardPort, board_host: config.boardHost || undefined }, `Parley is serving the message board on http://${config.host}:${server.boardPort}${boardHost}`);
+  log.info({ event: 'server.serving', api: 'chat', port: server.port, data_dir: config.dataDir, fsync: config.fsync }, `Parley is serving the chat API on ${base}/api/v1 (data in ${config.dataDir}, fsync ${config.fsync})`);
   if (server.bootstrapped) {
     const b = server.bootstrapped;
     console.log(
@@ -42,12 +46,17 @@ async function main(): Promise<void> {
     );
   }
   const shutdown = (signal: string): void => {
-    log(`${signal}: shutting down`);
+    log.info({ event: 'shutdown.started', signal, timeout_ms: config.shutdownTimeoutMs }, `${signal}: shutting down`);
+    // Past the bound, exit as a crash would: the log is always safe to replay.
+    setTimeout(() => {
+      log.error({ event: 'shutdown.timeout', timeout_ms: config.shutdownTimeoutMs }, `shutdown did not finish within ${config.shutdownTimeoutMs} ms; exiting without it`);
+      exit(1);
+    }, config.shutdownTimeoutMs);
     server.stop().then(
-      () => process.exit(0),
+      () => exit(0),
       (err) => {
-        log(`shutdown failed: ${(err as Error).message}`);
-        process.exit(1);
+        log.error({ event: 'shutdown.failed', error: (err as Error).message }, `shutdown failed: ${(err as Error).message}`);
+        exit(1);
       },
     );
   };
@@ -75,7 +84,21 @@ function uwsProblem(): string | undefined {
     : `Parley needs Node 20 (20.15 or a later 20.x): its uWebSockets.js has no native binary for Node ${process.version} on ${process.platform}-${process.arch} (${binary}), and its JavaScript fallback cannot serve Parley`;
 }
 
+/**
+ * Test hooks from the environment (`PARLEY_TEST_HOOK_*`), for tests of the real process
+ * only: `PARLEY_TEST_HOOK_REPLAY_PAUSE_MS` pauses after each slice of replay.
+ */
+function testHooks(env: NodeJS.ProcessEnv): StartOptions['testHooks'] {
+  const pause = Number(env.PARLEY_TEST_HOOK_REPLAY_PAUSE_MS ?? 0);
+  return pause > 0 ? { replayPauseMs: pause } : undefined;
+}
+
+/** Exits once the log's last lines are out. */
+function exit(code: number): void {
+  log.flush(() => process.exit(code));
+}
+
 main().catch((err: Error) => {
-  log(`cannot start: ${err.message}`);
-  process.exit(1);
+  log.fatal({ event: 'server.start_failed', error: err.message }, `cannot start: ${err.message}`);
+  exit(1);
 });

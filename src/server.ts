@@ -1,15 +1,21 @@
 /**
- * Boots Parley: recovers the data directory, makes sure an organization exists,
- * and serves the chat API over uWebSockets.js. `stop` shuts down in order: stop
- * accepting, complete parked polls, flush the log, release the data directory.
+ * Boots Parley: listens (answering health checks only), recovers the data directory,
+ * makes sure an organization exists, and serves the chat API and the board over
+ * uWebSockets.js. `stop` drains: refuse new requests with 503, complete parked polls,
+ * wait for requests in flight, flush the log, take a final snapshot, release the data
+ * directory, close the listeners.
  */
+import type { LogFields, Logger } from '../actors/core/logger.js';
 import type { RuntimeOptions } from '../actors/runtime/runtime.js';
-import { openStore, type Store } from './store.js';
+import { openStoreInSlices, type Store } from './store.js';
 import { snapshotDue } from '../snapshots/schedule.js';
+import type { SnapshotInfo } from '../snapshots/snapshot.js';
 import { createOrganization, createStarterChannels, randomPassword, type CreatedOrg, type StarterContent } from './bootstrap.js';
 import type { Config } from './config.js';
 import { startControl, type ControlHandler } from './control.js';
+import { BOARD_API, CHAT_API } from './http/api.js';
 import { ChatApp, errorResponse } from './http/dispatch.js';
+import { Lifecycle } from './http/lifecycle.js';
 import { ApiError } from '../actors/errors.js';
 import { listen, type Listener } from './http/uws.js';
 import { collectUploads } from './uploads/collect.js';
@@ -17,7 +23,7 @@ import { uploadStore } from './uploads/store.js';
 import { TUS_IDLE_MS, tusStore } from './uploads/tus.js';
 import { chatRoutes } from './routes/chat/index.js';
 import { BoardApp } from './board/app.js';
-import { boardSettings, listenBoard, mainPort } from './board/listen.js';
+import { boardSettings, isBoardHost, listenBoard, mainPort } from './board/listen.js';
 import { boardControlHandlers } from './operator/board_commands.js';
 import { boardRoutes } from './routes/board/index.js';
 import { Metrics } from './observe/metrics.js';
@@ -39,10 +45,16 @@ export interface RunningServer {
 }
 
 export interface StartOptions {
-  log(line: string): void;
+  /** Where the server logs (children per component). */
+  log: Logger;
   /** Called when the log cannot be written; by default the process exits. */
   onFatal?(error: Error): void;
   runtime?: Partial<RuntimeOptions>;
+  /** Test hooks, never set in production. */
+  testHooks?: {
+    /** A pause after each slice of replay, to make recovery of a small log observable (`/readyz`). */
+    replayPauseMs?: number;
+  };
 }
 
 /** The runtime's queue timings, from the configuration. */
@@ -57,38 +69,39 @@ export function queueTimings(config: Config): RuntimeOptions['queues'] {
   };
 }
 
+/** Facts replayed between two turns of the event loop while recovering (a few ms of work). */
+const REPLAY_SLICE_RECORDS = 1000;
+
+/**
+ * Starts the listeners at once (answering `/healthz`, `/readyz`, and 503 to the rest),
+ * then recovers the data directory in slices, then serves: see `Lifecycle`.
+ */
 export async function startServer(config: Config, opts: StartOptions): Promise<RunningServer> {
+  const log = opts.log;
   const fatal = opts.onFatal ?? ((error: Error) => {
-    opts.log(`fatal: the log could not be written (${error.message}); stopping so that no unrecorded write is acknowledged`);
+    log.fatal({ event: 'log.write_failed', error: error.message }, `fatal: the log could not be written (${error.message}); stopping so that no unrecorded write is acknowledged`);
     process.exit(70);
   });
   const metrics = new Metrics();
-  const store = openStore({
-    dataDir: config.dataDir,
-    fsync: config.fsync,
-    fsyncBatchMs: config.fsyncBatchMs,
-    segmentBytes: config.segmentBytes,
-    skipCorrupt: config.skipCorrupt,
-    keepSnapshots: config.keepSnapshots,
-    log: opts.log,
-    onFatal: fatal,
-    observer: metrics.store,
-    runtime: { queues: queueTimings(config), delivery: metrics.delivery, ...opts.runtime },
-  });
-  metrics.watch(store);
-  const { runtime } = store;
-  let bootstrapped: RunningServer['bootstrapped'];
-  if (runtime.server().orgs.size === 0) {
-    // The first start on an empty data directory: the default organization, its owner,
-    // and the channels a Zulip realm starts with. (A crash between these writes leaves
-    // the organization without them; the next start does not retry.)
-    const password = randomPassword();
-    const created = await createOrganization(runtime, { name: 'Parley', subdomain: '', ownerEmail: 'owner@localhost', ownerPassword: password, ownerName: 'Owner' });
-    const starter = await createStarterChannels(runtime, created);
-    bootstrapped = { ...created, password, starter };
-  }
-  const app = new ChatApp(chatRoutes, runtime, config, opts.log);
-  const board = new BoardApp(boardRoutes, runtime, boardSettings(config), opts.log);
+  const opening = openStoreInSlices(
+    {
+      dataDir: config.dataDir,
+      fsync: config.fsync,
+      fsyncBatchMs: config.fsyncBatchMs,
+      segmentBytes: config.segmentBytes,
+      skipCorrupt: config.skipCorrupt,
+      keepSnapshots: config.keepSnapshots,
+      log: log.child({ component: 'store' }),
+      onFatal: fatal,
+      observer: metrics.store,
+      runtime: { queues: queueTimings(config), delivery: metrics.delivery, log: log.child({ component: 'runtime' }), ...opts.runtime },
+    },
+    { sliceRecords: REPLAY_SLICE_RECORDS, pauseMs: opts.testHooks?.replayPauseMs },
+  );
+  const { runtime } = opening;
+  const lifecycle = new Lifecycle();
+  const app = new ChatApp(chatRoutes, runtime, config, log.child({ component: 'chat' }));
+  const board = new BoardApp(boardRoutes, runtime, boardSettings(config), log.child({ component: 'board' }));
   app.observeRoutes(metrics.routes);
   board.observeRoutes(metrics.routes);
   const serveMetrics = metricsHandler(metrics, config.metricsToken);
@@ -102,8 +115,9 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
       streamsBody: (req) => app.streamsBody(req),
       tooLarge: () => errorResponse(new ApiError('PAYLOAD_TOO_LARGE', `Request body too large (limit: ${config.maxBodyBytes} bytes)`)),
     });
-    listener = await listen(main.options, config.metricsPort === null ? withMetrics(serveMetrics, main.handler) : main.handler);
-    boardListener = await listenBoard(config, board).catch((err: unknown) => {
+    const gated = lifecycle.gate(main.handler, (req) => (isBoardHost(req.headers.host, config.boardHost) ? BOARD_API : CHAT_API));
+    listener = await listen(main.options, config.metricsPort === null ? withMetrics(serveMetrics, gated) : gated);
+    boardListener = await listenBoard(config, board, (handler) => lifecycle.gate(handler, () => BOARD_API)).catch((err: unknown) => {
       listener.close();
       throw err;
     });
@@ -115,20 +129,43 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
       });
     }
   } catch (err) {
-    await store.close();
+    await (await opening.recover()).close();
     throw err;
+  }
+  const closeListeners = (): void => {
+    listener.close();
+    boardListener.close();
+    metricsListener?.close();
+  };
+  log.info({ event: 'server.listening', port: listener.port, board_port: boardListener.port }, `listening on http://${config.host}:${listener.port} (board http://${config.host}:${boardListener.port}); not ready until recovery is done`);
+  const store = await opening.recover().catch((err: unknown) => {
+    closeListeners();
+    throw err;
+  });
+  metrics.watch(store);
+  let bootstrapped: RunningServer['bootstrapped'];
+  if (runtime.server().orgs.size === 0) {
+    // The first start on an empty data directory: the default organization, its owner,
+    // and the channels a Zulip realm starts with. (A crash between these writes leaves
+    // the organization without them; the next start does not retry.)
+    const password = randomPassword();
+    const created = await createOrganization(runtime, { name: 'Parley', subdomain: '', ownerEmail: 'owner@localhost', ownerPassword: password, ownerName: 'Owner' });
+    const starter = await createStarterChannels(runtime, created);
+    bootstrapped = { ...created, password, starter };
   }
   // Queues that outlived the last run learn that the server restarted, as in Zulip.
   if (runtime.queues.size > 0) await runtime.commitFacts([{ type: 'ServerRestarted' }]);
   runtime.queues.start();
   // Items that came due while the server was down go out now; the rest at their time.
   runtime.scheduled.start();
-  const scheduler = scheduleSnapshots(store, config, opts.log);
-  const activity = scheduleChannelActivity(store, opts.log);
+  const scheduler = scheduleSnapshots(store, config, log);
+  const activity = scheduleChannelActivity(store, log);
   // Temp files of uploads a crash cut short, then files nothing names any more.
   uploadStore(config.dataDir).clearTemp();
-  const sweep = scheduleUploadSweep(store, config, opts.log);
-  const control = await startControl(config.dataDir, controlHandlers(store), opts.log);
+  const sweep = scheduleUploadSweep(store, config, log);
+  const control = await startControl(config.dataDir, controlHandlers(store), log.child({ component: 'control' }));
+  lifecycle.phase = 'ready';
+  log.info({ event: 'server.ready', seq: runtime.lastSeq }, 'ready');
   let stopping: Promise<void> | undefined;
   return {
     port: listener.port,
@@ -141,23 +178,34 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     bootstrapped,
     stop() {
       stopping ??= (async () => {
-        listener.close();
-        boardListener.close();
-        metricsListener?.close();
+        // Draining: new requests get 503 while those admitted finish; the listeners stay
+        // open until the end, so that a client on a kept-alive connection is told to retry.
+        const started = performance.now();
+        lifecycle.phase = 'draining';
         control.close();
         clearInterval(scheduler);
         clearInterval(activity);
         clearInterval(sweep);
         runtime.scheduled.stop();
+        const parked = runtime.queues.parkedCount;
         runtime.queues.releaseAll();
+        await lifecycle.settled();
         await store.writer.drain();
+        log.info({ event: 'shutdown.drained', released_polls: parked, seq: runtime.lastSeq, ms: elapsed(started) }, `shutdown: drained (${parked} parked polls answered), log flushed at seq ${runtime.lastSeq}`);
         const info = await store.snapshot();
-        opts.log(`shutdown: final snapshot ${info.path} at seq ${info.endSeq}`);
+        log.info({ ...snapshotWritten(info), event: 'shutdown.snapshot_written' }, `shutdown: final snapshot ${info.path} at seq ${info.endSeq}`);
         await store.close();
+        closeListeners();
+        log.info({ event: 'shutdown.complete', ms: elapsed(started) }, 'shutdown: complete');
       })();
       return stopping;
     },
   };
+}
+
+/** Milliseconds since `started` (a `performance.now()`), rounded for a log line. */
+function elapsed(started: number): number {
+  return Math.round(performance.now() - started);
 }
 
 /** Commands the operator CLI sends to a running server. */
@@ -178,16 +226,16 @@ const CHANNEL_ACTIVITY_CHECK_MS = 3600_000;
  * The hourly checks of every organization, once now and then every hour: channels'
  * recent activity, and members whose waiting period has passed (`role:fullmembers`).
  */
-export function scheduleChannelActivity(store: Store, log: (line: string) => void): NodeJS.Timeout {
+export function scheduleChannelActivity(store: Store, log: Logger): NodeJS.Timeout {
   const check = (): void => {
     for (const orgId of store.runtime.server().orgs.keys()) {
       store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'CHECK_CHANNEL_ACTIVITY', org: orgId } }).then(
-        ({ changed }) => { if (changed > 0) log(`channel activity: ${changed} channels changed in organization ${orgId}`); },
-        (err: Error) => log(`channel activity check failed: ${err.message}`),
+        ({ changed }) => { if (changed > 0) log.info({ event: 'channels.activity_changed', org: orgId, channels: changed }, `channel activity: ${changed} channels changed in organization ${orgId}`); },
+        (err: Error) => log.error({ event: 'channels.activity_check_failed', org: orgId, error: err.message }, `channel activity check failed: ${err.message}`),
       );
       store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'PROMOTE_FULL_MEMBERS', org: orgId } }).then(
-        ({ promoted }) => { if (promoted > 0) log(`full members: ${promoted} members promoted in organization ${orgId}`); },
-        (err: Error) => log(`full member check failed: ${err.message}`),
+        ({ promoted }) => { if (promoted > 0) log.info({ event: 'users.full_members_promoted', org: orgId, users: promoted }, `full members: ${promoted} members promoted in organization ${orgId}`); },
+        (err: Error) => log.error({ event: 'users.full_member_check_failed', org: orgId, error: err.message }, `full member check failed: ${err.message}`),
       );
     }
   };
@@ -204,20 +252,20 @@ const UPLOAD_SWEEP_MS = 24 * 3600_000;
  * Deletes, in every organization, uploads no message has linked for
  * `--upload-retention-weeks`, then the files nothing names; once now, then daily.
  */
-export function scheduleUploadSweep(store: Store, config: Config, log: (line: string) => void): NodeJS.Timeout {
+export function scheduleUploadSweep(store: Store, config: Config, log: Logger): NodeJS.Timeout {
   const sweep = async (): Promise<void> => {
     if (config.uploadRetentionWeeks > 0) {
       for (const orgId of store.runtime.server().orgs.keys()) {
         const { removed } = await store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'SWEEP_ATTACHMENTS', org: orgId, weeks: config.uploadRetentionWeeks } });
-        if (removed > 0) log(`uploads: ${removed} unused uploads deleted in organization ${orgId}`);
+        if (removed > 0) log.info({ event: 'uploads.unused_deleted', org: orgId, uploads: removed }, `uploads: ${removed} unused uploads deleted in organization ${orgId}`);
       }
     }
     const files = await collectUploads(store.runtime, config.dataDir);
-    if (files > 0) log(`uploads: ${files} unreferenced files deleted`);
+    if (files > 0) log.info({ event: 'uploads.files_deleted', files }, `uploads: ${files} unreferenced files deleted`);
     const resumable = await tusStore(uploadStore(config.dataDir).root).sweep(TUS_IDLE_MS);
-    if (resumable > 0) log(`uploads: ${resumable} resumable uploads idle for a day forgotten`);
+    if (resumable > 0) log.info({ event: 'uploads.resumable_forgotten', uploads: resumable }, `uploads: ${resumable} resumable uploads idle for a day forgotten`);
   };
-  const run = (): void => void sweep().catch((err: Error) => log(`upload sweep failed: ${err.message}`));
+  const run = (): void => void sweep().catch((err: Error) => log.error({ event: 'uploads.sweep_failed', error: err.message }, `upload sweep failed: ${err.message}`));
   run();
   const timer = setInterval(run, UPLOAD_SWEEP_MS);
   timer.unref();
@@ -225,7 +273,7 @@ export function scheduleUploadSweep(store: Store, config: Config, log: (line: st
 }
 
 /** Takes snapshots as `snapshotDue` says; a failed snapshot is logged and retried later. */
-function scheduleSnapshots(store: Store, config: Config, log: (line: string) => void): NodeJS.Timeout {
+function scheduleSnapshots(store: Store, config: Config, log: Logger): NodeJS.Timeout {
   let lastSeq = store.runtime.lastSeq;
   let lastVolatile = store.runtime.volatileVersion();
   let lastAt = Date.now();
@@ -238,10 +286,15 @@ function scheduleSnapshots(store: Store, config: Config, log: (line: string) => 
     lastVolatile = volatile;
     lastAt = Date.now();
     store.snapshot().then(
-      (info) => log(`snapshot: ${info.path} (seq ${info.startSeq}..${info.endSeq}, ${info.bytes} bytes, longest slice ${info.longestSliceMs.toFixed(1)} ms)`),
-      (err: Error) => log(`snapshot failed: ${err.message}`),
+      (info) => log.info(snapshotWritten(info), `snapshot: ${info.path} (seq ${info.startSeq}..${info.endSeq}, ${info.bytes} bytes, longest slice ${info.longestSliceMs.toFixed(1)} ms)`),
+      (err: Error) => log.error({ event: 'snapshot.failed', error: err.message }, `snapshot failed: ${err.message}`),
     );
   }, 1000);
   timer.unref();
   return timer;
+}
+
+/** A written snapshot as log fields (`snapshot.written`). */
+function snapshotWritten(info: SnapshotInfo): LogFields {
+  return { event: 'snapshot.written', path: info.path, start_seq: info.startSeq, end_seq: info.endSeq, bytes: info.bytes, longest_slice_ms: Math.round(info.longestSliceMs * 10) / 10 };
 }

@@ -4,9 +4,10 @@
  * the two are put together).
  */
 import { defaultRuntimeOptions, Runtime, type RuntimeOptions } from '../actors/runtime/runtime.js';
-import { openStore as openDataDir, type Store as DataStore, type StoreOptions as DataStoreOptions } from '../snapshots/store.js';
+import type { FactSink } from '../actors/runtime/runtime.js';
+import { openStore as openDataDir, openStoreInSlices as openDataDirInSlices, type Pacing, type Store as DataStore, type StoreOptions as DataStoreOptions } from '../snapshots/store.js';
 
-export { DataDirLocked, lockHolder, recover, type Recovery } from '../snapshots/store.js';
+export { DataDirLocked, lockHolder, recover, type Pacing, type Recovery } from '../snapshots/store.js';
 
 export interface StoreOptions extends DataStoreOptions {
   /** Overrides for the runtime (clock, queue timings). */
@@ -16,7 +17,17 @@ export interface StoreOptions extends DataStoreOptions {
 /** An open data directory and the runtime recovered from it. */
 export type Store = DataStore<Runtime>;
 
+/** The empty runtime over a data directory's sink, with the caller's overrides. */
+function buildRuntime(opts: StoreOptions): (sink: FactSink) => Runtime {
+  return (sink) => new Runtime({ ...defaultRuntimeOptions(sink), log: opts.log, ...opts.runtime } as RuntimeOptions);
+}
+
 /** Opens (creating if needed) a data directory and recovers the runtime from it. */
 export function openStore(opts: StoreOptions): Store {
-  return openDataDir(opts, (sink) => new Runtime({ ...defaultRuntimeOptions(sink), ...opts.runtime } as RuntimeOptions));
+  return openDataDir(opts, buildRuntime(opts));
+}
+
+/** `openStore` in slices that let the event loop run (see `snapshots/store.ts`): the runtime now, the store once `recover` is done. */
+export function openStoreInSlices(opts: StoreOptions, pacing: Pacing): { runtime: Runtime; recover(): Promise<Store> } {
+  return openDataDirInSlices(opts, buildRuntime(opts), pacing);
 }

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/store.js';
 import { startServerProcess, type ServerProcess } from './server_process.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -65,7 +66,7 @@ t.test('offline: switches are facts in the stopped directory', async (t) => {
   t.same(parley(['board', 'compat', 'on', '--data-dir', dir]).json, { guestbook: 'on', compat: 'on', changed: true, offline: true });
   t.equal(parley(['board', 'compat', 'on', '--data-dir', dir]).json.changed, false, 'turning on what is on changes nothing');
   t.same(parley(['board', 'guestbook', 'off', '--data-dir', dir]).json, { guestbook: 'off', compat: 'on', changed: true, offline: true });
-  const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 1 << 20, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+  const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
   t.same(store.runtime.board().switches, { guestbook: false, compat: true });
   await store.close();
   for (const bad of [['board', 'guestbook', 'maybe'], ['board', 'everything', 'on'], ['board'], ['board', 'compat', 'on', '--force']]) {

@@ -8,6 +8,7 @@ import { BoardApp } from '../src/board/app.js';
 import type { BoardSettings } from '../src/http/route.js';
 import { inject } from '../src/http/dispatch.js';
 import { boardRoutes } from '../src/routes/board/index.js';
+import { lineLogger } from '../actors/core/logger.js';
 
 export interface BoardResult {
   status: number;
@@ -42,7 +43,7 @@ export const NO_LIMITS: BoardSettings = { nonceTtlSecs: 300, publishLimit: { req
 /** Wraps a runtime (new, or one from a store) in a board app and a request helper. */
 export function boardOn(runtime: Runtime, clock: { t: number }, settings: Partial<BoardSettings> = {}): BoardFixture {
   const logs: string[] = [];
-  const app = new BoardApp(boardRoutes, runtime, { ...NO_LIMITS, ...settings }, (line) => logs.push(line));
+  const app = new BoardApp(boardRoutes, runtime, { ...NO_LIMITS, ...settings }, lineLogger((line) => logs.push(line), 'error'));
   const call: BoardFixture['call'] = (method, url, r = {}) => {
     const headers: Record<string, string> = r.json !== undefined ? { 'content-type': 'application/json' } : {};
     return inject(app, {

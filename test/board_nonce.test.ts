@@ -13,11 +13,12 @@ import { defaultRuntimeOptions, Runtime, volatileSink } from '../actors/runtime/
 import { loadSnapshot, readSnapshot, writeSnapshot } from '../snapshots/snapshot.js';
 import { openStore, type Store } from '../src/store.js';
 import { boardFixture, boardOn, challenge, publishUrl, type BoardFixture } from './board_helpers.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 const publish = (f: BoardFixture, nonce: string, message = 'hello') => f.call('GET', publishUrl(nonce, { message, confirm: 'publish' }));
 
 function open(dir: string, clock: { t: number }): Store {
-  return openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 100, segmentBytes: 1 << 20, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; }, runtime: { now: () => clock.t } });
+  return openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 100, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; }, runtime: { now: () => clock.t } });
 }
 
 /** The board's whole state, for comparing before and after. */

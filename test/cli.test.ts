@@ -4,6 +4,7 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/store.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -28,7 +29,7 @@ t.test('create-org prints the organization and owner, and the server recovers th
   t.equal(def.status, 0, def.stderr);
   t.equal(JSON.parse(def.stdout).subdomain, '');
 
-  const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 1 << 26, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+  const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 1 << 26, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
   t.teardown(() => store.close());
   const server = store.runtime.server();
   t.equal(server.orgs.size, 2);
@@ -78,7 +79,7 @@ t.test('grant-email-changes gives an owner the permission, and --revoke takes it
   t.not(missing.status, 0);
   t.match(missing.stderr, /no user/);
   t.equal(parley(['grant-email-changes', '--data-dir', dir, '--subdomain', 'acme', '--email', 'ceo@acme.example', '--revoke']).status, 0);
-  const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 1 << 26, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+  const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 1 << 26, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
   t.teardown(() => store.close());
   t.equal(store.runtime.org(1)!.users.get(1)!.can_change_user_emails, false);
 });

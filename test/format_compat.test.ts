@@ -15,6 +15,7 @@ import { chatRoutes } from '../src/routes/chat/index.js';
 import { loadConfig } from '../src/config.js';
 import { basicAuth, encodeParams } from './helpers.js';
 import { boardOn } from './board_helpers.js';
+import { lineLogger, quietLogger } from '../actors/core/logger.js';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'format-v1');
 const EXPECTED = join(FIXTURE, 'views.json');
@@ -55,12 +56,12 @@ t.test('a snapshot and log written by commit 748db87 recover to the state it ser
   cpSync(join(FIXTURE, 'store'), dir, { recursive: true });
   const logs: string[] = [];
   const clock = { t: 1_900_000_000_000 };
-  const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 64 * 1024 * 1024, skipCorrupt: false, log: (l) => logs.push(l), onFatal: (e) => { throw e; }, runtime: { now: () => clock.t } });
+  const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 64 * 1024 * 1024, skipCorrupt: false, log: lineLogger((l) => logs.push(l)), onFatal: (e) => { throw e; }, runtime: { now: () => clock.t } });
   t.teardown(() => store.close());
   t.ok(store.recovery.snapshot, 'recovery starts from the fixture snapshot');
   t.ok(store.recovery.replayed > 0, 'and replays the log after it');
   const config = { ...loadConfig([], {}), rateLimit: { requests: 0, windowSecs: 60 }, rateLimitAnonymous: { requests: 0, windowSecs: 60 } };
-  const app = new ChatApp(chatRoutes, store.runtime, config, () => {});
+  const app = new ChatApp(chatRoutes, store.runtime, config, quietLogger);
   const creds = JSON.parse(readFileSync(join(FIXTURE, 'credentials.json'), 'utf8'));
   const get = async (who: any, path: string, params: Record<string, unknown> = {}) => {
     const q = encodeParams(params);

@@ -10,6 +10,7 @@ import { chatRoutes } from '../src/routes/chat/index.js';
 import { Abortable } from '../src/http/types.js';
 import type { RoleNumber } from '../actors/types.js';
 import { memoryMailer } from '../src/mail/mailer.js';
+import { lineLogger } from '../actors/core/logger.js';
 
 /** A user's credentials. */
 export interface Credentials {
@@ -74,7 +75,7 @@ export async function chatFixture(opts: FixtureOptions = {}): Promise<ChatFixtur
   const config: Config = { ...loadConfig([], {}), rateLimit: off, rateLimitAnonymous: off, rateLimitAuthenticate: off, ...opts.config };
   const logs: string[] = [];
   const mail = memoryMailer();
-  const app = new ChatApp(chatRoutes, runtime, config, (line) => logs.push(line), mail);
+  const app = new ChatApp(chatRoutes, runtime, config, lineLogger((line) => logs.push(line), 'error'), mail);
   const org = await createOrganization(runtime, { name: 'Test Org', subdomain: '', ownerEmail: 'owner@example.com', ownerPassword: 'owner-pass', ownerName: 'Olivia Owner' });
   const owner: Credentials = { user_id: org.owner.user_id, email: org.owner.email, api_key: org.owner.api_key };
   const call: ChatFixture['call'] = async (who, method, path, params = {}, extra = {}) => {

@@ -19,6 +19,7 @@ import { decodeParams, INVALID_UTF8, MalformedBody } from '../src/http/body.js';
 import { HTTP_LIMITS, listen } from '../src/http/uws.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { startServer, type RunningServer } from '../src/server.js';
+import { lineLogger } from '../actors/core/logger.js';
 
 /** A tap test, as subtests receive it. */
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -90,7 +91,7 @@ t.test('malformed and oversized requests against a real server', { timeout: 90_0
     await server?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
-  server = await startServer(config, { log: (line) => logs.push(line), onFatal: (err) => logs.push(`fatal: ${err.message}`) });
+  server = await startServer(config, { log: lineLogger((line) => logs.push(line)), onFatal: (err) => logs.push(`fatal: ${err.message}`) });
   const boot = server.bootstrapped!;
   const chat = server.port;
   const board = server.boardPort;

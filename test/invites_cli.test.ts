@@ -15,6 +15,7 @@ import { chatRoutes } from '../src/routes/chat/index.js';
 import { openStore } from '../src/store.js';
 import { basicAuth, encodeParams } from './helpers.js';
 import { startServerProcess } from './server_process.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -23,7 +24,7 @@ function parley(args: string[]): { status: number | null; stdout: string; stderr
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-const open = (dir: string) => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 22, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+const open = (dir: string) => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 22, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
 
 t.test('outbox and accept-invite', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-invites-cli-'));
@@ -35,7 +36,7 @@ t.test('outbox and accept-invite', async (t) => {
   // A server with no SMTP settings: invitations go to the outbox.
   let store = open(dir);
   const config = { ...loadConfig(['--data-dir', dir], {}), rateLimit: { requests: 0, windowSecs: 60 } };
-  const app = new ChatApp(chatRoutes, store.runtime, config, () => {});
+  const app = new ChatApp(chatRoutes, store.runtime, config, quietLogger);
   const general = store.runtime.org(1)!.channelsByName.get('general')!;
   const r = await inject(app, {
     method: 'POST', url: '/api/v1/invites', body: encodeParams({ invitee_emails: 'new@acme.example', stream_ids: [general] }),

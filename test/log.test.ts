@@ -6,6 +6,7 @@ import { openStore, type Store } from '../src/store.js';
 import { listSegments, LogCorruption, readLog } from '../snapshots/log.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { decodeFrame, SEGMENT_HEADER_BYTES } from '../snapshots/codec.js';
+import { lineLogger, quietLogger } from '../actors/core/logger.js';
 
 function open(dir: string, logs: string[] = [], skipCorrupt = false): Store {
   return openStore({
@@ -14,7 +15,7 @@ function open(dir: string, logs: string[] = [], skipCorrupt = false): Store {
     fsyncBatchMs: 100,
     segmentBytes: 64 * 1024 * 1024,
     skipCorrupt,
-    log: (l) => logs.push(l),
+    log: lineLogger((l) => logs.push(l)),
     onFatal: (e) => {
       throw e;
     },
@@ -123,9 +124,9 @@ t.test('reading up to a seq stops at that record: a corrupt record after it is n
   buf[victim.offset + 20] ^= 0x01;
   writeFileSync(file, buf);
   const lastGood = seqs[seqs.length - 4].seq;
-  t.throws(() => readLog(dir, { afterSeq: 0, skipCorrupt: false, log: () => {} }, () => {}), { constructor: LogCorruption, message: /corrupt log record in .* checksum mismatch/ }, 'without a seq to stop at, the corrupt record refuses');
+  t.throws(() => readLog(dir, { afterSeq: 0, skipCorrupt: false, log: quietLogger }, () => {}), { constructor: LogCorruption, message: /corrupt log record in .* checksum mismatch/ }, 'without a seq to stop at, the corrupt record refuses');
   const read: number[] = [];
-  const r = readLog(dir, { afterSeq: 0, toSeq: lastGood, skipCorrupt: false, log: () => {} }, (s) => read.push(s.seq));
+  const r = readLog(dir, { afterSeq: 0, toSeq: lastGood, skipCorrupt: false, log: quietLogger }, (s) => read.push(s.seq));
   t.equal(r.lastSeq, lastGood);
   t.equal(read.at(-1), lastGood, 'every record up to the seq, and none after');
   t.equal(read.length, lastGood);

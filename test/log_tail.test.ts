@@ -21,6 +21,7 @@ import type { Runtime } from '../actors/runtime/runtime.js';
 import type { Stamped } from '../actors/areas/index.js';
 import { stateDigest } from './state.js';
 import { startServerProcess } from './server_process.js';
+import { lineLogger } from '../actors/core/logger.js';
 
 const seed = Number(process.env.PARLEY_TAIL_SEED ?? Date.now() % 100000);
 const CASES = Number(process.env.PARLEY_TAIL_CASES ?? 300);
@@ -29,7 +30,7 @@ const MIDDLE_CASES = Math.max(20, Math.floor(CASES / 5));
 const SNAPSHOT_TRAILER_BYTES = 24;
 
 function open(dir: string, logs: string[] = [], skipCorrupt = false): Store {
-  return openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 4096, skipCorrupt, keepSnapshots: 3, log: (l) => logs.push(l), onFatal: (e) => { throw e; } });
+  return openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 4096, skipCorrupt, keepSnapshots: 3, log: lineLogger((l) => logs.push(l)), onFatal: (e) => { throw e; } });
 }
 
 function send(rt: Runtime, content: string): Promise<{ id: number }> {

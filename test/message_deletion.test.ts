@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { openStore, type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 async function register(f: ChatFixture, who: Credentials, capabilities: Record<string, boolean> = {}): Promise<string> {
   const res = await f.call(who, 'POST', '/api/v1/register', { event_types: ['delete_message', 'message'], client_capabilities: JSON.stringify(capabilities) });
@@ -114,7 +115,7 @@ t.test('convergence: unread and starred from register plus delete_message events
 
 t.test('a deletion survives a restart, from the log and from a snapshot', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-delete-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
   let store = open();
   const rt = store.runtime;
   const { organization_id } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });

@@ -14,6 +14,7 @@ import { NOTIFICATION_BOT } from '../actors/system_bots.js';
 import { openStore, type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole } from './helpers.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 async function world() {
   const f = await chatFixture();
@@ -287,7 +288,7 @@ t.test('topic policies follow a moved topic', async (t) => {
 
 t.test('edits and moves survive a restart, from the log and from a snapshot', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-edit-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
   let store = open();
   const rt = store.runtime;
   const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });

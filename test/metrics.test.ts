@@ -12,6 +12,7 @@ import t from 'tap';
 import { loadConfig, type Config } from '../src/config.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { encodeParams } from './helpers.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 /** A tap test, as subtests receive it. */
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -20,7 +21,7 @@ type Tap = Parameters<Parameters<typeof t.test>[0]>[0];
 async function server(t: Tap, settings: Partial<Config> = {}): Promise<RunningServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-metrics-'));
   const config: Config = { ...loadConfig([], {}), host: '127.0.0.1', port: 0, boardPort: 0, dataDir, ...settings };
-  const running = await startServer(config, { log: () => {} });
+  const running = await startServer(config, { log: quietLogger });
   t.teardown(async () => {
     await running.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -14,6 +14,7 @@ import { startServerProcess } from './server_process.js';
 import { appendFileSync } from 'node:fs';
 import { decodeFrame, encodeRecord, SEGMENT_HEADER_BYTES } from '../snapshots/codec.js';
 import { LogCorruption } from '../snapshots/log.js';
+import { lineLogger, quietLogger } from '../actors/core/logger.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -23,7 +24,7 @@ function parley(args: string[]): { status: number | null; stdout: string; stderr
 }
 
 function open(dir: string, toSeq?: number): Store {
-  return openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 8192, skipCorrupt: false, toSeq, log: () => {}, onFatal: (e) => { throw e; } });
+  return openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 8192, skipCorrupt: false, toSeq, log: quietLogger, onFatal: (e) => { throw e; } });
 }
 
 /** A closed data directory with messages, and the state digest after each write. */
@@ -134,7 +135,7 @@ t.test('verify reports a garbage tail the way the start does: a torn tail, not c
   const note = new RegExp(`ok {7}${name}: \\d+ records; (torn tail \\(torn final record at offset ${clean.length}: impossible record length 1457157651; 37 bytes, no valid record after them\\)); it is dropped at the next start`).exec(verify.stdout);
   t.ok(note, verify.stdout);
   const logs: string[] = [];
-  const s = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 8192, skipCorrupt: false, log: (l) => logs.push(l), onFatal: (e) => { throw e; } });
+  const s = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 8192, skipCorrupt: false, log: lineLogger((l) => logs.push(l)), onFatal: (e) => { throw e; } });
   t.ok(logs.some((l) => l === `log: ${last}: dropping a ${note![1]}`), `the start logs what verify said: ${logs.join(' | ')}`);
   t.equal(stateDigest(s.runtime), states.get(Math.max(...states.keys())), 'nothing acknowledged is lost');
   await s.close();

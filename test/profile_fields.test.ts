@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { openStore, type Store } from '../src/store.js';
 import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole } from './helpers.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 
 const create = (f: ChatFixture, who: Credentials, params: Record<string, unknown>) => f.call(who, 'POST', '/api/v1/realm/profile_fields', params);
@@ -154,7 +155,7 @@ t.test('convergence: register plus custom_profile_fields and realm_user events e
 
 t.test('fields and values survive a restart, from the log and from a snapshot', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-profile-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
   let store = open();
   const rt = store.runtime;
   const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });

@@ -13,6 +13,7 @@ import { createOrganization } from '../src/bootstrap.js';
 import { openStore, type Store } from '../src/store.js';
 import { closedPort, fakeBouncer } from './fakes.js';
 import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 const APNS = 'c0ffee00deadbeef';
 const PUSH_KEY = Buffer.concat([Buffer.from([0x31]), Buffer.alloc(32, 7)]).toString('base64');
@@ -186,7 +187,7 @@ t.test('tenant isolation: devices and tokens are per organization', async (t) =>
 
 t.test('registrations survive a restart, from the log and from a snapshot', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-push-restart-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; }, runtime: {} });
+  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; }, runtime: {} });
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const exec = (command: any) => store.runtime.execute({ kind: 'user', org, user_id: 1, command } as any);

@@ -8,13 +8,14 @@ import { loadConfig } from '../src/config.js';
 import { ChatApp, inject } from '../src/http/dispatch.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { basicAuth, encodeParams } from './helpers.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 function open(dir: string): Store {
-  return openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 100, segmentBytes: 1 << 20, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+  return openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 100, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
 }
 
 function client(store: Store, who: { email: string; api_key: string }) {
-  const app = new ChatApp(chatRoutes, store.runtime, loadConfig([], {}), () => {});
+  const app = new ChatApp(chatRoutes, store.runtime, loadConfig([], {}), quietLogger);
   return async (method: string, path: string, params: Record<string, unknown> = {}) => {
     const q = encodeParams(params);
     const res = await inject(app, method === 'GET'

@@ -11,12 +11,13 @@ import { join } from 'node:path';
 import { openStore, DataDirLocked } from '../src/store.js';
 import { LogCorruption } from '../snapshots/log.js';
 import { createOrganization } from '../src/bootstrap.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 const seed = Number(process.env.PARLEY_FUZZ_SEED ?? Date.now() % 100000);
 const ROUNDS = 150;
 
 function open(dir: string) {
-  return openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 4096, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+  return openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 4096, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
 }
 
 t.test(`random damage never crashes recovery (seed ${seed})`, async (t) => {

@@ -42,6 +42,7 @@ import { fakeBbb, fakeBouncer } from './fakes.js';
 import { basicAuth, chatFixture, type Credentials } from './helpers.js';
 import { prng } from './prng.js';
 import { stateDigest } from './state.js';
+import { lineLogger } from '../actors/core/logger.js';
 
 const seed = Number(process.env.PARLEY_FUZZ_SEED ?? Date.now() % 1_000_000);
 const [SHARD, SHARDS] = (process.env.PARLEY_FUZZ_SHARD ?? '1/3').split('/').map(Number);
@@ -466,7 +467,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const f = await chatFixture({ config: { dataDir: mkdtempSync(join(tmpdir(), 'parley-fuzz-')), jitsiServerUrl: 'https://jitsi.invalid', bbbUrl: bbb.url, bbbSecret: 'fuzz-secret', pushBouncerUrl: bouncer.url } });
   t.teardown(f.stop);
   const logs: string[] = [];
-  const app = new ChatApp(chatRoutes, f.runtime, f.config, (line) => logs.push(line), f.mail);
+  const app = new ChatApp(chatRoutes, f.runtime, f.config, lineLogger((line) => logs.push(line), 'error'), f.mail);
   const alice = await f.createUser('alice@example.com', 'Alice');
   const victim = await f.createUser('victim@example.com', 'Victim');
   if ((await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id])).status !== 200) throw new Error('subscribe failed');

@@ -10,6 +10,7 @@ import { createOrganization } from '../src/bootstrap.js';
 import { openStore, type Store } from '../src/store.js';
 import { NOTIFICATION_BOT } from '../actors/system_bots.js';
 import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 const now = (f: ChatFixture): number => Math.floor(f.clock.t / 1000);
 
@@ -316,7 +317,7 @@ t.test('convergence: register plus scheduled_messages and reminders events equal
 t.test('restart: an item due while the server was down goes out once at the next start', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-scheduled-'));
   const clock = { t: 1_800_000_000_000 };
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; }, runtime: { now: () => clock.t } });
+  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; }, runtime: { now: () => clock.t } });
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const at = Math.floor(clock.t / 1000) + 60;

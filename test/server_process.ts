@@ -15,8 +15,12 @@ export interface ServerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `src/main.ts` with the given environment; resolves once it is listening. */
-export function startServerProcess(env: Record<string, string>, timeoutMs = 30000): Promise<ServerProcess> {
+/** What a start waits for on stderr: the chat API served (the default), or the listeners up, before recovery. */
+export const SERVING = /serving the chat API on (http:\/\/[\d.]+:\d+)/;
+export const LISTENING = /listening on (http:\/\/[\d.]+:\d+)/;
+
+/** Starts `src/main.ts` with the given environment; resolves once stderr shows `until` (its group 1 is the base URL). */
+export function startServerProcess(env: Record<string, string>, timeoutMs = 30000, until = SERVING): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/main.ts')], {
     cwd: root,
     env: { ...process.env, PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '0', ...env },
@@ -33,7 +37,7 @@ export function startServerProcess(env: Record<string, string>, timeoutMs = 3000
     }, timeoutMs);
     child.stderr!.on('data', (d) => {
       err += d;
-      const m = /serving the chat API on (http:\/\/[\d.]+:\d+)/.exec(err);
+      const m = until.exec(err);
       if (m) {
         clearTimeout(timer);
         resolve({ child, base: m[1], stderr: () => err, stdout: () => out, exited });

@@ -9,9 +9,10 @@ import { IdSet } from '../actors/id_set.js';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../actors/runtime/runtime.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { stateDigest } from './state.js';
+import { lineLogger } from '../actors/core/logger.js';
 
 function open(dir: string, logs: string[] = [], extra: { toSeq?: number } = {}): Store {
-  return openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 100, segmentBytes: 4096, skipCorrupt: false, keepSnapshots: 3, log: (l) => logs.push(l), onFatal: (e) => { throw e; }, ...extra });
+  return openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 100, segmentBytes: 4096, skipCorrupt: false, keepSnapshots: 3, log: lineLogger((l) => logs.push(l)), onFatal: (e) => { throw e; }, ...extra });
 }
 
 async function seed(rt: Runtime): Promise<void> {

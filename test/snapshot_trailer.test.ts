@@ -10,10 +10,11 @@ import { join } from 'node:path';
 import { openStore } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { HEADER_BYTES, SNAPSHOT_FORMAT_VERSION, TRAILER_BYTES, verifySnapshot } from '../snapshots/snapshot_format.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 t.test('a changed end seq or chunk count in the trailer is refused', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-trailer-'));
-  const store = openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: () => {}, onFatal: (e) => { throw e; } });
+  const store = openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
   await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const info = await store.snapshot();
   await store.close();

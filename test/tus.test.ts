@@ -17,6 +17,7 @@ import { startServer, type RunningServer } from '../src/server.js';
 import { uploadStore } from '../src/uploads/store.js';
 import { TUS_IDLE_MS, tusStore } from '../src/uploads/tus.js';
 import { basicAuth, chatFixture, type ChatFixture, type Credentials } from './helpers.js';
+import { lineLogger } from '../actors/core/logger.js';
 
 const TUS = { 'tus-resumable': '1.0.0' };
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
@@ -151,7 +152,7 @@ t.test('tus-js-client against a real server: chunks, an interrupted upload resum
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-tus-client-'));
   const config: Config = { ...loadConfig([], {}), host: '127.0.0.1', port: 0, dataDir, fsync: 'always', maxFileUploadSizeMib: 4 };
   const logs: string[] = [];
-  const start = () => startServer(config, { log: (line) => logs.push(line), onFatal: (err) => logs.push(`fatal: ${err.message}`) });
+  const start = () => startServer(config, { log: lineLogger((line) => logs.push(line)), onFatal: (err) => logs.push(`fatal: ${err.message}`) });
   let server: RunningServer = await within(20_000, 'start', start());
   t.teardown(async () => {
     await server.stop();

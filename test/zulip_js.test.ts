@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { loadConfig, type Config } from '../src/config.js';
 import { startServer, type RunningServer } from '../src/server.js';
+import { lineLogger } from '../actors/core/logger.js';
 
 /** The parts of a zulip-js client this test uses; the package ships no types. */
 interface ZulipClient {
@@ -64,7 +65,7 @@ t.test('zulip-js drives a real server: login, users, channels, queues, messages'
     globalAgent.destroy();
     rmSync(dataDir, { recursive: true, force: true });
   });
-  server = await within(20_000, 'startServer', startServer(config, { log: (line) => logs.push(line), onFatal: (err) => logs.push(`fatal: ${err.message}`) }));
+  server = await within(20_000, 'startServer', startServer(config, { log: lineLogger((line) => logs.push(line)), onFatal: (err) => logs.push(`fatal: ${err.message}`) }));
   t.ok(server.port > 0, 'uWS picked a real port');
   t.not(server.port, 0);
   const boot = server.bootstrapped;

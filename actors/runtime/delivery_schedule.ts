@@ -11,6 +11,7 @@
  * actor to deliver it (`DELIVER_SCHEDULED`), which checks again that it is pending
  * and due. Asking twice is harmless.
  */
+import type { Logger } from '../core/logger.js';
 import type { UserContext } from '../kinds/user.js';
 import { pendingTouchedBy } from '../areas/scheduled_messages.js';
 
@@ -35,7 +36,7 @@ export interface DeliveryScheduleHost {
   users(): Iterable<{ org: number; user: UserContext }>;
   /** Asks the owner's actor to deliver the item; resolves with the new message id, or null when there was nothing to deliver. */
   deliver(org: number, userId: number, id: number): Promise<{ message_id: number | null }>;
-  log(line: string): void;
+  log: Logger;
 }
 
 const before = (a: Entry, b: Entry): boolean => a.due < b.due || (a.due === b.due && (a.org < b.org || (a.org === b.org && (a.user_id < b.user_id || (a.user_id === b.user_id && a.id < b.id)))));
@@ -106,7 +107,9 @@ export class DeliverySchedule {
       if (r.status === 'fulfilled') {
         if (r.value.message_id !== null) delivered++;
       } else {
-        this.host.log(`scheduled delivery ${due[i].org}/${due[i].user_id}/${due[i].id} failed: ${(r.reason as Error)?.message ?? r.reason}`);
+        const { org, user_id, id } = due[i];
+        const error = (r.reason as Error)?.message ?? String(r.reason);
+        this.host.log.error({ event: 'scheduled.delivery_failed', org, user_id, id, error }, `scheduled delivery ${org}/${user_id}/${id} failed: ${error}`);
       }
     });
     this.arm();

@@ -15,6 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Command, Fact, ResultOf, Stamped, Target } from '../areas/index.js';
 import type { Contexts } from '../core/area.js';
+import { quietLogger, type Logger } from '../core/logger.js';
 import type { DecideEnv, DomainActor, Outcome } from '../core/domain_logic.js';
 import type { Chunk, ChunkThunk } from '../core/persistence.js';
 import type { StateView } from '../core/state_view.js';
@@ -48,6 +49,8 @@ export interface RuntimeOptions {
   sink: FactSink;
   queues: Omit<QueueOptions, 'now' | 'token' | 'random' | 'commit' | 'observer'>;
   random(): number;
+  /** Where the runtime's own failures are told (a scheduled delivery that failed); nowhere when absent. */
+  log?: Logger;
   /** Told of every delivery pass to the event queues (metrics); nothing by default. */
   delivery?: DeliveryObserver;
 }
@@ -103,7 +106,7 @@ export class Runtime implements StateView {
       user: (org, userId) => this.directory.user(org, userId),
       users: () => this.directory.contexts().orgs.flatMap(({ org, users }) => users.map((user) => ({ org: org.org.id, user }))),
       deliver: (org, userId, id) => this.execute({ kind: 'user', org, user_id: userId, command: { type: 'DELIVER_SCHEDULED', org, user_id: userId, id } }),
-      log: (line) => console.error(line),
+      log: opts.log ?? quietLogger,
     });
     this.env = {
       now: () => Math.floor(opts.now() / 1000),

@@ -20,11 +20,12 @@ import { openStore, type Store } from '../../src/store.js';
 import { createOrganization } from '../../src/bootstrap.js';
 import { newResult, Runs, sized, windowMs, type Scenario, type ScenarioContext, type ScenarioResult } from '../scenario.js';
 import { nowMs } from '../stats.js';
+import { quietLogger } from '../../actors/core/logger.js';
 
 const WRITERS = 50;
 
 function open(dir: string, fsync: FsyncPolicy): Store {
-  return openStore({ dataDir: dir, fsync, fsyncBatchMs: 100, segmentBytes: 64 << 20, skipCorrupt: false, keepSnapshots: 3, log: () => {}, onFatal: (e) => { throw e; } });
+  return openStore({ dataDir: dir, fsync, fsyncBatchMs: 100, segmentBytes: 64 << 20, skipCorrupt: false, keepSnapshots: 3, log: quietLogger, onFatal: (e) => { throw e; } });
 }
 
 function send(rt: Runtime, i: number): Promise<unknown> {

@@ -7,6 +7,7 @@
  * `bodyLimit` and `refuseBody` let the transport apply the same first steps before a
  * single body byte is buffered.
  */
+import type { LogFields, Logger } from '../../actors/core/logger.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import { BOARD_API } from '../http/api.js';
 import { App } from '../http/app.js';
@@ -18,7 +19,7 @@ import { BoardError } from './errors.js';
 
 /** The board's request pipeline over the board's route records. */
 export class BoardApp extends App<void> {
-  constructor(routes: RouteRecord[], runtime: Runtime, readonly settings: BoardSettings, log: (line: string) => void = console.error) {
+  constructor(routes: RouteRecord[], runtime: Runtime, readonly settings: BoardSettings, log: Logger) {
     super(BOARD_API, routes, runtime, log);
     const now = (): number => runtime.nowMs();
     const limiters = { publish: new RateLimiter(settings.publishLimit, now), messages: new RateLimiter(settings.messageLimit, now) };
@@ -54,13 +55,17 @@ export class BoardApp extends App<void> {
     if (route.switch === 'compat' && !this.runtime.board().switches.compat) throw new BoardError('compatibility_disabled', 'GET compatibility publication is disabled');
   }
 
+  protected describe(): LogFields {
+    return {};
+  }
+
   protected admit(route: RouteRecord, req: IncomingRequest): void {
     this.gate(route);
     if (route.body && req.body.length > route.body.maxBytes) throw new BoardError('payload_too_large', `the request body exceeds ${route.body.maxBytes} bytes`);
   }
 
   protected call(route: RouteRecord, req: IncomingRequest, exchange: Exchange, _who: void, input: Checked): Reply | Promise<Reply> {
-    const ctx: BoardContext = { params: input.params, body: input.body, runtime: this.runtime, settings: this.settings, request: req, exchange };
+    const ctx: BoardContext = { params: input.params, body: input.body, runtime: this.runtime, settings: this.settings, request: req, exchange, log: this.log };
     return (route as RouteRecord<any, any, 'board'>).handler(ctx);
   }
 }

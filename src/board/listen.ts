@@ -49,8 +49,8 @@ export function mainPort(
   };
 }
 
-/** Starts the board's own listener, which serves nothing but the board. */
-export function listenBoard(config: Config, board: BoardApp): Promise<Listener> {
+/** Starts the board's own listener, which serves nothing but the board (through `wrap`, the server's lifecycle gate). */
+export function listenBoard(config: Config, board: BoardApp, wrap: (handler: Handler) => Handler = (h) => h): Promise<Listener> {
   return listen(
     {
       host: config.host,
@@ -60,6 +60,6 @@ export function listenBoard(config: Config, board: BoardApp): Promise<Listener> 
       maxBodyBytesFor: (req) => board.bodyLimit(req),
       tooLarge: (req) => board.refuseBody(req),
     },
-    (req, abort) => board.handle(req, abort),
+    wrap((req, abort) => board.handle(req, abort)),
   );
 }

@@ -45,6 +45,8 @@ export interface Api {
   methodNotAllowed(allowed: string[]): Coded;
   /** The 429 of a full window; the pipeline adds the `X-RateLimit-*` headers to it as to every counted answer. */
   rateLimited(decision: RateDecision): Coded;
+  /** The server is starting or shutting down: a 503 with Retry-After (see `lifecycle.ts`). */
+  unavailable(message: string, retryAfterSecs: number): Coded;
   /** A thrown value as an error of this API; undefined for anything that is not the client's to see. */
   coded(err: unknown): Coded | undefined;
   renderError(e: Coded): OutgoingResponse;
@@ -77,6 +79,7 @@ export const CHAT_API: Api = {
     extra: { 'retry-after': d.retryAfter },
     headers: [['Retry-After', String(d.retryAfter)]],
   }),
+  unavailable: (message, retryAfterSecs) => ({ code: 'SERVER_NOT_READY', message, headers: [['Retry-After', String(retryAfterSecs)]] }),
   coded(err) {
     if (err instanceof ApiError) return { code: err.code, message: err.message, extra: err.extra, ...(err.status !== undefined ? { status: err.status } : {}) };
     if (err instanceof MalformedBody) return { code: 'BAD_REQUEST', message: err.message };
@@ -133,6 +136,7 @@ export const BOARD_API: Api = {
     message: `too many requests from this address; retry after ${d.retryAfter} s`,
     headers: [['Retry-After', String(d.retryAfter)]],
   }),
+  unavailable: (message, retryAfterSecs) => ({ code: 'unavailable', message, headers: [['Retry-After', String(retryAfterSecs)]] }),
   coded(err) {
     if (err instanceof BoardError) return { code: err.code, message: err.message, field: err.field, headers: err.headers };
     return undefined;

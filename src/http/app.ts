@@ -14,7 +14,14 @@
  *
  * Errors are rendered in the shape of the API (`api.ts`), with the status the one
  * catalog gives their code (`errors.ts`).
+ *
+ * The request log: one line per answered request, with its id, route (the record's
+ * path, never the request's, which may carry an email or a search), organization,
+ * user, status and time. Errors are always logged (5xx at `error`, 4xx at `info`);
+ * successes only at `debug`, since a line per request costs the hot path (see the
+ * README's Logging section). A parked long-poll is logged when it parks.
  */
+import type { LogFields, Logger } from '../../actors/core/logger.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { Api, Coded } from './api.js';
 import { compileParams, type Checked, type ParamChecker } from './params.js';
@@ -66,7 +73,27 @@ interface Compiled<W> {
 /** The rate limits a request was counted against, and the keys it counted under. */
 type Counted<W> = Array<{ limit: Limit<W>; key: string; decision: RateDecision }>;
 
+/** What the pipeline learns of one request on its way: for the rate limit headers and the request log. */
+interface Trace<W> {
+  started: number;
+  route: RouteRecord | undefined;
+  who: W | undefined;
+  counted: Counted<W>;
+  /** An exception no error code describes (a 500). */
+  failure?: unknown;
+}
+
 const NO_PARAMS: Record<string, unknown> = {};
+
+/** A client's own request id, when it sends a sensible one. */
+const REQUEST_ID = /^[\w.:-]{1,64}$/;
+/** Requests logged without a client's id so far: the next one's id. */
+let requestsLogged = 0;
+
+function requestId(req: IncomingRequest): string {
+  const given = req.headers['x-request-id'];
+  return given !== undefined && REQUEST_ID.test(given) ? given : (++requestsLogged).toString(36);
+}
 
 /**
  * The pipeline over one API's records. `W` is what admission learns about the request
@@ -78,8 +105,11 @@ export abstract class App<W> {
   private readonly compiled = new Map<RouteRecord, Compiled<W>>();
   /** Observes requests that match no route (404, 405). */
   private unmatched = NO_ROUTE_OBSERVER;
+  /** Whether every request is logged (`debug`), read once: the level does not change while serving. */
+  private readonly logEvery: boolean;
 
-  constructor(readonly api: Api, readonly routes: RouteRecord[], protected readonly runtime: Runtime, protected readonly log: (line: string) => void) {
+  constructor(readonly api: Api, readonly routes: RouteRecord[], protected readonly runtime: Runtime, protected readonly log: Logger) {
+    this.logEvery = log.isLevelEnabled('debug');
     this.router = new Router(routes, api.router);
     for (const r of routes) {
       if (r.api !== api.name) throw new Error(`Route ${r.method} ${r.path} is a ${r.api} route, not a ${api.name} one`);
@@ -100,6 +130,8 @@ export abstract class App<W> {
 
   /** Admission: what holds whatever the parameters are. Throws to refuse. */
   protected abstract admit(route: RouteRecord, req: IncomingRequest): W;
+  /** Who a request is from, as request log fields (organization and user ids). */
+  protected abstract describe(who: W): LogFields;
   /** Calls the route's handler with the API's context. */
   protected abstract call(route: RouteRecord, req: IncomingRequest, exchange: Exchange, who: W, input: Checked): Reply | Promise<Reply>;
 
@@ -112,18 +144,19 @@ export abstract class App<W> {
     const found = this.router.lookup(req.method, req.path);
     const compiled = found.kind === 'found' ? this.compiled.get(found.route)! : undefined;
     const observer = compiled?.observer ?? this.unmatched;
-    const counted: Counted<W> = [];
+    const trace: Trace<W> = { started, route: found.kind === 'found' ? found.route : undefined, who: undefined, counted: [] };
     try {
-      const result = this.run(req, exchange, found, compiled, counted);
+      const result = this.run(req, exchange, found, compiled, trace);
       if (result instanceof Promise) {
         return result.then(
           (out) => answered(observer, started, out),
-          (err: unknown) => answered(observer, started, this.failure(err, req, found, counted)),
+          (err: unknown) => answered(observer, started, this.failure(err, req, found, trace)),
         );
       }
+      if (result === null && this.logEvery) this.logRequest('debug', req, trace, null);
       return answered(observer, started, result);
     } catch (err) {
-      return answered(observer, started, this.failure(err, req, found, counted));
+      return answered(observer, started, this.failure(err, req, found, trace));
     }
   }
 
@@ -133,15 +166,15 @@ export abstract class App<W> {
     throw new CodedError(found.kind === 'none' ? this.api.notFound : this.api.methodNotAllowed(found.allowed));
   }
 
-  private run(req: IncomingRequest, exchange: Exchange, found: Lookup, compiled: Compiled<W> | undefined, counted: Counted<W>): OutgoingResponse | Promise<OutgoingResponse> | null {
+  private run(req: IncomingRequest, exchange: Exchange, found: Lookup, compiled: Compiled<W> | undefined, trace: Trace<W>): OutgoingResponse | Promise<OutgoingResponse> | null {
     const route = this.routeOf(found);
     const pathParams = (found as Extract<Lookup, { kind: 'found' }>).pathParams;
-    const who = this.admit(route, req);
+    const who = (trace.who = this.admit(route, req));
     const c = compiled!;
-    if (c.limits.length > 0) this.count(c, false, req, who, NO_PARAMS, counted);
+    if (c.limits.length > 0) this.count(c, false, req, who, NO_PARAMS, trace.counted);
     const input = c.checker.check(req, pathParams);
-    if (input instanceof Promise) return input.then((checked) => this.serveDecoded(route, req, exchange, who, checked, c, counted));
-    return this.serve(route, req, exchange, who, input, c, counted);
+    if (input instanceof Promise) return input.then((checked) => this.serveDecoded(route, req, exchange, who, checked, c, trace));
+    return this.serve(route, req, exchange, who, input, c, trace);
   }
 
   /** Counts the request against the route's limits of one phase; throws the API's 429 when one is full. */
@@ -158,17 +191,17 @@ export abstract class App<W> {
     }
   }
 
-  private serve(route: RouteRecord, req: IncomingRequest, exchange: Exchange, who: W, input: Checked, compiled: Compiled<W>, counted: Counted<W>): OutgoingResponse | Promise<OutgoingResponse> | null {
-    if (compiled.limits.length > 0) this.count(compiled, true, req, who, input.params, counted);
+  private serve(route: RouteRecord, req: IncomingRequest, exchange: Exchange, who: W, input: Checked, compiled: Compiled<W>, trace: Trace<W>): OutgoingResponse | Promise<OutgoingResponse> | null {
+    if (compiled.limits.length > 0) this.count(compiled, true, req, who, input.params, trace.counted);
     const reply = this.call(route, req, exchange, who, input);
     if (reply === null) return null;
     if (reply instanceof Promise) {
       return reply.then((r) => {
         if (r === null) throw new Error(`${route.method} ${route.path}: an asynchronous handler cannot answer later`);
-        return this.success(r, route, req, input, counted);
+        return this.success(r, req, input, trace);
       });
     }
-    return this.success(reply, route, req, input, counted);
+    return this.success(reply, req, input, trace);
   }
 
   /**
@@ -176,7 +209,7 @@ export abstract class App<W> {
    * The transport already holds a promise for it, so an answer left for later (a parked
    * long-poll) resolves that promise instead of going to the transport directly.
    */
-  private serveDecoded(route: RouteRecord, req: IncomingRequest, exchange: Exchange, who: W, input: Checked, compiled: Compiled<W>, counted: Counted<W>): Promise<OutgoingResponse> {
+  private serveDecoded(route: RouteRecord, req: IncomingRequest, exchange: Exchange, who: W, input: Checked, compiled: Compiled<W>, trace: Trace<W>): Promise<OutgoingResponse> {
     return new Promise((resolve, reject) => {
       const relay: Exchange = {
         get aborted() {
@@ -185,36 +218,60 @@ export abstract class App<W> {
         onAbort: (fn) => exchange.onAbort(fn),
         respond: resolve,
       };
-      const out = this.serve(route, req, relay, who, input, compiled, counted);
+      const out = this.serve(route, req, relay, who, input, compiled, trace);
       if (out instanceof Promise) out.then(resolve, reject);
       else if (out !== null) resolve(out);
     });
   }
 
   /** Renders a handler's answer; a success clears the counts of limits that only count failures. */
-  private success(reply: Exclude<Reply, null>, route: RouteRecord, req: IncomingRequest, input: Checked, counted: Counted<W>): OutgoingResponse {
+  private success(reply: Exclude<Reply, null>, req: IncomingRequest, input: Checked, trace: Trace<W>): OutgoingResponse {
+    const { counted } = trace;
     const out = this.api.renderSuccess({ reply, ignored: input.ignored, limitHeaders: counted.length > 0 ? headersOf(counted) : undefined }, req);
     if (out.status < 400) for (const c of counted) if (c.limit.clearOnSuccess) c.limit.limiter.clear(c.key);
-    return this.finish(out, route, req);
+    return this.finish(out, req, trace);
   }
 
-  /** Adds the API's common headers. */
-  private finish(out: OutgoingResponse, route: RouteRecord | undefined, req: IncomingRequest): OutgoingResponse {
-    if (this.api.commonHeaders) out.headers.push(...this.api.commonHeaders(route, req));
+  /** Adds the API's common headers, and logs the request (see the top of this module). */
+  private finish(out: OutgoingResponse, req: IncomingRequest, trace: Trace<W>): OutgoingResponse {
+    if (this.api.commonHeaders) out.headers.push(...this.api.commonHeaders(trace.route, req));
+    if (out.status >= 400 || this.logEvery) this.logRequest(out.status >= 500 ? 'error' : out.status >= 400 ? 'info' : 'debug', req, trace, out.status);
     return out;
   }
 
-  /** Renders a thrown value: the client's error in the API's shape, anything else a logged 500. */
-  protected failure(err: unknown, req: IncomingRequest, found: Lookup, counted: Counted<W> = []): OutgoingResponse {
+  /** One request log line (`status` null: a long-poll parked). */
+  private logRequest(level: 'error' | 'info' | 'debug', req: IncomingRequest, trace: Trace<W>, status: number | null): void {
+    const route = trace.route?.path ?? null;
+    const fields: LogFields = {
+      event: 'http.request',
+      req_id: requestId(req),
+      api: this.api.name,
+      method: req.method,
+      route,
+      ...(trace.who === undefined ? {} : this.describe(trace.who)),
+      status,
+      ms: Math.round((performance.now() - trace.started) * 100) / 100,
+    };
+    if (trace.failure !== undefined) fields.err = { message: (trace.failure as Error)?.message ?? String(trace.failure), stack: (trace.failure as Error)?.stack };
+    const what = trace.failure !== undefined ? 'internal error on ' : '';
+    this.log[level](fields, `${this.api.logPrefix}${what}${req.method} ${route ?? '(no route)'} ${status ?? 'parked'}`);
+  }
+
+  /**
+   * Renders a thrown value: the client's error in the API's shape, anything else a 500
+   * (logged with its stack).
+   */
+  protected failure(err: unknown, req: IncomingRequest, found: Lookup, trace?: Trace<W>): OutgoingResponse {
+    const t = trace ?? { started: performance.now(), route: found.kind === 'found' ? found.route : undefined, who: undefined, counted: [] };
     let coded = err instanceof CodedError ? err.coded : this.api.coded(err);
     if (!coded) {
-      this.log(`${this.api.logPrefix}internal error on ${req.method} ${req.path}: ${(err as Error)?.stack ?? String(err)}`);
+      t.failure = err;
       coded = this.api.internalError;
     }
     const out = this.api.renderError(coded);
     // As Zulip's RateLimitMiddleware: every answer of a request that was counted says so, refusals too.
-    if (counted.length > 0) out.headers.push(...headersOf(counted));
-    return this.finish(out, found.kind === 'found' ? found.route : undefined, req);
+    if (t.counted.length > 0) out.headers.push(...headersOf(t.counted));
+    return this.finish(out, req, t);
   }
 }
 

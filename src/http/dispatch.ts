@@ -5,6 +5,7 @@
  * the limit of the route's rate limit class, if any.
  */
 import { readFileSync } from 'node:fs';
+import type { LogFields, Logger } from '../../actors/core/logger.js';
 import { secretsEqual } from '../../actors/passwords.js';
 import { userByEmail } from '../../actors/kinds/organization.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
@@ -54,7 +55,7 @@ export class ChatApp extends App<Caller> {
   /** Where invitation mail goes (the configuration's outbox or SMTP server unless given). */
   private readonly mailer: Mailer;
 
-  constructor(routes: RouteRecord[], runtime: Runtime, private readonly config: Config, log: (line: string) => void = console.error, mailer?: Mailer) {
+  constructor(routes: RouteRecord[], runtime: Runtime, private readonly config: Config, log: Logger, mailer?: Mailer) {
     super(CHAT_API, routes, runtime, log);
     this.mailer = mailer ?? mailerFor(config);
     const now = (): number => runtime.nowMs();
@@ -85,10 +86,14 @@ export class ChatApp extends App<Caller> {
     return { org, user };
   }
 
+  protected describe({ org, user }: Caller): LogFields {
+    return user === undefined ? { org: org.id } : { org: org.id, user: user.user_id };
+  }
+
   protected call(route: RouteRecord, req: IncomingRequest, exchange: Exchange, { org, user }: Caller, input: Checked): Reply | Promise<Reply> {
     const agent = req.headers['user-agent'] ?? '';
     const client = agent.split(/[/ ]/)[0] || 'Unspecified';
-    const ctx: ChatContext = { params: input.params, user, org, runtime: this.runtime, config: this.config, mailer: this.mailer, request: req, exchange, files: input.files, client };
+    const ctx: ChatContext = { params: input.params, user, org, runtime: this.runtime, config: this.config, mailer: this.mailer, request: req, exchange, files: input.files, client, log: this.log };
     return (route as RouteRecord<any, any, 'chat'>).handler(ctx);
   }
 

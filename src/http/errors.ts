@@ -68,6 +68,7 @@ export const ERROR_CATALOG = {
   validation_failed: { api: 'board', status: 422 },
   rate_limited: { api: 'board', status: 429 },
   internal_error: { api: 'board', status: 500 },
+  unavailable: { api: 'board', status: 503 },
 } as const satisfies Record<string, { api: 'chat' | 'board'; status: number }>;
 
 type Catalog = typeof ERROR_CATALOG;

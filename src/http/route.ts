@@ -11,6 +11,7 @@
  */
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import type { BoardSwitch } from '../../actors/board_types.js';
+import type { Logger } from '../../actors/core/logger.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { OrgRecord, UserRecord } from '../../actors/types.js';
 import type { Config } from '../config.js';
@@ -87,6 +88,8 @@ interface BaseContext<P> {
   request: IncomingRequest;
   /** The transport's side of the request: abort notice, and `respond` for answers given later. */
   exchange: Exchange;
+  /** The API's logger, for what fails after the answer is decided (mail). */
+  log: Logger;
 }
 
 /** What a chat handler sees. */

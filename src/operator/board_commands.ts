@@ -14,6 +14,7 @@ import { existsSync } from 'node:fs';
 import type { BoardSwitch } from '../../actors/board_types.js';
 import { BOARD_SWITCHES } from '../../actors/board_types.js';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime/runtime.js';
+import { terminalLog } from '../logging.js';
 import { recover } from '../store.js';
 import { printFromServer, type ControlHandler } from '../control.js';
 import { openOffline } from './data_commands.js';
@@ -67,7 +68,7 @@ export async function boardStatusCommand(dataDir: string): Promise<void> {
   if (!existsSync(dataDir)) throw new Error(`no data directory at ${dataDir}`);
   const runtime = new Runtime(defaultRuntimeOptions(volatileSink));
   try {
-    recover(runtime, dataDir, { skipCorrupt: false, log: (line) => console.error(line) });
+    recover(runtime, dataDir, { skipCorrupt: false, log: terminalLog });
     console.log(JSON.stringify({ ...statusOf(runtime), offline: true }));
   } finally {
     runtime.stop();

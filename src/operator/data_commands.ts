@@ -10,6 +10,7 @@ import { describeTorn, listSegments, readSegment } from '../../snapshots/log.js'
 import { listSnapshots, pruneSnapshots, readSnapshot, writeSnapshot } from '../../snapshots/snapshot.js';
 import { lockHolder, openStore, recover } from '../store.js';
 import { printFromServer } from '../control.js';
+import { terminalLog } from '../logging.js';
 import { progress } from './progress.js';
 import { checkFile, copyFiles, stateAttachments, type NamedFile } from '../uploads/check.js';
 import { snapshotAttachments } from '../uploads/collect.js';
@@ -23,7 +24,7 @@ export function openOffline(dataDir: string) {
     fsyncBatchMs: 100,
     segmentBytes: 64 * 1024 * 1024,
     skipCorrupt: false,
-    log: (line) => console.error(line),
+    log: terminalLog,
     onFatal: (err) => {
       console.error(`fatal: ${err.message}`);
       process.exit(70);
@@ -162,7 +163,7 @@ export function verifyCommand(dataDir: string): boolean {
 /** `parley inspect`: counts per organization, read without touching the directory. */
 export function inspectCommand(dataDir: string): void {
   const runtime = readOnlyRuntime();
-  const rec = recover(runtime, dataDir, { skipCorrupt: false, log: (l) => console.error(l) });
+  const rec = recover(runtime, dataDir, { skipCorrupt: false, log: terminalLog });
   const server = runtime.server();
   const rows = [...server.orgs.values()].map((org) => {
     const ctx = runtime.org(org.id)!;
@@ -192,7 +193,7 @@ export async function restoreCommand(dataDir: string, from: string, to: string, 
   const runtime = readOnlyRuntime();
   const total = toSeq ?? Math.max(0, ...listSegments(sourceDir).map((s) => s.firstSeq));
   const bar = progress('replaying', total);
-  const rec = recover(runtime, sourceDir, { skipCorrupt: false, toSeq, onlySnapshot: basename(fromPath), log: (l) => console.error(l), onRecord: (seq) => bar.update(seq) });
+  const rec = recover(runtime, sourceDir, { skipCorrupt: false, toSeq, onlySnapshot: basename(fromPath), log: terminalLog, onRecord: (seq) => bar.update(seq) });
   bar.finish(`at seq ${rec.lastSeq}`);
   if (toSeq !== undefined && rec.lastSeq < toSeq) throw new Error(`the log ends at seq ${rec.lastSeq}, before the requested seq ${toSeq}`);
   mkdirSync(to, { recursive: true });
@@ -222,7 +223,7 @@ export async function compactCommand(dataDir: string, keep: number): Promise<voi
     } finally {
       await store.close();
     }
-    await pruneSnapshots(dataDir, keep, (l) => console.error(l));
+    await pruneSnapshots(dataDir, keep, terminalLog);
   }
   console.log(JSON.stringify({ bytes_before: before, bytes_after: sizeOf() }));
 }

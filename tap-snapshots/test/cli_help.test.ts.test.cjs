@@ -186,6 +186,7 @@ Settings in [server] (file key, default, environment variable):
   --queue-max-events <n>                        queue_max_events (default: 20000, env: PARLEY_QUEUE_MAX_EVENTS)
   --skip-corrupt                                skip_corrupt (default: false, env: PARLEY_SKIP_CORRUPT)
   --can-access-all-users-group-limits-presence  can_access_all_users_group_limits_presence (default: false, env: PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE)
+  --shutdown-timeout-ms <n>                     shutdown_timeout_ms (default: 30000, env: PARLEY_SHUTDOWN_TIMEOUT_MS)
 
 Settings in [snapshots] (file key, default, environment variable):
   --snapshot-interval-ms <n>                    interval_ms (default: 300000, env: PARLEY_SNAPSHOT_INTERVAL_MS)
@@ -230,6 +231,9 @@ Settings in [push] (file key, default, environment variable):
 Settings in [metrics] (file key, default, environment variable):
   --metrics-port <n>                            port (default: "", env: PARLEY_METRICS_PORT)
   --metrics-token <value>                       token (secret) (default: "", env: PARLEY_METRICS_TOKEN)
+
+Settings in [log] (file key, default, environment variable):
+  --log-level <value>                           level (default: "info", env: PARLEY_LOG_LEVEL)
 
 `
 
@@ -361,6 +365,7 @@ Settings in [server] (file key, default, environment variable):
   --queue-max-events <n>                        queue_max_events (default: 20000, env: PARLEY_QUEUE_MAX_EVENTS)
   --skip-corrupt                                skip_corrupt (default: false, env: PARLEY_SKIP_CORRUPT)
   --can-access-all-users-group-limits-presence  can_access_all_users_group_limits_presence (default: false, env: PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE)
+  --shutdown-timeout-ms <n>                     shutdown_timeout_ms (default: 30000, env: PARLEY_SHUTDOWN_TIMEOUT_MS)
 
 Settings in [snapshots] (file key, default, environment variable):
   --snapshot-interval-ms <n>                    interval_ms (default: 300000, env: PARLEY_SNAPSHOT_INTERVAL_MS)
@@ -405,6 +410,9 @@ Settings in [push] (file key, default, environment variable):
 Settings in [metrics] (file key, default, environment variable):
   --metrics-port <n>                            port (default: "", env: PARLEY_METRICS_PORT)
   --metrics-token <value>                       token (secret) (default: "", env: PARLEY_METRICS_TOKEN)
+
+Settings in [log] (file key, default, environment variable):
+  --log-level <value>                           level (default: "info", env: PARLEY_LOG_LEVEL)
 
 `
 

@@ -24,14 +24,15 @@ const terms = {
 };
 
 /** Sends each invitation's mail; a mail that fails is logged (the invitation stands and can be resent). */
-async function mailInvitations(ctx: Pick<ChatContext, 'mailer' | 'runtime' | 'request'>, org: OrgRecord, invites: EmailInvite[]): Promise<void> {
+async function mailInvitations(ctx: Pick<ChatContext, 'mailer' | 'runtime' | 'request' | 'log'>, org: OrgRecord, invites: EmailInvite[]): Promise<void> {
   const url = realmUrl(ctx.request.headers.host);
   for (const invite of invites) {
     const referrer = ctx.runtime.org(org.id)!.users.get(invite.referrer_id)!;
     try {
       await ctx.mailer.send(invitationMail(org, referrer, invite, url));
     } catch (err) {
-      console.error(`invitation mail to ${invite.email} failed: ${(err as Error).message}`);
+      const error = (err as Error).message;
+      ctx.log.warn({ event: 'mail.failed', mail: 'invitation', org: org.id, invite_id: invite.id, error }, `invitation mail ${invite.id} failed: ${error}`);
     }
   }
 }

@@ -102,7 +102,7 @@ export const deactivateUser = route({
     actions: { schema: S.obj },
     deactivation_notification_comment: { schema: S.str },
   },
-  async handler({ params, org, user, runtime, mailer }) {
+  async handler({ params, org, user, runtime, mailer, log }) {
     const actions = deactivationActions(params.actions);
     const directory = runtime.org(org.id)!.users;
     const target = directory.get(params.user_id);
@@ -117,7 +117,7 @@ export const deactivateUser = route({
         to: target.delivery_email,
         subject: `Your account on ${org.name || 'Parley'} has been deactivated`,
         text: [`Hi ${target.full_name},`, '', `Your account on ${org.name || 'Parley'} has been deactivated by an administrator.`, ...(comment === '' ? [] : ['', comment]), ''].join('\n'),
-      }).catch((err: Error) => console.error(`deactivation mail to ${target.delivery_email} failed: ${err.message}`));
+      }).catch((err: Error) => log.warn({ event: 'mail.failed', mail: 'deactivation', org: org.id, user_id: target.user_id, error: err.message }, `deactivation mail to user ${target.user_id} failed: ${err.message}`));
     }
     return { json: {} };
   },
