@@ -100,6 +100,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   );
   const { runtime } = opening;
   const lifecycle = new Lifecycle();
+  metrics.watchStart(runtime, () => lifecycle.phase === 'ready');
   const app = new ChatApp(chatRoutes, runtime, config, log.child({ component: 'chat' }));
   const board = new BoardApp(boardRoutes, runtime, boardSettings(config), log.child({ component: 'board' }));
   app.observeRoutes(metrics.routes);

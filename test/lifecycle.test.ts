@@ -65,6 +65,7 @@ t.test('/readyz is 503 while the log is replayed, then 200; /healthz is 200 thro
   const second = await startServerProcess({ ...env, PARLEY_TEST_HOOK_REPLAY_PAUSE_MS: '200' }, 30000, LISTENING);
   t.teardown(() => void second.child.kill('SIGKILL'));
   const seen: number[] = [];
+  const replaySeqs: number[] = [];
   let health = 0;
   for (;;) {
     const ready = await get(`${second.base}/readyz`);
@@ -76,6 +77,12 @@ t.test('/readyz is 503 while the log is replayed, then 200; /healthz is 200 thro
       t.equal(api.status, 503, 'the API refuses while starting');
       t.match(api.json, { result: 'error', code: 'SERVER_NOT_READY' }, 'in Zulip\'s error shape');
     }
+    if (ready.status === 503) {
+      // Replay progress: the metrics answer throughout, not ready, with the seq replayed so far.
+      const scrape = await fetch(`${second.base}/metrics`).then((r) => r.text());
+      t.match(scrape, /^parley_ready 0$/m, 'parley_ready is 0 while replaying');
+      replaySeqs.push(Number(/^parley_log_last_seq (\d+)$/m.exec(scrape)?.[1]));
+    }
     health = (await get(`${second.base}/healthz`)).status;
     if (health !== 200) break;
     if (ready.status === 200) break;
@@ -84,6 +91,8 @@ t.test('/readyz is 503 while the log is replayed, then 200; /healthz is 200 thro
   t.equal(health, 200, '/healthz answers 200 while starting and once ready');
   t.ok(seen.includes(503), `/readyz was 503 during replay (${seen.length} polls)`);
   t.equal(seen[seen.length - 1], 200, '/readyz turned 200');
+  t.ok(replaySeqs.length >= 2 && replaySeqs[replaySeqs.length - 1] > replaySeqs[0], `parley_log_last_seq moved during replay (${replaySeqs.join(', ')})`);
+  t.match(await fetch(`${second.base}/metrics`).then((r) => r.text()), /^parley_ready 1$/m, 'parley_ready is 1 once serving');
   const last = await processApi(second.base, auth, 'GET', `/api/v1/messages/${ids[ids.length - 1]}`);
   t.equal(last.status, 200, 'the replayed messages are served');
   t.match(second.stderr(), /"event":"recovery.replayed"/, 'recovery logged as a structured event');

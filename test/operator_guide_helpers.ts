@@ -1,5 +1,5 @@
 /**
- * Helpers for the tests of docs/operator-guide.md: the CLI and the guide's backup
+ * Helpers for the tests of the README's operator guide: the CLI and the guide's backup
  * script run as child processes (so that writers in the test process keep going
  * meanwhile), server processes, and API calls.
  */
@@ -11,7 +11,7 @@ import { processApi as api, startServerProcess, type ServerProcess } from './ser
 export { api };
 
 export const root = join(import.meta.dirname, '..');
-const GUIDE = join(root, 'docs', 'operator-guide.md');
+const GUIDE = join(root, 'README.md');
 /** How the tests run `npx parley`: the same CLI, from the sources. */
 const PARLEY = `${process.execPath} --import tsx ${join(root, 'src/cli.ts')}`;
 

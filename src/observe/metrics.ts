@@ -117,6 +117,19 @@ export class Metrics {
     };
   }
 
+  /**
+   * Adds the gauges of recovery in progress, before it starts: the seq replayed so far
+   * (the newest fact applied, once serving) and whether the server is ready.
+   */
+  watchStart(runtime: { readonly lastSeq: number }, ready: () => boolean): void {
+    this.gauge('parley_log_last_seq', 'The seq of the newest fact applied: during recovery, how far replay has come', function collect() {
+      this.set(runtime.lastSeq);
+    });
+    this.gauge('parley_ready', '1 while the server serves; 0 while it recovers at start and while it drains at shutdown (as GET /readyz)', function collect() {
+      this.set(ready() ? 1 : 0);
+    });
+  }
+
   /** Adds the gauges read from a running server's state at each scrape. */
   watch(store: Store): void {
     const { queues } = store.runtime;
@@ -128,7 +141,6 @@ export class Metrics {
     gauge('parley_event_queues', 'Registered event queues', () => queues.size);
     gauge('parley_event_queues_passivated', 'Registered event queues whose actor is passivated (asleep until their next request or event)', () => queues.size - queues.activeCount);
     gauge('parley_parked_polls', 'GET /events requests parked, waiting for an event', () => queues.parkedCount);
-    gauge('parley_log_last_seq', 'The seq of the newest fact applied', () => store.runtime.lastSeq);
     gauge('parley_recovery_replayed_facts', 'Facts replayed from the log at the last start', () => store.recovery.replayed);
     gauge('parley_recovery_duration_seconds', 'How long recovery (snapshot load and log replay) took at the last start', () => store.recovery.ms / 1000);
   }
