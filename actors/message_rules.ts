@@ -35,7 +35,8 @@ export function codePointLength(s: string): number {
 
 /** Cuts `s` to at most `max` code points, ending with `suffix` when it was cut. */
 export function truncateCodePoints(s: string, max: number, suffix: string): string {
-  if (codePointLength(s) <= max) return s;
+  // A string is never longer in code points than in UTF-16 units: most need no count.
+  if (s.length <= max || codePointLength(s) <= max) return s;
   const points = Array.from(s);
   return points.slice(0, max - Array.from(suffix).length).join('') + suffix;
 }

@@ -60,10 +60,10 @@ function paragraph(state: StateBlock, startLine: number, endLine: number): boole
   }
   // Python-Markdown dedents a paragraph's lines by its first line's indent; further indent stays.
   const firstIndent = Math.max(0, state.sCount[startLine] - state.blkIndent);
-  const content = state
-    .getLines(startLine, nextLine, state.blkIndent, false)
-    .split('\n')
-    .map((line, i) => (i === 0 ? line.replace(/^[ \t]+/, '') : line.replace(new RegExp(`^ {0,${firstIndent}}`), '')))
+  const lines = state.getLines(startLine, nextLine, state.blkIndent, false).split('\n');
+  const dedent = lines.length > 1 ? new RegExp(`^ {0,${firstIndent}}`) : undefined;
+  const content = lines
+    .map((line, i) => (i === 0 ? line.replace(/^[ \t]+/, '') : line.replace(dedent!, '')))
     .join('\n')
     .replace(/^\n+|\n+$/g, '');
   state.line = nextLine;

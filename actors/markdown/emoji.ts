@@ -102,6 +102,7 @@ export function emoji(md: MarkdownIt): void {
   md.core.ruler.after('zulip_links', 'zulip_emoji', (state: StateCore) => {
     for (const block of state.tokens) {
       if (block.type !== 'inline' || !block.children) continue;
+      if (!block.children.some((tok) => tok.type === 'text' && (tok.content.includes(':') || NON_ASCII.test(tok.content)))) continue;
       const out: Token[] = [];
       let depth = 0;
       for (const tok of block.children) {

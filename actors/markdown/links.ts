@@ -93,6 +93,8 @@ function autolinkHref(url: string, realmUrl: string | undefined): string | null 
 }
 
 function linkTokens(state: StateCore, children: Token[], realmUrl: string | undefined): Token[] {
+  // Most inline blocks hold no text that could be a URL: nothing to rebuild.
+  if (!children.some((tok) => tok.type === 'text' && MAYBE_LINK.test(tok.content))) return children;
   const out: Token[] = [];
   let depth = 0;
   for (let i = 0; i < children.length; i++) {
