@@ -33,20 +33,25 @@ export const addApnsToken = route({
   },
 });
 
-export const removeApnsToken = route({
-  method: 'DELETE',
-  path: '/api/v1/users/me/apns_device_token',
-  operationId: 'removeApnsToken',
-  auth: 'user',
-  summary: 'Remove an APNs device token',
-  params: { token: { schema: S.str, required: true } },
-  async handler({ params, org, user, runtime }) {
-    humansOnly(user);
-    checkPushToken(params.token, 'apns');
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'REMOVE_PUSH_TOKEN', org: org.id, kind: 'apns', token: params.token } });
-    return { json: {} };
-  },
-});
+/** `DELETE` of one push token of the caller's, APNs or FCM (Zulip's `remove_*_device_token`). */
+function removeTokenRoute(kind: 'apns' | 'fcm', path: string, operationId: string, summary: string) {
+  return route({
+    method: 'DELETE',
+    path,
+    operationId,
+    auth: 'user',
+    summary,
+    params: { token: { schema: S.str, required: true } },
+    async handler({ params, org, user, runtime }) {
+      humansOnly(user);
+      checkPushToken(params.token, kind);
+      await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'REMOVE_PUSH_TOKEN', org: org.id, kind, token: params.token } });
+      return { json: {} };
+    },
+  });
+}
+
+export const removeApnsToken = removeTokenRoute('apns', '/api/v1/users/me/apns_device_token', 'removeApnsToken', 'Remove an APNs device token');
 
 export const addFcmToken = route({
   method: 'POST',
@@ -63,20 +68,7 @@ export const addFcmToken = route({
   },
 });
 
-export const removeFcmToken = route({
-  method: 'DELETE',
-  path: '/api/v1/users/me/android_gcm_reg_id',
-  operationId: 'removeFcmToken',
-  auth: 'user',
-  summary: 'Remove an FCM registration token',
-  params: { token: { schema: S.str, required: true } },
-  async handler({ params, org, user, runtime }) {
-    humansOnly(user);
-    checkPushToken(params.token, 'fcm');
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'REMOVE_PUSH_TOKEN', org: org.id, kind: 'fcm', token: params.token } });
-    return { json: {} };
-  },
-});
+export const removeFcmToken = removeTokenRoute('fcm', '/api/v1/users/me/android_gcm_reg_id', 'removeFcmToken', 'Remove an FCM registration token');
 
 export const testNotification = route({
   method: 'POST',
