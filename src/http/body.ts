@@ -7,7 +7,8 @@
  * percent-encoded (`%FF`) or as raw bytes in a form body, a multipart text field or
  * part header, or the query string. Nothing is silently turned into U+FFFD.
  *
- * The url-encoded decoder is Parley's own: it is on the hot path (`POST /messages`).
+ * The url-encoded decoder is Parley's own: it is on the hot path (`POST /messages`), and
+ * decodes a body from its bytes (`decodeUrlEncodedBody`).
  * Multipart bodies are read by busboy, whole decoding asynchronous (`decodeParams`
  * then answers with a promise), with Django's limits on fields and files.
  */
@@ -35,7 +36,7 @@ export class MalformedBody extends Error {}
 /** The message for text that is not UTF-8, whether sent raw or percent-encoded. */
 export const INVALID_UTF8 = 'Invalid UTF-8 in request';
 
-/** Decodes `a=1&b=%20x+y` into `into`, later names overwriting earlier ones. */
+/** Decodes `a=1&b=%20x+y` into `into`, later names overwriting earlier ones (a query string, already text). */
 export function decodeUrlEncoded(text: string, into: Map<string, string>): void {
   if (text.length === 0) return;
   for (const pair of text.split('&')) {
@@ -55,14 +56,75 @@ function decodeComponent(s: string): string {
     return decodeURIComponent(plus);
   } catch {
     // decodeURIComponent refuses both `%ZZ` and well-formed escapes of invalid UTF-8 (`%FF`).
-    throw new MalformedBody(/%(?![0-9A-Fa-f]{2})/.test(plus) ? 'Malformed percent-encoding in request' : INVALID_UTF8);
+    throw new MalformedBody(/%(?![0-9A-Fa-f]{2})/.test(plus) ? MALFORMED_ESCAPE : INVALID_UTF8);
   }
 }
 
-/** Decodes UTF-8 text, refusing invalid bytes instead of replacing them with U+FFFD. */
-function utf8(bytes: Buffer): string {
-  if (!isUtf8(bytes)) throw new MalformedBody(INVALID_UTF8);
-  return bytes.toString('utf8');
+const MALFORMED_ESCAPE = 'Malformed percent-encoding in request';
+const AMP = 0x26;
+const EQ = 0x3d;
+const PLUS = 0x2b;
+const PERCENT = 0x25;
+
+/**
+ * Decodes an urlencoded form body, as `decodeUrlEncoded` decodes its text, but from the
+ * bytes: each name and value is decoded once, straight into UTF-8 bytes and then into a
+ * string, with no intermediate strings and no `decodeURIComponent` (this is the body of
+ * every `POST /messages`; on the bench's message it took 5.6 of 83 us per message under
+ * the profiler, the string path's split, `+` replacement and decodeURIComponent).
+ * Raw bytes must be UTF-8, and so must the bytes an escape spells out.
+ */
+export function decodeUrlEncodedBody(body: Buffer, into: Map<string, string>): void {
+  if (!isUtf8(body)) throw new MalformedBody(INVALID_UTF8);
+  const n = body.length;
+  let start = 0;
+  while (start < n) {
+    let end = body.indexOf(AMP, start);
+    if (end < 0) end = n;
+    if (end > start) {
+      let eq = start;
+      while (eq < end && body[eq] !== EQ) eq++;
+      into.set(formComponent(body, start, eq), eq < end ? formComponent(body, eq + 1, end) : '');
+    }
+    start = end + 1;
+  }
+}
+
+/** Where escapes are decoded; grown to the largest component seen (the body ceiling bounds it). */
+let scratch = Buffer.allocUnsafe(4096);
+
+/** The value of a hex digit, or -1. */
+function hexDigit(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const lower = c | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
+}
+
+/** One urlencoded name or value, bytes `start` to `end` of `body` (already known to be UTF-8). */
+function formComponent(body: Buffer, start: number, end: number): string {
+  let i = start;
+  while (i < end && body[i] !== PLUS && body[i] !== PERCENT) i++;
+  if (i === end) return body.toString('utf8', start, end);
+  if (scratch.length < end - start) scratch = Buffer.allocUnsafe(Math.max(end - start, scratch.length * 2));
+  const out = scratch;
+  let o = body.copy(out, 0, start, i);
+  let escaped = false;
+  for (; i < end; i++) {
+    const c = body[i];
+    if (c === PLUS) out[o++] = 0x20;
+    else if (c !== PERCENT) out[o++] = c;
+    else {
+      const hi = i + 2 < end ? hexDigit(body[i + 1]) : -1;
+      const lo = hi < 0 ? -1 : hexDigit(body[i + 2]);
+      if (lo < 0) throw new MalformedBody(MALFORMED_ESCAPE);
+      out[o++] = (hi << 4) | lo;
+      escaped = true;
+      i += 2;
+    }
+  }
+  // An escape may spell bytes that are not UTF-8 (`%FF`): refused, as decodeURIComponent refuses them.
+  if (escaped && !isUtf8(out.subarray(0, o))) throw new MalformedBody(INVALID_UTF8);
+  return out.toString('utf8', 0, o);
 }
 
 /** Django's defaults (`DATA_UPLOAD_MAX_NUMBER_FIELDS`, `DATA_UPLOAD_MAX_NUMBER_FILES`): more parts is a 400. */
@@ -164,7 +226,7 @@ export function decodeParams(contentType: string | undefined, body: Buffer, quer
     return decodeMultipart(contentType!, [body], values, files).then(() => ({ values, files }));
   }
   if (type === 'application/x-www-form-urlencoded' || type === '') {
-    decodeUrlEncoded(utf8(body), values);
+    decodeUrlEncodedBody(body, values);
   } else {
     throw new MalformedBody(`Unsupported content type: ${type}`);
   }
