@@ -1,11 +1,13 @@
 /**
  * Where a durable send spends the server's CPU: `node dist/bench/profile.js [--seconds S]
- * [--keep DIR]`. Starts this build's server under `--cpu-prof`, parks the polls of 10
+ * [--keep FILE] [--alloc]`. Starts this build's server under `--cpu-prof`, parks the polls of 10
  * subscribers of one channel, runs 50 senders in a closed loop for S seconds (default 10,
  * after a 2 s warm-up that the profile also holds, so keep S well above it), stops the
  * server and reads its profile: self time in microseconds per message, by part of the
  * code (uWS and the kernel, Markdown, XState, the log, ...) and by function. This is the
- * breakdown the README's Performance section quotes.
+ * breakdown the README's Performance section quotes. With `--alloc`, the server samples
+ * its heap allocations instead (`bench/alloc_probe.ts`) and the report is bytes
+ * allocated per message, by function: what the garbage collector has to clean up.
  *
  * The same load as `bench/ab.ts`, so the two figures agree: ab compares builds, this
  * explains one.
@@ -97,6 +99,29 @@ export function report(p: Profile, messages: number, top = 30): void {
   for (const [fn, t] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${per(t)}  ${fn}`);
 }
 
+interface AllocNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: AllocNode[];
+}
+
+/** Prints bytes allocated per message, in all and by function. */
+export function reportAllocations(head: AllocNode, messages: number, top = 30): void {
+  const byFn = new Map<string, number>();
+  let total = 0;
+  const walk = (n: AllocNode): void => {
+    const { functionName, url, lineNumber } = n.callFrame;
+    const key = `${functionName || '(anonymous)'} ${shortUrl(url)}${url ? `:${lineNumber + 1}` : ''}`;
+    total += n.selfSize;
+    if (n.selfSize > 0) byFn.set(key, (byFn.get(key) ?? 0) + n.selfSize);
+    for (const c of n.children) walk(c);
+  };
+  walk(head);
+  console.log(`\n${messages} messages; ${Math.round(total / messages)} bytes of heap allocated per message (sampled)\n`);
+  console.log(`B/msg    function (top ${top})`);
+  for (const [fn, b] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${String(Math.round(b / messages)).padStart(6)}   ${fn}`);
+}
+
 function option(argv: string[], name: string): string | undefined {
   const i = argv.indexOf(name);
   return i < 0 ? undefined : argv[i + 1];
@@ -107,8 +132,11 @@ async function main(): Promise<void> {
   const seconds = Number(option(argv, '--seconds') ?? 10);
   if (!Number.isFinite(seconds) || seconds <= 0) throw new Error('--seconds must be a positive number');
   const keep = option(argv, '--keep');
+  const alloc = argv.includes('--alloc');
   const profDir = mkdtempSync(join(tmpdir(), 'parley-prof-'));
-  const target = await startParley({ fsync: 'always', nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profDir] });
+  const target = alloc
+    ? await startParley({ fsync: 'always', nodeArgs: ['--import', './dist/bench/alloc_probe.js'], env: { PARLEY_ALLOC_OUT: profDir } })
+    : await startParley({ fsync: 'always', nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profDir] });
   let polling = true;
   let messages = 0;
   const pollConns = await openPool(target.endpoint, SUBSCRIBERS);
@@ -133,10 +161,12 @@ async function main(): Promise<void> {
     closePool(pollConns);
     await target.stop();
   }
-  const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+  const file = readdirSync(profDir).find((f) => f.endsWith(alloc ? '.json' : '.cpuprofile'));
   if (!file) throw new Error(`the server wrote no profile into ${profDir}`);
   if (keep) cpSync(join(profDir, file), keep);
-  report(JSON.parse(readFileSync(join(profDir, file), 'utf8')) as Profile, messages);
+  const profile: unknown = JSON.parse(readFileSync(join(profDir, file), 'utf8'));
+  if (alloc) reportAllocations((profile as { head: AllocNode }).head, messages);
+  else report(profile as Profile, messages);
   rmSync(profDir, { recursive: true, force: true });
 }
 

@@ -237,7 +237,8 @@ export class ActorDirectory implements StateView {
  */
 class Recipients implements FactRecipients {
   seq = 0;
-  private stamped!: Stamped;
+  /** The one event every actor a fact reaches is sent (actors only read their events). */
+  private event!: { type: 'apply'; stamped: Stamped };
   private def!: FactDef;
   private origin: AnyDomainActor | null = null;
 
@@ -251,14 +252,14 @@ class Recipients implements FactRecipients {
   }
 
   begin(stamped: Stamped, def: FactDef, origin: AnyDomainActor | null): void {
-    this.stamped = stamped;
+    this.event = { type: 'apply', stamped };
     this.seq = stamped.seq;
     this.def = def;
     this.origin = origin;
   }
 
   private send(kind: ActorKind, actor: AnyDomainActor | undefined): void {
-    if (actor && actor !== this.origin && this.def.apply[kind]) actor.send({ type: 'apply', stamped: this.stamped });
+    if (actor && actor !== this.origin && this.def.apply[kind]) actor.send(this.event);
   }
 
   server(): void {
