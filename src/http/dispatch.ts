@@ -51,6 +51,8 @@ export class ChatApp extends App<Caller> {
   /** Parsed Host and Authorization headers: a long-polling client sends the same ones every time. */
   private readonly subdomains = new Map<string, string>();
   private readonly parsedAuth = new Map<string, { email: string; key: string }>();
+  /** Client names by User-Agent: a client sends the same one every time. */
+  private readonly clients = new Map<string, string>();
 
   /** Where invitation mail goes (the configuration's outbox or SMTP server unless given). */
   private readonly mailer: Mailer;
@@ -91,13 +93,23 @@ export class ChatApp extends App<Caller> {
   }
 
   protected call(route: RouteRecord, req: IncomingRequest, exchange: Exchange, { org, user }: Caller, input: Checked): Reply | Promise<Reply> {
-    const agent = req.headers['user-agent'] ?? '';
-    const client = agent.split(/[/ ]/)[0] || 'Unspecified';
+    const client = this.clientOf(req.headers['user-agent'] ?? '');
     const ctx: ChatContext = { params: input.params, user, org, runtime: this.runtime, config: this.config, mailer: this.mailer, request: req, exchange, files: input.files, client, log: this.log };
     return (route as RouteRecord<any, any, 'chat'>).handler(ctx);
   }
 
-/** The organization the Host names. */
+  /** The client's name, as Zulip takes it from the User-Agent (its first word). */
+  private clientOf(agent: string): string {
+    let client = this.clients.get(agent);
+    if (client === undefined) {
+      client = agent.split(/[/ ]/)[0] || 'Unspecified';
+      if (this.clients.size >= CACHE_LIMIT) this.clients.clear();
+      this.clients.set(agent, client);
+    }
+    return client;
+  }
+
+  /** The organization the Host names. */
   private organization(req: IncomingRequest): OrgRecord {
     const host = req.headers.host ?? '';
     let sub = this.subdomains.get(host);
