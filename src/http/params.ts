@@ -48,9 +48,13 @@ export function compileParams(route: RouteRecord): ParamChecker {
 interface CompiledParam {
   name: string;
   spec: ParamSpec;
-  types: Set<string>;
+  admits: Admits;
+  /** The names it may also be sent under (none: an empty list, shared). */
+  aliases: readonly string[];
   validate: ValidateFunction;
 }
+
+const NO_ALIASES: readonly string[] = [];
 
 /** Every JSON type a schema admits. */
 export function typesOf(schema: Schema): Set<string> {
@@ -74,25 +78,47 @@ const INTEGER = /^-?\d{1,16}$/;
 const LOOKS_LIKE_JSON = /^\s*[[{"]|^null$/;
 const NUMBER = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
 
+/** What a parameter's schema admits, as the conversion reads it (decided once per route, not per request). */
+interface Admits {
+  integer: boolean;
+  /** A number that need not be an integer. */
+  number: boolean;
+  boolean: boolean;
+  string: boolean;
+  /** JSON arrays or objects. */
+  structured: boolean;
+  null: boolean;
+}
+
+function admits(types: Set<string>): Admits {
+  return {
+    integer: types.has('integer'),
+    number: types.has('number') && !types.has('integer'),
+    boolean: types.has('boolean'),
+    string: types.has('string'),
+    structured: types.has('array') || types.has('object'),
+    null: types.has('null'),
+  };
+}
+
 /** Converts one raw string by what its schema allows. */
-function convert(name: string, raw: string, types: Set<string>): unknown {
-  if (types.has('integer') && INTEGER.test(raw)) return Number(raw);
-  if (types.has('number') && !types.has('integer') && NUMBER.test(raw)) return Number(raw);
-  if (types.has('boolean') && (raw === 'true' || raw === 'false')) return raw === 'true';
-  const structured = types.has('array') || types.has('object') || (types.has('null') && raw === 'null');
+function convert(name: string, raw: string, a: Admits): unknown {
+  if (a.integer && INTEGER.test(raw)) return Number(raw);
+  if (a.number && NUMBER.test(raw)) return Number(raw);
+  if (a.boolean && (raw === 'true' || raw === 'false')) return raw === 'true';
   // A parameter that may also be a plain string (a channel name in `to`) is parsed as JSON
   // only when it looks like JSON: a thrown SyntaxError costs more than the rest of a request.
-  if (structured && (!types.has('string') || LOOKS_LIKE_JSON.test(raw))) {
+  if ((a.structured || (a.null && raw === 'null')) && (!a.string || LOOKS_LIKE_JSON.test(raw))) {
     try {
       return JSON.parse(raw);
     } catch {
-      if (!types.has('string')) throw new ApiError('BAD_REQUEST', `Argument "${name}" is not valid JSON.`, { var_name: name });
+      if (!a.string) throw new ApiError('BAD_REQUEST', `Argument "${name}" is not valid JSON.`, { var_name: name });
     }
   }
-  if (types.has('string')) return raw;
-  if (types.has('integer')) throw new ApiError('BAD_REQUEST', `${name} is not an integer`, { var_name: name });
-  if (types.has('number')) throw new ApiError('BAD_REQUEST', `${name} is not a number`, { var_name: name });
-  if (types.has('boolean')) throw new ApiError('BAD_REQUEST', `${name} is not a boolean`, { var_name: name });
+  if (a.string) return raw;
+  if (a.integer) throw new ApiError('BAD_REQUEST', `${name} is not an integer`, { var_name: name });
+  if (a.number) throw new ApiError('BAD_REQUEST', `${name} is not a number`, { var_name: name });
+  if (a.boolean) throw new ApiError('BAD_REQUEST', `${name} is not a boolean`, { var_name: name });
   return raw;
 }
 
@@ -110,7 +136,7 @@ function compileChat(route: RouteRecord): ParamChecker {
   const known = new Set<string>();
   for (const [name, spec] of Object.entries(route.params)) {
     const validate = compileSchema('chat', `Route ${route.method} ${route.path}: parameter '${name}'`, spec.schema);
-    compiled.push({ name, spec, types: typesOf(spec.schema), validate });
+    compiled.push({ name, spec, admits: admits(typesOf(spec.schema)), aliases: spec.aliases ?? NO_ALIASES, validate });
     known.add(name);
     for (const alias of spec.aliases ?? []) known.add(alias);
   }
@@ -129,7 +155,7 @@ function compileChat(route: RouteRecord): ParamChecker {
       if (p.spec.in === 'path') raw = pathParams[p.name];
       else {
         raw = values.get(p.name);
-        for (const alias of p.spec.aliases ?? []) if (raw === undefined) raw = values.get(alias);
+        for (let i = 0; raw === undefined && i < p.aliases.length; i++) raw = values.get(p.aliases[i]);
       }
       if (raw === undefined) {
         if (p.spec.required) throw missingArgument(p.name);
@@ -139,7 +165,7 @@ function compileChat(route: RouteRecord): ParamChecker {
         // A path segment of the wrong shape means no such resource, as Zulip's typed URL patterns do.
         let value: unknown;
         try {
-          value = convert(p.name, raw, p.types);
+          value = convert(p.name, raw, p.admits);
         } catch {
           throw new ApiError('NOT_FOUND', 'Endpoint not found');
         }
@@ -147,7 +173,7 @@ function compileChat(route: RouteRecord): ParamChecker {
         params[p.name] = value;
         continue;
       }
-      const value = convert(p.name, raw, p.types);
+      const value = convert(p.name, raw, p.admits);
       if (!p.validate(value)) throw new ApiError('BAD_REQUEST', describe(p.name, p.validate), { var_name: p.name });
       params[p.name] = value;
     }
