@@ -7,7 +7,8 @@
  * idle, round after round. Alternating windows share whatever else the machine is doing,
  * so the medians compare the builds where two separate bench runs, minutes apart, would
  * compare two machines. Reports msg/s, p99 and server CPU per message (server CPU seconds
- * / messages: the figure least moved by contention).
+ * / messages: the figure least moved by contention), in all and of the event loop (the
+ * main thread) alone.
  *
  * Options: --rounds N (measured rounds, default 6), --window S (seconds, default 4).
  */
@@ -31,7 +32,7 @@ interface Contender {
   polling: boolean;
   pollConns: Connection[];
   loops: Array<Promise<void>>;
-  windows: Array<{ rps: number; p99: number; cpuUs: number }>;
+  windows: Array<{ rps: number; p99: number; cpuUs: number; loopUs: number }>;
 }
 
 function option(argv: string[], name: string, fallback: number): number {
@@ -56,15 +57,17 @@ async function contender(dir: string): Promise<Contender> {
 }
 
 /** One measuring window against one server. The senders connect for it alone (an idle keep-alive connection is closed by uWS). */
-async function measure(c: Contender, durationMs: number): Promise<{ rps: number; p99: number; cpuUs: number }> {
+async function measure(c: Contender, durationMs: number): Promise<Contender['windows'][number]> {
   const conns = await openPool(c.target.endpoint, SENDERS);
   try {
     const cpu = new ProcessCpuMeter(c.target.pid!);
+    const loop = new ProcessCpuMeter(c.target.pid!, true);
     const request = (i: number): string => apiRequest(conns[i], c.users[i % c.users.length], 'POST', '/api/v1/messages', { type: 'stream', to: 'ab', topic: `topic ${i % 5}`, content: CONTENT });
     const r = await closedLoop(conns, request, { durationMs });
     if (r.errors > 0) throw new Error(`${c.dir}: ${r.errors} sends failed; first: ${r.firstError}`);
     const load = cpu.read();
-    return { rps: r.rps, p99: r.latency.p99, cpuUs: (load / r.rps) * 1e6 };
+    const loopLoad = loop.read();
+    return { rps: r.rps, p99: r.latency.p99, cpuUs: (load / r.rps) * 1e6, loopUs: (loopLoad / r.rps) * 1e6 };
   } finally {
     closePool(conns);
   }
@@ -82,13 +85,13 @@ async function main(): Promise<void> {
     for (let round = 0; round <= rounds; round++) {
       for (const c of all) {
         const w = await measure(c, round === 0 ? 1500 : windowMs);
-        console.log(`${c.dir} ${round === 0 ? 'warm-up' : `round ${round}`}: ${w.rps.toFixed(0)} msg/s, p99 ${w.p99.toFixed(1)} ms, ${w.cpuUs.toFixed(1)} us of server CPU per message`);
+        console.log(`${c.dir} ${round === 0 ? 'warm-up' : `round ${round}`}: ${w.rps.toFixed(0)} msg/s, p99 ${w.p99.toFixed(1)} ms, ${w.cpuUs.toFixed(1)} us of server CPU per message (event loop ${w.loopUs.toFixed(1)})`);
         if (round > 0) c.windows.push(w);
       }
     }
     for (const c of all) {
       const m = (f: (w: Contender['windows'][number]) => number): number => median(c.windows.map(f));
-      console.log(`${c.dir}: median ${m((w) => w.rps).toFixed(0)} msg/s, p99 ${m((w) => w.p99).toFixed(1)} ms, ${m((w) => w.cpuUs).toFixed(1)} us/msg`);
+      console.log(`${c.dir}: median ${m((w) => w.rps).toFixed(0)} msg/s, p99 ${m((w) => w.p99).toFixed(1)} ms, ${m((w) => w.cpuUs).toFixed(1)} us/msg (event loop ${m((w) => w.loopUs).toFixed(1)})`);
     }
   } finally {
     for (const c of all) {

@@ -18,10 +18,14 @@ export function rssKiB(pid: number): number {
   }
 }
 
-/** User plus system CPU time of a process in seconds (`utime + stime`), or NaN. */
-export function cpuSeconds(pid: number): number {
+/**
+ * User plus system CPU time of a process in seconds (`utime + stime`), or NaN. With
+ * `mainThread`, of its main thread only (`/proc/<pid>/task/<pid>`): for Node, the event
+ * loop, without the threadpool's file writes and syncs or V8's helper threads.
+ */
+export function cpuSeconds(pid: number, mainThread = false): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
     // Fields after the command name, which may itself contain spaces and parentheses.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after `comm`.
@@ -71,18 +75,18 @@ export class ForeignCpuMeter {
   }
 }
 
-/** Samples a process's CPU use over a window, as a fraction of one core. */
+/** Samples a process's CPU use over a window (or its main thread's, with `mainThread`), as a fraction of one core. */
 export class ProcessCpuMeter {
   private cpu: number;
   private wall = Date.now();
 
-  constructor(private readonly pid: number) {
-    this.cpu = cpuSeconds(pid);
+  constructor(private readonly pid: number, private readonly mainThread = false) {
+    this.cpu = cpuSeconds(pid, mainThread);
   }
 
   read(): number {
     const wallS = (Date.now() - this.wall) / 1000;
-    return wallS > 0 ? (cpuSeconds(this.pid) - this.cpu) / wallS : NaN;
+    return wallS > 0 ? (cpuSeconds(this.pid, this.mainThread) - this.cpu) / wallS : NaN;
   }
 }
 

@@ -65,17 +65,22 @@ async function drive(ctx: ScenarioContext, runs: Runs, target: SendTarget, users
     const label = target.key === 'parley' ? '' : `${target.key} `;
     for (let run = 0; run <= ctx.opts.runs; run++) {
       const cpu = target.pid !== undefined ? new ProcessCpuMeter(target.pid) : null;
+      const loopCpu = target.pid !== undefined ? new ProcessCpuMeter(target.pid, true) : null;
       const r = await closedLoop(sendConns, request, { durationMs: run === 0 ? Math.min(1000, durationMs) : durationMs });
       const serverCpu = cpu?.read() ?? NaN;
+      const eventLoopCpu = loopCpu?.read() ?? NaN;
       if (r.errors > 0) throw new Error(`${label}${r.errors} of ${r.requests} sends failed; first: ${r.firstError}`);
       sent += r.requests;
-      ctx.log(`${label}${run === 0 ? 'warm-up' : `run ${run}`}: ${r.rps.toFixed(0)} msg/s, p99 ${r.latency.p99.toFixed(1)} ms, server CPU ${(serverCpu * 100).toFixed(0)}%, client CPU ${(r.clientCpu * 100).toFixed(0)}%`);
+      ctx.log(`${label}${run === 0 ? 'warm-up' : `run ${run}`}: ${r.rps.toFixed(0)} msg/s, p99 ${r.latency.p99.toFixed(1)} ms, server CPU ${(serverCpu * 100).toFixed(0)}% (event loop ${(eventLoopCpu * 100).toFixed(0)}%: ${((eventLoopCpu / r.rps) * 1e6).toFixed(1)} us per message), client CPU ${(r.clientCpu * 100).toFixed(0)}%`);
       if (run === 0) continue;
       runs.keep(SERIES[target.key], r.latency, r.perSecond);
       runs.add(`${target.key}.rps`, r.rps);
       runs.add(`${target.key}.p50`, r.latency.p50);
       runs.add(`${target.key}.p99`, r.latency.p99);
       runs.add(`${target.key}.serverCpu`, serverCpu * 100);
+      // Per message: the event loop's CPU (the main thread) and the whole process's (threadpool and GC threads too).
+      runs.add(`${target.key}.loopUs`, (eventLoopCpu / r.rps) * 1e6);
+      runs.add(`${target.key}.cpuUs`, (serverCpu / r.rps) * 1e6);
       runs.clientCpu(r.clientCpu, `${target.key} run ${run}`);
     }
     // Every subscriber must see every message; give the pollers a bounded time to drain.
@@ -134,7 +139,13 @@ export const send: Scenario = {
       );
     }
     result.figures.push(runs.figure('parley.p50', 'send latency p50', 'ms', base ? { baselineOf: 'redis.p50', baselineName: SERIES.redis } : {}), p99);
-    if (target.pid !== undefined) result.figures.push(runs.figure('parley.serverCpu', 'server CPU', '%', floors ? { baselineOf: 'floor.serverCpu', baselineName: SERIES.floor } : {}));
+    if (target.pid !== undefined) {
+      const floor = floors ? { baselineOf: 'floor.serverCpu', baselineName: SERIES.floor } : {};
+      result.figures.push(runs.figure('parley.serverCpu', 'server CPU', '%', floor));
+      const loop = runs.figure('parley.loopUs', 'event-loop CPU per message', 'us', { ...(floors ? { baselineOf: 'floor.loopUs', baselineName: SERIES.floor } : {}), target: '<= 25 us' });
+      loop.pass = loop.value <= 25;
+      result.figures.push(loop, runs.figure('parley.cpuUs', 'server CPU per message', 'us', floors ? { baselineOf: 'floor.cpuUs', baselineName: SERIES.floor } : {}));
+    }
     noteClientCpu(result, runs);
     noteDistributions(result, runs);
     return result;
