@@ -10,7 +10,9 @@
  * / messages: the figure least moved by contention), in all and of the event loop (the
  * main thread) alone.
  *
- * Options: --rounds N (measured rounds, default 6), --window S (seconds, default 4).
+ * Options: --rounds N (measured rounds, default 6), --window S (seconds, default 4). A DIR
+ * may carry node flags for its server after commas (`.,--max-semi-space-size=32`), to
+ * compare one build with itself under different V8 settings.
  */
 import { pathToFileURL } from 'node:url';
 import { join, resolve } from 'node:path';
@@ -43,15 +45,17 @@ function option(argv: string[], name: string, fallback: number): number {
 }
 
 /** Starts one build's server (from its own dist/) and parks its subscribers' polls. */
-async function contender(dir: string): Promise<Contender> {
-  const { startParley } = (await import(pathToFileURL(join(dir, 'dist', 'bench', 'target.js')).href)) as { startParley(opts: { fsync: 'always' }): Promise<Target> };
-  const target = await startParley({ fsync: 'always' });
+async function contender(spec: string): Promise<Contender> {
+  const [path, ...nodeArgs] = spec.split(',');
+  const dir = resolve(path);
+  const { startParley } = (await import(pathToFileURL(join(dir, 'dist', 'bench', 'target.js')).href)) as { startParley(opts: { fsync: 'always'; nodeArgs: string[] }): Promise<Target> };
+  const target = await startParley({ fsync: 'always', nodeArgs });
   const setup = await openPool(target.endpoint, SUBSCRIBERS);
   const users = await createUsers(setup, target.owner, SUBSCRIBERS, 'ab');
   await subscribe(setup[0], target.owner, 'ab', users.map((u) => u.user_id));
   const queues = await registerQueues(setup, users, SUBSCRIBERS);
   closePool(setup);
-  const c: Contender = { dir, target, users, polling: true, pollConns: await openPool(target.endpoint, SUBSCRIBERS), loops: [], windows: [] };
+  const c: Contender = { dir: spec, target, users, polling: true, pollConns: await openPool(target.endpoint, SUBSCRIBERS), loops: [], windows: [] };
   queues.forEach((q, i) => c.loops.push(keepPolling(new QueuePoller(c.pollConns[i], q), () => {}, () => c.polling)));
   return c;
 }
@@ -75,7 +79,7 @@ async function measure(c: Contender, durationMs: number): Promise<Contender['win
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const dirs = argv.filter((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--')).map((d) => resolve(d));
+  const dirs = argv.filter((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--'));
   if (dirs.length < 2) throw new Error('usage: node dist/bench/ab.js DIR_A DIR_B [...] [--rounds N] [--window S]');
   const rounds = option(argv, '--rounds', 6);
   const windowMs = option(argv, '--window', 4) * 1000;
