@@ -1,16 +1,32 @@
 /**
- * Fan-out: events staged for queues and delivered in batches.
+ * Fan-out: events of durable facts delivered to their queues in batched passes.
  *
- * Completions are batched: events that became durable during a loop turn are delivered
- * in one synchronous pass from `setImmediate`, outside any request handler, so each
- * completion is one corked write: parked polls are answered first, then the queue
+ * Completions are batched: the facts that became durable during a loop turn are
+ * delivered in one synchronous pass from `setImmediate`, outside any request handler,
+ * so each completion is one corked write. The pass resolves each batch of facts to its
+ * queues as it goes (a `Routing`, see `actors/runtime/event_routing.ts`): a parked poll
+ * is answered as soon as nothing more can reach its queue in the pass, so the first
+ * reply leaves after one queue has been resolved, not after all of them. Then the queue
  * actors process their pushes, then the callbacks waiting for the flush run.
  */
 import type { QueueFact } from '../queue_facts.js';
 import { markActive, type QueueActors } from './idle.js';
 import type { ParkedPolls } from './parked_polls.js';
 import { numberEvents, renderEvents, type QueuedEvent, type SequencedEvent } from './queue_actor.js';
-import type { QueueCell } from './registry.js';
+import type { Cell, QueueCell } from './registry.js';
+
+/**
+ * The events of one batch of facts, resolved to their queues when walked. A routing is
+ * walked once, by the delivery pass that follows its facts' durability.
+ */
+export interface Routing {
+  /**
+   * Calls `visit` for every queue and event, in routing order (the facts' seq order,
+   * then each fact's deliveries in order). `once` is true when this routing gives `cell`
+   * no other event: its reply may go out at once.
+   */
+  walk(visit: (cell: Cell, event: SequencedEvent, once: boolean) => void): void;
+}
 
 export interface FanoutOptions {
   now(): number;
@@ -32,8 +48,8 @@ export interface DeliveryObserver {
 export const NO_DELIVERY_OBSERVER: DeliveryObserver = { delivered() {} };
 
 export class Fanout {
-  /** Cells with staged events, in staging order. */
-  private stagedCells: QueueCell[] = [];
+  /** Routings whose facts are durable, in log order, for the next pass. */
+  private ready: Routing[] = [];
   private flushScheduled = false;
   private afterFlush: Array<() => void> = [];
   private readonly observer: DeliveryObserver;
@@ -47,20 +63,16 @@ export class Fanout {
   }
 
   /**
-   * Stages an event for a queue. Staged events reach their queues in one `push` per
-   * queue at `flushStaged`, however many facts produced them.
+   * Takes the events of facts that are now durable, for the next pass. Routings are
+   * delivered in the order they are given, which is log order: the log calls back in
+   * append order.
    */
-  stage(cell: QueueCell, event: SequencedEvent): void {
-    if (cell.dropped) return;
-    if (cell.staged) cell.staged.push(event);
-    else {
-      cell.staged = [event];
-      this.stagedCells.push(cell);
-    }
+  deliver(routing: Routing): void {
+    this.ready.push(routing);
   }
 
   /**
-   * Delivers what is staged on the next loop turn, once per turn however many facts
+   * Delivers what is ready on the next loop turn, once per turn however many facts
    * became durable. It runs from `setImmediate`: after the writes that caused the events
    * have been acknowledged (their replies go out first), before any later request is
    * read, and never inside a request handler, so each completion is one corked write.
@@ -79,51 +91,80 @@ export class Fanout {
   }
 
   /**
-   * Delivers the staged events. First every parked poll is answered, with the reply
-   * rendered from what its queue holds plus `numberEvents` of what is staged; then each
-   * queue's actor processes its push, which appends those very event objects. Both loops
-   * run in one synchronous pass, so no request ever sees a queue between the two, and
-   * the last reply leaves before the pushes rather than after them (they cost about
-   * 1.5 us per queue). Overflowing queues are dropped.
+   * Delivers the ready routings in one synchronous pass. Each routing is walked in
+   * order and its events staged on their queues (`QueueCell.staged`), so a queue gets
+   * everything of the pass in one push, in seq order. A parked poll is answered, with the
+   * reply rendered from what its queue holds plus `numberEvents` of what is staged, as
+   * soon as its queue can get nothing more in this pass: while the last routing is
+   * walked when that routing gives it one event (a message: every queue), else after
+   * the walk. Then each queue's actor processes its push, which appends those very event
+   * objects. All of it is one synchronous pass, so no request ever sees a queue between
+   * its reply and its push, and the replies leave before the pushes (about 1.5 us per
+   * queue). Overflowing queues are dropped.
    */
   flushStaged(): void {
-    const overflowed: string[] = [];
+    const routings = this.ready;
+    this.ready = [];
     const now = this.opts.now();
-    const cells = this.stagedCells;
-    this.stagedCells = [];
-    const pushes: Array<SequencedEvent[] | undefined> = new Array(cells.length);
-    // What a parked queue's reply carried: its push appends these very events.
-    const replied: Array<QueuedEvent[] | undefined> = new Array(cells.length);
-    let queues = 0;
-    let delivered = 0;
+    // Queues in the order they were first staged; `replied[i]`: what `cells[i]`'s reply carried.
+    const cells: QueueCell[] = [];
+    const replied: Array<QueuedEvent[] | undefined> = [];
     let polls = 0;
+    const last = routings.length - 1;
+    for (let r = 0; r <= last; r++) {
+      const final = r === last;
+      routings[r].walk((c, event, once) => {
+        const cell = c as QueueCell;
+        if (cell.dropped) return;
+        const fresh = cell.staged === undefined;
+        if (fresh) {
+          cell.staged = [event];
+          cells.push(cell);
+        } else cell.staged!.push(event);
+        if (!final || !once || cell.parked === undefined) return;
+        const added = this.answer(cell, now);
+        if (added === undefined) return;
+        polls++;
+        // A queue staged by an earlier routing of the pass is not at the end: its push numbers its events again (the same way).
+        if (fresh) replied[cells.length - 1] = added;
+      });
+    }
+    for (let i = 0; i < cells.length; i++) {
+      const cell = cells[i];
+      if (cell.parked === undefined || cell.dropped) continue;
+      const added = this.answer(cell, now);
+      if (added === undefined) continue;
+      replied[i] = added;
+      polls++;
+    }
+    const overflowed: string[] = [];
+    let delivered = 0;
     for (let i = 0; i < cells.length; i++) {
       const cell = cells[i];
       const events = cell.staged;
       cell.staged = undefined;
       if (!events || cell.dropped) continue;
-      pushes[i] = events;
-      queues++;
       delivered += events.length;
-      const ctx = cell.ctx;
-      if (cell.parked === undefined) continue;
-      const added = numberEvents(ctx, events);
-      if (added.length === 0 || ctx.events.length + added.length > this.opts.maxEvents) continue;
-      const parked = this.parked.take(cell)!;
-      markActive(cell, now);
-      replied[i] = added;
-      polls++;
-      parked.waiter.deliver(renderEvents(ctx.id, ctx.events, added));
-    }
-    for (let i = 0; i < cells.length; i++) {
-      const events = pushes[i];
-      if (!events) continue;
-      const cell = cells[i];
       this.actors.send(cell, { type: 'push', events, numbered: replied[i] });
       if (cell.ctx.events.length > this.opts.maxEvents) overflowed.push(cell.ctx.id);
     }
     if (overflowed.length > 0) void this.opts.commit([{ type: 'QueuesDropped', queue_ids: overflowed, reason: `more than ${this.opts.maxEvents} events were not fetched` }]);
-    if (queues > 0) this.observer.delivered(queues, delivered, polls);
+    if (cells.length > 0) this.observer.delivered(cells.length, delivered, polls);
+  }
+
+  /**
+   * Answers a queue's parked poll with what it holds plus what is staged for it; returns
+   * the events the reply added (its push appends them), or undefined when the poll stays
+   * parked: nothing new for it, or more than the queue may hold (it is dropped instead).
+   */
+  private answer(cell: QueueCell, now: number): QueuedEvent[] | undefined {
+    const ctx = cell.ctx;
+    const added = numberEvents(ctx, cell.staged!);
+    if (added.length === 0 || ctx.events.length + added.length > this.opts.maxEvents) return undefined;
+    const parked = this.parked.take(cell)!;
+    markActive(cell, now);
+    parked.waiter.deliver(renderEvents(ctx.id, ctx.events, added));
+    return added;
   }
 
   /** Pushes events at once, without waking anyone: for replay at startup. */

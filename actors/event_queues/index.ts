@@ -5,7 +5,7 @@
  *   numbering, and rendering a `GET /events` reply.
  * - `registry.ts`: the cells of all queues, by id and by organization and user;
  *   tombstones of dropped ones.
- * - `fanout.ts`: events staged for queues and delivered in one batched pass.
+ * - `fanout.ts`: the events of durable facts resolved to their queues and delivered in one batched pass.
  * - `parked_polls.ts`: parked long-polls and the heartbeat wheel.
  * - `idle.ts`: the idle clock, idle collection, and passivation of queue actors.
  *
@@ -25,14 +25,14 @@ import { badRequest } from '../errors.js';
 import type { QueueFact, QueueRegistered, QueuesDropped } from '../queue_facts.js';
 import type { NarrowTerm } from '../narrow.js';
 import type { Supervisor } from '../core/supervisor.js';
-import { Fanout, type DeliveryObserver } from './fanout.js';
+import { Fanout, type DeliveryObserver, type Routing } from './fanout.js';
 import { markActive, QueueActors } from './idle.js';
 import { ParkedPolls, type Waiter } from './parked_polls.js';
 import { renderEvents, type QueueContext, type SequencedEvent } from './queue_actor.js';
 import { QueueRegistry, restoredContext, type Cell, type QueueCell } from './registry.js';
 
 export type { Cell } from './registry.js';
-export type { DeliveryObserver } from './fanout.js';
+export type { DeliveryObserver, Routing } from './fanout.js';
 export type { Waiter } from './parked_polls.js';
 export type { OutgoingEvent, QueueContext, QueuedEvent, SequencedEvent } from './queue_actor.js';
 
@@ -142,9 +142,9 @@ export interface QueueDelivery {
   cellsOf(queueIds: string[]): Cell[];
   /** The queues of one user, for fan-out. */
   queuesOf(org: number, userId: number): Iterable<Cell>;
-  /** Stages an event for a queue, for the next flush. */
-  stage(cell: Cell, event: SequencedEvent): void;
-  /** Delivers what is staged on the next loop turn, then calls `afterFlush`. */
+  /** Takes the events of facts now durable, resolved to their queues by the next flush as it walks them. */
+  deliver(routing: Routing): void;
+  /** Delivers what is ready on the next loop turn, then calls `afterFlush`. */
   scheduleFlush(afterFlush: () => void): void;
   /** Pushes events at once, without waking anyone: for replay at startup. */
   pushNow(cell: Cell, events: SequencedEvent[]): void;
@@ -321,8 +321,8 @@ export class EventQueues implements QueueService, QueueDelivery {
 
   // Delivery. Every `Cell` is one of the registry's `QueueCell`s.
 
-  stage(cell: Cell, event: SequencedEvent): void {
-    this.fanout.stage(cell as QueueCell, event);
+  deliver(routing: Routing): void {
+    this.fanout.deliver(routing);
   }
 
   scheduleFlush(afterFlush: () => void): void {

@@ -8,9 +8,10 @@
  *   request -> route handler -> runtime.execute(target)
  *     -> the target actor decides (areas' CommandDef.decide) and applies its facts
  *     -> the other actors concerned apply them (FactDef.route / FactDef.apply)
- *     -> the events are derived (FactDef.notify) and resolved to queues
- *     -> the log makes the facts durable -> the events are staged, the reply sent,
- *        parked polls answered in one batch
+ *     -> the log makes the facts durable -> the reply is sent
+ *     -> one delivery pass derives the events (FactDef.notify), resolves them to queues
+ *        and answers each parked poll as soon as its queue is resolved, in one batch
+ *        (derived at once instead if state is about to change first)
  */
 import { randomBytes } from 'node:crypto';
 import type { Command, Fact, ResultOf, Stamped, Target } from '../areas/index.js';
@@ -168,6 +169,8 @@ export class Runtime implements StateView {
   execute<C extends Command>(target: Target<C>, hints?: DeliveryHints): Promise<ResultOf<C>> {
     const actor: DomainActor<unknown> = this.directory.actorFor(target as Target);
     const def = (target as Target).command;
+    // The decision changes state: the events of facts applied before it are derived first.
+    this.events.settle();
     return new Promise((resolve, reject) => {
       const done = (outcome: Outcome): void => {
         if (!outcome.ok) reject(outcome.error);
@@ -184,6 +187,7 @@ export class Runtime implements StateView {
    * reflects, so pushing them one by one would keep only the first).
    */
   replay(stamped: Stamped): void {
+    this.events.settle();
     this.directory.route(stamped, null);
     this.scheduled.observe(stamped.fact);
     const routed = new Routed();
@@ -194,25 +198,33 @@ export class Runtime implements StateView {
     this.messageIdCounter = Math.max(this.messageIdCounter, this.server().maxMessageId);
   }
 
-  /** Routes freshly decided facts, resolves their events to queues, and logs them. */
+  /**
+   * Routes freshly decided facts and logs them; once they are durable, hands their events
+   * to the delivery pass. The events of all facts but the last are derived as each is
+   * applied; the last one's are left to the delivery pass, which resolves them as it
+   * answers parked polls, unless state changes first (`EventRouting.settle`).
+   */
   private commit(origin: DomainActor<unknown> | null, stamped: Stamped[], reply: () => void, hints?: DeliveryHints): void {
     if (stamped.length === 0) {
       reply();
       return;
     }
-    const routed = new Routed();
-    for (const s of stamped) {
+    this.events.settle();
+    const before = new Routed();
+    const last = stamped.length - 1;
+    for (let i = 0; i <= last; i++) {
+      const s = stamped[i];
       this.directory.route(s, origin);
       this.scheduled.observe(s.fact);
-      this.events.derive(s, routed);
+      if (i < last) this.events.derive(s, before);
     }
-    if (hints?.localEcho) this.events.localEcho(routed, hints.localEcho);
-    const last = stamped[stamped.length - 1].seq;
+    const routing = this.events.defer(before, stamped[last], hints);
+    const lastSeq = stamped[last].seq;
     this.opts.sink.append(stamped, () => {
-      for (let i = 0; i < routed.cells.length; i++) this.queueDelivery.stage(routed.cells[i], routed.events[i]);
+      this.queueDelivery.deliver(routing);
       // deliveredSeq moves only once the events are in their queues (snapshots rely on it).
       this.queueDelivery.scheduleFlush(() => {
-        if (last > this.deliveredSeq) this.deliveredSeq = last;
+        if (lastSeq > this.deliveredSeq) this.deliveredSeq = lastSeq;
       });
       reply();
     });
@@ -237,6 +249,7 @@ export class Runtime implements StateView {
 
   /** Restores one snapshot chunk, written in snapshot format `version`. */
   restoreChunk(chunk: Chunk, version: number): void {
+    this.events.settle();
     if (QUEUE_CHUNK_TAGS.includes(chunk.k)) {
       this.queueDelivery.restoreChunk(chunk);
       return;
