@@ -67,8 +67,11 @@ export const parked: Scenario = {
       const idle = await probeLag(probe, Math.min(3000, durationMs));
       const queues: RegisteredQueue[] = await registerQueues(setup, [target.owner], n);
       const unparked = await target.probe?.();
-      conns = await openPool(target.endpoint, n, { sources: opts.sources });
-      queues.forEach((q, i) => loops.push(keepPolling(new QueuePoller(conns[i], q), () => undefined, () => polling)));
+      // Each connection parks its poll as soon as it is open: uWS closes a connection idle for 10 s.
+      conns = await openPool(target.endpoint, n, { sources: opts.sources, onOpen: (conn, i) => loops.push(keepPolling(new QueuePoller(conn, queues[i]), () => undefined, () => polling)) });
+      // The probe's first connection sat idle while the pool opened, long enough at large N for uWS to close it.
+      probe.conn = (await openPool(target.endpoint, 1))[0];
+      setup.push(probe.conn);
       await sleep(Math.max(200, n / 20));
       const held = await target.probe?.();
       if (unparked && held) {
