@@ -62,7 +62,7 @@ export interface Exchange extends AbortHook {
 /** A response that will be given later through `Exchange.respond`. */
 export const LATER = null;
 
-/** An `Exchange` whose responses go to `responder` (set by the transport or by `inject`). */
+/** An `Exchange` whose responses go to `responder` (set by `inject`; the uWS transport overrides `respond`). */
 export class Abortable implements Exchange {
   aborted = false;
   /** Set by the transport once a response has been written. */
