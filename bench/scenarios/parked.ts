@@ -65,6 +65,7 @@ export const parked: Scenario = {
       const probe = new QueuePoller(setup[0], probeQueue);
       await probeLag(probe, 500);
       const idle = await probeLag(probe, Math.min(3000, durationMs));
+      const empty = await target.probe?.();
       const queues: RegisteredQueue[] = await registerQueues(setup, [target.owner], n);
       const unparked = await target.probe?.();
       // Each connection parks its poll as soon as it is open: uWS closes a connection idle for 10 s.
@@ -78,6 +79,11 @@ export const parked: Scenario = {
         // What parking costs the server beyond the registered queues: connection, request and waiter state.
         runs.add('heap', (held.heapUsed - unparked.heapUsed) / n / 1024);
         runs.add('rss', (held.rss - unparked.rss) / n / 1024);
+        if (empty) {
+          // The whole cost: the queue too, read from before any of the N queues was registered.
+          runs.add('heapAll', (held.heapUsed - empty.heapUsed) / n / 1024);
+          runs.add('rssAll', (held.rss - empty.rss) / n / 1024);
+        }
         result.memory = [unparked, held].map((r, i) => ({ series: 'parked polls', n: i * n, heapMiB: r.heapUsed / 2 ** 20, rssMiB: r.rss / 2 ** 20 }));
       }
       ctx.log(`${n} polls parked; idle probe p99 was ${idle.p99.toFixed(2)} ms`);
@@ -116,6 +122,10 @@ export const parked: Scenario = {
     if (runs.all('heap').length > 0) {
       result.figures.push(runs.figure('heap', `heap per parked poll N=${n}`, 'KiB'), runs.figure('rss', `RSS per parked poll N=${n}`, 'KiB'));
       result.notes.push('per parked poll: the server\'s heap (after a full GC) and RSS with every poll parked, less the same with the queues registered and no poll parked');
+    }
+    if (runs.all('rssAll').length > 0) {
+      result.figures.push(runs.figure('heapAll', `heap per parked poll with its queue N=${n}`, 'KiB'), runs.figure('rssAll', `RSS per parked poll with its queue N=${n}`, 'KiB'));
+      result.notes.push('with its queue: the same readings with every poll parked, less those before the N queues were registered');
     }
     if (runs.all('eld.p99').length > 0) {
       result.figures.push(runs.figure('eld.p99', 'in-server loop delay p99', 'ms'), runs.figure('eld.max', 'in-server loop delay max', 'ms'));
