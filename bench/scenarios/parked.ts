@@ -87,6 +87,10 @@ export const parked: Scenario = {
         result.memory = [unparked, held].map((r, i) => ({ series: 'parked polls', n: i * n, heapMiB: r.heapUsed / 2 ** 20, rssMiB: r.rss / 2 ** 20 }));
       }
       ctx.log(`${n} polls parked; idle probe p99 was ${idle.p99.toFixed(2)} ms`);
+      const mib = (b: number): string => (b / 2 ** 20).toFixed(1);
+      for (const [name, r] of [['no queues', empty], ['queues registered', unparked], ['polls parked', held]] as const) {
+        if (r) ctx.log(`server memory, ${name}: heap used ${mib(r.heapUsed)} of ${mib(r.heapTotal)} MiB, external ${mib(r.external)} MiB, RSS ${mib(r.rss)} MiB`);
+      }
       runs.keep(IDLE, idle);
       await probeLag(probe, 500);
       for (let run = 1; run <= opts.runs; run++) {
