@@ -224,6 +224,12 @@ export interface PoolOptions {
   sources?: string[];
   /** Gives up when the whole pool is not open by then. */
   timeoutMs?: number;
+  /**
+   * Called with each connection as soon as it is open, so that the caller can put it to
+   * work before the rest of the pool is open (uWS closes a connection that sends no
+   * request for 10 s, and a large pool takes longer than that to open).
+   */
+  onOpen?: (conn: Connection, index: number) => void;
 }
 
 /** Opens `count` connections, spread over source addresses when large. */
@@ -238,6 +244,7 @@ export async function openPool(endpoint: Endpoint, count: number, opts: PoolOpti
       if (Date.now() > deadline) throw new Error(`opening ${count} connections took too long (${next} started)`);
       const i = next++;
       conns[i] = await Connection.open(endpoint, sources ? sources[i % sources.length] : undefined);
+      opts.onOpen?.(conns[i], i);
     }
   };
   const workers = Array.from({ length: Math.min(count, opts.concurrency ?? 128) }, () =>

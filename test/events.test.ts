@@ -780,6 +780,49 @@ t.test('passivation: an unused queue gives up its actor, keeps its events, and w
   t.same(res.json.events.map((e: { id: number; message: { content: string } }) => [e.id, e.message.content]), [[0, '<p>one</p>'], [1, '<p>two</p>']], 'nothing lost or renumbered across passivation');
 });
 
+t.test('a parked poll keeps its queue passivated; a batch wakes it to apply the events', async (t) => {
+  const { f, bob } = await world({ queues: { passivateAfterMs: 60_000, defaultLifespanMs: 600_000 } });
+  t.teardown(f.stop);
+  const queueId = await register(f, bob);
+  const held = (): number[] => f.runtime.queues.peek(queueId)!.events.map((e) => e.id);
+  t.equal((await send(f, f.owner, 'zero')).status, 200);
+  await settle();
+  t.equal(f.runtime.queues.activeCount, 1, 'the batch started the actor');
+
+  // Acknowledging event 0 and parking: the queue gives up its actor at once, however recently it was used.
+  const first = startPoll(f, bob, { queue_id: queueId, last_event_id: 0 });
+  await settle();
+  t.equal(f.runtime.queues.parkedCount, 1, 'parked');
+  t.equal(f.runtime.queues.activeCount, 0, 'a parked queue is passivated');
+  t.same(held(), [], 'the acknowledgement was applied to the passivated queue');
+
+  const sent = send(f, f.owner, 'one');
+  const res = await first.result;
+  t.equal(res.status, 200, res.body);
+  t.same(res.json.events.map((e: { id: number; message: { content: string } }) => [e.id, e.message.content]), [[1, '<p>one</p>']], 'the batch answered the parked poll');
+  t.equal((await sent).status, 200);
+  await settle();
+  t.equal(f.runtime.queues.activeCount, 1, 'the batch woke the actor to apply it');
+  t.same(held(), [1], 'and it applied the batch: the event stays until acknowledged');
+
+  // An acknowledgement of an event the queue never had is refused, parked or not, and changes nothing.
+  const wrong = await fetchNow(f, bob, queueId, 7);
+  t.equal(wrong.status, 400);
+  t.equal(wrong.json.msg, 'Event 7 was not in this queue');
+  t.same(held(), [1]);
+
+  const second = startPoll(f, bob, { queue_id: queueId, last_event_id: 1 });
+  await settle();
+  t.equal(f.runtime.queues.activeCount, 0, 'parked again: passivated again');
+  t.same(held(), []);
+  second.abort.abort();
+  await settle();
+  t.equal(f.runtime.queues.parkedCount, 0, 'an aborted poll leaves its queue');
+  t.equal((await send(f, f.owner, 'two')).status, 200);
+  await settle();
+  t.same(ids(await fetchNow(f, bob, queueId, 1)), [2], 'the queue numbers on across passivation');
+});
+
 t.test('a parked poll is answered with exactly what its queue then holds, ids included', async (t) => {
   const { f, bob } = await world();
   t.teardown(f.stop);

@@ -8,6 +8,9 @@
  * - Passivation: a queue's XState actor is stopped when the queue has been unused for a
  *   while and kept as plain data, and started again on its next message, as Orleans
  *   deactivates idle grains. An idle queue then costs a few hundred bytes, not an actor.
+ *   A queue whose poll is parked is passivated at once (`EventQueues.poll`), however
+ *   recently it was used: a parked poll waits for a batch or a heartbeat, tens of
+ *   seconds, and a million of them must fit in memory. A batch starts the actor again.
  */
 import type { Supervisor } from '../core/supervisor.js';
 import { queueLogic, type QueueEvent } from './queue_actor.js';

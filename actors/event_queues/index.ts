@@ -19,6 +19,8 @@
  *   are the only exception: the client re-sends `last_event_id` on every poll.
  * - One timer drives everything periodic: the heartbeat wheel, and a sweep for idle
  *   queues and for passivation.
+ * - A queue with a parked poll is passivated: its actor is stopped when the poll parks
+ *   and started again only to apply a batch (see `idle.ts`).
  */
 import type { Chunk, ChunkThunk } from '../core/persistence.js';
 import { badRequest } from '../errors.js';
@@ -28,7 +30,7 @@ import type { Supervisor } from '../core/supervisor.js';
 import { Fanout, type DeliveryObserver, type Routing } from './fanout.js';
 import { markActive, QueueActors } from './idle.js';
 import { ParkedPolls, type Waiter } from './parked_polls.js';
-import { renderEvents, type QueueContext, type SequencedEvent } from './queue_actor.js';
+import { acknowledge, renderEvents, type QueueContext, type SequencedEvent } from './queue_actor.js';
 import { QueueRegistry, restoredContext, type Cell, type QueueCell } from './registry.js';
 
 export type { Cell } from './registry.js';
@@ -293,8 +295,7 @@ export class EventQueues implements QueueService, QueueDelivery {
     // Any request renews the queue's life, one that acknowledges too much included.
     markActive(cell, now);
     if (lastEventId !== null) {
-      let error: string | null = null;
-      this.actors.send(cell, { type: 'ack', last_event_id: lastEventId, reply: (e) => (error = e) });
+      const error = acknowledge(cell.ctx, lastEventId);
       if (error !== null) throw badRequest(error);
     }
     // One waiter per queue, as in Zulip: an older poll is answered with what there is.
@@ -302,6 +303,8 @@ export class EventQueues implements QueueService, QueueDelivery {
     if (previous) previous.waiter.deliver(renderEvents(queueId, ctx.events));
     if (ctx.events.length > 0 || dontBlock) return renderEvents(queueId, ctx.events);
     this.parkedPolls.park(cell, waiter, now);
+    // A parked queue is plain data and the poll's handle: its actor starts again to apply a batch.
+    this.actors.passivate(cell);
     return null;
   }
 

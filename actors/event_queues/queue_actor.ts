@@ -62,16 +62,24 @@ export interface QueueContext {
 }
 
 /**
- * Messages a queue actor processes. When a request last touched the queue is not the
- * actor's business: that idle clock is bookkeeping beside the queue (see `idle.ts`).
+ * Messages a queue actor processes: batches of events, the only change to a queue that
+ * comes from facts. When a request last touched the queue is not the actor's business:
+ * that idle clock is bookkeeping beside the queue (see `idle.ts`). Neither is an
+ * acknowledgement (see `acknowledge`).
  */
 export type QueueEvent =
   /** `numbered`: `numberEvents(ctx, events)`, when the sender computed it earlier in the same synchronous pass. */
-  | { type: 'push'; events: SequencedEvent[]; numbered?: QueuedEvent[] }
-  | { type: 'ack'; last_event_id: number; reply: (error: string | null) => void };
+  { type: 'push'; events: SequencedEvent[]; numbered?: QueuedEvent[] };
 
-/** Drops every event with an id at or below `last`, or says why it cannot. */
-function prune(ctx: QueueContext, last: number): string | null {
+/**
+ * Drops every event with an id at or below `last` (the client's `last_event_id`), or
+ * says why it cannot. Not a message to the actor: a poll must know at once whether its
+ * acknowledgement holds, it is the one change no fact carries (the client re-sends it on
+ * every poll), and a parked poll's queue stays passivated, so acknowledging must not
+ * start its actor. It runs between messages, never while the actor processes one: pushes
+ * are delivered in a synchronous pass of their own, and requests in handlers of their own.
+ */
+export function acknowledge(ctx: QueueContext, last: number): string | null {
   if (last < ctx.newest_pruned_id) return `An event newer than ${last} has already been pruned!`;
   if (last > ctx.newest_pruned_id && last >= ctx.next_id) return `Event ${last} was not in this queue`;
   if (last > ctx.newest_pruned_id) {
@@ -103,21 +111,9 @@ function push(ctx: QueueContext, events: SequencedEvent[], added = numberEvents(
   ctx.next_id += added.length;
 }
 
-/** XState logic of an event queue: the whole of its behaviour. */
-export const queueLogic = fromInPlaceTransition<QueueContext, QueueEvent>((ctx, event, scope) => {
-  switch (event.type) {
-    case 'push':
-      push(ctx, event.events, event.numbered);
-      break;
-    case 'ack': {
-      const error = prune(ctx, event.last_event_id);
-      const reply = event.reply;
-      scope.defer(() => reply(error));
-      break;
-    }
-    default:
-      break;
-  }
+/** XState logic of an event queue: applying batches of events (acknowledgements aside, see `acknowledge`). */
+export const queueLogic = fromInPlaceTransition<QueueContext, QueueEvent>((ctx, event) => {
+  if (event.type === 'push') push(ctx, event.events, event.numbered);
 });
 
 /** A running queue actor. */

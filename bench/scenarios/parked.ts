@@ -65,19 +65,32 @@ export const parked: Scenario = {
       const probe = new QueuePoller(setup[0], probeQueue);
       await probeLag(probe, 500);
       const idle = await probeLag(probe, Math.min(3000, durationMs));
+      const empty = await target.probe?.();
       const queues: RegisteredQueue[] = await registerQueues(setup, [target.owner], n);
       const unparked = await target.probe?.();
-      conns = await openPool(target.endpoint, n, { sources: opts.sources });
-      queues.forEach((q, i) => loops.push(keepPolling(new QueuePoller(conns[i], q), () => undefined, () => polling)));
+      // Each connection parks its poll as soon as it is open: uWS closes a connection idle for 10 s.
+      conns = await openPool(target.endpoint, n, { sources: opts.sources, onOpen: (conn, i) => loops.push(keepPolling(new QueuePoller(conn, queues[i]), () => undefined, () => polling)) });
+      // The probe's first connection sat idle while the pool opened, long enough at large N for uWS to close it.
+      probe.conn = (await openPool(target.endpoint, 1))[0];
+      setup.push(probe.conn);
       await sleep(Math.max(200, n / 20));
       const held = await target.probe?.();
       if (unparked && held) {
         // What parking costs the server beyond the registered queues: connection, request and waiter state.
         runs.add('heap', (held.heapUsed - unparked.heapUsed) / n / 1024);
         runs.add('rss', (held.rss - unparked.rss) / n / 1024);
+        if (empty) {
+          // The whole cost: the queue too, read from before any of the N queues was registered.
+          runs.add('heapAll', (held.heapUsed - empty.heapUsed) / n / 1024);
+          runs.add('rssAll', (held.rss - empty.rss) / n / 1024);
+        }
         result.memory = [unparked, held].map((r, i) => ({ series: 'parked polls', n: i * n, heapMiB: r.heapUsed / 2 ** 20, rssMiB: r.rss / 2 ** 20 }));
       }
       ctx.log(`${n} polls parked; idle probe p99 was ${idle.p99.toFixed(2)} ms`);
+      const mib = (b: number): string => (b / 2 ** 20).toFixed(1);
+      for (const [name, r] of [['no queues', empty], ['queues registered', unparked], ['polls parked', held]] as const) {
+        if (r) ctx.log(`server memory, ${name}: heap used ${mib(r.heapUsed)} of ${mib(r.heapTotal)} MiB, external ${mib(r.external)} MiB, RSS ${mib(r.rss)} MiB`);
+      }
       runs.keep(IDLE, idle);
       await probeLag(probe, 500);
       for (let run = 1; run <= opts.runs; run++) {
@@ -113,6 +126,10 @@ export const parked: Scenario = {
     if (runs.all('heap').length > 0) {
       result.figures.push(runs.figure('heap', `heap per parked poll N=${n}`, 'KiB'), runs.figure('rss', `RSS per parked poll N=${n}`, 'KiB'));
       result.notes.push('per parked poll: the server\'s heap (after a full GC) and RSS with every poll parked, less the same with the queues registered and no poll parked');
+    }
+    if (runs.all('rssAll').length > 0) {
+      result.figures.push(runs.figure('heapAll', `heap per parked poll with its queue N=${n}`, 'KiB'), runs.figure('rssAll', `RSS per parked poll with its queue N=${n}`, 'KiB'));
+      result.notes.push('with its queue: the same readings with every poll parked, less those before the N queues were registered');
     }
     if (runs.all('eld.p99').length > 0) {
       result.figures.push(runs.figure('eld.p99', 'in-server loop delay p99', 'ms'), runs.figure('eld.max', 'in-server loop delay max', 'ms'));

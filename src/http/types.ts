@@ -62,16 +62,19 @@ export interface Exchange extends AbortHook {
 /** A response that will be given later through `Exchange.respond`. */
 export const LATER = null;
 
-/** An `Exchange` whose responses go to `responder` (set by the transport or by `inject`). */
+/** An `Exchange` whose responses go to `responder` (set by `inject`; the uWS transport overrides `respond`). */
 export class Abortable implements Exchange {
   aborted = false;
   /** Set by the transport once a response has been written. */
   answered = false;
   responder: ((out: OutgoingResponse) => void) | undefined;
-  private fns: Array<() => void> | undefined;
+  /** The abort hooks: most requests have none, a parked long-poll one, so one is kept without an array. */
+  private fns: (() => void) | Array<() => void> | undefined;
   onAbort(fn: () => void): void {
     if (this.aborted) fn();
-    else (this.fns ??= []).push(fn);
+    else if (this.fns === undefined) this.fns = fn;
+    else if (typeof this.fns === 'function') this.fns = [this.fns, fn];
+    else this.fns.push(fn);
   }
   respond(out: OutgoingResponse): void {
     this.responder?.(out);
@@ -81,7 +84,8 @@ export class Abortable implements Exchange {
     this.aborted = true;
     const fns = this.fns;
     this.fns = undefined;
-    if (fns) for (const fn of fns) fn();
+    if (typeof fns === 'function') fns();
+    else if (fns) for (const fn of fns) fn();
   }
 }
 

@@ -251,14 +251,24 @@ class UwsRequest implements IncomingRequest {
 }
 
 /**
- * Hooks a response's abort and answer to its `Abortable`. The closures are made here,
- * not in the request callback, so that a parked long-poll keeps only the response and
- * its abort state alive, not the request with its headers: thousands of parked polls
- * are young objects that every scavenge during a fan-out would otherwise copy.
+ * The exchange of one uWS request: its abort state, and its response to answer through.
+ * It holds the response itself rather than a closure over it, so that a parked
+ * long-poll keeps this object and one bound abort hook alive, not closures and their
+ * contexts, and not the request with its headers: thousands of parked polls are young
+ * objects that every scavenge during a fan-out would otherwise copy.
  */
-function watch(res: uWS.HttpResponse, abort: Abortable, head: boolean): void {
-  res.onAborted(() => abort.abort());
-  abort.responder = (out) => write(res, abort, out, false, head);
+class UwsExchange extends Abortable {
+  constructor(
+    private readonly res: uWS.HttpResponse,
+    private readonly head: boolean,
+  ) {
+    super();
+    res.onAborted(this.abort.bind(this));
+  }
+
+  override respond(out: OutgoingResponse): void {
+    write(this.res, this, out, false, this.head);
+  }
 }
 
 /** Reads the body chunk by chunk (each copied: uWS reuses its memory), then handles the request. */
@@ -296,10 +306,9 @@ export function listen(opts: ListenOptions, handler: Handler): Promise<Listener>
   // `any` is routed only the nine upper-case methods uWS knows (see the top of this
   // module): the method needs no case folding, and an unknown one never gets here.
   app.any('/*', (res, req) => {
-    const abort = new Abortable();
     const method = req.getCaseSensitiveMethod();
     const head = method === 'HEAD';
-    watch(res, abort, head);
+    const abort = new UwsExchange(res, head);
     const headers: Record<string, string> = {};
     let headerChars = 0;
     let longestField = 0;

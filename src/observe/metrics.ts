@@ -139,7 +139,7 @@ export class Metrics {
       });
     };
     gauge('parley_event_queues', 'Registered event queues', () => queues.size);
-    gauge('parley_event_queues_passivated', 'Registered event queues whose actor is passivated (asleep until their next request or event)', () => queues.size - queues.activeCount);
+    gauge('parley_event_queues_passivated', 'Registered event queues whose actor is passivated (asleep until their next batch of events; a queue with a parked poll always is)', () => queues.size - queues.activeCount);
     gauge('parley_parked_polls', 'GET /events requests parked, waiting for an event', () => queues.parkedCount);
     gauge('parley_recovery_replayed_facts', 'Facts replayed from the log at the last start', () => store.recovery.replayed);
     gauge('parley_recovery_duration_seconds', 'How long recovery (snapshot load and log replay) took at the last start', () => store.recovery.ms / 1000);

@@ -2,11 +2,11 @@
  * `GET /events` and `DELETE /events`: the long-poll. A poll with nothing to return
  * parks until its queue gets an event, a heartbeat comes due, or the client leaves.
  */
-import type { Waiter } from '../../../actors/event_queues/index.js';
+import type { QueueClient, Waiter } from '../../../actors/event_queues/index.js';
 import { missingArgument } from '../../../actors/errors.js';
 import { Type } from '@sinclair/typebox';
 import { route, S, type Reply } from '../../http/route.js';
-import { jsonResponse, LATER } from '../../http/types.js';
+import { jsonResponse, LATER, type Exchange } from '../../http/types.js';
 import { createQueue, REGISTER_PARAMS } from './register.js';
 
 export const getEvents = route({
@@ -29,15 +29,45 @@ export const getEvents = route({
       const { queueId, durable } = createQueue(runtime, org, user, params, client);
       return durable.then(() => ({ raw: runtime.queues.poll(queueId, org.id, user.user_id, null, true, NO_WAITER)! }));
     }
-    const queueId = params.queue_id;
-    // A parked poll is answered straight from the queue's completion batch, with one corked write.
-    const waiter: Waiter = { deliver: (raw, status = 200) => exchange.respond(jsonResponse(status, raw)) };
-    const body = runtime.queues.poll(queueId, org.id, user.user_id, params.last_event_id ?? null, dontBlock, waiter);
+    const queues = runtime.queues;
+    const waiter = new PollWaiter(exchange, queues);
+    const body = queues.poll(params.queue_id, org.id, user.user_id, params.last_event_id ?? null, dontBlock, waiter);
     if (body !== null) return { raw: body };
-    exchange.onAbort(() => runtime.queues.unpark(queueId, waiter));
+    waiter.parkedOn(queues.peek(params.queue_id)!.id);
+    exchange.onAbort(waiter.gone.bind(waiter));
     return LATER;
   },
 });
+
+/**
+ * A poll that may park. A parked poll is answered straight from its queue's delivery
+ * pass, with one corked write, and leaves its queue when the client goes away. Parked,
+ * it costs this object and the bound abort hook: no closure and no context per poll, and
+ * it holds the queue's own id string, not the slice of the query string it was parsed
+ * from, which would keep the whole query alive.
+ */
+class PollWaiter implements Waiter {
+  private queueId = '';
+
+  constructor(
+    private readonly exchange: Exchange,
+    private readonly queues: QueueClient,
+  ) {}
+
+  deliver(raw: string, status = 200): void {
+    this.exchange.respond(jsonResponse(status, raw));
+  }
+
+  /** The poll parked on this queue. */
+  parkedOn(queueId: string): void {
+    this.queueId = queueId;
+  }
+
+  /** The client went away: the queue forgets the poll, if it is still the parked one. */
+  gone(): void {
+    this.queues.unpark(this.queueId, this);
+  }
+}
 
 /** Stands in for a waiter where the poll never blocks. */
 const NO_WAITER: Waiter = { deliver: () => {} };
