@@ -58,7 +58,7 @@ function event(seq: number, n: number): SequencedEvent {
 /** Stages `events` for the queue and runs one delivery pass; resolves with the active actor count right after it. */
 function deliver(w: World, queueId: string, events: SequencedEvent[]): Promise<number> {
   const cell = w.queues.cellsOf([queueId])[0];
-  for (const e of events) w.queues.stage(cell, e);
+  w.queues.deliver({ walk: (visit) => events.forEach((e, i) => visit(cell, e, i === events.length - 1)) });
   return new Promise((resolve) => w.queues.scheduleFlush(() => resolve(w.queues.activeCount)));
 }
 
