@@ -15,6 +15,7 @@ import { blocks } from './blocks.js';
 import { channelLinks } from './channel_links.js';
 import { emoji } from './emoji.js';
 import { STASH_CLOSE, STASH_OPEN, type MarkdownEnv, type RenderState, type Rendered } from './env.js';
+import { plainParagraph } from './fast.js';
 import { preprocessFences } from './fences.js';
 import { inline } from './inline.js';
 import { links } from './links.js';
@@ -54,9 +55,26 @@ export function isPlainLine(source: string): boolean {
 
 /** Renders message Markdown to HTML and collects its mentions. */
 export function renderMarkdown(source: string, env: MarkdownEnv): Rendered {
+  const plain = isPlainLine(source);
+  if (plain) {
+    const html = plainParagraph(source, env);
+    if (html !== null) return { html, mentioned: [], wildcard: null, mentionedGroups: [] };
+  }
+  return render(source, env, plain);
+}
+
+/**
+ * Renders with markdown-it, never by the plain-paragraph path (fast.ts); exported for
+ * the test that the two agree.
+ */
+export function renderFull(source: string, env: MarkdownEnv): Rendered {
+  return render(source, env, isPlainLine(source));
+}
+
+function render(source: string, env: MarkdownEnv, plain: boolean): Rendered {
   const out: Rendered = { html: '', mentioned: [], wildcard: null, mentionedGroups: [] };
   const state: RenderState = { lookup: env, out, stash: [], stashBlock: [] };
-  const prepared = isPlainLine(source) ? source : prepareLines(source, state);
+  const prepared = plain ? source : prepareLines(source, state);
   out.html = md.render(prepared, state as unknown as Record<string, unknown>).replace(/\n+$/, '');
   return out;
 }
