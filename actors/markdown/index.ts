@@ -10,7 +10,7 @@
  * parse inlines (code, mentions, math, channel links, times, links, bold and
  * italics, strikethrough), then link bare URLs and emoji, and render.
  */
-import MarkdownIt from 'markdown-it';
+import MarkdownIt, { type StateCore } from 'markdown-it';
 import { blocks } from './blocks.js';
 import { channelLinks } from './channel_links.js';
 import { emoji } from './emoji.js';
@@ -38,6 +38,12 @@ const md = new MarkdownIt('default', { html: false, linkify: false, typographer:
 // backslash escapes or raw HTML; its fences are done by the preprocessor.
 md.disable(['lheading', 'reference', 'html_block', 'html_inline', 'image', 'autolink', 'escape', 'fence', 'linkify', 'replacements', 'smartquotes']);
 md.use(blocks).use(inline).use(mentions).use(inlineTex).use(channelLinks).use(time).use(links).use(linkifiers).use(emoji);
+// markdown-it's normalize rewrites line ends and NULs, copying the source each time;
+// a source with neither (every source that went through prepareLines but for NUL) is left as it is.
+const normalize = (md.core.ruler as unknown as { __rules__: { name: string; fn: (s: StateCore) => void }[] }).__rules__.find((r) => r.name === 'normalize')!.fn;
+md.core.ruler.at('normalize', (state) => {
+  if (/[\r\0]/.test(state.src)) normalize(state);
+});
 
 const STASH_CHARS = new RegExp(`[${STASH_OPEN}${STASH_CLOSE}]`, 'g');
 const NEEDS_NORMALIZING = new RegExp(`[\r${STASH_OPEN}${STASH_CLOSE}]`);
@@ -75,7 +81,10 @@ function render(source: string, env: MarkdownEnv, plain: boolean): Rendered {
   const out: Rendered = { html: '', mentioned: [], wildcard: null, mentionedGroups: [] };
   const state: RenderState = { lookup: env, out, stash: [], stashBlock: [] };
   const prepared = plain ? source : prepareLines(source, state);
-  out.html = md.render(prepared, state as unknown as Record<string, unknown>).replace(/\n+$/, '');
+  const html = md.render(prepared, state as unknown as Record<string, unknown>);
+  let end = html.length;
+  while (end > 0 && html.charCodeAt(end - 1) === 0x0a) end--;
+  out.html = end === html.length ? html : html.slice(0, end);
   return out;
 }
 
