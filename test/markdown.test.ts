@@ -7,7 +7,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { escapeHtml, hasAlertWord, isPlainLine, prepareLines, renderFull, renderMarkdown, type MarkdownEnv } from '../actors/markdown/index.js';
+import { escapeHtml, hasAlertWord, isOneParagraph, isPlainLine, prepareLines, renderFull, renderMarkdown, type MarkdownEnv } from '../actors/markdown/index.js';
 import { plainParagraph } from '../actors/markdown/fast.js';
 import { compileLinkifiers } from '../actors/linkifier_rules.js';
 
@@ -195,14 +195,19 @@ const orgEnv: MarkdownEnv = {
   ]),
 };
 
-/** Whether the plain-paragraph path took `s`, and (when it did) that it agrees with markdown-it; the whole result agrees either way. */
-function agrees(s: string, e: MarkdownEnv): { fast: boolean; same: boolean } {
+/**
+ * Which short path `renderMarkdown` took for `s` (the plain paragraph, fast.ts, or
+ * markdown-it without its block parse), and whether the result (HTML and mentions) is
+ * the full renderer's.
+ */
+function agrees(s: string, e: MarkdownEnv): { fast: boolean; paragraph: boolean; same: boolean } {
   const full = renderFull(s, e);
   const fast = isPlainLine(s) ? plainParagraph(s, e) : null;
-  return { fast: fast !== null, same: (fast === null || fast === full.html) && JSON.stringify(renderMarkdown(s, e)) === JSON.stringify(full) };
+  const paragraph = fast === null && isPlainLine(s) && isOneParagraph(s);
+  return { fast: fast !== null, paragraph, same: (fast === null || fast === full.html) && JSON.stringify(renderMarkdown(s, e)) === JSON.stringify(full) };
 }
 
-t.test('the plain-paragraph path renders exactly as markdown-it does', (t) => {
+t.test('the short paths render exactly as the full renderer does', (t) => {
   // Everything the inline rules, the block rules and the link, emoji and linkifier passes look at, and text around it.
   const construct = fc.constantFrom(
     ' ', '  ', 'a', 'word', 'The', '*', '**', '***', ' *', '* ', '_', '__', '~', '~~', '`', '``', ':', ':smile:', ':thinking:', ':nope:', ':parrot:', ':zulip:',
@@ -214,14 +219,18 @@ t.test('the plain-paragraph path renders exactly as markdown-it does', (t) => {
   );
   // Mostly what the fast path takes, so that it is met often, with the constructs that end it at its edges.
   const easy = fc.constantFrom(' ', 'a', 'word', 'The', '*', '**', '***', ' *', '* ', ':', ':nope:', '#', '#1', '$', '<', '>', '&', '&x', ']', '(', ')', '0', '-', '_', '!', '?', '.', ',', "'", '"', '^', '|', '\\', 'é', '中', 'ab', 'zz', '\u00a0', '~', '%', '+', '=');
+  // What a block rule looks at first: the line's start.
+  const start = fc.constantFrom('', ' ', '    ', '>', '> ', '#', '# ', '## ', '_', '___', '_ _ _', '***', '---', '=', '|', '| a |', '\u0000', '\u000b', '\u00a0', '\u2028', ':', '`', '~', '1', '- ');
   let fast = 0;
+  let paragraph = 0;
   for (const [pieces, runs] of [[construct, 4000], [easy, 4000]] as const) {
-    const line = fc.array(pieces, { minLength: 1, maxLength: 14 }).map((p) => p.join(''));
+    const line = fc.tuple(start, fc.array(pieces, { minLength: 1, maxLength: 14 })).map(([first, rest]) => first + rest.join(''));
     fc.assert(
       fc.property(line, (s) => {
         for (const e of [env, orgEnv]) {
           const r = agrees(s, e);
           if (r.fast) fast++;
+          if (r.paragraph) paragraph++;
           if (!r.same) return false;
         }
         return true;
@@ -229,7 +238,8 @@ t.test('the plain-paragraph path renders exactly as markdown-it does', (t) => {
       { numRuns: runs, seed: 16 },
     );
   }
-  t.ok(fast > 2000, `the property met lines the fast path took (${fast})`);
+  t.ok(fast > 1000, `the property met lines the fast path took (${fast})`);
+  t.ok(paragraph > 1000, `and lines rendered without the block parse (${paragraph})`);
   t.end();
 });
 

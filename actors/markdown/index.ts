@@ -65,8 +65,61 @@ export function renderMarkdown(source: string, env: MarkdownEnv): Rendered {
   if (plain) {
     const html = plainParagraph(source, env);
     if (html !== null) return { html, mentioned: [], wildcard: null, mentionedGroups: [] };
+    if (isOneParagraph(source)) return renderParagraph(source, env);
   }
   return render(source, env, plain);
+}
+
+// The core rules after the block parse, as markdown-it runs them.
+const coreRules = (md.core.ruler as unknown as { __rules__: { name: string; enabled: boolean; fn: (s: StateCore) => void }[] }).__rules__.filter((r) => r.enabled);
+if (coreRules[0].name !== 'normalize' || coreRules[1].name !== 'block') throw new Error('markdown-it core rules: expected normalize and block first');
+const AFTER_BLOCK = coreRules.slice(2).map((r) => r.fn);
+
+/**
+ * Whether the block parse of `source` (a plain line: `isPlainLine`) is one paragraph
+ * whose inline content is the whole line, with nothing for normalize to do: no NUL,
+ * and no first character that starts another block rule (indented code, a quote, a
+ * heading, a `___` rule; lists, fences and the stash are not plain lines, and a table
+ * needs two lines).
+ */
+export function isOneParagraph(source: string): boolean {
+  const c = source.charCodeAt(0);
+  return c !== 0x20 && c !== 0x3e && c !== 0x23 && c !== 0x5f && !source.includes('\0');
+}
+
+/**
+ * A one-paragraph line (`isOneParagraph`) rendered by markdown-it without its block
+ * parse: the paragraph's three tokens are made as the paragraph rule makes them, then
+ * the core rules after the block parse (inline, links, emoji, linkifiers) and the
+ * renderer run as usual.
+ */
+function renderParagraph(source: string, env: MarkdownEnv): Rendered {
+  const out: Rendered = { html: '', mentioned: [], wildcard: null, mentionedGroups: [] };
+  const state: RenderState = { lookup: env, out, stash: [], stashBlock: [] };
+  const core = new md.core.State(source, md, state as unknown as Record<string, unknown>);
+  const open = new core.Token('paragraph_open', 'p', 1);
+  open.map = [0, 1];
+  open.block = true;
+  open.level = 0;
+  const inline = new core.Token('inline', '', 0);
+  inline.content = source;
+  inline.map = [0, 1];
+  inline.children = [];
+  inline.block = true;
+  inline.level = 1;
+  const close = new core.Token('paragraph_close', 'p', -1);
+  close.block = true;
+  close.level = 0;
+  core.tokens.push(open, inline, close);
+  for (const rule of AFTER_BLOCK) rule(core);
+  out.html = withoutTrailingNewlines(md.renderer.render(core.tokens, md.options, state as unknown as Record<string, unknown>));
+  return out;
+}
+
+function withoutTrailingNewlines(html: string): string {
+  let end = html.length;
+  while (end > 0 && html.charCodeAt(end - 1) === 0x0a) end--;
+  return end === html.length ? html : html.slice(0, end);
 }
 
 /**
@@ -81,10 +134,7 @@ function render(source: string, env: MarkdownEnv, plain: boolean): Rendered {
   const out: Rendered = { html: '', mentioned: [], wildcard: null, mentionedGroups: [] };
   const state: RenderState = { lookup: env, out, stash: [], stashBlock: [] };
   const prepared = plain ? source : prepareLines(source, state);
-  const html = md.render(prepared, state as unknown as Record<string, unknown>);
-  let end = html.length;
-  while (end > 0 && html.charCodeAt(end - 1) === 0x0a) end--;
-  out.html = end === html.length ? html : html.slice(0, end);
+  out.html = withoutTrailingNewlines(md.render(prepared, state as unknown as Record<string, unknown>));
   return out;
 }
 
