@@ -7,7 +7,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { escapeHtml, hasAlertWord, isOneParagraph, isPlainLine, prepareLines, renderFull, renderMarkdown, type MarkdownEnv } from '../actors/markdown/index.js';
+import { escapeHtml, hasAlertWord, isOneParagraph, isPlainLine, prepareLines, preprocessLines, renderFull, renderMarkdown, type MarkdownEnv, type RenderState } from '../actors/markdown/index.js';
 import { plainParagraph } from '../actors/markdown/fast.js';
 import { compileLinkifiers } from '../actors/linkifier_rules.js';
 
@@ -170,7 +170,8 @@ t.test('a plain line skips the line preprocessors only where they would change n
     fc.property(line, (s) => {
       if (!isPlainLine(s)) return true;
       plain++;
-      return prepareLines(s, { lookup: { user: () => undefined, group: () => undefined, channel: () => undefined }, out: { html: '', mentioned: [], wildcard: null, mentionedGroups: [] }, stash: [], stashBlock: [] }) === s;
+      const state = (): RenderState => ({ lookup: env, out: { html: '', mentioned: [], wildcard: null, mentionedGroups: [] }, stash: [], stashBlock: [] });
+      return prepareLines(s, state()) === s && preprocessLines([s], state()).join('\n') === s;
     }),
     { numRuns: 5000, seed: 12 },
   );
@@ -180,6 +181,28 @@ t.test('a plain line skips the line preprocessors only where they would change n
   t.notOk(isPlainLine('a\nb'), 'nor two lines');
   t.notOk(isPlainLine('   '), 'nor a blank one');
   t.ok(isPlainLine('A benchmark message of a typical length: with **some** markdown.'), 'a sentence is');
+  t.ok(isPlainLine('`npm test` fails'), 'and so is a line that starts with code');
+  t.end();
+});
+
+t.test('lines none of which starts as a list item, quote or fence could are left alone by the line preprocessors', (t) => {
+  const piece = fc.constantFrom(' ', '  ', '    ', '*', '**', '-', '+', '1.', '2)', '>', '```', '~~~', '`', '~', '_', '#', 'a', 'word', '9', '$$', 'quote', 'spoiler', ':', '|');
+  const line = fc.oneof(fc.constant(''), fc.array(piece, { minLength: 1, maxLength: 6 }).map((p) => p.join('')).filter((l) => l.trim() !== ''));
+  const startsBlock = /^[ ]*[*+\->`~\d]/;
+  const state = (): RenderState => ({ lookup: env, out: { html: '', mentioned: [], wildcard: null, mentionedGroups: [] }, stash: [], stashBlock: [] });
+  let met = 0;
+  fc.assert(
+    fc.property(fc.array(line, { minLength: 2, maxLength: 6 }), (lines) => {
+      // prepareLines skips the preprocessors for some messages: it must agree with running them, always.
+      if (prepareLines(lines.join('\n'), state()) !== preprocessLines([...lines], state()).join('\n')) return false;
+      if (lines.some((l) => startsBlock.test(l))) return true;
+      met++;
+      return JSON.stringify(preprocessLines([...lines], state())) === JSON.stringify(lines);
+    }),
+    { numRuns: 20000, seed: 16 },
+  );
+  t.ok(met > 1000, `the property met such messages (${met})`);
+  t.not(preprocessLines(['> a', 'b'], state()).join('\n'), '> a\nb', 'where a line is a quote, they do change the lines after it');
   t.end();
 });
 

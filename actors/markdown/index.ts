@@ -25,7 +25,7 @@ import { mentions } from './mentions.js';
 import { inlineTex } from './tex.js';
 import { time } from './time.js';
 
-export type { MarkdownEnv, Rendered } from './env.js';
+export type { MarkdownEnv, Rendered, RenderState } from './env.js';
 export { hasAlertWord } from './alert_words.js';
 
 /** Escapes text for HTML: `& < > " '`. */
@@ -50,9 +50,10 @@ const NEEDS_NORMALIZING = new RegExp(`[\r${STASH_OPEN}${STASH_CLOSE}]`);
 
 /**
  * One line that no line preprocessor changes: no line break, tab or stash character, not
- * blank, and not starting (after spaces) as a list item, a fence or a number could.
+ * blank, and not starting (after spaces) as a list item, a fence (three backticks or
+ * tildes) or a number could.
  */
-const PLAIN_LINE = new RegExp(`^(?![ ]*(?:[*+\\-~\`]|\\d))(?=[^]*\\S)[^\n\r\t${STASH_OPEN}${STASH_CLOSE}]*$`);
+const PLAIN_LINE = new RegExp(`^(?![ ]*(?:[*+\\-]|\\d|\`\`\`|~~~))(?=[^]*\\S)[^\n\r\t${STASH_OPEN}${STASH_CLOSE}]*$`);
 
 /** Whether `source` is one such line, which the block parser takes as it is. */
 export function isPlainLine(source: string): boolean {
@@ -151,7 +152,21 @@ export function prepareLines(source: string, state: RenderState): string {
     const line = lines[i].includes('\t') ? expandTabs(lines[i]) : lines[i];
     lines[i] = line.trim() === '' ? '' : line;
   }
-  return nestByTwo(lazyQuotes(preprocessFences(hangingLists(lines), state))).join('\n');
+  // Lines none of which starts (after spaces) as a list item, a quote or a fence could are
+  // left as they are by every line preprocessor (test/markdown.test.ts checks it).
+  if (!lines.some(mayNeedPreprocessing)) return lines.join('\n');
+  return preprocessLines(lines, state).join('\n');
+}
+
+const MAY_NEED_PREPROCESSING = /^[ ]*[*+\->`~\d]/;
+
+function mayNeedPreprocessing(line: string): boolean {
+  return MAY_NEED_PREPROCESSING.test(line);
+}
+
+/** Zulip's line preprocessors (see prepareLines); exported for the test of what they leave alone. */
+export function preprocessLines(lines: string[], state: RenderState): string[] {
+  return nestByTwo(lazyQuotes(preprocessFences(hangingLists(lines), state)));
 }
 
 function expandTabs(line: string): string {
