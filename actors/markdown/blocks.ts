@@ -44,6 +44,13 @@ function stashBlock(state: StateBlock, startLine: number, _endLine: number, sile
   return true;
 }
 
+const DEDENT: RegExp[] = [];
+
+/** `^ {0,n}`, compiled once for each n. */
+function dedentPattern(n: number): RegExp {
+  return (DEDENT[n] ??= new RegExp(`^ {0,${n}}`));
+}
+
 function paragraph(state: StateBlock, startLine: number, endLine: number): boolean {
   const terminatorRules = state.md.block.ruler.getRules('paragraph');
   const oldParentType = state.parentType;
@@ -70,9 +77,9 @@ function paragraph(state: StateBlock, startLine: number, endLine: number): boole
     content = text.charCodeAt(0) === 0x20 || text.charCodeAt(0) === 0x09 ? text.replace(/^[ \t]+/, '') : text;
   } else {
     const lines = text.split('\n');
-    const dedent = lines.length > 1 ? new RegExp(`^ {0,${firstIndent}}`) : undefined;
+    const dedent = dedentPattern(firstIndent);
     content = lines
-      .map((line, i) => (i === 0 ? line.replace(/^[ \t]+/, '') : line.replace(dedent!, '')))
+      .map((line, i) => (i === 0 ? line.replace(/^[ \t]+/, '') : line.replace(dedent, '')))
       .join('\n')
       .replace(/^\n+|\n+$/g, '');
   }
