@@ -5,7 +5,11 @@
  */
 import t from 'tap';
 import fc from 'fast-check';
-import { escapeHtml, hasAlertWord, isPlainLine, prepareLines, renderMarkdown, type MarkdownEnv } from '../actors/markdown/index.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { escapeHtml, hasAlertWord, isOneParagraph, isPlainLine, prepareLines, preprocessLines, renderFull, renderMarkdown, type MarkdownEnv, type RenderState } from '../actors/markdown/index.js';
+import { plainParagraph } from '../actors/markdown/fast.js';
+import { compileLinkifiers } from '../actors/linkifier_rules.js';
 
 const users = [
   { user_id: 7, full_name: 'Alice Anders' },
@@ -166,7 +170,8 @@ t.test('a plain line skips the line preprocessors only where they would change n
     fc.property(line, (s) => {
       if (!isPlainLine(s)) return true;
       plain++;
-      return prepareLines(s, { lookup: { user: () => undefined, group: () => undefined, channel: () => undefined }, out: { html: '', mentioned: [], wildcard: null, mentionedGroups: [] }, stash: [], stashBlock: [] }) === s;
+      const state = (): RenderState => ({ lookup: env, out: { html: '', mentioned: [], wildcard: null, mentionedGroups: [] }, stash: [], stashBlock: [] });
+      return prepareLines(s, state()) === s && preprocessLines([s], state()).join('\n') === s;
     }),
     { numRuns: 5000, seed: 12 },
   );
@@ -176,5 +181,124 @@ t.test('a plain line skips the line preprocessors only where they would change n
   t.notOk(isPlainLine('a\nb'), 'nor two lines');
   t.notOk(isPlainLine('   '), 'nor a blank one');
   t.ok(isPlainLine('A benchmark message of a typical length: with **some** markdown.'), 'a sentence is');
+  t.ok(isPlainLine('`npm test` fails'), 'and so is a line that starts with code');
+  t.end();
+});
+
+t.test('lines none of which starts as a list item, quote or fence could are left alone by the line preprocessors', (t) => {
+  const piece = fc.constantFrom(' ', '  ', '    ', '*', '**', '-', '+', '1.', '2)', '>', '```', '~~~', '`', '~', '_', '#', 'a', 'word', '9', '$$', 'quote', 'spoiler', ':', '|');
+  const line = fc.oneof(fc.constant(''), fc.array(piece, { minLength: 1, maxLength: 6 }).map((p) => p.join('')).filter((l) => l.trim() !== ''));
+  const startsBlock = /^[ ]*[*+\->`~\d]/;
+  const state = (): RenderState => ({ lookup: env, out: { html: '', mentioned: [], wildcard: null, mentionedGroups: [] }, stash: [], stashBlock: [] });
+  let met = 0;
+  fc.assert(
+    fc.property(fc.array(line, { minLength: 2, maxLength: 6 }), (lines) => {
+      // prepareLines skips the preprocessors for some messages: it must agree with running them, always.
+      if (prepareLines(lines.join('\n'), state()) !== preprocessLines([...lines], state()).join('\n')) return false;
+      if (lines.some((l) => startsBlock.test(l))) return true;
+      met++;
+      return JSON.stringify(preprocessLines([...lines], state())) === JSON.stringify(lines);
+    }),
+    { numRuns: 20000, seed: 16 },
+  );
+  t.ok(met > 1000, `the property met such messages (${met})`);
+  t.not(preprocessLines(['> a', 'b'], state()).join('\n'), '> a\nb', 'where a line is a quote, they do change the lines after it');
+  t.end();
+});
+
+/** The test env, plus what an organization may add: its URL, a custom emoji and linkifiers (one anchored, one bare). */
+const orgEnv: MarkdownEnv = {
+  ...env,
+  realmUrl: 'http://zulip.testserver',
+  realmEmoji: (name) => (name === 'parrot' ? { source_url: '/user_avatars/2/emoji/parrot.gif' } : undefined),
+  linkifiers: compileLinkifiers([
+    { pattern: '#(?P<id>[0-9]+)', url_template: 'https://trac.example.com/ticket/{id}' },
+    { pattern: 'ab', url_template: 'https://ab.example.com/' },
+    { pattern: '^zz$', url_template: 'https://zz.example.com/' },
+  ]),
+};
+
+/**
+ * Which short path `renderMarkdown` took for `s` (the plain paragraph, fast.ts, or
+ * markdown-it without its block parse), and whether the result (HTML and mentions) is
+ * the full renderer's.
+ */
+function agrees(s: string, e: MarkdownEnv): { fast: boolean; paragraph: boolean; same: boolean } {
+  const full = renderFull(s, e);
+  const fast = isPlainLine(s) ? plainParagraph(s, e) : null;
+  const paragraph = fast === null && isPlainLine(s) && isOneParagraph(s);
+  return { fast: fast !== null, paragraph, same: (fast === null || fast === full.html) && JSON.stringify(renderMarkdown(s, e)) === JSON.stringify(full) };
+}
+
+t.test('the short paths render exactly as the full renderer does', (t) => {
+  // Everything the inline rules, the block rules and the link, emoji and linkifier passes look at, and text around it.
+  const construct = fc.constantFrom(
+    ' ', '  ', 'a', 'word', 'The', '*', '**', '***', ' *', '* ', '_', '__', '~', '~~', '`', '``', ':', ':smile:', ':thinking:', ':nope:', ':parrot:', ':zulip:',
+    '@', '@**Alice Anders**', '@**all**', '@*support*', '@_**Alice Anders|7**', '#', '#**design team**', '#**design team>t**', '#123', '$', '$$', '$$x$$',
+    '<', '>', '<time:2020-01-01>', '&', '&amp;', '&#39;', '&x', '[', ']', '(', ')', '[a](http://x.com)', 'http://', 'https://example.com/a', 'example.com',
+    'a.b', 'e.g.', 'x@y.io', 'bitcoin:1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa', '0', '1', '9.', '1)', '-', '+', '=', '|', '\\', '!', '?', '.', ',', "'", '"',
+    '%', '^', '{', '}', '/', '\t', '\n', '\r', '\u0000', '\u000b', '\u00a0', 'é', '中文', '👍', '🇫🇷', '\u200d', '\ufe0f', '1\u20e3', '\u2194', '\u00a9',
+    '\u0002', 'ab', 'zz', '```', '> ', '    ',
+  );
+  // Mostly what the fast path takes, so that it is met often, with the constructs that end it at its edges.
+  const easy = fc.constantFrom(' ', 'a', 'word', 'The', '*', '**', '***', ' *', '* ', ':', ':nope:', '#', '#1', '$', '<', '>', '&', '&x', ']', '(', ')', '0', '-', '_', '!', '?', '.', ',', "'", '"', '^', '|', '\\', 'é', '中', 'ab', 'zz', '\u00a0', '~', '%', '+', '=');
+  // What a block rule looks at first: the line's start.
+  const start = fc.constantFrom('', ' ', '    ', '>', '> ', '#', '# ', '## ', '_', '___', '_ _ _', '***', '---', '=', '|', '| a |', '\u0000', '\u000b', '\u00a0', '\u2028', ':', '`', '~', '1', '- ');
+  let fast = 0;
+  let paragraph = 0;
+  for (const [pieces, runs] of [[construct, 4000], [easy, 4000]] as const) {
+    const line = fc.tuple(start, fc.array(pieces, { minLength: 1, maxLength: 14 })).map(([first, rest]) => first + rest.join(''));
+    fc.assert(
+      fc.property(line, (s) => {
+        for (const e of [env, orgEnv]) {
+          const r = agrees(s, e);
+          if (r.fast) fast++;
+          if (r.paragraph) paragraph++;
+          if (!r.same) return false;
+        }
+        return true;
+      }),
+      { numRuns: runs, seed: 16 },
+    );
+  }
+  t.ok(fast > 1000, `the property met lines the fast path took (${fast})`);
+  t.ok(paragraph > 1000, `and lines rendered without the block parse (${paragraph})`);
+  t.end();
+});
+
+t.test('the plain-paragraph path takes plain text with emphasis, and nothing else', (t) => {
+  t.equal(plainParagraph('hi', env), '<p>hi</p>');
+  t.equal(
+    plainParagraph('A benchmark message of a typical length: a sentence or two, with **some** markdown.', orgEnv),
+    '<p>A benchmark message of a typical length: a sentence or two, with <strong>some</strong> markdown.</p>',
+  );
+  t.equal(plainParagraph('***a*** **b *c* d** *e f* *g * h* 2 * 3 < 4 & "q" #1 :x', env), '<p><strong><em>a</em></strong> <strong>b <em>c</em> d</strong> <em>e f</em> *g * h* 2 * 3 &lt; 4 &amp; "q" #1 :x</p>');
+  t.equal(plainParagraph('café ok  ', env), '<p>café ok  </p>', 'non-ASCII letters and trailing spaces stay');
+  for (const s of ['`x`', 'a@b', 'ok :smile:', 'see http://x', 'see e.g. this', '#**design team**', 'a &amp; b', '$$x$$', '<time:2020-01-01>', '[a](b)', '~~a~~', '> q', '# h', '_a', ' a', 'a\u0000', 'ok 👍', 'a\u200db']) {
+    t.equal(plainParagraph(s, env), null, `declines ${JSON.stringify(s)}`);
+  }
+  t.equal(plainParagraph('see #12', orgEnv), null, 'declines a line a linkifier matches');
+  t.equal(plainParagraph('see #12', env), '<p>see #12</p>', 'which without linkifiers is plain');
+  t.equal(plainParagraph('zz', orgEnv), null, "a linkifier anchored at the text's edges matches a whole line");
+  t.equal(plainParagraph('**zz**', orgEnv), '<p><strong>zz</strong></p>', 'but not text inside emphasis (its edges are not boundaries), as the linkifier pass');
+  t.end();
+});
+
+t.test('every case of Zulip\'s fixture renders the same by the plain-paragraph path', (t) => {
+  const fixture = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'zulip_markdown_test_cases.json'), 'utf8')) as {
+    regular_tests: { input: string }[];
+    linkify_tests: [string, string, string][];
+  };
+  const inputs = [...fixture.regular_tests.map((c) => c.input), ...fixture.linkify_tests.map(([input]) => input)];
+  let fast = 0;
+  for (const s of inputs) {
+    for (const e of [env, orgEnv]) {
+      const r = agrees(s, e);
+      if (r.fast) fast++;
+      if (!r.same) t.fail(`differs: ${JSON.stringify(s)}`);
+    }
+  }
+  t.ok(fast > 0, `some fixture cases took the fast path (${fast} renders)`);
+  t.pass(`${inputs.length} fixture inputs compared`);
   t.end();
 });

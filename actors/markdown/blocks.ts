@@ -26,7 +26,10 @@ function lineText(state: StateBlock, line: number): string {
   return state.src.slice(state.bMarks[line] + state.tShift[line], state.eMarks[line]);
 }
 
+const STX = STASH_OPEN.charCodeAt(0);
+
 function stashBlock(state: StateBlock, startLine: number, _endLine: number, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.bMarks[startLine] + state.tShift[startLine]) !== STX) return false;
   if (state.sCount[startLine] - state.blkIndent >= 4) return false;
   const m = PLACEHOLDER_LINE.exec(lineText(state, startLine).trimEnd());
   if (!m) return false;
@@ -39,6 +42,13 @@ function stashBlock(state: StateBlock, startLine: number, _endLine: number, sile
   token.map = [startLine, startLine + 1];
   state.line = startLine + 1;
   return true;
+}
+
+const DEDENT: RegExp[] = [];
+
+/** `^ {0,n}`, compiled once for each n. */
+function dedentPattern(n: number): RegExp {
+  return (DEDENT[n] ??= new RegExp(`^ {0,${n}}`));
 }
 
 function paragraph(state: StateBlock, startLine: number, endLine: number): boolean {
@@ -60,12 +70,19 @@ function paragraph(state: StateBlock, startLine: number, endLine: number): boole
   }
   // Python-Markdown dedents a paragraph's lines by its first line's indent; further indent stays.
   const firstIndent = Math.max(0, state.sCount[startLine] - state.blkIndent);
-  const lines = state.getLines(startLine, nextLine, state.blkIndent, false).split('\n');
-  const dedent = lines.length > 1 ? new RegExp(`^ {0,${firstIndent}}`) : undefined;
-  const content = lines
-    .map((line, i) => (i === 0 ? line.replace(/^[ \t]+/, '') : line.replace(dedent!, '')))
-    .join('\n')
-    .replace(/^\n+|\n+$/g, '');
+  const text = state.getLines(startLine, nextLine, state.blkIndent, false);
+  let content: string;
+  if (nextLine === startLine + 1 && !text.includes('\n')) {
+    // One line (the commonest paragraph): the same as below, without the split, map and join.
+    content = text.charCodeAt(0) === 0x20 || text.charCodeAt(0) === 0x09 ? text.replace(/^[ \t]+/, '') : text;
+  } else {
+    const lines = text.split('\n');
+    const dedent = dedentPattern(firstIndent);
+    content = lines
+      .map((line, i) => (i === 0 ? line.replace(/^[ \t]+/, '') : line.replace(dedent, '')))
+      .join('\n')
+      .replace(/^\n+|\n+$/g, '');
+  }
   state.line = nextLine;
   const open = state.push('paragraph_open', 'p', 1);
   open.map = [startLine, state.line];
@@ -87,6 +104,8 @@ export function blocks(md: MarkdownIt): void {
   const original = rules.find((r) => r.name === 'blockquote')!.fn;
   md.block.ruler.at('blockquote', (state, startLine, endLine, silent) => {
     if (state.sCount[startLine] - state.blkIndent >= 4) return false;
+    // Not a quote at all (markdown-it's rule requires the `>` too).
+    if (state.src.charCodeAt(state.bMarks[startLine] + state.tShift[startLine]) !== 0x3e) return false;
     // Zulip: a quote whose lines (up to the next blank line) hold only `>` markers is not a quote.
     let allEmpty = true;
     for (let line = startLine; line < endLine && !state.isEmpty(line); line++) {

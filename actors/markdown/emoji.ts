@@ -31,7 +31,7 @@ for (const [hexcode, names] of Object.entries(IAMCAL)) {
   if (!nameOfCode.has(code)) nameOfCode.set(code, first);
 }
 
-const NAME_RE = /:([\p{L}\p{N}_\-+]+):/gu;
+export const NAME_RE = /:([\p{L}\p{N}_\-+]+):/gu;
 const EMOJI_UNIT = '(?:\\p{Emoji}(?:\\p{Emoji_Modifier}|\\uFE0F\\u20E3?|[\\u{E0020}-\\u{E007E}]+\\u{E007F})?)';
 const POSSIBLE_EMOJI = new RegExp(`\\p{Regional_Indicator}\\p{Regional_Indicator}|${EMOJI_UNIT}(?:\\u200D(?:\\p{Regional_Indicator}\\p{Regional_Indicator}|${EMOJI_UNIT}))*`, 'gu');
 const TEXT_PRESENTATION = /^\P{Emoji_Presentation}\u20E3?$/u;

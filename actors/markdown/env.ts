@@ -58,12 +58,17 @@ export function stash(state: RenderState, html: string, block: boolean): string 
   return `${STASH_OPEN}${state.stash.length - 1}${STASH_CLOSE}`;
 }
 
+const TEXT_SPECIAL = /[&<>]/;
+const ATTR_SPECIAL = /[&<>"]/;
+
 /** Escapes text for HTML element content, as Python's ElementTree does (quotes stay). */
 export function escapeText(s: string): string {
+  if (!TEXT_SPECIAL.test(s)) return s;
   return s.replace(/[&<>]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;'));
 }
 
 /** Escapes text for an attribute value in double quotes. */
 export function escapeAttr(s: string): string {
+  if (!ATTR_SPECIAL.test(s)) return s;
   return s.replace(/[&<>"]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&quot;'));
 }

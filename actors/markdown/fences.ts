@@ -37,8 +37,11 @@ const PYGMENTS_NAMES: Record<string, string> = {
   clojure: 'Clojure', ocaml: 'OCaml', powershell: 'PowerShell', ps1: 'PowerShell', objectivec: 'Objective-C',
 };
 
+const CODE_SPECIAL = /[&<>"']/;
+
 /** Escapes code as Pygments' HTML formatter does. */
 function escapeCode(s: string): string {
+  if (!CODE_SPECIAL.test(s)) return s;
   return s.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
 }
 

@@ -82,9 +82,10 @@ function backticks(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
-const STRONG_EM = /\*\*\*(?!\s)([^*^\n]+)(?<!\s)\*\*\*/y;
-const STRONG = /\*\*([^\n]+?)\*\*/y;
-const EMPHASIS = /\*(?!\s)([^*^\n]+)(?<!\s)\*/y;
+/** Zulip's `***x***`, `**x**` and `*x*` (sticky; exported for the plain-paragraph renderer in fast.ts). */
+export const STRONG_EM = /\*\*\*(?!\s)([^*^\n]+)(?<!\s)\*\*\*/y;
+export const STRONG = /\*\*([^\n]+?)\*\*/y;
+export const EMPHASIS = /\*(?!\s)([^*^\n]+)(?<!\s)\*/y;
 const DEL = /~~([^~\n]+?)~~(?!~)/y;
 
 /** Emits `tags` around the inline parse of `src[from, to)`, and moves past `end`. */
@@ -141,7 +142,7 @@ function strikethrough(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
-const ENTITY = /&(?:#[0-9]+|#x[0-9a-fA-F]+|[a-zA-Z0-9]+);/y;
+export const ENTITY = /&(?:#[0-9]+|#x[0-9a-fA-F]+|[a-zA-Z0-9]+);/y;
 
 function entity(state: StateInline, silent: boolean): boolean {
   if (state.src.charCodeAt(state.pos) !== 0x26 || linkLevel(state) > 0) return false;

@@ -81,7 +81,7 @@ function webLinkSource(): string {
 const WEB_LINK = new RegExp(webLinkSource(), 'gu');
 // What every match of WEB_LINK contains (a scheme's `://`, a dot before a lowercase
 // top-level domain, an email's `@`, or `bitcoin:`): text without it skips the big regex.
-const MAYBE_LINK = /:\/\/|\.[a-z]|@|bitcoin:/;
+export const MAYBE_LINK = /:\/\/|\.[a-z]|@|bitcoin:/;
 
 function autolinkHref(url: string, realmUrl: string | undefined): string | null {
   let href: string | null;
