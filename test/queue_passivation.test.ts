@@ -71,6 +71,7 @@ t.test('parking passivates the queue; a batch wakes it to apply the events', asy
   t.equal(w.queues.activeCount, 0, 'parked: passivated, though used a moment ago');
   t.same(w.queues.peek(q)!.events, [], 'the acknowledgement pruned the passivated queue');
 
+  w.clock.t += 5000;
   t.equal(await deliver(w, q, [event(3, 1)]), 1, 'the batch woke the actor');
   t.same(first.replies, [{ body: '{"result":"success","msg":"","events":[{"id":1,"type":"message","n":1}],"queue_id":"q1"}', status: 200 }]);
   t.same(w.queues.peek(q)!.events.map((e) => e.id), [1], 'and the actor applied it');
@@ -78,6 +79,35 @@ t.test('parking passivates the queue; a batch wakes it to apply the events', asy
 
   t.equal(w.queues.poll(q, 1, 7, 1, false, waiter()), null);
   t.equal(w.queues.activeCount, 0, 'parked again: passivated again');
+});
+
+t.test('a hot queue (batches less than a second apart) keeps its actor awake while parked, until the sweep finds it quiet', async (t) => {
+  const w = world();
+  const q = registered(w, 1);
+  await deliver(w, q, [event(2, 0)]);
+  t.equal(w.queues.poll(q, 1, 7, 0, false, waiter()), null);
+  t.equal(w.queues.activeCount, 0, 'one batch does not make a queue hot: passivated when its poll parks');
+  w.clock.t += 100;
+  t.equal(await deliver(w, q, [event(3, 1)]), 1, 'a second batch 100 ms later wakes it');
+  t.equal(w.queues.poll(q, 1, 7, 1, false, waiter()), null);
+  t.equal(w.queues.activeCount, 1, 'hot: its parked poll leaves the actor awake');
+  w.clock.t += 100;
+  const parked = waiter();
+  await deliver(w, q, [event(4, 2)]);
+  t.equal(w.queues.poll(q, 1, 7, 2, false, parked), null);
+  t.equal(w.queues.activeCount, 1, 'still hot');
+  w.clock.t += 500;
+  w.queues.sweepIdle(w.clock.t);
+  t.equal(w.queues.activeCount, 1, 'quiet for 500 ms: still awake');
+  w.clock.t += 600;
+  w.queues.sweepIdle(w.clock.t);
+  t.equal(w.queues.activeCount, 0, 'quiet for over a second: the sweep passivates it');
+  t.equal(w.queues.parkedCount, 1, 'with its poll still parked');
+  w.clock.t += 5000;
+  t.equal(await deliver(w, q, [event(5, 3)]), 1, 'a batch after a quiet spell wakes it');
+  t.same(parked.replies.map((r) => JSON.parse(r.body).events.map((e: { id: number }) => e.id)), [[3]], 'and answers the poll');
+  t.equal(w.queues.poll(q, 1, 7, 3, false, waiter()), null);
+  t.equal(w.queues.activeCount, 0, 'not hot after a quiet spell: passivated when its poll parks');
 });
 
 t.test('a batch that answers no parked poll leaves its queue passivated', async (t) => {
@@ -90,6 +120,7 @@ t.test('a batch that answers no parked poll leaves its queue passivated', async 
   t.same(parked.replies, [], 'still parked');
   t.equal(w.queues.parkedCount, 1);
 
+  w.clock.t += 5000;
   t.equal(await deliver(w, q, [event(6, 1), event(7, 2)]), 0, 'two events over the cap of one: not answered, and passivated again');
   t.same(parked.replies, [], 'the overflow drop answers it, not the batch');
   t.same(w.committed.at(-1), { type: 'QueuesDropped', queue_ids: [q], reason: 'more than 1 events were not fetched' });

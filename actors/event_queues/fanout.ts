@@ -146,8 +146,8 @@ export class Fanout {
       if (!events || cell.dropped) continue;
       delivered += events.length;
       this.actors.send(cell, { type: 'push', events, numbered: replied[i] });
-      // A batch that answered nothing (no new event, or an overflow) leaves the poll parked, and its queue passivated.
-      if (cell.parked !== undefined) this.actors.passivate(cell);
+      // A batch that answered nothing (no new event, or an overflow) leaves the poll parked, and its queue passivated unless hot.
+      if (cell.parked !== undefined) this.actors.parked(cell);
       if (cell.ctx.events.length > this.opts.maxEvents) overflowed.push(cell.ctx.id);
     }
     if (overflowed.length > 0) void this.opts.commit([{ type: 'QueuesDropped', queue_ids: overflowed, reason: `more than ${this.opts.maxEvents} events were not fetched` }]);

@@ -303,8 +303,8 @@ export class EventQueues implements QueueService, QueueDelivery {
     if (previous) previous.waiter.deliver(renderEvents(queueId, ctx.events));
     if (ctx.events.length > 0 || dontBlock) return renderEvents(queueId, ctx.events);
     this.parkedPolls.park(cell, waiter, now);
-    // A parked queue is plain data and the poll's handle: its actor starts again to apply a batch.
-    this.actors.passivate(cell);
+    // A parked queue is plain data and the poll's handle: its actor starts again to apply a batch (unless it is hot, see idle.ts).
+    this.actors.parked(cell);
     return null;
   }
 

@@ -38,8 +38,10 @@ export interface QueueCell extends Cell {
   readonly ctx: QueueContext;
   /** The queue's actor while it runs; undefined while passivated (see `idle.ts`). */
   actor: QueueActor | undefined;
-  /** Unix ms of the last message to the actor, for passivation. */
+  /** Unix ms of the last message to the actor, for passivation (-Infinity before the first). */
   usedAt: number;
+  /** The last two messages to the actor came within `HOT_QUEUE_MS` of each other: its parked poll keeps it awake (see `idle.ts`). */
+  hot: boolean;
   /** Unix ms of the last time a request was attached to the queue: its idle clock. Set only by `markActive`. */
   lastActive: number;
   /** The parked long-poll, if any (see `parked_polls.ts`). */
@@ -113,7 +115,7 @@ export class QueueRegistry {
 
   /** Takes in a queue; its idle clock starts at `now`. */
   adopt(ctx: QueueContext, now: number): QueueCell {
-    const cell: QueueCell = { ctx, actor: undefined, usedAt: now, lastActive: now, parked: undefined, staged: undefined, dropped: false };
+    const cell: QueueCell = { ctx, actor: undefined, usedAt: -Infinity, hot: false, lastActive: now, parked: undefined, staged: undefined, dropped: false };
     this.cells.set(ctx.id, cell);
     let users = this.byUser.get(ctx.org);
     if (!users) this.byUser.set(ctx.org, (users = new Map()));
