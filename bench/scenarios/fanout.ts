@@ -26,10 +26,29 @@ function deadline(n: number): number {
   return 30000 + n * 2;
 }
 
-/** Lets every poll written so far reach the server and park (the server cannot say). */
+/** The server's count of parked polls (`parley_parked_polls` in `GET /metrics`), or undefined where its metrics cannot be read. */
+async function parkedPolls(conn: Connection): Promise<number | undefined> {
+  const res = await conn.request('GET', '/metrics');
+  const m = res.status === 200 ? /^parley_parked_polls (\d+)$/m.exec(res.body) : null;
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Waits until every poll written so far has reached the server and parked, as the
+ * baseline's round waits for its own count: a round measures one message to N parked
+ * polls, not a server still reading the previous round's polls. A server whose metrics
+ * cannot be read (a remote one behind a token, or on its own port) gets a pause instead.
+ */
 async function settle(conn: Connection, who: Credentials, n: number): Promise<void> {
   await conn.send(apiRequest(conn, who, 'GET', '/api/v1/users/me'));
-  await sleep(Math.max(50, n / 50));
+  const until = Date.now() + deadline(n);
+  for (;;) {
+    const parked = await parkedPolls(conn);
+    if (parked === undefined) return sleep(Math.max(50, n / 50));
+    if (parked >= n) return;
+    if (Date.now() > until) throw new Error(`only ${parked} of ${n} polls parked on the server`);
+    await sleep(5);
+  }
 }
 
 interface RoundSample {
