@@ -1,6 +1,7 @@
 /**
  * Preloaded (`--import`) into a Parley server the bench starts locally, never into a
- * deployment. Parley has no metrics endpoint yet, so on SIGUSR2 this reports, on one
+ * deployment. It reads what a `GET /metrics` scrape cannot (the heap right after a forced
+ * full GC, the loop delay since the previous reading): on SIGUSR2 it reports, on one
  * stderr line starting with `parley-bench-probe `, the event-loop delay seen inside the
  * server since the last report (beyond the 10 ms sampling interval), then the memory
  * after a full GC (when the server runs with --expose-gc). The GC runs after the delay is read and before the histogram

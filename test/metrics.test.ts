@@ -115,6 +115,7 @@ t.test('the metrics move as requests are made', async (t) => {
   const parked = api(s, 'GET', '/api/v1/events', { queue_id, last_event_id: -1 });
   const waiting = await scrapeUntil(s.port, (x) => value(x, 'parley_parked_polls') === 1);
   t.equal(value(waiting, 'parley_parked_polls'), 1, 'the parked poll shows while it waits');
+  t.equal(value(waiting, 'parley_event_queues_passivated'), 1, 'its queue is passivated while the poll is parked (it has had no batch: not hot)');
   await api(s, 'POST', '/api/v1/messages', { type: 'stream', to: channel, topic: 'metrics', content: 'to the queue' });
   t.equal((await parked).status, 200);
   const delivered = await scrapeUntil(s.port, (x) => value(x, 'parley_events_delivered_total') > value(waiting, 'parley_events_delivered_total'));
