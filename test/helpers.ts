@@ -10,7 +10,7 @@ import { chatRoutes } from '../src/routes/chat/index.js';
 import { Abortable } from '../src/http/types.js';
 import type { RoleNumber } from '../actors/types.js';
 import { memoryMailer } from '../src/mail/mailer.js';
-import { lineLogger } from '../actors/core/logger.js';
+import { captureLogger, noteSecret } from './log_guard.js';
 
 /** A user's credentials. */
 export interface Credentials {
@@ -65,6 +65,9 @@ export interface FixtureOptions {
   sink?: FactSink;
 }
 
+/** Parameters that carry a credential: noted as secrets the logs must not hold. */
+const SECRET_PARAMS = ['password', 'new_password', 'old_password', 'api_key'];
+
 /** Builds an in-process server with one organization and its owner. */
 export async function chatFixture(opts: FixtureOptions = {}): Promise<ChatFixture> {
   const clock = { t: 1_800_000_000_000 };
@@ -73,16 +76,26 @@ export async function chatFixture(opts: FixtureOptions = {}): Promise<ChatFixtur
   // Rate limits are off unless a test asks for them: route tests make many requests per user.
   const off = { requests: 0, windowSecs: 60 };
   const config: Config = { ...loadConfig([], {}), rateLimit: off, rateLimitAnonymous: off, rateLimitAuthenticate: off, ...opts.config };
-  const logs: string[] = [];
   const mail = memoryMailer();
-  const app = new ChatApp(chatRoutes, runtime, config, lineLogger((line) => logs.push(line), 'error'), mail);
+  // Every request is logged, and the log is checked for credentials when the test file ends (log_guard.ts).
+  const app = new ChatApp(chatRoutes, runtime, config, captureLogger(), mail);
   const org = await createOrganization(runtime, { name: 'Test Org', subdomain: '', ownerEmail: 'owner@example.com', ownerPassword: 'owner-pass', ownerName: 'Olivia Owner' });
   const owner: Credentials = { user_id: org.owner.user_id, email: org.owner.email, api_key: org.owner.api_key };
+  noteSecret(owner.api_key);
+  noteSecret('owner-pass');
   const call: ChatFixture['call'] = async (who, method, path, params = {}, extra = {}) => {
     const encoded = encodeParams(params);
     const m = method.toUpperCase();
     const inQuery = m === 'GET' || m === 'DELETE';
     const headers: Record<string, string> = { ...(who ? { authorization: basicAuth(who) } : {}) };
+    if (who && who.api_key.length >= 6) {
+      noteSecret(who.api_key);
+      noteSecret(headers.authorization);
+    }
+    for (const name of SECRET_PARAMS) {
+      const v = params[name];
+      if (typeof v === 'string' && v.length >= 6) noteSecret(v);
+    }
     if (!inQuery && encoded) headers['content-type'] = 'application/x-www-form-urlencoded';
     return inject(app, {
       method: m,

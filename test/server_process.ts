@@ -3,6 +3,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { checkProcessLog } from './log_guard.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -30,6 +31,8 @@ export function startServerProcess(env: Record<string, string>, timeoutMs = 3000
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  // Its log must hold none of the credentials it printed, nor any a test noted (log_guard.ts).
+  child.on('close', () => checkProcessLog(out, err));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
