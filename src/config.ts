@@ -5,8 +5,9 @@
  */
 import type { FsyncPolicy } from '../snapshots/log.js';
 import { LOG_LEVELS, type LogLevel } from '../actors/core/logger.js';
-import { configFilePath, readConfigFile } from './config_file.js';
-import { parseRateLimit, type RateLimit } from './http/rate_limit.js';
+import { Option } from 'commander';
+import { configFilePath, fileKeyOf, readConfigFile } from './config_file.js';
+import { formatRateLimit, parseRateLimit, type RateLimit } from './http/rate_limit.js';
 
 export interface Config {
   host: string;
@@ -210,6 +211,34 @@ export interface ResolvedConfig {
   config: Config;
   sources: Record<keyof Config, SettingSource>;
   file: string | undefined;
+}
+
+/** Whether a setting's value is masked when shown: its `secret` marker, else a name that says password, secret or token. */
+export function isSecret(s: Pick<Setting, 'key' | 'secret'>): boolean {
+  return s.secret ?? /password|secret|token/i.test(s.key);
+}
+
+/** A setting's default as the help and `parley config` show it (a rate limit as `200/60`, or `2/3600,5/86400`). */
+export function showValue(v: unknown): string {
+  if (v !== null && typeof v === 'object' && 'windowSecs' in v) return JSON.stringify(formatRateLimit(v as RateLimit));
+  // Unset (a default of null) shows as empty, as the environment and flags take it.
+  return v === null ? '""' : JSON.stringify(v);
+}
+
+/** A setting's option, shown in the group of its file section. */
+function settingOption(s: Setting): Option {
+  const key = fileKeyOf(s);
+  const dot = key.lastIndexOf('.');
+  const value = { boolean: '', integer: ' <n>', rate: ' <n/secs>', string: ' <value>' }[settingType(s)];
+  return new Option(`${s.flag}${value}`, `${key.slice(dot + 1)}${isSecret(s) ? ' (secret)' : ''}`)
+    .default(s.def, showValue(s.def))
+    .env(s.env)
+    .helpGroup(`Settings in [${key.slice(0, dot)}] (file key, default, environment variable):`);
+}
+
+/** The options of the commands that take the settings, as their help shows them: `--config PATH` and one per SETTINGS row. */
+export function settingsOptions(): Option[] {
+  return [new Option('--config <path>', 'the configuration file (default: ./parley.toml if it exists)').env('PARLEY_CONFIG'), ...SETTINGS.map(settingOption)];
 }
 
 /**

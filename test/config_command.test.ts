@@ -6,9 +6,8 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { withConfigFile } from './config_helpers.js';
-import { resolveConfig, SETTINGS } from '../src/config.js';
+import { isSecret, resolveConfig, SETTINGS, showValue } from '../src/config.js';
 import { MASKED, renderConfig } from '../src/operator/config_command.js';
-import { isSecret, showValue } from '../src/operator/settings_command.js';
 import { parseRateLimit } from '../src/http/rate_limit.js';
 
 const root = join(import.meta.dirname, '..');

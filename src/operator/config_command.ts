@@ -3,9 +3,8 @@
  * with each value's source as a comment (default, file, environment or flag), secrets
  * masked. It takes the options `parley serve` takes, and resolves them the same way.
  */
-import { resolveConfig, SETTINGS, type ResolvedConfig, type SettingSource } from '../config.js';
+import { isSecret, resolveConfig, SETTINGS, showValue, type ResolvedConfig, type SettingSource } from '../config.js';
 import { fileKeyOf } from '../config_file.js';
-import { isSecret, showValue } from './settings_command.js';
 
 /** What a masked secret shows instead of its value (an unset secret shows as empty). */
 export const MASKED = '"********"';
