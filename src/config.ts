@@ -1,12 +1,14 @@
 /**
  * Configuration, from command-line flags first, then `PARLEY_*` environment variables,
  * then the configuration file (`parley.toml`), then defaults. Every setting is
- * documented in the README.
+ * documented in the README. The flags are commander options made from SETTINGS
+ * (`settingsOptions`), which `parley serve`, `parley config` and resolveConfig all parse.
  */
+import { Command, CommanderError, Option } from 'commander';
 import type { FsyncPolicy } from '../snapshots/log.js';
 import { LOG_LEVELS, type LogLevel } from '../actors/core/logger.js';
-import { configFilePath, readConfigFile } from './config_file.js';
-import { parseRateLimit, type RateLimit } from './http/rate_limit.js';
+import { configFilePath, fileKeyOf, readConfigFile } from './config_file.js';
+import { formatRateLimit, parseRateLimit, type RateLimit } from './http/rate_limit.js';
 
 export interface Config {
   host: string;
@@ -212,13 +214,72 @@ export interface ResolvedConfig {
   file: string | undefined;
 }
 
+/** Whether a setting's value is masked when shown: its `secret` marker, else a name that says password, secret or token. */
+export function isSecret(s: Pick<Setting, 'key' | 'secret'>): boolean {
+  return s.secret ?? /password|secret|token/i.test(s.key);
+}
+
+/** A setting's default as the help and `parley config` show it (a rate limit as `200/60`, or `2/3600,5/86400`). */
+export function showValue(v: unknown): string {
+  if (v !== null && typeof v === 'object' && 'windowSecs' in v) return JSON.stringify(formatRateLimit(v as RateLimit));
+  // Unset (a default of null) shows as empty, as the environment and flags take it.
+  return v === null ? '""' : JSON.stringify(v);
+}
+
+/**
+ * A setting's option, shown in the group of its file section. A boolean's value is
+ * optional (`--skip-corrupt` is true, `--skip-corrupt=false` false). The option keeps
+ * the flag's text: the setting's `parse` reads it in resolveOptions, as it reads the
+ * environment's and the file's.
+ */
+function settingOption(s: Setting): Option {
+  const key = fileKeyOf(s);
+  const dot = key.lastIndexOf('.');
+  const value = { boolean: ' [bool]', integer: ' <n>', rate: ' <n/secs>', string: ' <value>' }[settingType(s)];
+  return new Option(`${s.flag}${value}`, `${key.slice(dot + 1)}${isSecret(s) ? ' (secret)' : ''}`)
+    .default(s.def, showValue(s.def))
+    .env(s.env)
+    .helpGroup(`Settings in [${key.slice(0, dot)}] (file key, default, environment variable):`);
+}
+
+/**
+ * The options of the commands that take the settings: `--config PATH` and one per
+ * SETTINGS row. Their `env` is for the help: commander reads process.env into them too,
+ * but resolveOptions takes only what came from the command line, and the environment
+ * from its caller.
+ */
+export function settingsOptions(): Option[] {
+  return [new Option('--config <path>', 'the configuration file (default: ./parley.toml if it exists)').env('PARLEY_CONFIG'), ...SETTINGS.map(settingOption)];
+}
+
 /**
  * Resolves the configuration: defaults, then the file (`--config PATH`, `PARLEY_CONFIG`,
  * or `./parley.toml` in `cwd` if it exists), then the environment, then flags. Throws
  * with a clear message for a bad value, an unknown flag or a bad file.
  */
 export function resolveConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): ResolvedConfig {
-  const { path, rest } = configFilePath(argv, env, cwd);
+  const cmd = new Command()
+    .helpOption(false)
+    .exitOverride()
+    .configureOutput({ writeOut: () => {}, writeErr: () => {} });
+  for (const option of settingsOptions()) cmd.addOption(option);
+  try {
+    cmd.parse(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) throw new Error(err.message.replace(/^error: /, ''));
+    throw err;
+  }
+  return resolveOptions(cmd, env, cwd);
+}
+
+/** resolveConfig for a command that has parsed `settingsOptions()` (`parley serve`, `parley config`). */
+export function resolveOptions(cmd: Command, env: NodeJS.ProcessEnv, cwd = process.cwd()): ResolvedConfig {
+  const flag = (long: string): string | undefined => {
+    const option = cmd.options.find((o) => o.long === long)!;
+    // A bare boolean flag is `true`; any other flag holds its text.
+    return cmd.getOptionValueSource(option.attributeName()) === 'cli' ? String(cmd.getOptionValue(option.attributeName())) : undefined;
+  };
+  const path = configFilePath(flag('--config'), env, cwd);
   const config = {} as Record<string, unknown>;
   const sources = {} as Record<keyof Config, SettingSource>;
   const set = (s: Setting, source: SettingSource, name: string, raw: string): void => {
@@ -235,13 +296,9 @@ export function resolveConfig(argv: string[], env: NodeJS.ProcessEnv, cwd = proc
     const raw = env[s.env];
     if (raw !== undefined) set(s, { kind: 'env', name: s.env }, s.env, raw);
   }
-  for (let i = 0; i < rest.length; i++) {
-    const [flag, inline] = rest[i].split(/=(.*)/s, 2);
-    const s = SETTINGS.find((x) => x.flag === flag);
-    if (!s) throw new Error(`unknown option ${flag}`);
-    const value = inline ?? (s.parse === bool ? 'true' : rest[++i]);
-    if (value === undefined) throw new Error(`${flag} needs a value`);
-    set(s, { kind: 'flag', name: flag }, flag, value);
+  for (const s of SETTINGS) {
+    const raw = flag(s.flag);
+    if (raw !== undefined) set(s, { kind: 'flag', name: s.flag }, s.flag, raw);
   }
   const c = config as unknown as Config;
   // A main port of 0 (any free port, as tests use) means the same for the board unless it is set.

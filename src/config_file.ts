@@ -46,24 +46,14 @@ export function fileKeyOf(s: Pick<Setting, 'key' | 'file'>): string {
 }
 
 /**
- * The configuration file to read, and argv without its `--config PATH`: the flag, else
+ * The configuration file to read: `--config`'s path (`flag`, if given), else
  * `PARLEY_CONFIG`, else `parley.toml` in `cwd` if it exists, else none.
  */
-export function configFilePath(argv: string[], env: NodeJS.ProcessEnv, cwd: string): { path: string | undefined; rest: string[] } {
-  let path: string | undefined;
-  const rest: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
-    if (flag !== '--config') {
-      rest.push(argv[i]);
-      continue;
-    }
-    path = inline ?? argv[++i];
-    if (!path) throw new Error('--config needs a path');
-  }
-  path ??= env.PARLEY_CONFIG || undefined;
-  if (path === undefined && existsSync(join(cwd, 'parley.toml'))) path = join(cwd, 'parley.toml');
-  return { path, rest };
+export function configFilePath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
+  if (flag === '') throw new Error('--config needs a path');
+  const path = flag ?? (env.PARLEY_CONFIG || undefined);
+  if (path !== undefined || !existsSync(join(cwd, 'parley.toml'))) return path;
+  return join(cwd, 'parley.toml');
 }
 
 /** A value from the file: as text for the setting's parser, its line, and how errors name it. */

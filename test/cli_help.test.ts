@@ -70,12 +70,22 @@ t.test('completion: bash walks the command tree; zsh uses it through bashcompini
   t.same(complete('parley restore --to'), ['--to', '--to-seq']);
   t.same(complete('parley restore --from '), [], 'a value: the shell completes file names');
   t.ok(complete('parley serve --smtp-').includes('--smtp-password'), 'serve completes the settings');
+  t.ok(complete('parley serve --skip-corrupt --por').includes('--port'), "a boolean's value is optional: the next option completes");
 });
 
 t.test('usage errors exit 2 with the command\'s help; help exits 0', async (t) => {
   const r = run('src/cli.ts', ['snapshots', '--frob']);
   t.equal(r.status, 2);
   t.match(r.stderr, /^parley: unknown option '--frob'\n\nUsage: parley snapshots \[options\]/);
+  for (const [script, args] of [['src/cli.ts', ['serve', '--port', '0', '--typo']], ['src/main.ts', ['--port', '0', '--typo']]] as const) {
+    const r = run(script, [...args]);
+    t.equal(r.status, 2, `${script}: an unknown setting flag is a usage error`);
+    t.match(r.stderr, /^parley: unknown option '--typo'\n\nUsage: parley serve \[options\]/);
+    t.notMatch(r.stderr, /serving|cannot start/, 'the server is not started');
+  }
+  const value = run('src/main.ts', ['--port', 'abc']);
+  t.equal(value.status, 1, 'a bad value is a failed start, as a bad file or environment variable is');
+  t.match(value.stderr, "cannot start: --port: expected a non-negative integer, got 'abc'");
   const bad = run('src/cli.ts', ['completion', 'fish']);
   t.equal(bad.status, 2);
   t.match(bad.stderr, /Allowed choices are bash, zsh/);

@@ -6,9 +6,8 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { withConfigFile } from './config_helpers.js';
-import { resolveConfig, SETTINGS } from '../src/config.js';
+import { isSecret, resolveConfig, SETTINGS, showValue } from '../src/config.js';
 import { MASKED, renderConfig } from '../src/operator/config_command.js';
-import { isSecret, showValue } from '../src/operator/settings_command.js';
 import { parseRateLimit } from '../src/http/rate_limit.js';
 
 const root = join(import.meta.dirname, '..');
@@ -49,7 +48,7 @@ t.test('parley config: the process reports file, environment and flag sources', 
   t.notMatch(r.stdout, /s3cret|pw-flag/);
   const bad = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), 'config', '--frob'], { cwd: root, encoding: 'utf8', timeout: 60000 });
   t.equal(bad.status, 2);
-  t.match(bad.stderr, 'parley: unknown option --frob');
+  t.match(bad.stderr, /^parley: unknown option '--frob'\n\nUsage: parley config \[options\]/, 'a usage error, with the help');
 });
 
 t.test('a rate limit of several windows shows whole', async (t) => {

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 /** The shells `parley completion` writes for. */
 export const SHELLS = ['bash', 'zsh'] as const;
 
-/** One command path ('' for the top) with the words that may follow it, and its options that take a value. */
+/** One command path ('' for the top) with the words that may follow it, and its options that require a value. */
 interface Node {
   path: string;
   words: string[];
@@ -20,7 +20,8 @@ function nodes(cmd: Command, path: string): Node[] {
   const subs = help.visibleCommands(cmd);
   const options = help.visibleOptions(cmd);
   const words = [...subs.map((c) => c.name()), ...cmd.registeredArguments.flatMap((a) => a.argChoices ?? []), ...options.map((o) => o.long ?? o.short ?? '')];
-  const valueOptions = options.filter((o) => o.required || o.optional).map((o) => o.long ?? o.short ?? '');
+  // An option whose value is optional (a setting's boolean) is followed by the next option, as it mostly is.
+  const valueOptions = options.filter((o) => o.required).map((o) => o.long ?? o.short ?? '');
   return [{ path, words, valueOptions }, ...subs.flatMap((c) => nodes(c, path ? `${path} ${c.name()}` : c.name()))];
 }
 

@@ -3,9 +3,8 @@
  * with each value's source as a comment (default, file, environment or flag), secrets
  * masked. It takes the options `parley serve` takes, and resolves them the same way.
  */
-import { resolveConfig, SETTINGS, type ResolvedConfig, type SettingSource } from '../config.js';
+import { isSecret, SETTINGS, showValue, type ResolvedConfig, type SettingSource } from '../config.js';
 import { fileKeyOf } from '../config_file.js';
-import { isSecret, showValue } from './settings_command.js';
 
 /** What a masked secret shows instead of its value (an unset secret shows as empty). */
 export const MASKED = '"********"';
@@ -43,7 +42,7 @@ export function renderConfig(r: ResolvedConfig): string {
   return `${out.join('\n')}\n`;
 }
 
-/** `parley config`: prints the report for these arguments and the process's environment. */
-export function configCommand(args: string[]): void {
-  process.stdout.write(renderConfig(resolveConfig(args, process.env)));
+/** `parley config`: prints the report for the configuration its options and the process's environment resolve to. */
+export function configCommand(resolve: () => ResolvedConfig): void {
+  process.stdout.write(renderConfig(resolve()));
 }

@@ -14,8 +14,8 @@ Options:
   -h, --help                     display help for command
 
 Commands:
-  serve                          run the server (the same as npm start)
-  config                         print the effective configuration, as a
+  serve [options]                run the server (the same as npm start)
+  config [options]               print the effective configuration, as a
                                  parley.toml with where each value came from
                                  (secrets masked)
   create-org [options]           create an organization, its owner and its
