@@ -5,7 +5,7 @@
  * performance target is reported, not fatal). Every scenario runs under a time budget,
  * and every child process it started is killed when the bench exits.
  */
-import { parseArgs, USAGE, type Cli } from './args.js';
+import { parseArgs, usage, type Cli } from './args.js';
 import { readFileSync } from 'node:fs';
 import { killAllChildren, pinServersTo } from './children.js';
 import { pinSelf, planPlacement } from './cpus.js';
@@ -93,9 +93,16 @@ const stray: string[] = [];
 
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
-  const cli = parseArgs(argv);
+  let cli: Cli;
+  try {
+    cli = parseArgs(argv);
+  } catch (err) {
+    // A usage error: the message, then the options (as the operator CLI does).
+    process.stderr.write(`bench: ${(err as Error).message}\n\n${usage()}`);
+    return 2;
+  }
   if (cli.help) {
-    process.stdout.write(USAGE + `\nScenarios:\n${scenarios.map((s) => `  ${s.name.padEnd(13)} ${s.summary}`).join('\n')}\n`);
+    process.stdout.write(usage() + `\nScenarios:\n${scenarios.map((s) => `  ${s.name.padEnd(13)} ${s.summary}`).join('\n')}\n`);
     return 0;
   }
   if (cli.compare) {
