@@ -4,7 +4,7 @@
  */
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { parseArgs } from '../bench/args.js';
+import { parseArgs, usage } from '../bench/args.js';
 import { planPlacement } from '../bench/cpus.js';
 
 t.test('pinning: automatic by default, forced or refused by flag', async (t) => {
@@ -36,4 +36,38 @@ t.test('--compare takes two files and a noise band; --report takes one, --charts
   t.throws(() => parseArgs(['--compare', 'a.json', '--smoke']), /--compare needs two result files/);
   t.same(parseArgs(['--report', 'x.json', '--charts', 'docs/bench']), { ...parseArgs([]), report: 'x.json', chartsDir: 'docs/bench' });
   t.throws(() => parseArgs(['--charts', 'docs/bench']), /--charts goes with --report/);
+});
+
+t.test('usage errors name what is wrong', async (t) => {
+  t.throws(() => parseArgs(['--bogus']), /unknown option '--bogus'/);
+  t.throws(() => parseArgs(['--smoke', '--smok']), /unknown option '--smok'/);
+  t.throws(() => parseArgs(['--n']), /--n <N>' argument missing/);
+  t.throws(() => parseArgs(['--duration', 'soon']), /--duration must be a positive number, got 'soon'/);
+  t.throws(() => parseArgs(['--fsync', 'sometimes']), /--fsync must be always, batch or none/);
+  t.throws(() => parseArgs(['fanout']), /unexpected argument 'fanout'/);
+});
+
+t.test('values: --flag value and --flag=value; modes; --no-pin wins', async (t) => {
+  t.equal(parseArgs(['--n=5000']).n, 5000);
+  t.same(parseArgs(['--server-node-args', '--cpu-prof --cpu-prof-dir=/tmp/prof']).serverNodeArgs, ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'], 'a value may start with --');
+  t.same(parseArgs(['--scenario', 'fanout, send']).scenarios, ['fanout', 'send']);
+  t.equal(parseArgs(['--scenario', 'fanout']).mode, 'full', 'a chosen scenario runs at full size');
+  t.equal(parseArgs(['--scenario', 'fanout', '--quick']).mode, 'quick');
+  t.equal(parseArgs(['--full', '--smoke']).mode, 'smoke');
+  t.equal(parseArgs(['--smoke']).runs, 1);
+  t.equal(parseArgs(['--no-pin', '--pin']).pin, 'no');
+  t.same(parseArgs(['--target', 'http://h', '--email', 'o@x', '--api-key', 'k']).remote, { url: 'http://h', email: 'o@x', apiKey: 'k' });
+});
+
+t.test('--help: commander lists every option and the results files', async (t) => {
+  t.equal(parseArgs(['--help']).help, true);
+  t.equal(parseArgs([]).help, false);
+  const text = usage();
+  t.match(text, /^Usage: npm run bench -- \[options\]/);
+  for (const flag of ['--smoke', '--scenario', '--quick', '--full', '--n', '--duration', '--runs', '--seed', '--fsync', '--target', '--email', '--api-key', '--sources', '--server-node-args', '--pin', '--no-pin', '--compare', '--threshold', '--report', '--charts', '--help']) {
+    t.match(text, new RegExp(`^  ${flag}\\b`, 'm'), flag);
+  }
+  t.match(text, /--compare <A\.json> <B\.json>/);
+  t.match(text, /noise band of --compare, in percent \(default 10\)/);
+  t.match(text, /Every run writes bench\/results\/<time>\.json and, next to it, <time>\.html/);
 });
