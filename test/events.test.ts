@@ -903,3 +903,26 @@ t.test('convergence with bulk requests: many channels subscribed and unsubscribe
     t.same(states[i].max_message_id, fresh.max_message_id, `${who.email}: max_message_id`);
   }
 });
+
+t.test('queues registered alike share one copy of their event types, narrow and client, and still filter by them', async (t) => {
+  const { f, bob, carol } = await world();
+  await f.subscribe(f.owner, 'random', [f.owner.user_id, bob.user_id, carol.user_id]);
+  const params = { event_types: ['message'], narrow: [['channel', 'general']] };
+  const qb = await register(f, bob, params);
+  const qc = await register(f, carol, params);
+  const qOther = await register(f, carol, { event_types: ['message', 'reaction'], narrow: [['channel', 'general']] });
+  const [b, c, o] = [qb, qc, qOther].map((id) => f.runtime.queues.peek(id)!);
+  t.equal(b.event_types, c.event_types, 'one event-types list for both');
+  t.equal(b.narrow, c.narrow, 'one narrow for both');
+  t.equal(b.client, c.client, 'the same client name');
+  t.not(o.event_types, b.event_types, 'another list of event types is its own');
+  t.ok(Object.isFrozen(b.event_types) && Object.isFrozen(b.narrow), 'shared lists are frozen');
+  const inGeneral = await send(f, f.owner, 'in general');
+  const inRandom = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'random', topic: 'x', content: 'in random' });
+  t.equal(inRandom.status, 200);
+  await settle();
+  for (const [who, q] of [[bob, qb], [carol, qc]] as const) {
+    const got = await fetchNow(f, who, q, -1);
+    t.same(got.json.events.map((e: { message: { id: number } }) => e.message.id), [inGeneral.json.id], 'only the message in the narrowed channel');
+  }
+});

@@ -60,6 +60,8 @@ export class QueueRegistry {
   private readonly cells = new Map<string, QueueCell>();
   /** Queues by organization, then user: numeric keys, no string building on the fan-out path. */
   private readonly byUser = new Map<number, Map<number, Set<QueueCell>>>();
+  /** The copies of event-type lists, narrows and client names that queues share. */
+  private readonly shared = new SharedValues();
   /** Why recently dropped queues are gone, for a clearer `BAD_EVENT_QUEUE_ID`. */
   private readonly tombstones = new Map<string, string>();
 
@@ -113,8 +115,16 @@ export class QueueRegistry {
     return cell;
   }
 
-  /** Takes in a queue; its idle clock starts at `now`. */
+  /**
+   * Takes in a queue; its idle clock starts at `now`. Its event types, narrow and client
+   * name are read-only and nearly always one of a few values, so queues share one copy of
+   * each (a few hundred thousand queues of the same client would otherwise hold as many
+   * arrays and strings alike).
+   */
   adopt(ctx: QueueContext, now: number): QueueCell {
+    ctx.event_types = ctx.event_types === null ? null : this.shared.list(ctx.event_types);
+    ctx.narrow = this.shared.list(ctx.narrow);
+    ctx.client = this.shared.text(ctx.client);
     const cell: QueueCell = { ctx, actor: undefined, usedAt: -Infinity, hot: false, lastActive: now, parked: undefined, staged: undefined, dropped: false };
     this.cells.set(ctx.id, cell);
     let users = this.byUser.get(ctx.org);
@@ -145,6 +155,36 @@ export class QueueRegistry {
   /** The data of every queue. */
   contexts(): QueueContext[] {
     return [...this.cells.values()].map((c) => c.ctx);
+  }
+}
+
+/** How many distinct values `SharedValues` keeps of each kind before it starts afresh (a bound, not a cache size anyone tunes). */
+const MAX_SHARED = 10000;
+
+/**
+ * One copy of each value that many queues hold alike: lists by their JSON, strings by
+ * themselves. The lists are frozen, since queues only read them.
+ */
+class SharedValues {
+  private readonly lists = new Map<string, readonly unknown[]>();
+  private readonly texts = new Map<string, string>();
+
+  list<T>(value: T[]): T[] {
+    const key = JSON.stringify(value);
+    let kept = this.lists.get(key);
+    if (kept === undefined) {
+      if (this.lists.size >= MAX_SHARED) this.lists.clear();
+      this.lists.set(key, (kept = Object.freeze([...value])));
+    }
+    return kept as T[];
+  }
+
+  text(value: string): string {
+    const kept = this.texts.get(value);
+    if (kept !== undefined) return kept;
+    if (this.texts.size >= MAX_SHARED) this.texts.clear();
+    this.texts.set(value, value);
+    return value;
   }
 }
 
