@@ -31,7 +31,8 @@ export async function runWrk(wrk: string, url: string, headers: Record<string, s
   onLines(child.stdout, (line) => lines.push(line));
   onLines(child.stderr, (line) => lines.push(line));
   const timer = setTimeout(() => void stopChild(child, 1000), (durationS + 15) * 1000);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // 'close', not 'exit': wrk's summary is its last output, and 'exit' can come before it has been read.
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   clearTimeout(timer);
   const text = lines.join('\n');
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(text);

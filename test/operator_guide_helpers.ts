@@ -31,7 +31,8 @@ export function run(command: string, args: string[], env: Record<string, string>
     child.stderr.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), 120000);
     child.on('error', reject);
-    child.on('exit', (status) => {
+    // 'close', not 'exit': 'exit' can come before the last of stdout has been read.
+    child.on('close', (status) => {
       clearTimeout(timer);
       resolve({ status, stdout, stderr });
     });

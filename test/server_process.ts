@@ -30,7 +30,8 @@ export function startServerProcess(env: Record<string, string>, timeoutMs = 3000
   let err = '';
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  // 'close', not 'exit': a test reads the output once the process is gone, and 'exit' can come before the last of it.
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
   // Its log must hold none of the credentials it printed, nor any a test noted (log_guard.ts).
   child.on('close', () => checkProcessLog(out, err));
   return new Promise((resolve, reject) => {
