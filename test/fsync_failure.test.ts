@@ -28,6 +28,8 @@ t.test('a failed fdatasync calls onFatal once, acknowledges nothing, and refuses
   writer.append([record], () => {
     acknowledged = true;
   });
+  // Wait for the failure (a loaded machine may take a while to write), then a little longer for any retry.
+  for (const end = Date.now() + 10000; fatal.length === 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
   await new Promise((r) => setTimeout(r, 50));
   t.equal(syncs, 1, 'fsync was tried once and not retried');
   t.equal(fatal.length, 1, 'the failure reached onFatal');

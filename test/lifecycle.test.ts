@@ -8,11 +8,11 @@
  * recovery lasts long enough to be seen.
  */
 import t from 'tap';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { request, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LISTENING, processApi, startServerProcess, type ServerProcess } from './server_process.js';
+import { LISTENING, parkedPolls, processApi, startServerProcess, type ServerProcess } from './server_process.js';
 
 const BOUNDARY = 'parley-lifecycle-boundary';
 
@@ -105,6 +105,16 @@ t.test('/readyz is 503 while the log is replayed, then 200; /healthz is 200 thro
 });
 
 /** Starts a multipart upload and writes all but its last bytes; `finish` sends them. */
+/** Resolves once an upload's first bytes are in its temporary file: its handler is running. */
+async function uploadArrived(dir: string): Promise<void> {
+  const tmp = join(dir, 'uploads', 'tmp');
+  const end = Date.now() + 15000;
+  while (!(existsSync(tmp) && readdirSync(tmp).length > 0)) {
+    if (Date.now() > end) throw new Error('no upload arrived in 15 s');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 function holdUpload(base: string, auth: string, data: Buffer): { finish(): void; answer: Promise<{ status: number; json: any }> } {
   const head = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="held.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
   const tail = Buffer.from(`\r\n--${BOUNDARY}--\r\n`);
@@ -135,8 +145,9 @@ t.test('SIGTERM drains: the parked poll is answered, the request in flight compl
   const reg = await processApi(server.base, auth, 'POST', '/api/v1/register', { event_types: JSON.stringify(['message']) });
   const parked = processApi(server.base, auth, 'GET', '/api/v1/events', { queue_id: reg.json.queue_id, last_event_id: String(reg.json.last_event_id) });
   const upload = holdUpload(server.base, auth, Buffer.alloc(64 * 1024, 7));
-  // The upload's handler is running once its first bytes are in: wait for the poll to park too.
-  await new Promise((r) => setTimeout(r, 300));
+  // The upload's handler is running once its temporary file exists; and the poll is parked.
+  await uploadArrived(dir);
+  await parkedPolls(server.base);
   server.child.kill('SIGTERM');
 
   const poll = await parked;
@@ -178,7 +189,7 @@ t.test('a drain that outlasts --shutdown-timeout-ms exits 1, and the restart fin
   // An upload that never finishes holds the drain past the bound.
   const upload = holdUpload(server.base, auth, Buffer.alloc(1024, 1));
   upload.answer.catch(() => undefined);
-  await new Promise((r) => setTimeout(r, 300));
+  await uploadArrived(dir);
   server.child.kill('SIGTERM');
   t.equal((await server.exited).code, 1, 'the process exits non-zero');
   t.match(server.stderr(), /"event":"shutdown.timeout"/, 'and says why');

@@ -66,3 +66,18 @@ export async function processApi(base: string, auth: string, method: string, pat
   });
   return { status: res.status, json: await res.json() };
 }
+
+/**
+ * Resolves once the server's `GET /metrics` shows `n` parked polls: a test that acts on
+ * a parked poll waits for it rather than for a fixed time, which a loaded machine overruns.
+ */
+export async function parkedPolls(base: string, n = 1, timeoutMs = 15000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const text = await (await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(timeoutMs) })).text();
+    const m = /^parley_parked_polls (\d+)/m.exec(text);
+    if (m && Number(m[1]) >= n) return;
+    if (Date.now() > end) throw new Error(`${n} parked polls not reached in ${timeoutMs} ms (metrics: ${m?.[1] ?? 'none'})`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

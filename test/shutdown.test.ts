@@ -6,7 +6,7 @@ import t from 'tap';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServerProcess } from './server_process.js';
+import { parkedPolls, startServerProcess } from './server_process.js';
 
 t.test('SIGTERM completes parked polls, snapshots, and exits 0', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-shutdown-'));
@@ -17,7 +17,7 @@ t.test('SIGTERM completes parked polls, snapshots, and exits 0', async (t) => {
   const auth = 'Basic ' + Buffer.from(`owner@localhost:${key}`).toString('base64');
   const reg = (await (await fetch(`${server.base}/api/v1/register`, { method: "POST", headers: { authorization: auth } })).json()) as { queue_id: string };
   const parked = fetch(`${server.base}/api/v1/events?queue_id=${reg.queue_id}&last_event_id=-1`, { headers: { authorization: auth }, signal: AbortSignal.timeout(15000) });
-  await new Promise((r) => setTimeout(r, 300));
+  await parkedPolls(server.base);
   server.child.kill('SIGTERM');
   const res = await parked;
   t.equal(res.status, 200, 'the parked poll was completed, not dropped');
