@@ -198,6 +198,28 @@ t.test('POST /users', async (t) => {
     t.equal(e.person.full_name, 'Erin');
   });
 
+  await t.test('a new user joins the default channels that are not archived, with subscription events', async (t) => {
+    const create = async (name: string, isDefault: boolean): Promise<number> => {
+      const res = await f.call(f.owner, 'POST', '/api/v1/channels/create', { name, subscribers: [f.owner.user_id], is_default_stream: isDefault });
+      t.equal(res.status, 200, res.body);
+      return res.json.id;
+    };
+    const lobby = await create('lobby', true);
+    const gone = await create('old lobby', true);
+    await create('side room', false);
+    t.equal((await f.call(f.owner, 'DELETE', `/api/v1/streams/${gone}`)).status, 200);
+    const reg = await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['subscription'] });
+    const res = await f.call(f.owner, 'POST', '/api/v1/users', { email: 'fay@example.com', password: 'fay-pw', full_name: 'Fay' });
+    t.equal(res.status, 200, res.body);
+    await settle();
+    const key = await f.call(null, 'POST', '/api/v1/fetch_api_key', { username: 'fay@example.com', password: 'fay-pw' });
+    const fay = { user_id: res.json.user_id as number, email: 'fay@example.com', api_key: key.json.api_key as string };
+    const subs = await f.call(fay, 'GET', '/api/v1/users/me/subscriptions');
+    t.same(subs.json.subscriptions.map((s: { stream_id: number }) => s.stream_id), [lobby], 'the default channel only');
+    const events = await f.call(f.owner, 'GET', '/api/v1/events', { queue_id: reg.json.queue_id, last_event_id: -1, dont_block: true });
+    t.match(events.json.events, [{ type: 'subscription', op: 'peer_add', stream_ids: [lobby], user_ids: [fay.user_id] }], 'subscribers of the channel learn of the new one');
+  });
+
   await t.test('a member may not create users: 403 UNAUTHORIZED_PRINCIPAL', async (t) => {
     const before = await countUsers();
     const res = await f.call(bob, 'POST', '/api/v1/users', { email: 'mallory@example.com', password: 'pw', full_name: 'Mallory' });

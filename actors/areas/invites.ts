@@ -24,7 +24,7 @@ import { realmSettings } from '../realm_settings.js';
 import { mentionResolver, notificationBotDirect, type MessageSent } from './messages.js';
 import { settingsForNewUser } from './settings.js';
 import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
-import type { UserCreated } from './users.js';
+import { defaultChannelIds, type UserCreated } from './users.js';
 import type { UserGroupMembersChanged } from './user_groups.js';
 
 /** Email invitations were made (one request's worth). */
@@ -208,9 +208,7 @@ function joinedChannels(ctx: OrgContext, view: StateView, invite: InviteBase): n
     return ch !== undefined && !ch.channel.is_archived;
   };
   for (const id of invite.stream_ids) if (live(id)) ids.add(id);
-  if (invite.include_realm_default_subscriptions) {
-    for (const id of view.channelIdsOf(ctx.org.id)) if (live(id) && view.channel(ctx.org.id, id)!.channel.is_default) ids.add(id);
-  }
+  if (invite.include_realm_default_subscriptions) for (const id of defaultChannelIds(ctx, view)) ids.add(id);
   return [...ids].sort((a, b) => a - b);
 }
 

@@ -20,6 +20,7 @@ import { directGroupsOf, systemGroupDeliveries } from './user_groups.js';
 import { directSystemGroups } from '../group_settings.js';
 import { hasGroupPermission } from '../group_settings.js';
 import { realmSettings } from '../realm_settings.js';
+import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
 
 /** A user joined an organization. */
 export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }
@@ -47,7 +48,7 @@ export interface SetUserActive {
 export const createUser = command({
   type: 'CREATE_USER',
   actor: 'org',
-  decide(ctx: OrgContext, c: CreateUser, env: DecideEnv): Decision<{ user_id: number; user: UserRecord }, UserCreated> {
+  decide(ctx: OrgContext, c: CreateUser, env: DecideEnv, view: StateView): Decision<{ user_id: number; user: UserRecord }, UserCreated | SubscriptionsAdded> {
     if (c.actor_id !== null) {
       const actor = ctx.users.get(c.actor_id);
       if (!actor || actor.role > Role.ADMIN) throw adminRequired();
@@ -66,9 +67,26 @@ export const createUser = command({
     });
     const settings = settingsForNewUser(ctx);
     if (settings) user.settings = settings;
-    return { facts: [{ type: 'UserCreated', org: ctx.org.id, user, acting_user_id: c.actor_id }], value: { user_id: user.user_id, user } };
+    const facts: Array<UserCreated | SubscriptionsAdded> = [{ type: 'UserCreated', org: ctx.org.id, user, acting_user_id: c.actor_id }];
+    // A new account joins the organization's default channels, as Zulip's do_create_user does.
+    const defaults = defaultChannelIds(ctx, view);
+    if (defaults.length > 0) {
+      facts.push({
+        type: 'SubscriptionsAdded', org: ctx.org.id, created: [], acting_user_id: c.actor_id ?? user.user_id,
+        additions: defaults.map((stream_id, i) => ({ stream_id, user_ids: [user.user_id], props: [defaultSubscriptionProps(COLORS[i % COLORS.length])] })),
+      });
+    }
+    return { facts, value: { user_id: user.user_id, user } };
   },
 });
+
+/** The organization's default channels that are not archived, in id order. */
+export function defaultChannelIds(ctx: OrgContext, view: StateView): number[] {
+  return view.channelIdsOf(ctx.org.id).filter((id) => {
+    const ch = view.channel(ctx.org.id, id);
+    return ch !== undefined && ch.channel.is_default && !ch.channel.is_archived;
+  }).sort((a, b) => a - b);
+}
 
 export const setUserActive = command({
   type: 'SET_USER_ACTIVE',
