@@ -7,7 +7,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { FsyncPolicy } from '../snapshots/log.js';
 import { LOG_LEVELS, type LogLevel } from '../actors/core/logger.js';
-import { configFilePath, fileKeyOf, readConfigFile } from './config_file.js';
+import { configFilePath, fileKeyOf, readConfigFile, settingType } from './config_file.js';
 import { formatRateLimit, parseRateLimit, type RateLimit } from './http/rate_limit.js';
 
 export interface Config {
@@ -99,14 +99,6 @@ export interface Setting {
   file?: string;
   /** The value's type in the configuration file, when the default does not show it (a default of null: unset). */
   type?: 'integer' | 'boolean' | 'string';
-}
-
-/** A setting's value type, as the configuration file and `--help` take it. */
-export function settingType(s: Setting): 'integer' | 'boolean' | 'string' | 'rate' {
-  if (s.type) return s.type;
-  if (typeof s.def === 'number') return 'integer';
-  if (typeof s.def === 'boolean') return 'boolean';
-  return s.def !== null && typeof s.def === 'object' ? 'rate' : 'string';
 }
 
 /** Every setting, in the order `--help` and `parley config` show them. */

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
-import { settingType, type Setting } from './config.js';
+import type { Setting } from './config.js';
 
 /** Setting-name prefixes that put a setting in a section of its own; the rest of the name is its key there. */
 const SECTION_PREFIXES: Array<[prefix: string, section: string]> = [
@@ -140,4 +140,12 @@ function keyLines(text: string): Map<string, number> {
     } else if (pair) lines.set(table ? `${table}.${dotted(pair[1])}` : dotted(pair[1]), i + 1);
   });
   return lines;
+}
+
+/** A setting's value type, as the configuration file and `--help` take it. */
+export function settingType(s: Setting): 'integer' | 'boolean' | 'string' | 'rate' {
+  if (s.type) return s.type;
+  if (typeof s.def === 'number') return 'integer';
+  if (typeof s.def === 'boolean') return 'boolean';
+  return s.def !== null && typeof s.def === 'object' ? 'rate' : 'string';
 }
