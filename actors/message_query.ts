@@ -240,3 +240,34 @@ export async function queryMessages(world: StateView, q: MessageQuery, opts: Sca
     history_limited: false,
   };
 }
+
+/**
+ * The messages among `ids` that the user holds (received, as Zulip's `UserMessage`
+ * rows say: a public channel's history they never received is left out) and that
+ * match the narrow, in ascending id order (`GET /messages/matches_narrow`). A channel
+ * operand naming no channel is an error, as for `GET /messages`.
+ */
+export function messagesMatchingNarrow(world: StateView, org: number, userId: number, ids: number[], narrow: NarrowTerm[]): MessageRecord[] {
+  const orgCtx = world.org(org)!;
+  for (const t of narrow) {
+    if ((t.operator === 'channel' || t.operator === 'stream') && resolveChannel(orgCtx, t.operand) === undefined) {
+      throw new ApiError('BAD_NARROW', `Invalid narrow operator: unknown channel ${String(t.operand)}`);
+    }
+  }
+  const viewer = world.user(org, userId);
+  const keep = narrowPredicate(orgCtx, narrow, viewer);
+  const out: MessageRecord[] = [];
+  for (const id of [...new Set(ids)].sort((a, b) => a - b)) {
+    const streamId = orgCtx.messageChannel.get(id);
+    let m: MessageRecord | undefined;
+    if (streamId !== undefined) {
+      const ch = world.channel(org, streamId);
+      m = ch && received(ch, userId, id) ? ch.messages.get(id) : undefined;
+    } else {
+      const dm = orgCtx.directMessages.get(id);
+      m = dm && dm.dm_user_ids!.includes(userId) ? dm : undefined;
+    }
+    if (m && keep(m)) out.push(m);
+  }
+  return out;
+}

@@ -17,7 +17,9 @@ type Kind =
   | { kind: 'seconds'; unlimited: boolean }
   | { kind: 'int'; min: number }
   | { kind: 'enum'; values: readonly string[] }
-  | { kind: 'group' };
+  | { kind: 'group' }
+  /** A channel id, or `-1` for none (checked against the organization, see `areas/realm.ts`). */
+  | { kind: 'channel' };
 
 const bool: Kind = { kind: 'bool' };
 const group: Kind = { kind: 'group' };
@@ -34,6 +36,9 @@ const TABLE = {
   // Zulip's default is Jitsi; Parley offers no provider unless the server is configured for one.
   video_chat_provider: { default: 0 as number, kind: 'int', min: 0 },
   emails_restricted_to_domains: { default: false as boolean, ...bool },
+  // Zulip turns read receipts on when it creates a private organization; Parley has always reported them off.
+  enable_read_receipts: { default: false as boolean, ...bool },
+  moderation_request_channel_id: { default: -1 as number, kind: 'channel' },
   can_access_all_users_group: { default: SYSTEM_GROUPS.everyone as GroupSettingValue, ...group },
   can_add_custom_emoji_group: { default: SYSTEM_GROUPS.members as GroupSettingValue, ...group },
   can_add_subscribers_group: { default: SYSTEM_GROUPS.members as GroupSettingValue, ...group },
@@ -109,8 +114,14 @@ export function checkRealmValue(name: RealmSettingName, value: unknown): unknown
       if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) throw badRequest(`Bad value for '${name}': ${JSON.stringify(value)}`);
       return value;
     case 'group':
+    case 'channel':
       return value;
   }
+}
+
+/** Whether a setting names a channel (`-1` for none). */
+export function isChannelSetting(name: RealmSettingName): boolean {
+  return TABLE[name].kind === 'channel';
 }
 
 /** Whether a setting is a group setting. */

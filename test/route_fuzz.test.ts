@@ -479,6 +479,10 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const queueId: string = registered.json.queue_id;
   const mid = String(sent.json.id);
   const doomed = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'seed', content: 'to be deleted' });
+  // Read receipts on, and a private moderation request channel, so that those routes have valid requests.
+  await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'moderation' }], invite_only: true });
+  const moderation = f.runtime.org(1)!.channelsByName.get('moderation')!;
+  if ((await f.call(f.owner, 'PATCH', '/api/v1/realm', { enable_read_receipts: true, moderation_request_channel_id: moderation })).status !== 200) throw new Error('fixture setup failed');
   await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'seed.example', allow_subdomains: false });
   await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'doomed.example', allow_subdomains: false });
   const seedLinkifier = (await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: 'SEED(?P<n>[0-9]+)', url_template: 'https://seed.example/{n}' })).json.id as number;
@@ -604,6 +608,16 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     ],
     'GET /api/v1/messages': { params: { anchor: 'newest', num_before: '5', num_after: '0' } },
     'GET /api/v1/messages/{message_id}': { pathParams: { message_id: mid }, params: {} },
+    'GET /api/v1/messages/{message_id}/read_receipts': { pathParams: { message_id: mid }, params: {} },
+    'GET /api/v1/messages/matches_narrow': {
+      params: { msg_ids: `[${mid}]`, narrow: JSON.stringify([{ operator: 'search', operand: 'seed' }]) },
+      semantic: { narrow: [JSON.stringify([{ operator: 'channel', operand: 'nowhere' }]), JSON.stringify([{ operator: 'sender', operand: 99999 }]), '[{}]'] },
+    },
+    'POST /api/v1/messages/{message_id}/report': {
+      params: { report_type: 'spam', description: 'fuzz' },
+      semantic: { report_type: ['bogus', ''], description: ['x'.repeat(1001)] },
+    },
+    'POST /api/v1/users/{user_id}/status': { pathParams: { user_id: String(alice.user_id) }, params: { status_text: 'fuzzed', emoji_name: 'car' }, semantic: { status_text: ['x'.repeat(61)], emoji_name: ['no_such_emoji'] } },
     'POST /api/v1/users/me/status': { params: { status_text: 'fuzzing', emoji_name: 'car' } },
     'POST /api/v1/users/me/presence': [{ params: { status: 'active', last_update_id: '-1', history_limit_days: '14', new_user_input: 'true' } }, { params: { status: 'idle', slim_presence: 'true', ping_only: 'false' } }],
     'GET /api/v1/users/{user_id_or_email}/presence': [{ pathParams: { user_id_or_email: 'owner@example.com' }, params: { slim_presence: 'true' } }, { pathParams: { user_id_or_email: '1' }, params: {} }],

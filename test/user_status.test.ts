@@ -64,3 +64,71 @@ t.test('convergence: register plus user_status events equal a fresh register', a
   t.same(state, fresh);
   t.same(fresh, { [alice.user_id]: { away: true, status_text: 'lunch' }, [bob.user_id]: { away: true } }, 'and it really changed');
 });
+
+t.test('POST /users/{user_id}/status: administrators (and a bot\'s owner) change another user\'s status', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const { withRole } = await import('./helpers.js');
+  const { Role } = await import('../actors/types.js');
+  const { createOrganization } = await import('../src/bootstrap.js');
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const admin = await withRole(f, 'admin@example.com', Role.ADMIN);
+  const moderator = await withRole(f, 'mod@example.com', Role.MODERATOR);
+  const dave = await f.createUser('dave@example.com', 'Dave');
+  const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['user_status'], fetch_event_types: ['user_status'] })).json;
+  const status = (id: number) => f.call(f.owner, 'GET', `/api/v1/users/${id}/status`).then((r) => r.json.status);
+  const set = (who: typeof alice, id: number, params: Record<string, unknown>) => f.call(who, 'POST', `/api/v1/users/${id}/status`, params);
+
+  let r = await set(admin, alice.user_id, { status_text: ' in a meeting ', emoji_name: 'car' });
+  t.equal(r.status, 200, r.body);
+  t.same(await status(alice.user_id), { status_text: 'in a meeting', emoji_name: 'car', emoji_code: '1f697', reaction_type: 'unicode_emoji' });
+  r = await set(f.owner, alice.user_id, { emoji_name: '' });
+  t.same(await status(alice.user_id), { status_text: 'in a meeting' }, 'owners too; the emoji cleared');
+  // Who may not: members (even for themselves) and moderators; Zulip's "Insufficient permission".
+  for (const who of [bob, moderator, alice]) {
+    r = await set(who, alice.user_id, { status_text: 'hacked' });
+    t.same([r.status, r.json.code, r.json.msg], [400, 'BAD_REQUEST', 'Insufficient permission']);
+  }
+  // A bot's owner may change the bot's status.
+  const botId = (await f.call(bob, 'POST', '/api/v1/bots', { full_name: 'Bob Bot', short_name: 'bobbot' })).json.user_id as number;
+  t.equal((await set(bob, botId, { status_text: 'beep' })).status, 200);
+  t.same(await status(botId), { status_text: 'beep' });
+  // The request's own checks, after the permission check.
+  const bad = async (params: Record<string, unknown>, msg: string) => {
+    const res = await set(admin, alice.user_id, params);
+    t.same([res.status, res.json.msg], [400, msg], JSON.stringify(params));
+  };
+  await bad({}, 'Client did not pass any new values.');
+  await bad({ away: true }, 'Client did not pass any new values.');
+  await bad({ status_text: 'x'.repeat(61) }, 'status_text is too long (limit: 60 characters)');
+  await bad({ emoji_code: '1f697' }, 'Client must pass emoji_name if they pass either emoji_code or reaction_type.');
+  await bad({ emoji_name: 'no_such_emoji_here' }, "Emoji 'no_such_emoji_here' does not exist");
+  t.same((await set(admin, 99999, { status_text: 'x' })).json.msg, 'No such user');
+  await f.call(f.owner, 'DELETE', `/api/v1/users/${dave.user_id}`);
+  t.same((await set(admin, dave.user_id, { status_text: 'x' })).json.msg, 'User is deactivated');
+  t.same((await set(alice, 99999, { status_text: 'x' })).json.msg, 'No such user', 'a missing user before the permission');
+
+  // Another organization's user is no user here.
+  const other = await createOrganization(f.runtime, { name: 'Other', subdomain: 'other', ownerEmail: 'boss@other.example', ownerPassword: 'pw', ownerName: 'Boss' });
+  const boss = { user_id: other.owner.user_id, email: other.owner.email, api_key: other.owner.api_key };
+  let foreign = 0;
+  for (let i = 0; i < 12; i++) foreign = (await f.call(boss, 'POST', '/api/v1/users', { email: `u${i}@other.example`, password: 'pw', full_name: `U${i}` }, { headers: { host: 'other.localhost' } })).json.user_id;
+  t.notOk(f.runtime.org(1)!.users.has(foreign));
+  t.same((await set(admin, foreign, { status_text: 'x' })).json, (await set(admin, 99999, { status_text: 'x' })).json);
+
+  // Everyone is told with user_status events, and register plus events equals a fresh register.
+  const state: Record<string, any> = reg.user_status;
+  for (const e of await queueEvents(f, f.owner, reg.queue_id, 'user_status')) {
+    const s = (state[e.user_id] ??= {});
+    if (e.status_text !== undefined) { if (e.status_text) s.status_text = e.status_text; else delete s.status_text; }
+    if (e.emoji_name !== undefined) {
+      if (e.emoji_name) Object.assign(s, { emoji_name: e.emoji_name, emoji_code: e.emoji_code, reaction_type: e.reaction_type });
+      else { delete s.emoji_name; delete s.emoji_code; delete s.reaction_type; }
+    }
+    if (Object.keys(s).length === 0) delete state[e.user_id];
+  }
+  const fresh = (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['user_status'] })).json.user_status;
+  t.same(state, fresh);
+  t.same(fresh, { [alice.user_id]: { status_text: 'in a meeting' }, [botId]: { status_text: 'beep' } });
+});

@@ -7,7 +7,9 @@ import { area, command, fact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
-import { hasFlag, SERVER_FLAGS, setFlag, SETTABLE_FLAGS, type UserContext } from '../kinds/user.js';
+import { received } from '../kinds/channel.js';
+import { hasFlag, SERVER_FLAGS, setFlag, SETTABLE_FLAGS, STORED_FLAGS, type UserContext } from '../kinds/user.js';
+import type { MessageRecord, UserRecord } from '../types.js';
 import { eventJson } from '../render/events.js';
 import { unreadMessages } from '../unread.js';
 
@@ -122,6 +124,37 @@ function messageDetails(view: StateView, orgId: number, userId: number, ids: num
     }
   }
   return out;
+}
+
+/**
+ * Whether a user holds personal flags for a message (Zulip's `UserMessage` row): they
+ * received it, or set a flag on it later (a public channel's message starred).
+ */
+function holdsMessage(view: StateView, org: number, user: UserContext, m: MessageRecord): boolean {
+  if (m.stream_id === null) return m.dm_user_ids?.includes(user.user_id) ?? false;
+  const ch = view.channel(org, m.stream_id);
+  if (ch && received(ch, user.user_id, m.id)) return true;
+  return STORED_FLAGS.some((f) => user.flags[f].has(m.id));
+}
+
+/**
+ * Who has read a message, as `GET /messages/{id}/read_receipts` shows it to `viewer`
+ * (Zulip's `read_receipts`): the active users holding it with the `read` flag, who
+ * share read receipts (`send_read_receipts`); never its sender, nor anyone the viewer
+ * muted or who muted the viewer. Bots are included. Ascending ids.
+ */
+export function readReceipts(view: StateView, org: number, viewer: UserRecord, m: MessageRecord): number[] {
+  const mine = view.user(org, viewer.user_id)?.personal.muted;
+  const out: number[] = [];
+  for (const u of view.org(org)!.users.values()) {
+    if (!u.is_active || u.user_id === m.sender_id || u.settings?.send_read_receipts === false) continue;
+    if (mine?.has(u.user_id)) continue;
+    const ctx = view.user(org, u.user_id);
+    if (!ctx || ctx.personal.muted.has(viewer.user_id)) continue;
+    if (ctx.unread.has(m.id) || !holdsMessage(view, org, ctx, m)) continue;
+    out.push(u.user_id);
+  }
+  return out.sort((a, b) => a - b);
 }
 
 export const flags = area({

@@ -23,6 +23,7 @@ import { invites } from './invites.js';
 import { linkifiers } from './linkifiers.js';
 import { messageEdits } from './message_edits.js';
 import { messages } from './messages.js';
+import { messageReports } from './message_reports.js';
 import { mutedUsers } from './muted_users.js';
 import { navigationViews } from './navigation_views.js';
 import { organizations } from './organizations.js';
@@ -45,7 +46,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, channelFolders, messages, scheduledMessages, reminders, messageEdits, attachments, reactions, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, channelFolders, messages, messageReports, scheduledMessages, reminders, messageEdits, attachments, reactions, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

@@ -9,13 +9,15 @@
  */
 import { area, command, fact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
+import type { StateView } from '../core/state_view.js';
+import { canAccessChannel } from '../kinds/channel.js';
 import { ApiError, adminRequired, badRequest } from '../errors.js';
 import { groupSettingChange } from '../group_settings.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { codePointLength } from '../message_rules.js';
-import { checkRealmValue, isGroupSetting, realmSettings, REALM_SETTING_NAMES, UPDATE_DICT_SETTINGS, type RealmSettingName } from '../realm_settings.js';
+import { checkRealmValue, isChannelSetting, isGroupSetting, realmSettings, REALM_SETTING_NAMES, UPDATE_DICT_SETTINGS, type RealmSettingName } from '../realm_settings.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import { Role, type GroupSettingValue } from '../types.js';
+import { Role, type GroupSettingValue, type UserRecord } from '../types.js';
 import { fullMemberChanges, type FullMembersChanged } from './full_members.js';
 
 export const MAX_REALM_NAME_LENGTH = 40;
@@ -39,10 +41,24 @@ function sameValue(a: unknown, b: unknown): boolean {
 }
 
 
+/**
+ * The moderation request channel (Zulip's `update_realm`): a private channel the
+ * administrator can see, or any negative id for none (kept as `-1`, which is what
+ * `/register` and the event show).
+ */
+function checkModerationChannel(view: StateView, ctx: OrgContext, actor: UserRecord, request: unknown): number {
+  if (typeof request !== 'number' || !Number.isInteger(request)) throw badRequest('moderation_request_channel_id is not an integer');
+  if (request < 0) return -1;
+  const ch = view.channel(ctx.org.id, request);
+  if (!ch || ch.channel.is_archived || !canAccessChannel(actor, ch.channel, ch.subscribers)) throw badRequest('Invalid channel ID');
+  if (!ch.channel.invite_only) throw badRequest('Moderation request channel must be private.');
+  return request;
+}
+
 export const updateRealm = command({
   type: 'UPDATE_REALM',
   actor: 'org',
-  decide(ctx: OrgContext, c: UpdateRealm, env: DecideEnv): Decision<Record<string, never>, RealmSettingsChanged | FullMembersChanged> {
+  decide(ctx: OrgContext, c: UpdateRealm, env: DecideEnv, view: StateView): Decision<Record<string, never>, RealmSettingsChanged | FullMembersChanged> {
     const actor = ctx.users.get(c.actor_id);
     if (!actor || !actor.is_active || actor.role > Role.ADMIN) throw adminRequired();
     const changes: Record<string, unknown> = {};
@@ -61,7 +77,9 @@ export const updateRealm = command({
       if (!(REALM_SETTING_NAMES as string[]).includes(name)) continue;
       const key = name as RealmSettingName;
       if (OWNER_ONLY.has(key) && actor.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
-      const value = isGroupSetting(key) ? groupSettingChange(ctx, key, request, current[key] as GroupSettingValue) : checkRealmValue(key, request);
+      const value = isGroupSetting(key) ? groupSettingChange(ctx, key, request, current[key] as GroupSettingValue)
+        : isChannelSetting(key) ? checkModerationChannel(view, ctx, actor, request)
+        : checkRealmValue(key, request);
       if (key === 'video_chat_provider' && !(c.video_chat_providers ?? [0]).includes(value as number)) throw badRequest(`Invalid video_chat_provider ${String(value)}`);
       if (!sameValue(value, current[key])) changes[key] = value;
     }

@@ -193,7 +193,7 @@ export const deleteScheduled = command({
 });
 
 /** Zulip's `datetime_to_global_time`: a `<time:…>` Markdown tag. */
-function globalTime(seconds: number): string {
+export function globalTime(seconds: number): string {
   return `<time:${new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00')}>`;
 }
 

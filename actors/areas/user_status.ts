@@ -11,7 +11,7 @@ import { badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { codePointLength } from '../message_rules.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import type { UserRecord, UserStatus } from '../types.js';
+import { Role, type UserRecord, type UserStatus } from '../types.js';
 import { effectiveSettings } from '../user_settings.js';
 import type { UserSettingsChanged } from './settings.js';
 import { presenceToggled, type PresenceNotified, type PresenceUpdated } from './presence.js';
@@ -29,6 +29,8 @@ export interface UpdateStatus {
   status_text?: string;
   away?: boolean;
   emoji?: { emoji_name: string; emoji_code: string; reaction_type: string };
+  /** Another user changing `user_id`'s status (`POST /users/{user_id}/status`): an administrator, or a bot's owner. */
+  actor_id?: number;
   /** `CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE`, for the presence update a change of `away` forces. */
   limited?: boolean;
 }
@@ -39,7 +41,7 @@ export const updateStatus = command({
   type: 'UPDATE_STATUS',
   actor: 'org',
   decide(ctx: OrgContext, c: UpdateStatus, env: DecideEnv): Decision<Record<string, never>, UserStatusChanged | UserSettingsChanged | PresenceNotified> {
-    const user = ctx.users.get(c.user_id);
+    const user = c.actor_id === undefined ? ctx.users.get(c.user_id) : statusTargetFor(ctx, c.actor_id, c.user_id);
     if (!user || !user.is_active) throw badRequest('Invalid user');
     if (c.status_text === undefined && c.away === undefined && c.emoji === undefined) throw badRequest('Client did not pass any new values.');
     const facts: Array<UserStatusChanged | UserSettingsChanged | PresenceNotified> = [];
@@ -61,6 +63,21 @@ export const updateStatus = command({
     return { facts, volatile, value: {} };
   },
 });
+
+/**
+ * The user whose status `actor` may change for them (Zulip's `access_user_by_id` for an
+ * administrator's action: bots included, deactivated users refused; `can_admin_user`:
+ * an administrator, or the owner of the bot).
+ */
+export function statusTargetFor(ctx: OrgContext, actorId: number, userId: number): UserRecord {
+  const actor = ctx.users.get(actorId);
+  if (!actor || !actor.is_active) throw badRequest('Invalid user');
+  const target = ctx.users.get(userId);
+  if (!target) throw badRequest('No such user');
+  if (!target.is_active) throw badRequest('User is deactivated');
+  if (actor.role > Role.ADMIN && target.bot_owner_id !== actor.user_id) throw badRequest('Insufficient permission');
+  return target;
+}
 
 /** A user's status as `/register`'s `user_status` and `GET /users/{id}/status` show it: only what is set. */
 export function statusView(user: UserRecord): Record<string, unknown> {

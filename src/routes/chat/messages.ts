@@ -3,7 +3,10 @@
  */
 import { linkedPathIds } from '../../../actors/areas/attachments.js';
 import { collectUploads } from '../../uploads/collect.js';
-import { queryMessages, type MessageQuery } from '../../../actors/message_query.js';
+import { messagesMatchingNarrow, queryMessages, type MessageQuery } from '../../../actors/message_query.js';
+import { readReceipts } from '../../../actors/areas/flags.js';
+import { checkReport, REPORTING_DISABLED } from '../../../actors/areas/message_reports.js';
+import { realmSettings } from '../../../actors/realm_settings.js';
 import { highlightHtml, highlightText } from '../../../actors/render/highlight.js';
 import { checkNarrow, searchWords as operandWords, type NarrowTerm } from '../../../actors/narrow.js';
 import type { MessageRecord } from '../../../actors/types.js';
@@ -176,6 +179,56 @@ export const deleteMessage = route({
     else await runtime.execute({ kind: 'org', org: org.id, command: { type: 'DELETE_DIRECT_MESSAGE', ...command } });
     // Uploads only this message linked went with it; their files go once the deletion is durable.
     if (linkedPathIds(m.content).length > 0) await collectUploads(runtime, config.dataDir);
+    return { json: {} };
+  },
+});
+
+export const getReadReceipts = route({
+  method: 'GET',
+  path: '/api/v1/messages/{message_id}/read_receipts',
+  operationId: 'getReadReceipts',
+  auth: 'user',
+  summary: "Who has read a message (if the organization enables read receipts; each user's send_read_receipts decides for them)",
+  params: { message_id: { schema: S.nonNegInt, in: 'path', required: true } },
+  handler({ params, org, user, runtime }) {
+    // Access first, then the setting, as in Zulip.
+    const m = accessMessage(runtime, org.id, user, params.message_id);
+    if (!realmSettings(runtime.org(org.id)).enable_read_receipts) throw badRequest('Read receipts are disabled in this organization.');
+    return { json: { user_ids: readReceipts(runtime, org.id, user, m) } };
+  },
+});
+
+export const checkMessagesMatchNarrow = route({
+  method: 'GET',
+  path: '/api/v1/messages/matches_narrow',
+  operationId: 'checkMessagesMatchNarrow',
+  auth: 'user',
+  summary: 'Which of some messages match a narrow, with search highlighting',
+  params: { msg_ids: { schema: S.intArray, required: true }, narrow: { schema: S.list, required: true } },
+  handler({ params, org, user, runtime }) {
+    const narrow = checkNarrow(params.narrow);
+    const words = searchWords(narrow);
+    const messages: Record<string, { match_content: string; match_subject: string }> = {};
+    for (const m of messagesMatchingNarrow(runtime, org.id, user.user_id, params.msg_ids, narrow)) {
+      messages[m.id] = { match_content: highlightHtml(m.rendered, words), match_subject: highlightText(m.topic, words) };
+    }
+    return { json: { messages } };
+  },
+});
+
+export const reportMessage = route({
+  method: 'POST',
+  path: '/api/v1/messages/{message_id}/report',
+  operationId: 'reportMessage',
+  auth: 'user',
+  summary: "Report a message to the organization's moderation request channel",
+  params: { message_id: { schema: S.nonNegInt, in: 'path', required: true }, report_type: { schema: S.str, required: true }, description: { schema: S.str } },
+  async handler({ params, org, user, runtime }) {
+    const description = params.description ?? '';
+    checkReport(params.report_type, description);
+    const channel = realmSettings(runtime.org(org.id)).moderation_request_channel_id;
+    if (channel < 0 || !runtime.channel(org.id, channel)) throw badRequest(REPORTING_DISABLED);
+    await runtime.execute({ kind: 'channel', org: org.id, stream_id: channel, command: { type: 'REPORT_MESSAGE', org: org.id, reporter_id: user.user_id, message_id: params.message_id, report_type: params.report_type, description } });
     return { json: {} };
   },
 });
