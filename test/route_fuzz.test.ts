@@ -644,6 +644,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'PATCH /api/v1/streams/{stream_id}': { pathParams: { stream_id: String(fuzzChannel) }, params: { description: 'fuzzed' } },
     'DELETE /api/v1/streams/{stream_id}': { pathParams: { stream_id: String(doomedChannel) }, params: {} },
     'POST /api/v1/channels/create': { params: { name: 'fuzz created', subscribers: '[1]' } },
+    'POST /api/v1/default_streams': { params: { stream_id: String(fuzzChannel) }, semantic: { stream_id: ['99999', '0'] } },
+    'DELETE /api/v1/default_streams': { params: { stream_id: String(fuzzChannel) }, semantic: { stream_id: ['99999', '0'] } },
     'PATCH /api/v1/realm': { params: { waiting_period_threshold: '2', can_resolve_topics_group: JSON.stringify({ new: 7 }) } },
     'PATCH /api/v1/settings': { params: { enter_sends: 'true', color_scheme: '2' } },
     'PATCH /api/v1/settings/display': { params: { high_contrast_mode: 'true' } },

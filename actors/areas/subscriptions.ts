@@ -14,6 +14,7 @@ import { ApiError, badRequest } from '../errors.js';
 import { canAccessChannel, emptyChannel, hasContentAccess, nextBound, received, type ChannelContext } from '../kinds/channel.js';
 import { addChannel, type OrgContext } from '../kinds/organization.js';
 import { join, leave, type UserContext } from '../kinds/user.js';
+import { defaultChannelsDelivery } from './default_channels.js';
 import { escapeHtml } from '../markdown/index.js';
 import { checkChannelName, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
 import { activeUsersWhere, eventJson, listEvent, seesNewChannel } from '../render/events.js';
@@ -485,16 +486,6 @@ const PRISTINE = emptyChannel(0);
  * Everything is read from the state after the whole fact, as Zulip reads it after the
  * transaction; a channel created here is shown as created, before anyone joined.
  */
-/** The organization's default channels, as `default_streams` lists them. */
-export function defaultChannels(view: StateView, org: number): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const id of view.channelIdsOf(org)) {
-    const ch = view.channel(org, id)!;
-    if (ch.channel.is_default && !ch.channel.is_archived) out.push(channelView(ch));
-  }
-  return out;
-}
-
 function notifySubscriptionsAdded(world: StateView, fact: SubscriptionsAdded, seq: number): Delivery[] {
   const org = world.org(fact.org)!;
   const index = subscriptionIndex(fact);
@@ -504,7 +495,7 @@ function notifySubscriptionsAdded(world: StateView, fact: SubscriptionsAdded, se
     if (created.length > 0) out.push({ org: fact.org, seq, type: 'stream', user_ids: activeUsersWhere(world, fact.org, seesNewChannel(inviteOnly)), event: listEvent('stream', 'create', 'streams', created) });
   }
   if (fact.created.some((c) => c.is_default)) {
-    out.push({ org: fact.org, seq, type: 'default_streams', user_ids: activeUsersWhere(world, fact.org), event: eventJson('default_streams', { default_streams: defaultChannels(world, fact.org) }) });
+    out.push(defaultChannelsDelivery(world, fact.org, seq));
   }
 
   const views = new Map<number, string>();
@@ -615,14 +606,14 @@ function peerEvents(world: StateView, orgId: number, seq: number, op: 'peer_add'
 // Reads: what route handlers ask, answered from actor state without changing it.
 
 /** The channels a user can see, as `GET /streams` lists them. */
-export function listChannels(rt: StateView, org: number, viewer: UserRecord, opts: { include_public: boolean; include_subscribed: boolean; include_all: boolean }): Record<string, unknown>[] {
+export function listChannels(rt: StateView, org: number, viewer: UserRecord, opts: { include_public: boolean; include_subscribed: boolean; include_all: boolean; include_default?: boolean }): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const id of rt.channelIdsOf(org)) {
     const ch = rt.channel(org, id)!;
     const subscribed = ch.subscribers.has(viewer.user_id);
     const isPublic = !ch.channel.invite_only && viewer.role !== Role.GUEST;
     const visible = (opts.include_all && viewer.role <= Role.ADMIN) || (opts.include_subscribed && subscribed) || (opts.include_public && isPublic);
-    if (visible && !ch.channel.is_archived) out.push(channelView(ch));
+    if (visible && !ch.channel.is_archived) out.push(opts.include_default ? { ...channelView(ch), is_default: ch.channel.is_default } : channelView(ch));
   }
   return out.sort((a, b) => (a.stream_id as number) - (b.stream_id as number));
 }

@@ -31,6 +31,7 @@ export const listStreams = route({
       include_public: params.include_public ?? true,
       include_subscribed: params.include_subscribed ?? true,
       include_all: params.include_all ?? params.include_all_active ?? false,
+      include_default: params.include_default ?? false,
     });
     return { json: { streams } };
   },
