@@ -643,6 +643,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'DELETE /api/v1/users/me/alert_words': { params: { alert_words: JSON.stringify(['deploy']) } },
     'PATCH /api/v1/streams/{stream_id}': { pathParams: { stream_id: String(fuzzChannel) }, params: { description: 'fuzzed' } },
     'DELETE /api/v1/streams/{stream_id}': { pathParams: { stream_id: String(doomedChannel) }, params: {} },
+    'POST /api/v1/streams/{stream_id}/delete_topic': { pathParams: { stream_id: String(fuzzChannel) }, params: { topic_name: 'fuzz doomed topic' } },
     'POST /api/v1/channels/create': { params: { name: 'fuzz created', subscribers: '[1]' } },
     'POST /api/v1/default_streams': { params: { stream_id: String(fuzzChannel) }, semantic: { stream_id: ['99999', '0'] } },
     'DELETE /api/v1/default_streams': { params: { stream_id: String(fuzzChannel) }, semantic: { stream_id: ['99999', '0'] } },
