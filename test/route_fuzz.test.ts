@@ -732,6 +732,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     },
     'DELETE /api/v1/reminders/{reminder_id}': { pathParams: { reminder_id: String(doomedReminder) }, params: {} },
     'POST /api/v1/users/me/subscriptions': { params: { subscriptions: '[{"name":"general"}]' } },
+    'PATCH /api/v1/users/me/subscriptions': { params: { add: '[{"name":"general","color":"#c2c2c2"}]', delete: '["random"]' }, semantic: { add: ['[{"name":""}]', '[{"name":"general","color":"red"}]', '[]'], delete: ['["nosuch"]', '[]'] } },
     'DELETE /api/v1/users/me/subscriptions': { params: { subscriptions: '["random"]' } },
     'POST /api/v1/drafts': {
       params: { drafts: JSON.stringify([{ type: 'stream', to: [general], topic: 'fuzz', content: 'fuzz draft' }]) },

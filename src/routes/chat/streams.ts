@@ -180,6 +180,22 @@ export const unsubscribe = route({
   },
 });
 
+export const updateSubscriptions = route({
+  method: 'PATCH',
+  path: '/api/v1/users/me/subscriptions',
+  operationId: 'updateSubscriptions',
+  auth: 'user',
+  summary: 'Subscribe to some channels and unsubscribe from others in one request (both or neither)',
+  params: {
+    add: { schema: Type.Array(Type.Object({ name: S.str, color: Type.Optional(S.str), description: Type.Optional(S.str) }, { additionalProperties: false })) },
+    delete: { schema: S.strArray },
+  },
+  async handler({ params, org, user, runtime }) {
+    const value = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_SUBSCRIPTIONS', actor_id: user.user_id, add: params.add ?? [], delete: params.delete ?? [] } });
+    return { json: { ...value } };
+  },
+});
+
 export const updateSubscriptionProperties = route({
   method: 'POST',
   path: '/api/v1/users/me/subscriptions/properties',
