@@ -171,17 +171,17 @@ t.test('POST /channels/create: every parameter, and its events', async (t) => {
   t.equal(r.status, 200, r.body);
   const id = r.json.id;
   const stream = (await f.call(alice, 'GET', `/api/v1/streams/${id}`)).json.stream;
-  t.match(stream, { name: 'Launch', rendered_description: '<p>The <strong>launch</strong></p>', folder_id: folder, topics_policy: 'disable_empty_topic', invite_only: false, history_public_to_subscribers: true, is_default: true,
+  t.match(stream, { name: 'Launch', rendered_description: '<p>The <strong>launch</strong></p>', folder_id: folder, topics_policy: 'disable_empty_topic', invite_only: false, history_public_to_subscribers: true,
     can_administer_channel_group: { direct_members: [f.owner.user_id], direct_subgroups: [] }, can_send_message_group: { direct_members: [alice.user_id], direct_subgroups: [] } });
   const aliceEvents = await queueEvents(f, alice, qAlice);
   t.ok(aliceEvents.some((e: any) => e.type === 'stream' && e.op === 'create'));
   t.ok(aliceEvents.some((e: any) => e.type === 'subscription' && e.op === 'add'));
-  t.ok(aliceEvents.some((e: any) => e.type === 'default_streams' && e.default_streams.some((s: any) => s.stream_id === id)));
+  t.ok(aliceEvents.some((e: any) => e.type === 'default_streams' && e.default_streams.includes(id)));
   const notice = aliceEvents.find((e: any) => e.type === 'message');
   t.match(notice.message, { subject: 'channel events', sender_email: 'notification-bot@zulip.com' });
   t.match(notice.message.content, /<strong>Public<\/strong> channel created by/);
   t.same((await queueEvents(f, bob, qBob)).map((e: any) => `${e.type} ${e.op} ${e.property ?? ''}`.trim()), ['stream create', 'subscription peer_add', 'stream update first_message_id'], 'a non-subscriber sees it appear');
-  t.ok((await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['default_streams'] })).json.default_streams.some((s: any) => s.stream_id === id));
+  t.ok((await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['default_streams'] })).json.realm_default_streams.includes(id));
   t.equal((await f.call(bob, 'POST', '/api/v1/messages', { type: 'stream', to: 'Launch', topic: 't', content: 'x' })).status, 400, 'can_send_message_group holds');
   const err = async (who: Credentials, params: Record<string, unknown>, status: number, msg: string, code?: string) => {
     const res = await f.call(who, 'POST', '/api/v1/channels/create', { subscribers: '[]', ...params });

@@ -35,7 +35,10 @@ function stable(value: any): any {
  * Values that changed on purpose since the fixture was written, and nothing else: a
  * channel's own permission groups that only add to the organization's now default to
  * nobody (group 1), as Zulip's do; they were shown with the organization's groups.
+ * And `is_default` left channel objects: Zulip shows it only in
+ * `GET /streams?include_default=true` (clients read `realm_default_streams`).
  */
+const DROPPED = new Set(['is_default']);
 const CORRECTED: Record<string, number> = {
   can_add_subscribers_group: 1,
   can_administer_channel_group: 1,
@@ -47,7 +50,10 @@ function corrected(value: any): any {
   if (!value || typeof value !== 'object') return value;
   const isChannel = 'stream_id' in value && 'invite_only' in value;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = isChannel && k in CORRECTED ? CORRECTED[k] : corrected(v);
+  for (const [k, v] of Object.entries(value)) {
+    if (isChannel && DROPPED.has(k)) continue;
+    out[k] = isChannel && k in CORRECTED ? CORRECTED[k] : corrected(v);
+  }
   return out;
 }
 

@@ -550,6 +550,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   ];
   const muted = await f.createUser('muted@example.com', 'Muted');
   personal.push(await f.call(f.owner, 'POST', `/api/v1/users/me/muted_users/${muted.user_id}`));
+  // The owner's presence, for GET /users/{user_id_or_email}/presence whichever shard POST /users/me/presence falls in.
+  personal.push(await f.call(f.owner, 'POST', '/api/v1/users/me/presence', { status: 'active' }));
   const storeBotMade = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Storage Bot', short_name: 'storage' })).json;
   const storeBot: Credentials = { user_id: storeBotMade.user_id, email: f.runtime.org(1)!.users.get(storeBotMade.user_id)!.email, api_key: storeBotMade.api_key };
   personal.push(await f.call(storeBot, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ seed: 'value' }) }));
@@ -657,7 +659,10 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'DELETE /api/v1/users/me/alert_words': { params: { alert_words: JSON.stringify(['deploy']) } },
     'PATCH /api/v1/streams/{stream_id}': { pathParams: { stream_id: String(fuzzChannel) }, params: { description: 'fuzzed' } },
     'DELETE /api/v1/streams/{stream_id}': { pathParams: { stream_id: String(doomedChannel) }, params: {} },
+    'POST /api/v1/streams/{stream_id}/delete_topic': { pathParams: { stream_id: String(fuzzChannel) }, params: { topic_name: 'fuzz doomed topic' } },
     'POST /api/v1/channels/create': { params: { name: 'fuzz created', subscribers: '[1]' } },
+    'POST /api/v1/default_streams': { params: { stream_id: String(fuzzChannel) }, semantic: { stream_id: ['99999', '0'] } },
+    'DELETE /api/v1/default_streams': { params: { stream_id: String(fuzzChannel) }, semantic: { stream_id: ['99999', '0'] } },
     'PATCH /api/v1/realm': { params: { waiting_period_threshold: '2', can_resolve_topics_group: JSON.stringify({ new: 7 }) } },
     'PATCH /api/v1/settings': { params: { enter_sends: 'true', color_scheme: '2' } },
     'PATCH /api/v1/settings/display': { params: { high_contrast_mode: 'true' } },
@@ -743,6 +748,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     },
     'DELETE /api/v1/reminders/{reminder_id}': { pathParams: { reminder_id: String(doomedReminder) }, params: {} },
     'POST /api/v1/users/me/subscriptions': { params: { subscriptions: '[{"name":"general"}]' } },
+    'PATCH /api/v1/users/me/subscriptions': { params: { add: '[{"name":"general","color":"#c2c2c2"}]', delete: '["random"]' }, semantic: { add: ['[{"name":""}]', '[{"name":"general","color":"red"}]'], delete: ['["nosuch"]'] } },
     'DELETE /api/v1/users/me/subscriptions': { params: { subscriptions: '["random"]' } },
     'POST /api/v1/drafts': {
       params: { drafts: JSON.stringify([{ type: 'stream', to: [general], topic: 'fuzz', content: 'fuzz draft' }]) },

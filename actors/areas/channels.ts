@@ -22,13 +22,14 @@ import { eventJson, listEvent } from '../render/events.js';
 import { channelView } from '../render/views.js';
 import { Role, type ChannelGroupSettingKey, type ChannelRecord, type GroupSettingValue, type TopicsPolicy } from '../types.js';
 import { mentionResolver, notificationBotMessage } from './messages.js';
-import { COLORS, defaultChannels, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
+import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
+import { defaultChannelsDelivery } from './default_channels.js';
 import { realmSettings } from '../realm_settings.js';
 
 const TOPICS_POLICIES: readonly TopicsPolicy[] = ['inherit', 'allow_empty_topic', 'disable_empty_topic', 'empty_topic_only'];
 
 /** What changed in a channel: the record's fields, as they are now. */
-export type ChannelChanges = Partial<Pick<ChannelRecord, 'name' | 'description' | 'rendered_description' | 'invite_only' | 'history_public_to_subscribers' | 'is_web_public' | 'folder_id' | 'topics_policy' | 'message_retention_days' | 'is_archived'>> & {
+export type ChannelChanges = Partial<Pick<ChannelRecord, 'name' | 'description' | 'rendered_description' | 'invite_only' | 'history_public_to_subscribers' | 'is_web_public' | 'folder_id' | 'topics_policy' | 'message_retention_days' | 'is_archived' | 'is_default'>> & {
   groups?: Partial<Record<ChannelGroupSettingKey, GroupSettingValue>>;
 };
 
@@ -65,7 +66,11 @@ export const updateChannel = command({
     const record = ch.channel;
     const changes: ChannelChanges = {};
     if (record.is_archived && c.is_archived !== false) throw badRequest('Channel is archived.');
-    if (c.is_archived !== undefined && c.is_archived !== record.is_archived) changes.is_archived = c.is_archived;
+    if (c.is_archived !== undefined && c.is_archived !== record.is_archived) {
+      changes.is_archived = c.is_archived;
+      // Archiving takes a channel out of the default channels (Zulip's do_deactivate_stream), and unarchiving does not put it back.
+      if (record.is_default) changes.is_default = false;
+    }
     if (c.new_name !== undefined) {
       const name = checkChannelName(c.new_name);
       const holder = org.channelsByName.get(name.toLowerCase());
@@ -192,6 +197,7 @@ const channelUpdated = fact<ChannelUpdated>({
     if (c.message_retention_days !== undefined) update('message_retention_days', c.message_retention_days);
     if (c.is_archived !== undefined) update('is_archived', c.is_archived);
     for (const [key, value] of Object.entries(c.groups ?? {})) update(key, value);
+    if (c.is_default !== undefined) out.push(defaultChannelsDelivery(view, f.org, seq));
     if (gained.length > 0) out.push({ org: f.org, seq, type: 'stream', user_ids: gained, event: listEvent('stream', 'create', 'streams', [JSON.stringify(channelView(ch))]) });
     return out;
   },
@@ -336,5 +342,4 @@ export const channels = area({
   name: 'channels',
   commands: [updateChannel, createChannel, checkChannelActivity],
   facts: [channelUpdated, channelActivityChanged],
-  register: [{ types: ['default_streams'], fill: (state, r, view) => void (state.default_streams = defaultChannels(view, r.org.id)) }],
 });

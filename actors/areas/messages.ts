@@ -480,12 +480,7 @@ export const deleteChannelMessage = command({
     if (!m) throw badRequest('Invalid message(s)');
     const org = view.org(c.org)!;
     checkCanDelete(org, org.users.get(c.actor_id), m, env.now(), ctx.channel);
-    const holders = [...ctx.history.keys()].filter((id) => received(ctx, id, m.id)).sort((a, b) => a - b);
-    const told = new Set(holders);
-    if (ctx.channel.history_public_to_subscribers) for (const id of ctx.subscribers) told.add(id);
-    const notify = [...told].sort((a, b) => a - b);
-    const deleted: MessageDeleted = { type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: ctx.channel.stream_id, topic: m.topic, holders, notify };
-    return { facts: withUnlinks(deleted, view, org, m), value: {} };
+    return { facts: channelMessageDeletion(ctx, view, org, m), value: {} };
   },
 });
 
@@ -500,6 +495,18 @@ export const deleteDirectMessage = command({
     return { facts: withUnlinks({ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: null, topic: '', holders, notify: holders }, view, ctx, m), value: {} };
   },
 });
+
+/**
+ * The facts that delete a channel message: it goes from everyone who received it, and
+ * everyone who holds it or (with shared history) is subscribed is told.
+ */
+export function channelMessageDeletion(ctx: ChannelContext, view: StateView, org: OrgContext, m: MessageRecord): Array<MessageDeleted | AttachmentLinksChanged> {
+  const holders = [...ctx.history.keys()].filter((id) => received(ctx, id, m.id)).sort((a, b) => a - b);
+  const told = new Set(holders);
+  if (ctx.channel.history_public_to_subscribers) for (const id of ctx.subscribers) told.add(id);
+  const notify = [...told].sort((a, b) => a - b);
+  return withUnlinks({ type: 'MessageDeleted', org: org.org.id, message_id: m.id, stream_id: ctx.channel.stream_id, topic: m.topic, holders, notify }, view, org, m);
+}
 
 /** A deletion, then the uploads it lets go of: those it alone linked are deleted with it. */
 function withUnlinks(deleted: MessageDeleted, view: StateView, org: OrgContext, m: MessageRecord): Array<MessageDeleted | AttachmentLinksChanged> {
@@ -542,10 +549,7 @@ export const deleteMessagesBySenders = command({
     for (const id of ctx.ids) {
       const m = ctx.messages.get(id);
       if (!m || !senders.has(m.sender_id)) continue;
-      const holders = [...ctx.history.keys()].filter((uid) => received(ctx, uid, m.id)).sort((a, b) => a - b);
-      const told = new Set(holders);
-      if (ctx.channel.history_public_to_subscribers) for (const uid of ctx.subscribers) told.add(uid);
-      facts.push(...withUnlinks({ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: ctx.channel.stream_id, topic: m.topic, holders, notify: [...told].sort((a, b) => a - b) }, view, org, m));
+      facts.push(...channelMessageDeletion(ctx, view, org, m));
       deleted++;
     }
     return { facts, value: { deleted } };

@@ -14,6 +14,7 @@ import { ApiError, badRequest } from '../errors.js';
 import { canAccessChannel, emptyChannel, hasContentAccess, nextBound, received, type ChannelContext } from '../kinds/channel.js';
 import { addChannel, type OrgContext } from '../kinds/organization.js';
 import { join, leave, type UserContext } from '../kinds/user.js';
+import { defaultChannelsDelivery } from './default_channels.js';
 import { escapeHtml } from '../markdown/index.js';
 import { checkChannelName, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
 import { activeUsersWhere, eventJson, listEvent, seesNewChannel } from '../render/events.js';
@@ -116,7 +117,8 @@ export interface SubscribeResult {
 export interface Subscribe {
   type: 'SUBSCRIBE';
   actor_id: number;
-  channels: Array<{ name: string; description?: string }>;
+  /** `color`: the new subscription's color (`PATCH /users/me/subscriptions`); a rejoined one keeps its own. */
+  channels: Array<{ name: string; description?: string; color?: string }>;
   /** User ids to subscribe; null means the acting user. */
   principals: number[] | null;
   invite_only: boolean;
@@ -261,7 +263,7 @@ function decideSubscribe(ctx: OrgContext, command: Subscribe, env: DecideEnv, wo
       subCount.set(target.user_id, count + 1);
       added.push(target.user_id);
       // Rejoining a channel brings back the settings the user had there.
-      props.push(targetState?.former.get(channel.stream_id) ?? defaultSubscriptionProps(COLORS[count % COLORS.length]));
+      props.push(targetState?.former.get(channel.stream_id) ?? defaultSubscriptionProps(requested.color ?? COLORS[count % COLORS.length]));
     }
     const created = existingId === undefined;
     if (added.length > 0 || created) {
@@ -275,7 +277,10 @@ function decideSubscribe(ctx: OrgContext, command: Subscribe, env: DecideEnv, wo
   return { facts: facts.done(), value };
 }
 
-function decideUnsubscribe(ctx: OrgContext, command: Unsubscribe, world: StateView): Decision<{ removed: string[]; not_removed: string[] }, SubscriptionsRemoved> {
+/** Channels and subscribers an earlier part of the same decision adds, by lowercase name (`PATCH /users/me/subscriptions`). */
+type PendingAdditions = Map<string, { channel: ChannelRecord; added: number[] }>;
+
+function decideUnsubscribe(ctx: OrgContext, command: Unsubscribe, world: StateView, pending?: PendingAdditions): Decision<{ removed: string[]; not_removed: string[] }, SubscriptionsRemoved> {
   const actor = activeUser(ctx, command.actor_id);
   const targets = [...new Set(command.principals ?? [actor.user_id])].map((id) => {
     const user = ctx.users.get(id);
@@ -294,24 +299,68 @@ function decideUnsubscribe(ctx: OrgContext, command: Unsubscribe, world: StateVi
     seen.add(name.toLowerCase());
     const id = ctx.channelsByName.get(name.toLowerCase());
     const state = id === undefined ? undefined : world.channel(ctx.org.id, id);
-    if (!state || !canAccessChannel(actor, state.channel, state.subscribers)) {
+    const fresh = pending?.get(name.toLowerCase());
+    const channel = state?.channel ?? fresh?.channel;
+    const subscribers = fresh ? new Set([...(state?.subscribers ?? []), ...fresh.added]) : state?.subscribers;
+    if (!channel || !subscribers || !canAccessChannel(actor, channel, subscribers)) {
       throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel '${name}' does not exist`, { stream: name });
     }
-    const leaving = targets.filter((t) => state.subscribers.has(t.user_id)).map((t) => t.user_id);
+    const leaving = targets.filter((t) => subscribers.has(t.user_id)).map((t) => t.user_id);
     if (leaving.length === 0) {
-      notRemoved.push(state.channel.name);
+      notRemoved.push(channel.name);
       continue;
     }
-    removed.push(state.channel.name);
-    facts.room(channelBytes(null, leaving.length)).removals.push({ stream_id: state.channel.stream_id, user_ids: leaving });
+    removed.push(channel.name);
+    facts.room(channelBytes(null, leaving.length)).removals.push({ stream_id: channel.stream_id, user_ids: leaving });
   }
   return { facts: facts.done(), value: { removed, not_removed: notRemoved } };
+}
+
+/** Subscribe the actor to some channels and unsubscribe them from others, at once (`PATCH /users/me/subscriptions`). */
+export interface UpdateSubscriptions {
+  type: 'UPDATE_SUBSCRIPTIONS';
+  actor_id: number;
+  add: Array<{ name: string; description?: string; color?: string }>;
+  delete: string[];
+}
+
+/** What `PATCH /users/me/subscriptions` answers: what POST and DELETE would, merged. */
+export type UpdateSubscriptionsResult = SubscribeResult & { removed: string[]; not_removed: string[] };
+
+/**
+ * Zulip's `update_subscriptions_backend`: the add, then the delete, as
+ * `POST`/`DELETE /users/me/subscriptions` decide them, in one decision, so that either
+ * both happen or neither (Zulip's one transaction). The delete sees what the add did.
+ */
+function decideUpdateSubscriptions(ctx: OrgContext, c: UpdateSubscriptions, env: DecideEnv, world: StateView): Decision<UpdateSubscriptionsResult, SubscriptionsAdded | SubscriptionsRemoved> {
+  if (c.add.length === 0 && c.delete.length === 0) throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
+  // Zulip composes add_subscriptions_backend, which is closed to guests, even when only deleting.
+  if (activeUser(ctx, c.actor_id).role === Role.GUEST) throw badRequest('Not allowed for guest users');
+  for (const a of c.add) if (a.color !== undefined && !/^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(a.color)) throw badRequest('add.color is not a valid hex color code');
+  const added: Decision<SubscribeResult, SubscriptionsAdded> = c.add.length === 0
+    ? { facts: [], value: { subscribed: {}, already_subscribed: {} } }
+    : decideSubscribe(ctx, { type: 'SUBSCRIBE', actor_id: c.actor_id, channels: c.add, principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true }, env, world);
+  const pending: PendingAdditions = new Map();
+  for (const f of added.facts) {
+    for (const channel of f.created) pending.set(channel.name.toLowerCase(), { channel, added: [] });
+    for (const part of f.additions) {
+      const channel = world.channel(ctx.org.id, part.stream_id)?.channel ?? f.created.find((x) => x.stream_id === part.stream_id)!;
+      const entry = pending.get(channel.name.toLowerCase()) ?? { channel, added: [] };
+      entry.added.push(...part.user_ids);
+      pending.set(channel.name.toLowerCase(), entry);
+    }
+  }
+  const removed: Decision<{ removed: string[]; not_removed: string[] }, SubscriptionsRemoved> = c.delete.length === 0
+    ? { facts: [], value: { removed: [], not_removed: [] } }
+    : decideUnsubscribe(ctx, { type: 'UNSUBSCRIBE', actor_id: c.actor_id, names: c.delete, principals: null }, world, pending);
+  return { facts: [...added.facts, ...removed.facts], value: { ...added.value, ...removed.value } };
 }
 
 // Commands.
 
 export const subscribe = command({ type: 'SUBSCRIBE', actor: 'org', decide: decideSubscribe });
 export const unsubscribe = command({ type: 'UNSUBSCRIBE', actor: 'org', decide: (ctx: OrgContext, c: Unsubscribe, _env: DecideEnv, view: StateView) => decideUnsubscribe(ctx, c, view) });
+export const updateSubscriptions = command({ type: 'UPDATE_SUBSCRIPTIONS', actor: 'org', decide: decideUpdateSubscriptions });
 
 // Reducers.
 
@@ -485,16 +534,6 @@ const PRISTINE = emptyChannel(0);
  * Everything is read from the state after the whole fact, as Zulip reads it after the
  * transaction; a channel created here is shown as created, before anyone joined.
  */
-/** The organization's default channels, as `default_streams` lists them. */
-export function defaultChannels(view: StateView, org: number): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const id of view.channelIdsOf(org)) {
-    const ch = view.channel(org, id)!;
-    if (ch.channel.is_default && !ch.channel.is_archived) out.push(channelView(ch));
-  }
-  return out;
-}
-
 function notifySubscriptionsAdded(world: StateView, fact: SubscriptionsAdded, seq: number): Delivery[] {
   const org = world.org(fact.org)!;
   const index = subscriptionIndex(fact);
@@ -504,7 +543,7 @@ function notifySubscriptionsAdded(world: StateView, fact: SubscriptionsAdded, se
     if (created.length > 0) out.push({ org: fact.org, seq, type: 'stream', user_ids: activeUsersWhere(world, fact.org, seesNewChannel(inviteOnly)), event: listEvent('stream', 'create', 'streams', created) });
   }
   if (fact.created.some((c) => c.is_default)) {
-    out.push({ org: fact.org, seq, type: 'default_streams', user_ids: activeUsersWhere(world, fact.org), event: eventJson('default_streams', { default_streams: defaultChannels(world, fact.org) }) });
+    out.push(defaultChannelsDelivery(world, fact.org, seq));
   }
 
   const views = new Map<number, string>();
@@ -615,14 +654,14 @@ function peerEvents(world: StateView, orgId: number, seq: number, op: 'peer_add'
 // Reads: what route handlers ask, answered from actor state without changing it.
 
 /** The channels a user can see, as `GET /streams` lists them. */
-export function listChannels(rt: StateView, org: number, viewer: UserRecord, opts: { include_public: boolean; include_subscribed: boolean; include_all: boolean }): Record<string, unknown>[] {
+export function listChannels(rt: StateView, org: number, viewer: UserRecord, opts: { include_public: boolean; include_subscribed: boolean; include_all: boolean; include_default?: boolean }): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const id of rt.channelIdsOf(org)) {
     const ch = rt.channel(org, id)!;
     const subscribed = ch.subscribers.has(viewer.user_id);
     const isPublic = !ch.channel.invite_only && viewer.role !== Role.GUEST;
     const visible = (opts.include_all && viewer.role <= Role.ADMIN) || (opts.include_subscribed && subscribed) || (opts.include_public && isPublic);
-    if (visible && !ch.channel.is_archived) out.push(channelView(ch));
+    if (visible && !ch.channel.is_archived) out.push(opts.include_default ? { ...channelView(ch), is_default: ch.channel.is_default } : channelView(ch));
   }
   return out.sort((a, b) => (a.stream_id as number) - (b.stream_id as number));
 }
@@ -847,7 +886,7 @@ const subscriptionPropertiesChanged = fact<SubscriptionPropertiesChanged>({
 
 export const subscriptions = area({
   name: 'subscriptions',
-  commands: [subscribe, unsubscribe, changeSubscriptionProperties],
+  commands: [subscribe, unsubscribe, updateSubscriptions, changeSubscriptionProperties],
   facts: [channelCreated, subscribed, unsubscribed, subscriptionsAdded, subscriptionsRemoved, subscriptionPropertiesChanged],
   register: [
     {

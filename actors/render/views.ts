@@ -113,9 +113,13 @@ function channelFields(ch: ChannelContext): Record<string, unknown> {
   };
 }
 
-/** A channel as `GET /streams` shows it. */
+/**
+ * A channel as `GET /streams` shows it. `is_default` is not part of it: Zulip adds it
+ * only for `GET /streams?include_default=true`; clients learn default channels from
+ * `realm_default_streams` and `default_streams` events.
+ */
 export function channelView(ch: ChannelContext): Record<string, unknown> {
-  return { ...channelFields(ch), is_default: ch.channel.is_default, subscriber_count: ch.subscribers.size };
+  return { ...channelFields(ch), subscriber_count: ch.subscribers.size };
 }
 
 /** A user's own settings of a subscription, as every subscription dictionary carries them. */

@@ -6,6 +6,7 @@ import * as botStorage from './bot_storage.js';
 import * as bots from './bots.js';
 import * as calls from './calls.js';
 import * as channelFolders from './channel_folders.js';
+import * as defaultStreams from './default_streams.js';
 import * as drafts from './drafts.js';
 import * as events from './events.js';
 import * as flags from './flags.js';
@@ -38,7 +39,7 @@ import * as uploads from './uploads.js';
 import * as users from './users.js';
 
 /** The route modules, one per area of the API. A new module is one line here; a new route in a module, none. */
-const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, scheduledMessages, reminders, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, realmEmoji, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, userTopics, channelFolders, uploads, tus, calls, push, drafts, savedSnippets, navigationViews, mutedUsers, botStorage];
+const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, scheduledMessages, reminders, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, realmEmoji, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, defaultStreams, userTopics, channelFolders, uploads, tus, calls, push, drafts, savedSnippets, navigationViews, mutedUsers, botStorage];
 
 function isRoute(x: unknown): x is RouteRecord {
   return typeof x === 'object' && x !== null && 'method' in x && 'path' in x && 'handler' in x && (x as RouteRecord).api === 'chat';

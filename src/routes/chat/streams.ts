@@ -6,7 +6,10 @@ import { channelEmailAddress, channelMembers, getChannel, listChannels, listSubs
 import { resolveUserIds } from '../../../actors/areas/users.js';
 import { Type } from '@sinclair/typebox';
 import { CHANNEL_GROUP_DEFAULTS } from '../../../actors/kinds/channel.js';
-import { badRequest } from '../../../actors/errors.js';
+import { adminRequired, badRequest } from '../../../actors/errors.js';
+import { TOPIC_DELETION_TIME_LIMIT_MS } from '../../../actors/areas/topic_deletion.js';
+import { VisibilityPolicy } from '../../../actors/areas/user_topics.js';
+import { Role } from '../../../actors/types.js';
 import { OneOf, route, S, Types } from '../../http/route.js';
 
 export const listStreams = route({
@@ -31,6 +34,7 @@ export const listStreams = route({
       include_public: params.include_public ?? true,
       include_subscribed: params.include_subscribed ?? true,
       include_all: params.include_all ?? params.include_all_active ?? false,
+      include_default: params.include_default ?? false,
     });
     return { json: { streams } };
   },
@@ -176,6 +180,22 @@ export const unsubscribe = route({
   },
 });
 
+export const updateSubscriptions = route({
+  method: 'PATCH',
+  path: '/api/v1/users/me/subscriptions',
+  operationId: 'updateSubscriptions',
+  auth: 'user',
+  summary: 'Subscribe to some channels and unsubscribe from others in one request (both or neither)',
+  params: {
+    add: { schema: Type.Array(Type.Object({ name: S.str, color: Type.Optional(S.str), description: Type.Optional(S.str) }, { additionalProperties: false })) },
+    delete: { schema: S.strArray },
+  },
+  async handler({ params, org, user, runtime }) {
+    const value = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_SUBSCRIPTIONS', actor_id: user.user_id, add: params.add ?? [], delete: params.delete ?? [] } });
+    return { json: { ...value } };
+  },
+});
+
 export const updateSubscriptionProperties = route({
   method: 'POST',
   path: '/api/v1/users/me/subscriptions/properties',
@@ -283,5 +303,31 @@ export const createChannel = route({
       },
     });
     return { json: { id } };
+  },
+});
+
+export const deleteTopic = route({
+  method: 'POST',
+  path: '/api/v1/streams/{stream_id}/delete_topic',
+  operationId: 'deleteTopic',
+  auth: 'user',
+  summary: 'Delete every message of a topic the administrator can read, in batches; `complete` is false when the time limit stopped it first',
+  params: { stream_id: { schema: S.nonNegInt, in: 'path', required: true }, topic_name: { schema: S.str, required: true } },
+  async handler({ params, org, user, runtime }) {
+    if (user.role > Role.ADMIN) throw adminRequired();
+    if (!runtime.channel(org.id, params.stream_id)) throw badRequest('Invalid channel ID');
+    const started = runtime.nowMs();
+    const batch = { type: 'DELETE_TOPIC_BATCH', org: org.id, actor_id: user.user_id, topic: params.topic_name } as const;
+    for (;;) {
+      // Checked before each batch, as Zulip does: the client repeats the request to go on.
+      if (runtime.nowMs() >= started + TOPIC_DELETION_TIME_LIMIT_MS) return { json: { complete: false } };
+      const done = await runtime.execute({ kind: 'channel', org: org.id, stream_id: params.stream_id, command: batch });
+      if (done.deleted > 0) continue;
+      // The topic is gone: its visibility policies go back to the default, each with its user_topic event.
+      for (const userId of done.stale_user_topics) {
+        await runtime.execute({ kind: 'user', org: org.id, user_id: userId, command: { type: 'SET_USER_TOPIC', org: org.id, stream_id: params.stream_id, topic: params.topic_name, visibility_policy: VisibilityPolicy.INHERIT } });
+      }
+      return { json: { complete: true } };
+    }
   },
 });

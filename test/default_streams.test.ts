@@ -1,0 +1,168 @@
+/**
+ * `POST` and `DELETE /default_streams`: administrators only; Zulip's errors (a private
+ * channel, a channel the caller cannot reach, a missing, foreign or archived one); the
+ * `default_streams` event (ids, to everyone but guests) and `realm_default_streams` in
+ * `/register`; archiving takes a channel out; convergence; and a restart keeps it.
+ */
+import t from 'tap';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore, type Store } from '../src/store.js';
+import { createOrganization } from '../src/bootstrap.js';
+import { quietLogger } from '../actors/core/logger.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+
+async function world() {
+  const f = await chatFixture();
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  await f.subscribe(f.owner, 'lobby', [f.owner.user_id, alice.user_id]);
+  await f.subscribe(f.owner, 'news');
+  const lobby = f.runtime.org(1)!.channelsByName.get('lobby')!;
+  const news = f.runtime.org(1)!.channelsByName.get('news')!;
+  return { f, alice, lobby, news };
+}
+const add = (f: ChatFixture, who: Credentials, id: number | string) => f.call(who, 'POST', '/api/v1/default_streams', { stream_id: id });
+const remove = (f: ChatFixture, who: Credentials, id: number | string) => f.call(who, 'DELETE', '/api/v1/default_streams', { stream_id: id });
+const registered = async (f: ChatFixture, who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { fetch_event_types: ['default_streams'] })).json.realm_default_streams;
+
+t.test('add and remove, with default_streams events to everyone but guests', async (t) => {
+  const { f, alice, lobby, news } = await world();
+  t.teardown(f.stop);
+  const guest = await withRole(f, 'guest@example.com', 600);
+  const q = async (who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { event_types: ['default_streams'] })).json.queue_id as string;
+  const [qAlice, qGuest] = [await q(alice), await q(guest)];
+  t.same(await registered(f, alice), [], 'no default channels yet');
+  const r = await add(f, f.owner, news);
+  t.same([r.status, r.json.result], [200, 'success'], r.body);
+  t.equal((await add(f, f.owner, lobby)).status, 200);
+  t.same(await registered(f, alice), [lobby, news], 'ids, ascending');
+  t.same(await registered(f, guest), [], 'a guest sees none, as in Zulip');
+  t.equal((await add(f, f.owner, news)).status, 200, 'adding a default channel again succeeds');
+  t.same(await queueEvents(f, alice, qAlice), [{ type: 'default_streams', default_streams: [news] }, { type: 'default_streams', default_streams: [lobby, news] }], 'and tells no one');
+  t.same(await queueEvents(f, guest, qGuest), [], 'guests are not told');
+  t.ok(f.runtime.channel(1, news)!.channel.is_default);
+  t.equal((await remove(f, f.owner, news)).status, 200);
+  t.same(await registered(f, alice), [lobby]);
+  t.equal((await remove(f, f.owner, news)).status, 200, 'removing a channel that is not default succeeds');
+  t.same((await queueEvents(f, alice, qAlice)).slice(2), [{ type: 'default_streams', default_streams: [lobby] }, { type: 'default_streams', default_streams: [lobby] }], 'and tells everyone again, as Zulip does');
+  const listed = (await f.call(alice, 'GET', '/api/v1/streams', { include_default: true })).json.streams;
+  t.same(listed.map((s: any) => [s.stream_id, s.is_default]), [[lobby, true], [news, false]], 'GET /streams?include_default=true marks them');
+  t.notOk('is_default' in (await f.call(alice, 'GET', `/api/v1/streams/${lobby}`)).json.stream, 'other channel objects do not carry is_default, as in Zulip');
+});
+
+t.test("Zulip's errors", async (t) => {
+  const { f, alice, lobby } = await world();
+  t.teardown(f.stop);
+  const err = async (res: Promise<any>, status: number, msg: string, code = 'BAD_REQUEST', what = msg) => {
+    const r = await res;
+    t.same([r.status, r.json.msg, r.json.code], [status, msg, code], what);
+  };
+  await err(add(f, alice, lobby), 403, 'Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL');
+  await err(remove(f, alice, lobby), 403, 'Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL');
+  await err(add(f, alice, 9999), 403, 'Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL', 'the role is checked first');
+  const priv = (who: Credentials, name: string) => f.call(who, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name }]), invite_only: true });
+  await priv(f.owner, 'inner');
+  const inner = f.runtime.org(1)!.channelsByName.get('inner')!;
+  await err(add(f, f.owner, inner), 400, 'Private channels cannot be made default.');
+  await priv(alice, 'hidden');
+  const hidden = f.runtime.org(1)!.channelsByName.get('hidden')!;
+  await err(add(f, f.owner, hidden), 400, 'Invalid channel ID', 'BAD_REQUEST', 'adding needs content access: a private channel the administrator is not in');
+  t.equal((await remove(f, f.owner, hidden)).status, 200, 'removing needs only metadata access');
+  await err(add(f, f.owner, 9999), 400, 'Invalid channel ID');
+  await err(remove(f, f.owner, 9999), 400, 'Invalid channel ID');
+  t.equal((await add(f, f.owner, 'abc')).status, 400, 'not an integer');
+  t.equal((await f.call(f.owner, 'POST', '/api/v1/default_streams', {})).json.code, 'REQUEST_VARIABLE_MISSING');
+  t.notOk(f.runtime.channel(1, inner)!.channel.is_default, 'nothing changed');
+});
+
+t.test('archived channels: archiving takes a default channel out, and an archived one is a missing one', async (t) => {
+  const { f, alice, lobby, news } = await world();
+  t.teardown(f.stop);
+  await add(f, f.owner, lobby);
+  await add(f, f.owner, news);
+  const qAlice = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['default_streams'] })).json.queue_id;
+  t.equal((await f.call(f.owner, 'DELETE', `/api/v1/streams/${news}`)).status, 200);
+  t.same(await queueEvents(f, alice, qAlice, 'default_streams'), [{ type: 'default_streams', default_streams: [lobby] }]);
+  t.same(await registered(f, alice), [lobby]);
+  t.notOk(f.runtime.channel(1, news)!.channel.is_default);
+  t.same((await add(f, f.owner, news)).json.msg, 'Invalid channel ID');
+  t.same((await remove(f, f.owner, news)).json.msg, 'Invalid channel ID');
+  t.equal((await f.call(f.owner, 'PATCH', `/api/v1/streams/${news}`, { is_archived: false })).status, 200);
+  t.same(await registered(f, alice), [lobby], 'unarchiving does not make it default again');
+});
+
+t.test('per role', async (t) => {
+  const { f, news } = await world();
+  t.teardown(f.stop);
+  const roles: Array<[string, Credentials, number]> = [
+    ['owner', f.owner, 200], ['administrator', await withRole(f, 'a@example.com', 200), 200], ['moderator', await withRole(f, 'm@example.com', 300), 403],
+    ['member', await withRole(f, 'u@example.com', 400), 403], ['guest', await withRole(f, 'g@example.com', 600), 403],
+  ];
+  for (const [role, who, status] of roles) {
+    t.equal((await add(f, who, news)).status, status, `${role} adds`);
+    t.equal((await remove(f, who, news)).status, status, `${role} removes`);
+  }
+});
+
+t.test('isolation: a channel id of another organization is a missing one', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'b@beta.example', ownerPassword: 'pw', ownerName: 'B' });
+  for (const name of ['a', 'b', 'c', 'secret']) {
+    await f.runtime.execute({ kind: 'org', org: beta.organization_id, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  }
+  const foreign = f.runtime.org(beta.organization_id)!.channelsByName.get('secret')!;
+  t.notOk(f.runtime.channelIdsOf(1).includes(foreign), 'the id is not one of this organization');
+  for (const call of [add, remove]) {
+    const [theirs, missing] = [await call(f, f.owner, foreign), await call(f, f.owner, 99999)];
+    t.same([theirs.status, theirs.json], [missing.status, missing.json]);
+    t.equal(theirs.json.msg, 'Invalid channel ID');
+  }
+  await f.runtime.execute({ kind: 'channel', org: beta.organization_id, stream_id: foreign, command: { type: 'SET_DEFAULT_CHANNEL', org: beta.organization_id, actor_id: 1, is_default: true } });
+  t.same(await registered(f, f.owner), [], "another organization's default channel is not this one's");
+});
+
+t.test('convergence: realm_default_streams and streams from register plus the events equal a fresh register', async (t) => {
+  const { f, alice, lobby, news } = await world();
+  t.teardown(f.stop);
+  const state = async () => {
+    const reg = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['default_streams', 'stream'] })).json;
+    return { queue: reg.queue_id as string, defaults: reg.realm_default_streams as number[], streams: reg.streams as any[] };
+  };
+  const s = await state();
+  await add(f, f.owner, news);
+  await add(f, f.owner, lobby);
+  await remove(f, f.owner, news);
+  await f.call(f.owner, 'POST', '/api/v1/channels/create', { name: 'fresh', subscribers: '[]', is_default_stream: true });
+  // Zulip's apply_event: default_streams replaces the list; stream create adds, update sets the property.
+  for (const e of await queueEvents(f, alice, s.queue)) {
+    if (e.type === 'default_streams') s.defaults = e.default_streams;
+    if (e.type === 'stream' && e.op === 'create') s.streams.push(...e.streams);
+    if (e.type === 'stream' && e.op === 'update') s.streams.find((x) => x.stream_id === e.stream_id)[e.property] = e.value;
+  }
+  const fresh = await state();
+  t.same(s.defaults, fresh.defaults);
+  t.equal(fresh.defaults.length, 2, 'and the state is not trivially empty');
+  const byId = (list: any[]) => [...list].sort((a, b) => a.stream_id - b.stream_id);
+  t.same(byId(s.streams), byId(fresh.streams), 'channel objects stay in step (no is_default in them)');
+});
+
+t.test('default channels survive a restart, from the log and from a snapshot', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-defaults-'));
+  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  let store = open();
+  const rt = store.runtime;
+  const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  await rt.execute({ kind: 'org', org, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'a' }, { name: 'b' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  const [a, b] = ['a', 'b'].map((n) => rt.org(org)!.channelsByName.get(n)!);
+  const set = (stream_id: number, is_default: boolean) => rt.execute({ kind: 'channel', org, stream_id, command: { type: 'SET_DEFAULT_CHANNEL', org, actor_id: 1, is_default } });
+  await set(a, true);
+  await store.snapshot();
+  await set(b, true);
+  await set(a, false);
+  await store.close();
+  store = open();
+  t.teardown(() => store.close());
+  t.same([a, b].map((id) => store.runtime.channel(org, id)!.channel.is_default), [false, true]);
+});

@@ -1,0 +1,175 @@
+/**
+ * `POST /streams/{stream_id}/delete_topic`: administrators delete every message of a
+ * topic they can read (protected history: only those they received), newest first in
+ * batches, answering `complete: false` when the time limit stops them; `delete_message`
+ * events as for one message; the empty topic by its display name; visibility policies of
+ * the gone topic reset; Zulip's errors, roles, isolation and convergence.
+ */
+import t from 'tap';
+import { createOrganization } from '../src/bootstrap.js';
+import { TOPIC_DELETION_BATCH } from '../actors/areas/topic_deletion.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+
+async function world() {
+  const f = await chatFixture();
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
+  const general = f.runtime.org(1)!.channelsByName.get('general')!;
+  return { f, alice, bob, general };
+}
+const send = async (f: ChatFixture, who: Credentials, topic: string, to = 'general'): Promise<number> => {
+  const r = await f.call(who, 'POST', '/api/v1/messages', { type: 'stream', to, topic, content: 'x' });
+  if (r.status !== 200) throw new Error(r.body);
+  return r.json.id;
+};
+const del = (f: ChatFixture, who: Credentials, id: number | string, topic_name?: string) =>
+  f.call(who, 'POST', `/api/v1/streams/${id}/delete_topic`, topic_name === undefined ? {} : { topic_name });
+const idsIn = (f: ChatFixture, stream: number): number[] => [...f.runtime.channel(1, stream)!.messages.keys()].sort((a, b) => a - b);
+
+t.test('an administrator deletes a topic, whatever its case; everyone who held it is told', async (t) => {
+  const { f, alice, bob, general } = await world();
+  t.teardown(f.stop);
+  const gone = [await send(f, alice, 'plans'), await send(f, bob, 'Plans'), await send(f, alice, 'PLANS')];
+  const kept = await send(f, alice, 'lunch');
+  const q = (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['delete_message'], client_capabilities: JSON.stringify({ bulk_message_deletion: true }) })).json.queue_id;
+  const r = await del(f, f.owner, general, 'Plans');
+  t.same(r.json, { result: 'success', msg: '', complete: true }, r.body);
+  t.same(idsIn(f, general), [kept], 'the other topic stays');
+  const events = await queueEvents(f, bob, q, 'delete_message');
+  t.same(events.map((e: any) => [e.message_ids, e.stream_id, e.topic]), gone.slice().reverse().map((id, i) => [[id], general, ['PLANS', 'Plans', 'plans'][i]]), 'one event per message, newest first, as DELETE /messages/{id} sends them');
+  t.same((await f.call(bob, 'GET', `/api/v1/users/me/${general}/topics`)).json.topics.map((x: any) => x.name), ['lunch']);
+  t.same((await del(f, f.owner, general, 'plans')).json.complete, true, 'a topic with nothing left: complete');
+  t.same((await del(f, f.owner, general, 'never')).json.complete, true, 'so is one that never existed');
+});
+
+t.test('the empty topic by its display name or by ""', async (t) => {
+  const { f, alice, general } = await world();
+  t.teardown(f.stop);
+  await send(f, alice, '');
+  const named = await send(f, alice, 'general chat!');
+  t.equal((await del(f, f.owner, general, 'general chat')).json.complete, true);
+  t.same(idsIn(f, general), [named], '"general chat" names the empty topic');
+  await send(f, alice, '');
+  t.equal((await del(f, f.owner, general, '')).status, 200);
+  t.same(idsIn(f, general), [named]);
+});
+
+t.test('protected history: only the messages the administrator received', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const admin = await withRole(f, 'admin@example.com', 200);
+  const made = await f.call(alice, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'vault' }]), invite_only: true, history_public_to_subscribers: false });
+  t.equal(made.status, 200, made.body);
+  const vault = f.runtime.org(1)!.channelsByName.get('vault')!;
+  const before = await send(f, alice, 'secrets', 'vault');
+  t.same((await del(f, admin, vault, 'secrets')).json.msg, 'Invalid channel ID', 'no content access: an administrator outside a private channel');
+  t.equal((await f.call(alice, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'vault' }]), principals: JSON.stringify([admin.user_id]) })).status, 200);
+  const after = await send(f, alice, 'secrets', 'vault');
+  const r = await del(f, admin, vault, 'secrets');
+  t.same(r.json.complete, true, r.body);
+  t.same(idsIn(f, vault).filter((id) => id === before || id === after), [before], 'the message sent before they joined stays');
+});
+
+t.test('batches: a large topic goes in several; the time limit answers complete: false, and a repeat finishes', async (t) => {
+  const { f, alice, general } = await world();
+  t.teardown(f.stop);
+  const total = 2 * TOPIC_DELETION_BATCH + 50;
+  for (let i = 0; i < total; i++) await send(f, alice, 'big');
+  const other = await send(f, alice, 'small');
+  // Every reading of the clock now moves it 20 s on: the 50 s limit is reached after a batch or two.
+  let now = f.clock.t;
+  Object.defineProperty(f.clock, 't', { configurable: true, get: () => (now += 20_000) });
+  const first = await del(f, f.owner, general, 'big');
+  Object.defineProperty(f.clock, 't', { configurable: true, writable: true, value: now });
+  t.same(first.json, { result: 'success', msg: '', complete: false }, first.body);
+  const left = idsIn(f, general).length - 1;
+  t.ok(left > 0 && left < total && (total - left) % TOPIC_DELETION_BATCH === 0, `whole batches deleted (${total - left}), the oldest ${left} left`);
+  const second = await del(f, f.owner, general, 'big');
+  t.same(second.json.complete, true);
+  t.same(idsIn(f, general), [other]);
+});
+
+t.test('a followed or muted topic goes back to the default for those who no longer see it', async (t) => {
+  const { f, alice, bob, general } = await world();
+  t.teardown(f.stop);
+  await send(f, alice, 'plans');
+  t.equal((await f.call(alice, 'POST', '/api/v1/user_topics', { stream_id: general, topic: 'plans', visibility_policy: 3 })).status, 200);
+  t.equal((await f.call(bob, 'POST', '/api/v1/user_topics', { stream_id: general, topic: 'other', visibility_policy: 1 })).status, 200);
+  const q = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['user_topic'] })).json.queue_id;
+  t.equal((await del(f, f.owner, general, 'Plans')).json.complete, true);
+  t.match(await queueEvents(f, alice, q, 'user_topic'), [{ stream_id: general, topic_name: 'plans', visibility_policy: 0 }]);
+  t.same((await f.call(alice, 'POST', '/api/v1/register', { fetch_event_types: ['user_topic'] })).json.user_topics, []);
+  t.equal((await f.call(bob, 'POST', '/api/v1/register', { fetch_event_types: ['user_topic'] })).json.user_topics.length, 1, "another topic's policy stays");
+});
+
+t.test("Zulip's errors", async (t) => {
+  const { f, alice, general } = await world();
+  t.teardown(f.stop);
+  await send(f, alice, 'plans');
+  const refused = await del(f, alice, general, 'plans');
+  t.same([refused.status, refused.json.code, refused.json.msg], [403, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator']);
+  t.same((await del(f, alice, 9999, 'plans')).json.msg, 'Must be an organization administrator', 'the role is checked first');
+  t.same([(await del(f, f.owner, 9999, 'plans')).status, (await del(f, f.owner, 9999, 'plans')).json.msg], [400, 'Invalid channel ID']);
+  t.equal((await del(f, f.owner, general)).json.code, 'REQUEST_VARIABLE_MISSING');
+  t.equal(idsIn(f, general).length, 1, 'nothing deleted');
+  t.equal((await f.call(f.owner, 'DELETE', `/api/v1/streams/${general}`)).status, 200);
+  t.same((await del(f, f.owner, general, 'plans')).json.msg, 'Invalid channel ID', 'an archived channel');
+});
+
+t.test('per role', async (t) => {
+  const { f, alice, general } = await world();
+  t.teardown(f.stop);
+  const roles: Array<[string, Credentials, number]> = [
+    ['owner', f.owner, 200], ['administrator', await withRole(f, 'a@example.com', 200), 200], ['moderator', await withRole(f, 'm@example.com', 300), 403],
+    ['member', await withRole(f, 'u@example.com', 400), 403], ['guest', await withRole(f, 'g@example.com', 600), 403],
+  ];
+  for (const [role, who, status] of roles) {
+    const id = await send(f, alice, role);
+    t.equal((await del(f, who, general, role)).status, status, role);
+    t.equal(idsIn(f, general).includes(id), status !== 200, `${role}: the topic is ${status === 200 ? 'gone' : 'still there'}`);
+  }
+});
+
+t.test('isolation: a channel id of another organization is a missing one', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'b@beta.example', ownerPassword: 'pw', ownerName: 'B' });
+  for (const name of ['a', 'b', 'secret']) {
+    await f.runtime.execute({ kind: 'org', org: beta.organization_id, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  }
+  const foreign = f.runtime.org(beta.organization_id)!.channelsByName.get('secret')!;
+  t.notOk(f.runtime.channelIdsOf(1).includes(foreign));
+  await f.runtime.execute({ kind: 'channel', org: beta.organization_id, stream_id: foreign, command: { type: 'SEND_CHANNEL_MESSAGE', org: beta.organization_id, sender_id: 1, topic: 't', content: 'theirs', client: 't', read_by_sender: false } });
+  const [theirs, missing] = [await del(f, f.owner, foreign, 't'), await del(f, f.owner, 99999, 't')];
+  t.same([theirs.status, theirs.json], [missing.status, missing.json]);
+  t.equal(f.runtime.channel(beta.organization_id, foreign)!.messages.size, 1, 'their message stays');
+});
+
+t.test('convergence: unread messages and user topics from register plus the events equal a fresh register', async (t) => {
+  const { f, alice, bob, general } = await world();
+  t.teardown(f.stop);
+  const ids = [await send(f, alice, 'a'), await send(f, alice, 'b'), await send(f, alice, 'a'), await send(f, alice, 'c')];
+  await f.call(bob, 'POST', '/api/v1/user_topics', { stream_id: general, topic: 'a', visibility_policy: 3 });
+  await f.call(bob, 'POST', '/api/v1/user_topics', { stream_id: general, topic: 'c', visibility_policy: 1 });
+  const snapshot = async () => {
+    const reg = (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['delete_message', 'user_topic'], fetch_event_types: ['update_message_flags', 'user_topic'], client_capabilities: JSON.stringify({ bulk_message_deletion: true }) })).json;
+    return { queue: reg.queue_id as string, unread: reg.unread_msgs.streams.flatMap((s: any) => s.unread_message_ids).sort((a: number, b: number) => a - b) as number[], topics: reg.user_topics as any[] };
+  };
+  const s = await snapshot();
+  t.same(s.unread, ids);
+  await del(f, f.owner, general, 'a');
+  // Zulip's apply_event: delete_message drops the ids from unread; user_topic replaces (or, with policy 0, removes) the entry.
+  for (const e of await queueEvents(f, bob, s.queue)) {
+    if (e.type === 'delete_message') s.unread = s.unread.filter((id) => !e.message_ids.includes(id));
+    if (e.type === 'user_topic') {
+      s.topics = s.topics.filter((x) => !(x.stream_id === e.stream_id && x.topic_name.toLowerCase() === e.topic_name.toLowerCase()));
+      if (e.visibility_policy !== 0) s.topics.push({ ...e, type: undefined });
+    }
+  }
+  const fresh = await snapshot();
+  t.same(s.unread, fresh.unread);
+  t.same(s.topics, fresh.topics);
+  t.same([fresh.unread, fresh.topics.map((x: any) => x.topic_name)], [[ids[1], ids[3]], ['c']], 'and the state is not trivially empty');
+});

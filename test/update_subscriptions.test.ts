@@ -1,0 +1,133 @@
+/**
+ * `PATCH /users/me/subscriptions` (Zulip's `update_subscriptions_backend`): `add` and
+ * `delete` in one request, answered with what POST and DELETE answer merged, both or
+ * neither; `color` for new subscriptions; Zulip's errors; the same events as POST then
+ * DELETE; isolation; convergence of register plus events.
+ */
+import t from 'tap';
+import { createOrganization } from '../src/bootstrap.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+
+async function world() {
+  const f = await chatFixture();
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
+  await f.subscribe(f.owner, 'random', [f.owner.user_id, bob.user_id]);
+  await f.subscribe(f.owner, 'quiet', [f.owner.user_id]);
+  return { f, alice, bob };
+}
+const patch = (f: ChatFixture, who: Credentials, params: { add?: unknown[]; delete?: string[] }) =>
+  f.call(who, 'PATCH', '/api/v1/users/me/subscriptions', Object.fromEntries(Object.entries(params).map(([k, v]) => [k, JSON.stringify(v)])));
+const mine = (f: ChatFixture, who: Credentials): string[] => [...f.runtime.user(1, who.user_id)!.subs.keys()].map((id) => f.runtime.channel(1, id)!.channel.name).sort();
+const idOf = (f: ChatFixture, name: string): number => f.runtime.org(1)!.channelsByName.get(name)!;
+
+t.test('add and delete at once: both answers merged, the events of POST then DELETE', async (t) => {
+  const { f, alice, bob } = await world();
+  t.teardown(f.stop);
+  const reg = (who: Credentials) => f.call(who, 'POST', '/api/v1/register', { event_types: ['subscription', 'stream'] });
+  const [qAlice, qBob] = [(await reg(alice)).json.queue_id, (await reg(bob)).json.queue_id];
+  const r = await patch(f, alice, { add: [{ name: 'random', color: '#abcdef' }, { name: 'general' }, { name: 'brand new', description: 'fresh' }], delete: ['general', 'quiet'] });
+  t.same(r.json, {
+    result: 'success', msg: '',
+    subscribed: { [alice.user_id]: ['random', 'brand new'] }, already_subscribed: { [alice.user_id]: ['general'] },
+    removed: ['general'], not_removed: ['quiet'],
+  }, r.body);
+  t.same(mine(f, alice), ['brand new', 'random']);
+  t.equal(f.runtime.user(1, alice.user_id)!.subs.get(idOf(f, 'random'))!.color, '#abcdef', 'the color asked for');
+  t.equal(f.runtime.channel(1, idOf(f, 'brand new'))!.channel.description, 'fresh');
+  const aliceEvents = (await queueEvents(f, alice, qAlice)).map((e: any) => `${e.type} ${e.op}` + (e.subscriptions ? ` ${e.subscriptions.map((s: any) => s.name).join(',')}` : ''));
+  t.same(aliceEvents, ['stream create', 'subscription add random,brand new', 'subscription remove general'], 'one add, then one remove');
+  const bobEvents = (await queueEvents(f, bob, qBob)).map((e: any) => [e.type, e.op, e.stream_ids, e.user_ids]);
+  t.same(bobEvents, [
+    ['stream', 'create', undefined, undefined],
+    ['subscription', 'peer_add', [idOf(f, 'random'), idOf(f, 'brand new')], [alice.user_id]],
+    ['subscription', 'peer_remove', [idOf(f, 'general')], [alice.user_id]],
+  ]);
+});
+
+t.test('one list alone; neither is an error', async (t) => {
+  const { f, alice } = await world();
+  t.teardown(f.stop);
+  t.same((await patch(f, alice, { add: [{ name: 'random' }] })).json, { result: 'success', msg: '', subscribed: { [alice.user_id]: ['random'] }, already_subscribed: {}, removed: [], not_removed: [] });
+  t.same((await patch(f, alice, { delete: ['random'] })).json, { result: 'success', msg: '', subscribed: {}, already_subscribed: {}, removed: ['random'], not_removed: [] });
+  for (const params of [{}, { add: [], delete: [] }]) {
+    const r = await patch(f, alice, params);
+    t.same([r.status, r.json.code, r.json.msg], [400, 'BAD_REQUEST', 'Nothing to do. Specify at least one of "add" or "delete".'], JSON.stringify(params));
+  }
+});
+
+t.test("both or neither, and Zulip's errors", async (t) => {
+  const { f, alice } = await world();
+  t.teardown(f.stop);
+  const missing = await patch(f, alice, { add: [{ name: 'random' }, { name: 'would be new' }], delete: ['nosuch'] });
+  t.same([missing.status, missing.json.code, missing.json.msg, missing.json.stream], [400, 'STREAM_DOES_NOT_EXIST', "Channel 'nosuch' does not exist", 'nosuch']);
+  t.same(mine(f, alice), ['general'], 'the add did not happen either');
+  t.equal(f.runtime.org(1)!.channelsByName.get('would be new'), undefined, 'nor was the channel created');
+  const color = await patch(f, alice, { add: [{ name: 'random', color: 'red' }] });
+  t.same([color.status, color.json.msg], [400, 'add.color is not a valid hex color code']);
+  t.equal((await patch(f, alice, { add: [{ name: 'random', colour: '#fff' }] })).status, 400, 'an unknown field of add');
+  t.equal((await patch(f, alice, { add: [{ name: '' }] })).json.msg, "Channel name can't be empty.");
+  await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'vault' }]), invite_only: true });
+  t.same((await patch(f, alice, { add: [{ name: 'vault' }] })).json.msg, 'Unable to access channel (vault).');
+  t.same((await patch(f, alice, { delete: ['vault'] })).json.msg, "Channel 'vault' does not exist", "a private channel one cannot see is a missing one");
+  const guest = await withRole(f, 'guest@example.com', 600);
+  for (const params of [{ add: [{ name: 'general' }] }, { delete: ['general'] }]) {
+    const r = await patch(f, guest, params);
+    t.same([r.status, r.json.msg], [400, 'Not allowed for guest users'], `guest: ${JSON.stringify(params)}`);
+  }
+});
+
+t.test('the delete sees what the add did: a channel created and left in one request', async (t) => {
+  const { f, alice } = await world();
+  t.teardown(f.stop);
+  const r = await patch(f, alice, { add: [{ name: 'Passing' }, { name: 'random' }], delete: ['passing', 'random'] });
+  t.same(r.json, { result: 'success', msg: '', subscribed: { [alice.user_id]: ['Passing', 'random'] }, already_subscribed: {}, removed: ['Passing', 'random'], not_removed: [] }, r.body);
+  t.same(mine(f, alice), ['general']);
+  t.ok(f.runtime.channel(1, idOf(f, 'passing')), 'the channel stays, without her');
+  t.same([...f.runtime.user(1, alice.user_id)!.former.keys()].sort(), [idOf(f, 'passing'), idOf(f, 'random')].sort(), 'both left, as after POST then DELETE');
+});
+
+t.test('isolation: a channel of another organization is a missing one', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'b@beta.example', ownerPassword: 'pw', ownerName: 'B' });
+  await f.runtime.execute({ kind: 'org', org: beta.organization_id, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'theirs' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  const [theirs, missing] = [await patch(f, f.owner, { delete: ['theirs'] }), await patch(f, f.owner, { delete: ['nosuch'] })];
+  t.same([theirs.status, theirs.json.code, theirs.json.msg.replace('theirs', 'X')], [missing.status, missing.json.code, missing.json.msg.replace('nosuch', 'X')]);
+  const joined = await patch(f, f.owner, { add: [{ name: 'theirs' }] });
+  t.same(joined.json.subscribed, { [f.owner.user_id]: ['theirs'] }, 'adding one of that name creates this organization\'s own');
+  t.notSame(idOf(f, 'theirs'), undefined);
+  t.equal(f.runtime.channel(beta.organization_id, f.runtime.org(beta.organization_id)!.channelsByName.get('theirs')!)!.subscribers.size, 1, 'theirs is untouched');
+});
+
+t.test('convergence: subscriptions from register plus the events equal a fresh register', async (t) => {
+  const { f, alice, bob } = await world();
+  t.teardown(f.stop);
+  const state = async (who: Credentials) => {
+    const reg = (await f.call(who, 'POST', '/api/v1/register', { event_types: ['subscription'] })).json;
+    return { queue: reg.queue_id as string, subs: new Map<number, any>(reg.subscriptions.map((s: any) => [s.stream_id, s])) };
+  };
+  const view = (subs: Map<number, any>) => [...subs.values()].map((s) => [s.stream_id, s.name, s.color, [...s.subscribers].sort((a: number, b: number) => a - b)]).sort((a, b) => a[0] - b[0]);
+  const watchers = [{ who: alice, s: await state(alice) }, { who: bob, s: await state(bob) }];
+  await patch(f, alice, { add: [{ name: 'random', color: '#123456' }, { name: 'new one' }], delete: ['general'] });
+  await patch(f, bob, { add: [{ name: 'new one' }], delete: ['random'] });
+  await patch(f, alice, { delete: ['new one'], add: [{ name: 'general' }] });
+  // Zulip's apply_event for subscription: add and remove change the list; peer_add and peer_remove the subscribers.
+  for (const { who, s } of watchers) {
+    for (const e of await queueEvents(f, who, s.queue, 'subscription')) {
+      if (e.op === 'add') for (const sub of e.subscriptions) s.subs.set(sub.stream_id, sub);
+      if (e.op === 'remove') for (const sub of e.subscriptions) s.subs.delete(sub.stream_id);
+      if (e.op === 'peer_add' || e.op === 'peer_remove') {
+        for (const id of e.stream_ids) {
+          const sub = s.subs.get(id);
+          if (!sub) continue;
+          sub.subscribers = e.op === 'peer_add' ? [...new Set([...sub.subscribers, ...e.user_ids])] : sub.subscribers.filter((u: number) => !e.user_ids.includes(u));
+        }
+      }
+    }
+    const fresh = await state(who);
+    t.same(view(s.subs), view(fresh.subs), who.email);
+    t.ok(fresh.subs.size >= 2, 'and the state is not trivially empty');
+  }
+});
