@@ -483,6 +483,9 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'doomed.example', allow_subdomains: false });
   const seedLinkifier = (await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: 'SEED(?P<n>[0-9]+)', url_template: 'https://seed.example/{n}' })).json.id as number;
   const doomedLinkifier = (await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: 'DOOM(?P<n>[0-9]+)', url_template: 'https://doom.example/{n}' })).json.id as number;
+  const addPlayground = async (name: string): Promise<number> => (await f.call(f.owner, 'POST', '/api/v1/realm/playgrounds', { name, pygments_language: 'Python', url_template: 'https://play.example/?c={code}' })).json.id as number;
+  await addPlayground('Seed playground');
+  const doomedPlayground = await addPlayground('Doomed playground');
   await f.subscribe(f.owner, 'fuzzed channel');
   await f.subscribe(f.owner, 'doomed channel');
   const fuzzChannel = f.runtime.org(1)!.channelsByName.get('fuzzed channel')!;
@@ -624,6 +627,11 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'POST /api/v1/realm/filters': { params: { pattern: 'FUZZ(?P<n>[0-9]+)', url_template: 'https://fuzz.example/{n}' } },
     'PATCH /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(seedLinkifier) }, params: { pattern: 'SEED2(?P<n>[0-9]+)', url_template: 'https://seed.example/{n}' } },
     'DELETE /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(doomedLinkifier) }, params: {} },
+    'POST /api/v1/realm/playgrounds': {
+      params: { name: 'Fuzz playground', pygments_language: 'Python', url_template: 'https://fuzz.example/{code}' },
+      semantic: { name: ['', '  ', 'Seed playground'], pygments_language: ['a$b', 'p'.repeat(41)], url_template: ['', 'https://x.example/{code', 'https://x.example/', 'https://x.example/{code}{other}'] },
+    },
+    'DELETE /api/v1/realm/playgrounds/{playground_id}': { pathParams: { playground_id: String(doomedPlayground) }, params: {}, semantic: {} },
     'POST /api/v1/calls/{provider}/create': { pathParams: { provider: 'jitsi' }, params: { is_video_call: 'false' } },
     'GET /api/v1/calls/bigbluebutton/create': { params: { meeting_name: 'fuzz', voice_only: 'true' } },
     'GET /calls/bigbluebutton/join': { params: { bigbluebutton: bbbLink.searchParams.get('bigbluebutton')! } },

@@ -26,6 +26,7 @@ import { messages } from './messages.js';
 import { mutedUsers } from './muted_users.js';
 import { navigationViews } from './navigation_views.js';
 import { organizations } from './organizations.js';
+import { playgrounds } from './playgrounds.js';
 import { presence } from './presence.js';
 import { profileFields } from './profile_fields.js';
 import { pushDevices } from './push_devices.js';
@@ -45,7 +46,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, channelFolders, messages, scheduledMessages, reminders, messageEdits, attachments, reactions, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, playgrounds, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, channelFolders, messages, scheduledMessages, reminders, messageEdits, attachments, reactions, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

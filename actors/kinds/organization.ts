@@ -46,6 +46,10 @@ export interface OrgContext {
   linkifiers: Linkifier[];
   /** The highest linkifier id ever used. */
   lastLinkifierId: number;
+  /** Code playgrounds, in the order they were added. */
+  playgrounds: Playground[];
+  /** The highest playground id ever used. */
+  lastPlaygroundId: number;
   /** Each user's alert words, for the users who have any (a send checks only these). */
   alertWords: Map<number, string[]>;
   /** The organization's own user groups, by id (deactivated ones included); system groups are derived from roles. */
@@ -183,6 +187,15 @@ export interface Linkifier {
   url_template: string;
 }
 
+/** A code playground (Zulip's `RealmPlayground`): where a code block of a language opens. */
+export interface Playground {
+  id: number;
+  name: string;
+  pygments_language: string;
+  /** An RFC 6570 URL template whose one variable is `code`. */
+  url_template: string;
+}
+
 /** An email domain of the organization. */
 export interface RealmDomain {
   domain: string;
@@ -213,6 +226,8 @@ export function emptyOrg(id: number): OrgContext {
     domains: [],
     linkifiers: [],
     lastLinkifierId: 0,
+    playgrounds: [],
+    lastPlaygroundId: 0,
     alertWords: new Map(),
     userGroups: new Map(),
     lastGroupId: LAST_SYSTEM_GROUP_ID,
@@ -285,6 +300,9 @@ interface OrgChunk {
   /** Absent in chunks written before linkifiers existed. */
   linkifiers?: Linkifier[];
   lastLinkifierId?: number;
+  /** Absent in chunks written before code playgrounds existed. */
+  playgrounds?: Playground[];
+  lastPlaygroundId?: number;
   /** Absent in chunks written before alert words existed. */
   alertWords?: Array<[number, string[]]>;
   /** Absent in chunks written before user groups existed. */
@@ -347,6 +365,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         domains: ctx.domains,
         linkifiers: ctx.linkifiers,
         lastLinkifierId: ctx.lastLinkifierId,
+        playgrounds: ctx.playgrounds,
+        lastPlaygroundId: ctx.lastPlaygroundId,
         alertWords: [...ctx.alertWords],
         userGroups: [...ctx.userGroups.values()],
         lastGroupId: ctx.lastGroupId,
@@ -402,6 +422,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         domains: c.domains ?? [],
         linkifiers: c.linkifiers ?? [],
         lastLinkifierId: c.lastLinkifierId ?? 0,
+        playgrounds: c.playgrounds ?? [],
+        lastPlaygroundId: c.lastPlaygroundId ?? 0,
         alertWords: new Map(c.alertWords ?? []),
         userGroups: new Map((c.userGroups ?? []).map((g) => [g.id, g])),
         lastGroupId: c.lastGroupId ?? LAST_SYSTEM_GROUP_ID,
