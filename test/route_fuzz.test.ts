@@ -528,6 +528,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   };
   const seedUpload = (await uploadAs('seed.txt')).split('/').slice(2);
   await uploadAs('doomed.txt');
+  const temporaryUrl = (await f.call(f.owner, 'GET', `/api/v1/user_uploads/${seedUpload.join('/')}`)).json.url as string;
+  if (!temporaryUrl) throw new Error('fixture temporary URL failed');
   const doomedAttachment = String([...f.runtime.org(1)!.attachments.values()].find((a) => a.name === 'doomed.txt')!.id);
   // Custom emoji: one image served, one emoji to deactivate.
   const pngBody = (): { contentType: string; body: Buffer } => ({
@@ -586,6 +588,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'DELETE /api/v1/realm/emoji/{emoji_name}': { params: {}, pathParams: { emoji_name: 'doomed_emoji' } },
     'GET /user_avatars/{realm_id}/emoji/images/{file_name}': { params: {}, pathParams: { realm_id: '1', file_name: '1.png' } },
     'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}': { params: {}, pathParams: { realm_id: seedUpload[0], dir: seedUpload[1], name: seedUpload[2], filename: seedUpload[3] } },
+    'GET /api/v1/user_uploads/{realm_id_str}/{dir}/{name}/{filename}': { params: {}, pathParams: { realm_id_str: seedUpload[0], dir: seedUpload[1], name: seedUpload[2], filename: seedUpload[3] } },
+    'GET /user_uploads/temporary/{token}/{filename}': { params: {}, pathParams: { token: temporaryUrl.split('/')[3], filename: temporaryUrl.split('/')[4] } },
     'DELETE /api/v1/attachments/{attachment_id}': { params: {}, pathParams: { attachment_id: doomedAttachment } },
     'OPTIONS /api/v1/tus': { params: {} },
     'POST /api/v1/tus': { params: {}, headers: { ...TUS, 'upload-length': '10', 'upload-metadata': `filename ${Buffer.from('fuzz.txt').toString('base64')}` } },
