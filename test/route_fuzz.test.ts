@@ -486,6 +486,11 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const addPlayground = async (name: string): Promise<number> => (await f.call(f.owner, 'POST', '/api/v1/realm/playgrounds', { name, pygments_language: 'Python', url_template: 'https://play.example/?c={code}' })).json.id as number;
   await addPlayground('Seed playground');
   const doomedPlayground = await addPlayground('Doomed playground');
+  // A data export, built, whose archive is served.
+  const exportId = (await f.call(f.owner, 'POST', '/api/v1/export/realm')).json.id as number;
+  for (let i = 0; i < 2000 && f.runtime.org(1)!.exports.get(exportId)?.status === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
+  const exportUrl = (await f.call(f.owner, 'GET', '/api/v1/export/realm')).json.exports[0]?.export_url as string;
+  if (!exportUrl) throw new Error('fixture export failed');
   await f.subscribe(f.owner, 'fuzzed channel');
   await f.subscribe(f.owner, 'doomed channel');
   const fuzzChannel = f.runtime.org(1)!.channelsByName.get('fuzzed channel')!;
@@ -631,6 +636,10 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'POST /api/v1/realm/filters': { params: { pattern: 'FUZZ(?P<n>[0-9]+)', url_template: 'https://fuzz.example/{n}' } },
     'PATCH /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(seedLinkifier) }, params: { pattern: 'SEED2(?P<n>[0-9]+)', url_template: 'https://seed.example/{n}' } },
     'DELETE /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(doomedLinkifier) }, params: {} },
+    'GET /api/v1/export/realm': { params: {} },
+    'POST /api/v1/export/realm': { params: { export_type: '1' }, semantic: { export_type: ['0', '3', '-1', '2'] } },
+    'GET /api/v1/export/realm/consents': { params: {} },
+    'GET /user_avatars/exports/{realm_id}/{key}/{filename}': { params: {}, pathParams: { realm_id: '1', key: exportUrl.split('/')[6], filename: exportUrl.split('/')[7] } },
     'POST /api/v1/realm/test_welcome_bot_custom_message': { params: { welcome_message_custom_text: 'Welcome, fuzz!' }, semantic: { welcome_message_custom_text: ['', 'x'.repeat(8001)] } },
     // Refused whatever it holds (as on a Zulip production server): its base is no valid request.
     'POST /api/v1/dev_fetch_api_key': { params: { username: 'owner@example.com' } },

@@ -35,6 +35,7 @@ import { savedSnippets } from './saved_snippets.js';
 import { realm } from './realm.js';
 import { realmDomains } from './realm_domains.js';
 import { realmEmoji } from './realm_emoji.js';
+import { realmExports } from './realm_exports.js';
 import { reminders } from './reminders.js';
 import { scheduledMessages } from './scheduled_messages.js';
 import { settings } from './settings.js';
@@ -46,7 +47,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, playgrounds, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, channelFolders, messages, scheduledMessages, reminders, messageEdits, attachments, reactions, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, playgrounds, realmExports, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, channelFolders, messages, scheduledMessages, reminders, messageEdits, attachments, reactions, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

@@ -46,6 +46,10 @@ export interface OrgContext {
   linkifiers: Linkifier[];
   /** The highest linkifier id ever used. */
   lastLinkifierId: number;
+  /** Data exports of the organization, by id (`actors/areas/realm_exports.ts`). */
+  exports: Map<number, RealmExportRecord>;
+  /** The highest export id ever used. */
+  lastExportId: number;
   /** Code playgrounds, in the order they were added. */
   playgrounds: Playground[];
   /** The highest playground id ever used. */
@@ -187,6 +191,23 @@ export interface Linkifier {
   url_template: string;
 }
 
+/**
+ * A data export (Zulip's `RealmExport`). Times are Unix seconds. Its archive, once
+ * built, is a file of the upload store (named by its SHA-256) served at `file.url`.
+ */
+export interface RealmExportRecord {
+  id: number;
+  acting_user_id: number;
+  /** 1: public, 2: full with members' consent. */
+  type: number;
+  requested: number;
+  status: 'requested' | 'succeeded' | 'failed' | 'deleted';
+  succeeded?: number;
+  failed?: number;
+  deleted?: number;
+  file?: { sha256: string; size: number; name: string; key: string; url: string };
+}
+
 /** A code playground (Zulip's `RealmPlayground`): where a code block of a language opens. */
 export interface Playground {
   id: number;
@@ -228,6 +249,8 @@ export function emptyOrg(id: number): OrgContext {
     lastLinkifierId: 0,
     playgrounds: [],
     lastPlaygroundId: 0,
+    exports: new Map(),
+    lastExportId: 0,
     alertWords: new Map(),
     userGroups: new Map(),
     lastGroupId: LAST_SYSTEM_GROUP_ID,
@@ -300,6 +323,9 @@ interface OrgChunk {
   /** Absent in chunks written before linkifiers existed. */
   linkifiers?: Linkifier[];
   lastLinkifierId?: number;
+  /** Absent in chunks written before data exports existed. These name the archives a snapshot covers. */
+  exports?: RealmExportRecord[];
+  lastExportId?: number;
   /** Absent in chunks written before code playgrounds existed. */
   playgrounds?: Playground[];
   lastPlaygroundId?: number;
@@ -366,6 +392,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         linkifiers: ctx.linkifiers,
         lastLinkifierId: ctx.lastLinkifierId,
         playgrounds: ctx.playgrounds,
+        exports: [...ctx.exports.values()],
+        lastExportId: ctx.lastExportId,
         lastPlaygroundId: ctx.lastPlaygroundId,
         alertWords: [...ctx.alertWords],
         userGroups: [...ctx.userGroups.values()],
@@ -423,6 +451,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         linkifiers: c.linkifiers ?? [],
         lastLinkifierId: c.lastLinkifierId ?? 0,
         playgrounds: c.playgrounds ?? [],
+        exports: new Map((c.exports ?? []).map((e) => [e.id, e])),
+        lastExportId: c.lastExportId ?? 0,
         lastPlaygroundId: c.lastPlaygroundId ?? 0,
         alertWords: new Map(c.alertWords ?? []),
         userGroups: new Map((c.userGroups ?? []).map((g) => [g.id, g])),
