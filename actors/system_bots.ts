@@ -28,11 +28,20 @@ export const NOTIFICATION_BOT: Readonly<UserRecord> = Object.freeze({
   recipient_id: 0,
 });
 
+/** The welcome bot: it greets new users, and sends administrators a test of the organization's custom welcome message. */
+export const WELCOME_BOT: Readonly<UserRecord> = Object.freeze({
+  ...NOTIFICATION_BOT,
+  user_id: 2_000_000_002,
+  email: 'welcome-bot@zulip.com',
+  delivery_email: 'welcome-bot@zulip.com',
+  full_name: 'Welcome Bot',
+});
+
 /** The realm system bots belong to (`sender_realm_str` of their messages). */
 export const SYSTEM_BOT_REALM = 'zulipinternal';
 
 /** Every cross-realm bot, by id. */
-export const SYSTEM_BOTS: ReadonlyMap<number, Readonly<UserRecord>> = new Map([[NOTIFICATION_BOT.user_id, NOTIFICATION_BOT]]);
+export const SYSTEM_BOTS: ReadonlyMap<number, Readonly<UserRecord>> = new Map([[NOTIFICATION_BOT.user_id, NOTIFICATION_BOT], [WELCOME_BOT.user_id, WELCOME_BOT]]);
 
 /** A message sender: an organization's user, or a system bot. */
 export function senderOf(org: OrgContext, userId: number): Readonly<UserRecord> | undefined {

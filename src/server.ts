@@ -19,6 +19,7 @@ import { Lifecycle } from './http/lifecycle.js';
 import { ApiError } from '../actors/errors.js';
 import { listen, type Listener } from './http/uws.js';
 import { collectUploads } from './uploads/collect.js';
+import { resumeExports } from './exports/realm_export.js';
 import { uploadStore } from './uploads/store.js';
 import { TUS_IDLE_MS, tusStore } from './uploads/tus.js';
 import { chatRoutes } from './routes/chat/index.js';
@@ -159,6 +160,8 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   runtime.queues.start();
   // Items that came due while the server was down go out now; the rest at their time.
   runtime.scheduled.start();
+  // Data exports asked for before a restart and never finished are built now.
+  resumeExports(runtime, config);
   const scheduler = scheduleSnapshots(store, config, log);
   const activity = scheduleChannelActivity(store, log);
   // Temp files of uploads a crash cut short, then files nothing names any more.

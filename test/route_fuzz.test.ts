@@ -487,6 +487,14 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'doomed.example', allow_subdomains: false });
   const seedLinkifier = (await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: 'SEED(?P<n>[0-9]+)', url_template: 'https://seed.example/{n}' })).json.id as number;
   const doomedLinkifier = (await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: 'DOOM(?P<n>[0-9]+)', url_template: 'https://doom.example/{n}' })).json.id as number;
+  const addPlayground = async (name: string): Promise<number> => (await f.call(f.owner, 'POST', '/api/v1/realm/playgrounds', { name, pygments_language: 'Python', url_template: 'https://play.example/?c={code}' })).json.id as number;
+  await addPlayground('Seed playground');
+  const doomedPlayground = await addPlayground('Doomed playground');
+  // A data export, built, whose archive is served.
+  const exportId = (await f.call(f.owner, 'POST', '/api/v1/export/realm')).json.id as number;
+  for (let i = 0; i < 2000 && f.runtime.org(1)!.exports.get(exportId)?.status === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
+  const exportUrl = (await f.call(f.owner, 'GET', '/api/v1/export/realm')).json.exports[0]?.export_url as string;
+  if (!exportUrl) throw new Error('fixture export failed');
   await f.subscribe(f.owner, 'fuzzed channel');
   await f.subscribe(f.owner, 'doomed channel');
   const fuzzChannel = f.runtime.org(1)!.channelsByName.get('fuzzed channel')!;
@@ -529,6 +537,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   };
   const seedUpload = (await uploadAs('seed.txt')).split('/').slice(2);
   await uploadAs('doomed.txt');
+  const temporaryUrl = (await f.call(f.owner, 'GET', `/api/v1/user_uploads/${seedUpload.join('/')}`)).json.url as string;
+  if (!temporaryUrl) throw new Error('fixture temporary URL failed');
   const doomedAttachment = String([...f.runtime.org(1)!.attachments.values()].find((a) => a.name === 'doomed.txt')!.id);
   // Custom emoji: one image served, one emoji to deactivate.
   const pngBody = (): { contentType: string; body: Buffer } => ({
@@ -589,6 +599,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'DELETE /api/v1/realm/emoji/{emoji_name}': { params: {}, pathParams: { emoji_name: 'doomed_emoji' } },
     'GET /user_avatars/{realm_id}/emoji/images/{file_name}': { params: {}, pathParams: { realm_id: '1', file_name: '1.png' } },
     'GET /user_uploads/{realm_id}/{dir}/{name}/{filename}': { params: {}, pathParams: { realm_id: seedUpload[0], dir: seedUpload[1], name: seedUpload[2], filename: seedUpload[3] } },
+    'GET /api/v1/user_uploads/{realm_id_str}/{dir}/{name}/{filename}': { params: {}, pathParams: { realm_id_str: seedUpload[0], dir: seedUpload[1], name: seedUpload[2], filename: seedUpload[3] } },
+    'GET /user_uploads/temporary/{token}/{filename}': { params: {}, pathParams: { token: temporaryUrl.split('/')[3], filename: temporaryUrl.split('/')[4] } },
     'DELETE /api/v1/attachments/{attachment_id}': { params: {}, pathParams: { attachment_id: doomedAttachment } },
     'OPTIONS /api/v1/tus': { params: {} },
     'POST /api/v1/tus': { params: {}, headers: { ...TUS, 'upload-length': '10', 'upload-metadata': `filename ${Buffer.from('fuzz.txt').toString('base64')}` } },
@@ -640,6 +652,19 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'POST /api/v1/realm/filters': { params: { pattern: 'FUZZ(?P<n>[0-9]+)', url_template: 'https://fuzz.example/{n}' } },
     'PATCH /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(seedLinkifier) }, params: { pattern: 'SEED2(?P<n>[0-9]+)', url_template: 'https://seed.example/{n}' } },
     'DELETE /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(doomedLinkifier) }, params: {} },
+    'GET /api/v1/export/realm': { params: {} },
+    // A full export while no owner consents: refused whatever else it holds, so no build runs on into other routes' cases.
+    'POST /api/v1/export/realm': { params: { export_type: '2' }, semantic: { export_type: ['0', '3', '-1'] } },
+    'GET /api/v1/export/realm/consents': { params: {} },
+    'GET /user_avatars/exports/{realm_id}/{key}/{filename}': { params: {}, pathParams: { realm_id: '1', key: exportUrl.split('/')[6], filename: exportUrl.split('/')[7] } },
+    'POST /api/v1/realm/test_welcome_bot_custom_message': { params: { welcome_message_custom_text: 'Welcome, fuzz!' }, semantic: { welcome_message_custom_text: ['', 'x'.repeat(8001)] } },
+    // Refused whatever it holds (as on a Zulip production server): its base is no valid request.
+    'POST /api/v1/dev_fetch_api_key': { params: { username: 'owner@example.com' } },
+    'POST /api/v1/realm/playgrounds': {
+      params: { name: 'Fuzz playground', pygments_language: 'Python', url_template: 'https://fuzz.example/{code}' },
+      semantic: { name: ['', '  ', 'Seed playground'], pygments_language: ['a$b', 'p'.repeat(41)], url_template: ['', 'https://x.example/{code', 'https://x.example/', 'https://x.example/{code}{other}'] },
+    },
+    'DELETE /api/v1/realm/playgrounds/{playground_id}': { pathParams: { playground_id: String(doomedPlayground) }, params: {}, semantic: {} },
     'POST /api/v1/calls/{provider}/create': { pathParams: { provider: 'jitsi' }, params: { is_video_call: 'false' } },
     'GET /api/v1/calls/bigbluebutton/create': { params: { meeting_name: 'fuzz', voice_only: 'true' } },
     'GET /calls/bigbluebutton/join': { params: { bigbluebutton: bbbLink.searchParams.get('bigbluebutton')! } },
@@ -778,7 +803,8 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     const bases = [BASES[key] ?? { params: {} }].flat();
     const cases = bases.flatMap((base, i) => chatCases(route, base.who ?? f.owner, base, i === 0));
     total += cases.length;
-    const valid = key === 'POST /api/v1/users/{user_id}/reactivate' && f.runtime.org(1)!.users.get(victim.user_id)!.is_active ? [] : bases.map((b) => chatRequest(route, b.who ?? f.owner, b, b.params));
+    const refusedBase = key === 'POST /api/v1/dev_fetch_api_key' || key === 'POST /api/v1/export/realm' || (key === 'POST /api/v1/users/{user_id}/reactivate' && f.runtime.org(1)!.users.get(victim.user_id)!.is_active);
+    const valid = refusedBase ? [] : bases.map((b) => chatRequest(route, b.who ?? f.owner, b, b.params));
     const problemOf = route.path.startsWith('/api/v1/tus') ? tusProblem : chatProblem;
     await t.test(key, (t) => runCases(t, key, cases, { app, digest, problemOf, logs, known: CHAT_KNOWN, bases: valid }));
   }

@@ -29,6 +29,7 @@ import { messageReports } from './message_reports.js';
 import { mutedUsers } from './muted_users.js';
 import { navigationViews } from './navigation_views.js';
 import { organizations } from './organizations.js';
+import { playgrounds } from './playgrounds.js';
 import { presence } from './presence.js';
 import { profileFields } from './profile_fields.js';
 import { pushDevices } from './push_devices.js';
@@ -37,6 +38,7 @@ import { savedSnippets } from './saved_snippets.js';
 import { realm } from './realm.js';
 import { realmDomains } from './realm_domains.js';
 import { realmEmoji } from './realm_emoji.js';
+import { realmExports } from './realm_exports.js';
 import { reminders } from './reminders.js';
 import { scheduledMessages } from './scheduled_messages.js';
 import { settings } from './settings.js';
@@ -48,7 +50,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, defaultChannels, channelFolders, messages, messageReports, topicDeletion, scheduledMessages, reminders, messageEdits, attachments, reactions, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, playgrounds, realmExports, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, defaultChannels, channelFolders, messages, messageReports, topicDeletion, scheduledMessages, reminders, messageEdits, attachments, reactions, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

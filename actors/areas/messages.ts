@@ -196,10 +196,15 @@ export function notificationBotMessage(
  * organization's users as they are now).
  */
 export function notificationBotDirect(env: DecideEnv, org: OrgContext, to: UserRecord, content: string, lookup: MarkdownEnv = mentionResolver(org)): MessageSent {
+  return systemBotDirect(env, org, NOTIFICATION_BOT, to, content, lookup);
+}
+
+/** A direct message from a system bot (`actors/system_bots.ts`) to one user, unread for them. */
+export function systemBotDirect(env: DecideEnv, org: OrgContext, bot: Readonly<UserRecord>, to: UserRecord, content: string, lookup: MarkdownEnv = mentionResolver(org)): MessageSent {
   const rendered = renderMarkdown(content, lookup);
   const message: MessageRecord = {
-    id: env.nextMessageId(), sender_id: NOTIFICATION_BOT.user_id, content, rendered: rendered.html, timestamp: env.now(), client: 'Internal',
-    stream_id: null, topic: '', dm_user_ids: [to.user_id, NOTIFICATION_BOT.user_id].sort((a, b) => a - b), recipient_id: to.recipient_id,
+    id: env.nextMessageId(), sender_id: bot.user_id, content, rendered: rendered.html, timestamp: env.now(), client: 'Internal',
+    stream_id: null, topic: '', dm_user_ids: [to.user_id, bot.user_id].sort((a, b) => a - b), recipient_id: to.recipient_id,
   };
   return { type: 'MessageSent', org: org.org.id, message, mentioned: rendered.mentioned.filter((id) => id === to.user_id), wildcard: null, read_by_sender: false };
 }

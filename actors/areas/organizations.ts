@@ -117,7 +117,6 @@ const orgActivationChanged = fact<OrgActivationChanged>({
  */
 const EMPTY_SECTIONS: Array<{ key: string; type?: string; make: () => unknown }> = [
   { key: 'recent_private_conversations', make: () => [] },
-  { key: 'realm_playgrounds', make: () => [] },
   { key: 'default_stream_groups', make: () => [] },
   { key: 'onboarding_steps', make: () => [] },
 ];

@@ -18,10 +18,14 @@ import { codePointLength } from '../message_rules.js';
 import { checkRealmValue, isChannelSetting, isGroupSetting, realmSettings, REALM_SETTING_NAMES, UPDATE_DICT_SETTINGS, type RealmSettingName } from '../realm_settings.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role, type GroupSettingValue, type UserRecord } from '../types.js';
+import { WELCOME_BOT } from '../system_bots.js';
 import { fullMemberChanges, type FullMembersChanged } from './full_members.js';
+import { systemBotDirect, type MessageSent } from './messages.js';
 
 export const MAX_REALM_NAME_LENGTH = 40;
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
+/** Zulip's `Realm.MAX_REALM_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH`. */
+export const MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000;
 
 /** Settings only owners may change. */
 const OWNER_ONLY = new Set<string>(['can_create_web_public_channel_group', 'can_manage_billing_group', 'can_manage_all_groups']);
@@ -92,6 +96,28 @@ export const updateRealm = command({
   },
 });
 
+/** Send the caller the Welcome Bot's custom message, as new users would get it (administrators). */
+export interface TestWelcomeBotMessage { type: 'TEST_WELCOME_BOT_MESSAGE'; org: number; actor_id: number; text: string }
+
+/**
+ * Zulip's `send_test_welcome_bot_custom_message`: the text at most 8000 characters and
+ * not empty; the message is an ordinary direct message from the cross-realm Welcome
+ * Bot to the caller, unread for them.
+ */
+export const testWelcomeBotMessage = command({
+  type: 'TEST_WELCOME_BOT_MESSAGE',
+  actor: 'org',
+  decide(ctx: OrgContext, c: TestWelcomeBotMessage, env: DecideEnv): Decision<{ message_id: number }, MessageSent> {
+    const actor = ctx.users.get(c.actor_id);
+    if (!actor || !actor.is_active || actor.role > Role.ADMIN) throw adminRequired();
+    // Zulip checks the administrator first (its decorator), then the parameter's length, then emptiness.
+    if (codePointLength(c.text) > MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH) throw badRequest(`welcome_message_custom_text is too long (limit: ${MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH} characters)`);
+    if (c.text.length === 0) throw badRequest('Message must not be empty');
+    const sent = systemBotDirect(env, ctx, WELCOME_BOT, actor, c.text);
+    return { facts: [sent], value: { message_id: sent.message.id } };
+  },
+});
+
 const realmSettingsChanged = fact<RealmSettingsChanged>({
   type: 'RealmSettingsChanged',
   apply: {
@@ -130,6 +156,6 @@ const realmSettingsChanged = fact<RealmSettingsChanged>({
 
 export const realm = area({
   name: 'realm',
-  commands: [updateRealm],
+  commands: [updateRealm, testWelcomeBotMessage],
   facts: [realmSettingsChanged],
 });

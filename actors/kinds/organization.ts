@@ -46,6 +46,14 @@ export interface OrgContext {
   linkifiers: Linkifier[];
   /** The highest linkifier id ever used. */
   lastLinkifierId: number;
+  /** Data exports of the organization, by id (`actors/areas/realm_exports.ts`). */
+  exports: Map<number, RealmExportRecord>;
+  /** The highest export id ever used. */
+  lastExportId: number;
+  /** Code playgrounds, in the order they were added. */
+  playgrounds: Playground[];
+  /** The highest playground id ever used. */
+  lastPlaygroundId: number;
   /** Each user's alert words, for the users who have any (a send checks only these). */
   alertWords: Map<number, string[]>;
   /** The organization's own user groups, by id (deactivated ones included); system groups are derived from roles. */
@@ -183,6 +191,32 @@ export interface Linkifier {
   url_template: string;
 }
 
+/**
+ * A data export (Zulip's `RealmExport`). Times are Unix seconds. Its archive, once
+ * built, is a file of the upload store (named by its SHA-256) served at `file.url`.
+ */
+export interface RealmExportRecord {
+  id: number;
+  acting_user_id: number;
+  /** 1: public, 2: full with members' consent. */
+  type: number;
+  requested: number;
+  status: 'requested' | 'succeeded' | 'failed' | 'deleted';
+  succeeded?: number;
+  failed?: number;
+  deleted?: number;
+  file?: { sha256: string; size: number; name: string; key: string; url: string };
+}
+
+/** A code playground (Zulip's `RealmPlayground`): where a code block of a language opens. */
+export interface Playground {
+  id: number;
+  name: string;
+  pygments_language: string;
+  /** An RFC 6570 URL template whose one variable is `code`. */
+  url_template: string;
+}
+
 /** An email domain of the organization. */
 export interface RealmDomain {
   domain: string;
@@ -213,6 +247,10 @@ export function emptyOrg(id: number): OrgContext {
     domains: [],
     linkifiers: [],
     lastLinkifierId: 0,
+    playgrounds: [],
+    lastPlaygroundId: 0,
+    exports: new Map(),
+    lastExportId: 0,
     alertWords: new Map(),
     userGroups: new Map(),
     lastGroupId: LAST_SYSTEM_GROUP_ID,
@@ -285,6 +323,12 @@ interface OrgChunk {
   /** Absent in chunks written before linkifiers existed. */
   linkifiers?: Linkifier[];
   lastLinkifierId?: number;
+  /** Absent in chunks written before data exports existed. These name the archives a snapshot covers. */
+  exports?: RealmExportRecord[];
+  lastExportId?: number;
+  /** Absent in chunks written before code playgrounds existed. */
+  playgrounds?: Playground[];
+  lastPlaygroundId?: number;
   /** Absent in chunks written before alert words existed. */
   alertWords?: Array<[number, string[]]>;
   /** Absent in chunks written before user groups existed. */
@@ -347,6 +391,10 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         domains: ctx.domains,
         linkifiers: ctx.linkifiers,
         lastLinkifierId: ctx.lastLinkifierId,
+        playgrounds: ctx.playgrounds,
+        exports: [...ctx.exports.values()],
+        lastExportId: ctx.lastExportId,
+        lastPlaygroundId: ctx.lastPlaygroundId,
         alertWords: [...ctx.alertWords],
         userGroups: [...ctx.userGroups.values()],
         lastGroupId: ctx.lastGroupId,
@@ -402,6 +450,10 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         domains: c.domains ?? [],
         linkifiers: c.linkifiers ?? [],
         lastLinkifierId: c.lastLinkifierId ?? 0,
+        playgrounds: c.playgrounds ?? [],
+        exports: new Map((c.exports ?? []).map((e) => [e.id, e])),
+        lastExportId: c.lastExportId ?? 0,
+        lastPlaygroundId: c.lastPlaygroundId ?? 0,
         alertWords: new Map(c.alertWords ?? []),
         userGroups: new Map((c.userGroups ?? []).map((g) => [g.id, g])),
         lastGroupId: c.lastGroupId ?? LAST_SYSTEM_GROUP_ID,

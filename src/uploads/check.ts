@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AttachmentRecord, RealmEmojiRecord } from '../../actors/kinds/organization.js';
+import type { AttachmentRecord, RealmEmojiRecord, RealmExportRecord } from '../../actors/kinds/organization.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { UploadStore } from './store.js';
 
@@ -19,11 +19,12 @@ export interface NamedFile {
   what: string;
 }
 
-/** The files an organization's attachments and custom emoji name. */
-export function namedFiles(org: number, attachments: Iterable<AttachmentRecord>, emoji: Iterable<RealmEmojiRecord>): NamedFile[] {
+/** The files an organization's attachments, custom emoji and data export archives name. */
+export function namedFiles(org: number, attachments: Iterable<AttachmentRecord>, emoji: Iterable<RealmEmojiRecord>, exports: Iterable<RealmExportRecord> = []): NamedFile[] {
   const out: NamedFile[] = [];
   for (const a of attachments) out.push({ org, file: a, what: `attachment ${a.id} "${a.name}"` });
   for (const e of emoji) out.push({ org, file: e, what: `custom emoji ${e.id} "${e.name}"` });
+  for (const x of exports) if (x.file && x.status === 'succeeded') out.push({ org, file: x.file, what: `data export ${x.id} "${x.file.name}"` });
   return out;
 }
 
@@ -63,7 +64,7 @@ export function stateAttachments(runtime: Runtime): NamedFile[] {
   const out: NamedFile[] = [];
   for (const org of runtime.server().orgs.keys()) {
     const ctx = runtime.org(org);
-    if (ctx) out.push(...namedFiles(org, ctx.attachments.values(), ctx.realmEmoji.values()));
+    if (ctx) out.push(...namedFiles(org, ctx.attachments.values(), ctx.realmEmoji.values(), ctx.exports.values()));
   }
   return out;
 }

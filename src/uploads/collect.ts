@@ -4,7 +4,7 @@
  * restoring that snapshot finds its files, as its log segments are kept for it).
  */
 import type { Runtime } from '../../actors/runtime/runtime.js';
-import type { AttachmentRecord, RealmEmojiRecord } from '../../actors/kinds/organization.js';
+import type { AttachmentRecord, RealmEmojiRecord, RealmExportRecord } from '../../actors/kinds/organization.js';
 import { listSnapshots, readSnapshot } from '../../snapshots/snapshot.js';
 import type { VerifiedSnapshot } from '../../snapshots/snapshot_format.js';
 import { namedFiles, type NamedFile } from './check.js';
@@ -12,16 +12,16 @@ import { uploadStore } from './store.js';
 
 /**
  * The files a snapshot names (by path, or already read): its organizations'
- * attachments and custom emoji images (files of the same store); a string says why it
+ * attachments, custom emoji images and data export archives (files of the same store); a string says why it
  * cannot be read.
  */
 export function snapshotAttachments(snapshot: string | VerifiedSnapshot): NamedFile[] | string {
   const v = typeof snapshot === 'string' ? readSnapshot(snapshot) : snapshot;
   if (typeof v === 'string') return v;
   const out: NamedFile[] = [];
-  for (const chunk of v.chunks as Array<{ k?: string; org?: { id: number }; attachments?: AttachmentRecord[]; realmEmoji?: RealmEmojiRecord[] }>) {
+  for (const chunk of v.chunks as Array<{ k?: string; org?: { id: number }; attachments?: AttachmentRecord[]; realmEmoji?: RealmEmojiRecord[]; exports?: RealmExportRecord[] }>) {
     if (chunk.k !== 'org') continue;
-    out.push(...namedFiles(chunk.org!.id, chunk.attachments ?? [], chunk.realmEmoji ?? []));
+    out.push(...namedFiles(chunk.org!.id, chunk.attachments ?? [], chunk.realmEmoji ?? [], chunk.exports ?? []));
   }
   return out;
 }
@@ -49,6 +49,7 @@ export async function collectUploads(runtime: Runtime, dataDir: string): Promise
   for (const orgId of runtime.server().orgs.keys()) {
     for (const a of runtime.org(orgId)?.attachments.values() ?? []) keep.add(`${orgId}/${a.sha256}`);
     for (const e of runtime.org(orgId)?.realmEmoji.values() ?? []) keep.add(`${orgId}/${e.sha256}`);
+    for (const x of runtime.org(orgId)?.exports.values() ?? []) if (x.file) keep.add(`${orgId}/${x.file.sha256}`);
   }
   return uploadStore(dataDir).collect(keep);
 }

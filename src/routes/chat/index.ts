@@ -16,6 +16,7 @@ import * as messageEdits from './message_edits.js';
 import * as messages from './messages.js';
 import * as mutedUsers from './muted_users.js';
 import * as navigationViews from './navigation_views.js';
+import * as playgrounds from './playgrounds.js';
 import * as presence from './presence.js';
 import * as profileFields from './profile_fields.js';
 import * as push from './push.js';
@@ -23,6 +24,7 @@ import * as reactions from './reactions.js';
 import * as realm from './realm.js';
 import * as realmDomains from './realm_domains.js';
 import * as realmEmoji from './realm_emoji.js';
+import * as realmExports from './realm_exports.js';
 import * as register from './register.js';
 import * as reminders from './reminders.js';
 import * as scheduledMessages from './scheduled_messages.js';
@@ -39,7 +41,7 @@ import * as uploads from './uploads.js';
 import * as users from './users.js';
 
 /** The route modules, one per area of the API. A new module is one line here; a new route in a module, none. */
-const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, scheduledMessages, reminders, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, realmEmoji, linkifiers, profileFields, settings, userGroups, userStatus, presence, streams, defaultStreams, userTopics, channelFolders, uploads, tus, calls, push, drafts, savedSnippets, navigationViews, mutedUsers, botStorage];
+const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, scheduledMessages, reminders, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, realmEmoji, realmExports, linkifiers, playgrounds, profileFields, settings, userGroups, userStatus, presence, streams, defaultStreams, userTopics, channelFolders, uploads, tus, calls, push, drafts, savedSnippets, navigationViews, mutedUsers, botStorage];
 
 function isRoute(x: unknown): x is RouteRecord {
   return typeof x === 'object' && x !== null && 'method' in x && 'path' in x && 'handler' in x && (x as RouteRecord).api === 'chat';

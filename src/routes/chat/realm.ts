@@ -36,3 +36,16 @@ export const updateRealm = route({
     return { json: {} };
   },
 });
+
+export const testWelcomeBotCustomMessage = route({
+  method: 'POST',
+  path: '/api/v1/realm/test_welcome_bot_custom_message',
+  operationId: 'testWelcomeBotCustomMessage',
+  auth: 'user',
+  summary: "Send yourself the Welcome Bot's custom message, as new users would get it (organization administrators only)",
+  params: { welcome_message_custom_text: { schema: S.str, required: true } },
+  async handler({ params, org, user, runtime }) {
+    const { message_id } = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'TEST_WELCOME_BOT_MESSAGE', org: org.id, actor_id: user.user_id, text: params.welcome_message_custom_text } });
+    return { json: { message_id } };
+  },
+});

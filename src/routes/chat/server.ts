@@ -59,3 +59,21 @@ export const fetchApiKey = route({
     return { json: { api_key: user.api_key, email: user.email, user_id: user.user_id } };
   },
 });
+
+/**
+ * Zulip's development-only login (`zerver/views/development/dev_login.py`): an API key
+ * for any email, no password. Parley has no development mode, and `server_settings`
+ * says `dev: false`, so it answers as Zulip's view does under production settings
+ * (`check_dev_auth_backend`): never a key.
+ */
+export const devFetchApiKey = route({
+  method: 'POST',
+  path: '/api/v1/dev_fetch_api_key',
+  operationId: 'devFetchApiKey',
+  auth: 'none',
+  summary: 'Fetch an API key without a password (development servers only: refused here, as on a Zulip production server)',
+  params: { username: { schema: S.str, required: true } },
+  handler() {
+    throw new ApiError('BAD_REQUEST', 'Endpoint not available in production.');
+  },
+});

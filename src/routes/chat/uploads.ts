@@ -7,11 +7,15 @@
  */
 import { attachmentsOf, canReadAttachment, uploadSpaceUsed } from '../../../actors/areas/attachments.js';
 import { ApiError, badRequest } from '../../../actors/errors.js';
-import { route, S } from '../../http/route.js';
+import type { AttachmentRecord } from '../../../actors/kinds/organization.js';
+import type { Runtime } from '../../../actors/runtime/runtime.js';
+import type { UserRecord } from '../../../actors/types.js';
+import { route, S, type Reply } from '../../http/route.js';
 import { collectUploads } from '../../uploads/collect.js';
 import { receiveUpload } from '../../uploads/multipart.js';
 import { fileHeaders, parseRange } from '../../uploads/serve.js';
 import { uploadStore } from '../../uploads/store.js';
+import { readTemporaryToken, temporaryToken } from '../../uploads/temporary.js';
 
 export const uploadFile = route({
   method: 'POST',
@@ -55,21 +59,74 @@ export const serveFile = route({
   summary: 'An uploaded file, to its uploader or anyone who can read a message linking it (Range supported)',
   params: FILE_PATH,
   handler({ params, org, user, runtime, config, request }) {
+    const a = readableAttachment(runtime, org.id, user, params);
+    return fileReply(config.dataDir, org.id, a, request.headers.range);
+  },
+});
+
+/**
+ * The attachment a file's URL names, if the user may read it: another organization's
+ * realm id is no file of this one (never reach across), answered as one that does not exist.
+ */
+function readableAttachment(runtime: Runtime, orgId: number, user: UserRecord, path: { realm_id: number; dir: string; name: string; filename: string }): AttachmentRecord {
+  const ctx = runtime.org(orgId)!;
+  const id = path.realm_id === orgId ? ctx.attachmentByPath.get(`${path.realm_id}/${path.dir}/${path.name}/${path.filename}`) : undefined;
+  const a = id === undefined ? undefined : ctx.attachments.get(id);
+  if (!a) throw new ApiError('NOT_FOUND', 'File not found.');
+  if (!canReadAttachment(runtime, ctx, user, a)) throw new ApiError('ACCESS_DENIED', 'You are not authorized to view this file.');
+  return a;
+}
+
+/** A stored file as a response: whole, one range of it (206), or 416 for a range past its end. */
+function fileReply(dataDir: string, orgId: number, a: AttachmentRecord, rangeHeader: string | undefined): Reply {
+  const path = uploadStore(dataDir).pathOf(orgId, a.sha256);
+  const range = parseRange(rangeHeader, a.size);
+  if (range === 'unsatisfiable') {
+    return { status: 416, empty: true, headers: [['Content-Range', `bytes */${a.size}`], ...fileHeaders(a)] };
+  }
+  if (range) {
+    return { status: 206, file: { path, start: range.start, length: range.end - range.start + 1 }, headers: [['Content-Range', `bytes ${range.start}-${range.end}/${a.size}`], ...fileHeaders(a)] };
+  }
+  return { file: { path, start: 0, length: a.size }, headers: fileHeaders(a) };
+}
+
+export const getFileTemporaryUrl = route({
+  method: 'GET',
+  path: '/api/v1/user_uploads/{realm_id_str}/{dir}/{name}/{filename}',
+  operationId: 'getFileTemporaryUrl',
+  auth: 'user',
+  summary: 'A URL that downloads an uploaded file without credentials for 60 seconds (to those who may read the file)',
+  params: {
+    realm_id_str: { schema: S.int, in: 'path', required: true },
+    dir: { schema: S.str, in: 'path', required: true },
+    name: { schema: S.str, in: 'path', required: true },
+    filename: { schema: S.str, in: 'path', required: true },
+  },
+  handler({ params, org, user, runtime }) {
+    const a = readableAttachment(runtime, org.id, user, { realm_id: params.realm_id_str, dir: params.dir, name: params.name, filename: params.filename });
+    const token = temporaryToken(org.id, a.path_id, runtime.nowMs());
+    return { json: { url: `/user_uploads/temporary/${token}/${encodeURIComponent(params.filename)}` } };
+  },
+});
+
+export const serveTemporaryFile = route({
+  method: 'GET',
+  path: '/user_uploads/temporary/{token}/{filename}',
+  operationId: 'getTemporaryFile',
+  auth: 'none',
+  summary: 'An uploaded file, by a temporary URL from GET /api/v1/user_uploads/...: no credentials, 60 seconds (Range supported)',
+  params: { token: { schema: S.str, in: 'path', required: true }, filename: { schema: S.str, in: 'path', required: true } },
+  handler({ params, org, runtime, config, request }) {
+    // A token of another organization is no token here.
+    const named = readTemporaryToken(params.token, runtime.nowMs());
+    if (!named || named.org !== org.id) throw badRequest('Invalid token');
+    if (named.pathId.split('/').pop() !== params.filename) throw badRequest('Invalid filename');
     const ctx = runtime.org(org.id)!;
-    // Another organization's realm id is no file of this one: never reach across.
-    const id = params.realm_id === org.id ? ctx.attachmentByPath.get(`${params.realm_id}/${params.dir}/${params.name}/${params.filename}`) : undefined;
+    const id = ctx.attachmentByPath.get(named.pathId);
     const a = id === undefined ? undefined : ctx.attachments.get(id);
+    // Deleted since the URL was made.
     if (!a) throw new ApiError('NOT_FOUND', 'File not found.');
-    if (!canReadAttachment(runtime, ctx, user, a)) throw new ApiError('ACCESS_DENIED', 'You are not authorized to view this file.');
-    const path = uploadStore(config.dataDir).pathOf(org.id, a.sha256);
-    const range = parseRange(request.headers.range, a.size);
-    if (range === 'unsatisfiable') {
-      return { status: 416, empty: true, headers: [['Content-Range', `bytes */${a.size}`], ...fileHeaders(a)] };
-    }
-    if (range) {
-      return { status: 206, file: { path, start: range.start, length: range.end - range.start + 1 }, headers: [['Content-Range', `bytes ${range.start}-${range.end}/${a.size}`], ...fileHeaders(a)] };
-    }
-    return { file: { path, start: 0, length: a.size }, headers: fileHeaders(a) };
+    return fileReply(config.dataDir, org.id, a, request.headers.range);
   },
 });
 

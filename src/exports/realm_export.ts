@@ -1,0 +1,185 @@
+/**
+ * Building a data export's archive (Zulip's `zerver/lib/export.py`, in its own
+ * format): a gzipped tar of JSON files, written into the upload store like any
+ * uploaded file and served at an unguessable URL, as Zulip serves export tarballs.
+ *
+ * - `realm.json`: the organization, its settings, email domains, linkifiers, code
+ *   playgrounds, custom emoji (names), custom profile fields and user groups;
+ * - `users.json`: every user, without credentials (no API key, no password hash); a
+ *   delivery email only where its owner lets administrators see it;
+ * - `channels.json` and `subscriptions.json`: the public channels (full export: every
+ *   channel) and who is subscribed;
+ * - `messages-NNNNNN.json`, 1,000 messages each: the messages of public channels; a
+ *   full export adds the private data of members who consented
+ *   (`allow_private_data_export`): private channel messages they received and their
+ *   direct messages.
+ *
+ * What it covers is taken at once, when the build starts (references to the records,
+ * which are replaced, never changed, by later writes); the JSON is made and compressed
+ * in slices, the event loop let run between them, so a large organization does not
+ * stall the server.
+ */
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { consentingUsers, EXPORT_FULL_WITH_CONSENT } from '../../actors/areas/realm_exports.js';
+import { listLinkifiers } from '../../actors/areas/linkifiers.js';
+import { listPlaygrounds } from '../../actors/areas/playgrounds.js';
+import { received } from '../../actors/kinds/channel.js';
+import type { OrgContext, RealmExportRecord } from '../../actors/kinds/organization.js';
+import type { Runtime } from '../../actors/runtime/runtime.js';
+import { realmSettings } from '../../actors/realm_settings.js';
+import type { MessageRecord } from '../../actors/types.js';
+import { uploadStore } from '../uploads/store.js';
+
+/** Messages per `messages-NNNNNN.json` file. */
+const MESSAGES_PER_FILE = 1000;
+/** Zulip's `email_address_visibility` value that hides an address even from administrators. */
+const EMAIL_VISIBLE_TO_NOBODY = 4;
+
+/** One ustar header block for a regular file. */
+function tarHeader(name: string, size: number, mtime: number): Buffer {
+  const h = Buffer.alloc(512);
+  const put = (value: string, offset: number, length: number): void => void h.write(value, offset, length, 'utf8');
+  const octal = (n: number, length: number): string => `${n.toString(8).padStart(length - 1, '0')}\0`;
+  put(name, 0, 100);
+  put(octal(0o644, 8), 100, 8);
+  put(octal(0, 8), 108, 8);
+  put(octal(0, 8), 116, 8);
+  put(octal(size, 12), 124, 12);
+  put(octal(mtime, 12), 136, 12);
+  put('        ', 148, 8);
+  put('0', 156, 1);
+  put('ustar\0', 257, 6);
+  put('00', 263, 2);
+  let sum = 0;
+  for (const b of h) sum += b;
+  put(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 8);
+  return h;
+}
+
+/** A file of the archive: its header, its bytes, and padding to a whole block. */
+function tarEntry(name: string, data: Buffer, mtime: number): Buffer[] {
+  const pad = (512 - (data.length % 512)) % 512;
+  return [tarHeader(name, data.length, mtime), data, Buffer.alloc(pad)];
+}
+
+const json = (value: unknown): Buffer => Buffer.from(`${JSON.stringify(value, null, 1)}\n`);
+
+/** Lets the event loop run: other requests go on between slices. */
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** What an export covers, taken at once: the organization's records and the messages, by reference. */
+interface Covered {
+  org: OrgContext;
+  channels: Array<{ record: unknown; subscribers: number[] }>;
+  messages: MessageRecord[];
+}
+
+function cover(runtime: Runtime, orgId: number, type: number): Covered {
+  const org = runtime.org(orgId)!;
+  const full = type === EXPORT_FULL_WITH_CONSENT;
+  const consenting = full ? consentingUsers(org).map((u) => u.user_id) : [];
+  const channels: Covered['channels'] = [];
+  const messages: MessageRecord[] = [];
+  for (const streamId of [...org.channelsByName.values()].sort((a, b) => a - b)) {
+    const ch = runtime.channel(orgId, streamId);
+    if (!ch) continue;
+    const isPublic = !ch.channel.invite_only;
+    if (!isPublic && !full) continue;
+    channels.push({ record: ch.channel, subscribers: [...ch.subscribers].sort((a, b) => a - b) });
+    for (const id of ch.ids) {
+      const m = ch.messages.get(id);
+      if (m && (isPublic || consenting.some((uid) => received(ch, uid, id)))) messages.push(m);
+    }
+  }
+  if (full) {
+    const mine = new Set(consenting);
+    for (const m of org.directMessages.values()) if (m.dm_user_ids?.some((uid) => mine.has(uid))) messages.push(m);
+  }
+  messages.sort((a, b) => a.id - b.id);
+  return { org, channels, messages };
+}
+
+/** The archive's files, one at a time, as tar blocks; slices of messages with the loop let run between them. */
+async function* archive(c: Covered, e: RealmExportRecord, dir: string, mtime: number): AsyncGenerator<Buffer> {
+  const { org } = c;
+  const realm = {
+    id: org.org.id, name: org.org.name, string_id: org.org.subdomain, description: org.org.description, date_created: org.org.date_created,
+    settings: realmSettings(org), domains: org.domains, linkifiers: listLinkifiers(org), playgrounds: listPlaygrounds(org),
+    emoji: [...org.realmEmoji.values()].map((x) => ({ id: x.id, name: x.name, author_id: x.author_id, deactivated: x.deactivated })),
+    profile_fields: [...org.profileFields.values()], user_groups: [...org.userGroups.values()],
+    export: { id: e.id, type: e.type, acting_user_id: e.acting_user_id, requested: e.requested },
+  };
+  for (const b of tarEntry(`${dir}/realm.json`, json(realm), mtime)) yield b;
+  const users = [...org.users.values()].map((u) => ({
+    user_id: u.user_id, email: u.email, full_name: u.full_name, role: u.role, is_active: u.is_active, is_bot: u.is_bot, bot_type: u.bot_type,
+    bot_owner_id: u.bot_owner_id, date_joined: u.date_joined, timezone: u.timezone,
+    delivery_email: ((u.settings?.email_address_visibility as number | undefined) ?? 1) === EMAIL_VISIBLE_TO_NOBODY ? null : u.delivery_email,
+  }));
+  for (const b of tarEntry(`${dir}/users.json`, json(users), mtime)) yield b;
+  for (const b of tarEntry(`${dir}/channels.json`, json(c.channels.map((x) => x.record)), mtime)) yield b;
+  const subscriptions = c.channels.map((x) => ({ stream_id: (x.record as { stream_id: number }).stream_id, user_ids: x.subscribers }));
+  for (const b of tarEntry(`${dir}/subscriptions.json`, json(subscriptions), mtime)) yield b;
+  for (let i = 0, n = 1; i < c.messages.length || n === 1; i += MESSAGES_PER_FILE, n++) {
+    await yieldToLoop();
+    const slice = c.messages.slice(i, i + MESSAGES_PER_FILE).map((m) => ({
+      id: m.id, sender_id: m.sender_id, timestamp: m.timestamp, stream_id: m.stream_id, topic: m.stream_id === null ? null : m.topic,
+      dm_user_ids: m.dm_user_ids, content: m.content, rendered_content: m.rendered, reactions: m.reactions ?? [], last_edit_timestamp: m.last_edit_timestamp ?? null,
+    }));
+    for (const b of tarEntry(`${dir}/messages-${String(n).padStart(6, '0')}.json`, json({ messages: slice }), mtime)) yield b;
+  }
+  yield Buffer.alloc(1024);
+}
+
+/**
+ * Builds export `id` of an organization and records how it ended (`FINISH_EXPORT`):
+ * the archive stored and its URL, or a failure. `realmUrl`: the organization's URL, the
+ * base of the archive's. Never throws.
+ */
+export async function buildExport(runtime: Runtime, dataDir: string, orgId: number, id: number, realmUrl: string, token: () => string): Promise<void> {
+  let file: RealmExportRecord['file'];
+  try {
+    await yieldToLoop();
+    const e = runtime.org(orgId)?.exports.get(id);
+    if (!e || e.status !== 'requested') return;
+    const mtime = Math.floor(runtime.nowMs() / 1000);
+    const stamp = new Date(runtime.nowMs()).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+    const dir = `zulip-export-${runtime.org(orgId)!.org.subdomain || 'realm'}-${stamp}`;
+    const covered = cover(runtime, orgId, e.type);
+    const store = uploadStore(dataDir);
+    const gzip = createGzip();
+    const source = Readable.from(archive(covered, e, dir, mtime));
+    source.on('error', (err) => gzip.destroy(err));
+    source.pipe(gzip);
+    const got = await store.receive(gzip, Number.MAX_SAFE_INTEGER);
+    try {
+      await store.commit(orgId, got);
+    } catch (err) {
+      await store.discard(got);
+      throw err;
+    }
+    const key = token();
+    const name = `${dir}.tar.gz`;
+    file = { sha256: got.sha256, size: got.size, name, key, url: `${realmUrl}/user_avatars/exports/${orgId}/${key}/${name}` };
+  } catch {
+    file = undefined;
+  }
+  await runtime.execute({ kind: 'org', org: orgId, command: { type: 'FINISH_EXPORT', org: orgId, id, ...(file ? { file } : {}) } }).catch(() => {});
+}
+
+/**
+ * Builds the exports a restart left unfinished (asked for, never recorded as done or
+ * failed), one after another, at each organization's URL on this server.
+ */
+export function resumeExports(runtime: Runtime, config: { dataDir: string; externalHost: string }): void {
+  const pending: Array<{ org: number; id: number; url: string }> = [];
+  for (const [orgId, org] of runtime.server().orgs) {
+    for (const e of runtime.org(orgId)?.exports.values() ?? []) {
+      if (e.status === 'requested') pending.push({ org: orgId, id: e.id, url: `http://${org.subdomain ? `${org.subdomain}.` : ''}${config.externalHost}` });
+    }
+  }
+  void (async () => {
+    for (const p of pending) await buildExport(runtime, config.dataDir, p.org, p.id, p.url, () => randomBytes(18).toString('base64url'));
+  })();
+}

@@ -1,0 +1,241 @@
+/**
+ * Data exports: administrators only; Zulip's errors (export type, consent and email
+ * visibility checks, 5 per 7 days); the archive really built off the request and
+ * downloadable from its URL without credentials, holding public data only (public
+ * export) or that plus consenting members' private data (full export), never
+ * credentials; `realm_export` events (pending, then done) and `realm_export_consent`
+ * events converging with the lists; the notification bot's message; other
+ * organizations; durability, and an unfinished export built after a restart.
+ */
+import t from 'tap';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { quietLogger } from '../actors/core/logger.js';
+import type { Runtime } from '../actors/runtime/runtime.js';
+import { createOrganization } from '../src/bootstrap.js';
+import { resumeExports } from '../src/exports/realm_export.js';
+import { inject } from '../src/http/dispatch.js';
+import { openStore, type Store } from '../src/store.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+
+/** The files of a tar archive, by name. */
+function untar(gz: Buffer): Map<string, Buffer> {
+  const tar = gunzipSync(gz);
+  const files = new Map<string, Buffer>();
+  for (let at = 0; at + 512 <= tar.length;) {
+    const header = tar.subarray(at, at + 512);
+    if (header.every((b) => b === 0)) break;
+    const name = header.subarray(0, 100).toString().replace(/\0.*$/s, '');
+    const size = parseInt(header.subarray(124, 136).toString().replace(/\0.*$/s, ''), 8);
+    files.set(name.split('/').slice(1).join('/'), tar.subarray(at + 512, at + 512 + size));
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return files;
+}
+
+/** Waits until an export is no longer pending (the build runs off the request). */
+async function finished(runtime: Runtime, org: number, id: number): Promise<void> {
+  for (let i = 0; i < 2000 && runtime.org(org)!.exports.get(id)?.status === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
+}
+
+async function world() {
+  const f = await chatFixture({ config: { dataDir: mkdtempSync(join(tmpdir(), 'parley-export-')) } });
+  const admin = await withRole(f, 'admin@example.com', 200);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
+  await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'secret plans' }]), principals: JSON.stringify([f.owner.user_id, alice.user_id, bob.user_id]), invite_only: true });
+  const send = async (who: Credentials, params: Record<string, unknown>) => {
+    const r = await f.call(who, 'POST', '/api/v1/messages', params);
+    if (r.status !== 200) throw new Error(r.body);
+    return r.json.id as number;
+  };
+  const ids = {
+    public: await send(alice, { type: 'stream', to: 'general', topic: 'hello', content: 'public words' }),
+    private: await send(bob, { type: 'stream', to: 'secret plans', topic: 'plan', content: 'private channel words' }),
+    aliceDm: await send(alice, { type: 'direct', to: JSON.stringify([bob.user_id]), content: 'alice to bob' }),
+    bobDm: await send(bob, { type: 'direct', to: JSON.stringify([f.owner.user_id]), content: 'bob to owner' }),
+  };
+  return { f, admin, alice, bob, ids };
+}
+
+/** A file response's bytes (the test transport hands files over as latin1 text). */
+function readBody(res: { body: string }): Buffer {
+  return Buffer.from(res.body, 'latin1');
+}
+
+async function download(f: ChatFixture, url: string, host?: string) {
+  const u = new URL(url);
+  return inject(f.app, { method: 'GET', url: u.pathname, headers: host ? { host } : {} });
+}
+
+t.test('a public export: events, the archive and its contents', async (t) => {
+  const { f, admin, alice, ids } = await world();
+  t.teardown(f.stop);
+  const reg = (await f.call(admin, 'POST', '/api/v1/register', { event_types: ['realm_export', 'message'] })).json;
+  const memberReg = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['realm_export'] })).json;
+  const initial = (await f.call(admin, 'GET', '/api/v1/export/realm')).json.exports;
+  t.same(initial, []);
+  const res = await f.call(admin, 'POST', '/api/v1/export/realm');
+  t.equal(res.status, 200, res.body);
+  t.same(Object.keys(res.json).sort(), ['id', 'msg', 'result']);
+  const pending = (await f.call(admin, 'GET', '/api/v1/export/realm')).json.exports;
+  t.same(pending, [{ id: res.json.id, export_time: Math.floor(f.clock.t / 1000), acting_user_id: admin.user_id, export_url: null, deleted_timestamp: null, failed_timestamp: null, pending: true, export_type: 1 }], 'pending at first');
+  await finished(f.runtime, 1, res.json.id);
+  const [done] = (await f.call(f.owner, 'GET', '/api/v1/export/realm')).json.exports;
+  t.equal(done.pending, false);
+  t.equal(done.failed_timestamp, null);
+  t.match(done.export_url, /^http:\/\/127\.0\.0\.1\/user_avatars\/exports\/1\/[A-Za-z0-9_-]{24}\/zulip-export-realm-\d{8}T\d{6}\.tar\.gz$/);
+
+  const events = await queueEvents(f, admin, reg.queue_id);
+  const exportEvents = events.filter((e) => e.type === 'realm_export');
+  t.same(exportEvents.map((e) => e.exports.map((x: { pending: boolean }) => x.pending)), [[true], [false]], 'pending, then done, as Zulip sends them');
+  t.same(exportEvents[1].exports, [done], 'each event holds the whole list');
+  const dm = events.find((e) => e.type === 'message');
+  t.equal(dm?.message.sender_email, 'notification-bot@zulip.com', 'the notification bot tells the one who asked');
+  t.equal(dm?.message.content, '<p>Your data export is complete. <a href="/#organization/data-exports-admin">View and download exports</a>.</p>');
+  t.same(await queueEvents(f, alice, memberReg.queue_id, 'realm_export'), [], 'members get no export events');
+
+  const got = await download(f, done.export_url);
+  t.equal(got.status, 200, 'downloads without credentials');
+  t.equal(got.headers['content-type'], 'application/gzip');
+  const files = untar(readBody(got));
+  t.same([...files.keys()].sort(), ['channels.json', 'messages-000001.json', 'realm.json', 'subscriptions.json', 'users.json']);
+  const realm = JSON.parse(files.get('realm.json')!.toString());
+  t.equal(realm.name, 'Test Org');
+  const users = JSON.parse(files.get('users.json')!.toString());
+  t.same(users.map((u: { email: string }) => u.email).sort(), ['admin@example.com', 'alice@example.com', 'bob@example.com', 'owner@example.com']);
+  const raw = [...files.values()].map((b) => b.toString()).join('\n');
+  for (const secret of [f.owner.api_key, alice.api_key, 'scrypt$']) t.notOk(raw.includes(secret), 'no credentials in the archive');
+  t.notOk(raw.includes('password_hash') || raw.includes('api_key'), 'no credential fields at all');
+  t.same(JSON.parse(files.get('channels.json')!.toString()).map((c: { name: string }) => c.name), ['general'], 'public channels only');
+  const messages = JSON.parse(files.get('messages-000001.json')!.toString()).messages;
+  t.same(messages.map((m: { id: number }) => m.id), [ids.public], 'public messages only: no private channel, no direct message');
+  t.equal(messages[0].content, 'public words');
+});
+
+
+t.test('a full export with consent: consenting members\' private data, consents and their events', async (t) => {
+  const { f, admin, alice, bob, ids } = await world();
+  t.teardown(f.stop);
+  const full = () => f.call(admin, 'POST', '/api/v1/export/realm', { export_type: 2 });
+  const noConsent = await full();
+  t.same([noConsent.status, noConsent.json.code, noConsent.json.msg], [400, 'BAD_REQUEST', 'Make sure at least one Organization Owner is consenting to the export or contact support@localhost for help.']);
+  const reg = (await f.call(admin, 'POST', '/api/v1/register', { event_types: ['realm_export_consent'] })).json;
+  let consents = (await f.call(admin, 'GET', '/api/v1/export/realm/consents')).json.export_consents;
+  t.same(consents, [[1, false], [2, false], [3, false], [4, false]].map(([user_id, consented]) => ({ user_id, consented })));
+  t.equal((await f.call(f.owner, 'PATCH', '/api/v1/settings', { allow_private_data_export: true })).status, 200);
+  t.equal((await f.call(alice, 'PATCH', '/api/v1/settings', { allow_private_data_export: true })).status, 200);
+  t.equal((await f.call(bob, 'PATCH', '/api/v1/settings', { allow_private_data_export: true })).status, 200);
+  t.equal((await f.call(bob, 'PATCH', '/api/v1/settings', { allow_private_data_export: false })).status, 200);
+  const events = await queueEvents(f, admin, reg.queue_id, 'realm_export_consent');
+  t.same(events, [
+    { type: 'realm_export_consent', user_id: f.owner.user_id, consented: true }, { type: 'realm_export_consent', user_id: alice.user_id, consented: true },
+    { type: 'realm_export_consent', user_id: bob.user_id, consented: true }, { type: 'realm_export_consent', user_id: bob.user_id, consented: false },
+  ]);
+  for (const e of events) consents = consents.map((c: { user_id: number }) => (c.user_id === e.user_id ? { user_id: e.user_id, consented: e.consented } : c));
+  t.same(consents, (await f.call(admin, 'GET', '/api/v1/export/realm/consents')).json.export_consents, 'the consents plus the events equal a fresh list');
+
+  const res = await full();
+  t.equal(res.status, 200, res.body);
+  await finished(f.runtime, 1, res.json.id);
+  const [done] = (await f.call(admin, 'GET', '/api/v1/export/realm')).json.exports;
+  t.equal(done.export_type, 2);
+  const files = untar(readBody(await download(f, done.export_url)));
+  t.same(JSON.parse(files.get('channels.json')!.toString()).map((c: { name: string }) => c.name), ['general', 'secret plans'], 'private channels too');
+  const messages = JSON.parse(files.get('messages-000001.json')!.toString()).messages;
+  t.same(messages.map((m: { id: number }) => m.id), [ids.public, ids.private, ids.aliceDm, ids.bobDm], 'private data of the consenting owner and Alice');
+  t.same(messages.find((m: { id: number }) => m.id === ids.aliceDm).dm_user_ids, [alice.user_id, bob.user_id].sort((a, b) => a - b));
+
+  // Only Bob's private data, with Bob not consenting: not exported.
+  await f.call(f.owner, 'PATCH', '/api/v1/settings', { allow_private_data_export: false });
+  await f.call(alice, 'PATCH', '/api/v1/settings', { allow_private_data_export: false });
+  await f.call(admin, 'PATCH', '/api/v1/settings', { allow_private_data_export: true });
+  const carol = await f.createUser('carol@example.com');
+  const carolDm = (await f.call(carol, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.user_id]), content: 'carol to bob' })).json.id;
+  t.equal((await full()).json.msg, 'Make sure at least one Organization Owner is consenting to the export or contact support@localhost for help.', 'an administrator consenting is not enough');
+  await f.call(f.owner, 'PATCH', '/api/v1/settings', { allow_private_data_export: true });
+  const again = await full();
+  await finished(f.runtime, 1, again.json.id);
+  const url = (await f.call(admin, 'GET', '/api/v1/export/realm')).json.exports[1].export_url;
+  const later = JSON.parse(untar(readBody(await download(f, url))).get('messages-000001.json')!.toString()).messages.map((m: { id: number }) => m.id);
+  t.ok(later.includes(ids.bobDm), "the owner's direct message");
+  t.notOk(later.includes(carolDm), 'nobody consenting took part: not exported');
+});
+
+t.test('who may, the rate limit, bad input', async (t) => {
+  const { f, admin } = await world();
+  t.teardown(f.stop);
+  for (const [role, who] of [['moderator', await withRole(f, 'mod@example.com', 300)], ['member', await withRole(f, 'member@example.com', 400)], ['guest', await withRole(f, 'guest@example.com', 600)]] as Array<[string, Credentials]>) {
+    for (const [method, path] of [['POST', '/api/v1/export/realm'], ['GET', '/api/v1/export/realm'], ['GET', '/api/v1/export/realm/consents']]) {
+      const r = await f.call(who, method, path);
+      t.same([r.status, r.json.code, r.json.msg], [403, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator'], `${role}: ${method} ${path}`);
+    }
+  }
+  t.equal(f.runtime.org(1)!.exports.size, 0, 'nothing asked for');
+  const bad = await f.call(admin, 'POST', '/api/v1/export/realm', { export_type: 3 });
+  t.same([bad.status, bad.json.msg], [400, 'Invalid export_type']);
+  // Five in any seven days.
+  for (let i = 0; i < 5; i++) {
+    const r = await f.call(i % 2 ? admin : f.owner, 'POST', '/api/v1/export/realm');
+    t.equal(r.status, 200, r.body);
+    await finished(f.runtime, 1, r.json.id);
+    f.clock.t += 3600_000;
+  }
+  const limited = await f.call(admin, 'POST', '/api/v1/export/realm');
+  t.same([limited.status, limited.json.code, limited.json.msg], [400, 'BAD_REQUEST', 'Exceeded rate limit.']);
+  f.clock.t += 7 * 86_400_000 - 4 * 3600_000;
+  t.equal((await f.call(admin, 'POST', '/api/v1/export/realm')).status, 200, 'a week after the first, one more');
+  // The public export needs an owner whose email administrators may see.
+  await f.call(f.owner, 'PATCH', '/api/v1/settings', { email_address_visibility: 4 });
+  f.clock.t += 8 * 86_400_000;
+  t.equal((await f.call(admin, 'POST', '/api/v1/export/realm')).json.msg, 'Make sure at least one Organization Owner allows other Administrators to see their email address or contact support@localhost for help');
+});
+
+t.test('other organizations: their exports are not this one\'s', async (t) => {
+  const { f, admin } = await world();
+  t.teardown(f.stop);
+  const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
+  const host = { headers: { host: 'beta.localhost' } };
+  const mine = await f.call(admin, 'POST', '/api/v1/export/realm');
+  await finished(f.runtime, 1, mine.json.id);
+  const url = (await f.call(admin, 'GET', '/api/v1/export/realm')).json.exports[0].export_url as string;
+  t.same((await f.call(beta.owner, 'GET', '/api/v1/export/realm', {}, host)).json.exports, [], 'their list does not hold mine');
+  t.same((await f.call(beta.owner, 'GET', '/api/v1/export/realm/consents', {}, host)).json.export_consents, [{ user_id: 1, consented: false }], 'their consents are their users');
+  t.equal((await download(f, url, 'beta.localhost')).status, 404, 'my archive is no file at their host');
+  const path = new URL(url).pathname;
+  t.equal((await download(f, `http://x${path.replace('/exports/1/', `/exports/${beta.organization_id}/`)}`, 'beta.localhost')).status, 404);
+  t.equal((await download(f, `http://x${path.replace(/\/[^/]+\/([^/]+)$/, '/wrongkey/$1')}`)).status, 404, 'a wrong key is no file');
+  const theirs = await f.call(beta.owner, 'POST', '/api/v1/export/realm', {}, host);
+  t.equal(theirs.json.id, 1, 'ids count per organization');
+  await finished(f.runtime, beta.organization_id, 1);
+  const theirUrl = (await f.call(beta.owner, 'GET', '/api/v1/export/realm', {}, host)).json.exports[0].export_url as string;
+  t.match(theirUrl, /^http:\/\/beta\.localhost\/user_avatars\/exports\/2\//);
+  const files = untar(readBody(await download(f, theirUrl, 'beta.localhost')));
+  t.same(JSON.parse(files.get('users.json')!.toString()).map((u: { email: string }) => u.email), ['boss@beta.example'], 'their archive holds their users only');
+});
+
+t.test('exports survive a restart; one left unfinished is built after it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-export-store-'));
+  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  let store = open();
+  const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const ask = () => store.runtime.execute({ kind: 'org', org, command: { type: 'REQUEST_EXPORT', org, actor_id: 1, export_type: 1, support: 's@x', messages: 0, upload_bytes: 0 } });
+  const first = await ask();
+  await store.runtime.execute({ kind: 'org', org, command: { type: 'FINISH_EXPORT', org, id: first.id, file: { sha256: 'ab'.repeat(32), size: 5, name: 'a.tar.gz', key: 'k', url: 'http://x/a' } } });
+  await store.snapshot();
+  const second = await ask();
+  await store.close();
+  store = open();
+  const exports = store.runtime.org(org)!.exports;
+  t.same([...exports.values()].map((e) => [e.id, e.status]), [[first.id, 'succeeded'], [second.id, 'requested']]);
+  resumeExports(store.runtime, { dataDir: dir, externalHost: 'example.test' });
+  await finished(store.runtime, org, second.id);
+  const e = store.runtime.org(org)!.exports.get(second.id)!;
+  t.equal(e.status, 'succeeded', 'built after the restart');
+  t.match(e.file!.url, /^http:\/\/example\.test\/user_avatars\/exports\/1\//);
+  t.ok((await ask()).id > second.id, 'ids are never reused');
+  await store.close();
+});
