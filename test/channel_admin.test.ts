@@ -193,7 +193,7 @@ t.test('POST /channels/create: every parameter, and its events', async (t) => {
   await err(f.owner, { name: 'f', folder_id: 999 }, 400, 'Invalid channel folder ID');
   await err(f.owner, { name: 's', subscribers: JSON.stringify([999]) }, 400, 'Invalid user ID: 999');
   await err(alice, { name: 'd', is_default_stream: true }, 400, 'Insufficient permission');
-  await err(alice, { name: 'r', message_retention_days: 5 }, 403, 'Must be an organization owner');
+  await err(alice, { name: 'r', message_retention_days: 5 }, 400, 'Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL');
   await err(f.owner, { name: 'pp', invite_only: true, history_public_to_subscribers: false, can_create_topic_group: String(SYSTEM_GROUPS.members) }, 400, "'can_create_topic_group' must be the everyone group for private channels with protected history.");
   const guest = await withRole(f, 'guest@example.com', 600);
   await err(guest, { name: 'g' }, 400, 'Insufficient permission');

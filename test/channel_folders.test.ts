@@ -43,10 +43,10 @@ t.test('errors and permissions', async (t) => {
   t.teardown(f.stop);
   const alice = await f.createUser('alice@example.com', 'Alice');
   await create(f, f.owner, 'Engineering');
-  const cases: Array<[Credentials, string, string, Record<string, unknown>, number, string]> = [
-    [alice, 'POST', '/api/v1/channel_folders/create', { name: 'Mine', description: '' }, 403, 'Must be an organization administrator'],
-    [alice, 'PATCH', '/api/v1/channel_folders/1', { name: 'Mine' }, 403, 'Must be an organization administrator'],
-    [alice, 'PATCH', '/api/v1/channel_folders', { order: '[1]' }, 403, 'Must be an organization administrator'],
+  const cases: Array<[Credentials, string, string, Record<string, unknown>, number, string, string?]> = [
+    [alice, 'POST', '/api/v1/channel_folders/create', { name: 'Mine', description: '' }, 400, 'Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL'],
+    [alice, 'PATCH', '/api/v1/channel_folders/1', { name: 'Mine' }, 400, 'Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL'],
+    [alice, 'PATCH', '/api/v1/channel_folders', { order: '[1]' }, 400, 'Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL'],
     [f.owner, 'POST', '/api/v1/channel_folders/create', { name: '  ', description: '' }, 400, "Channel folder name can't be empty."],
     [f.owner, 'POST', '/api/v1/channel_folders/create', { name: 'ENGINEERING', description: '' }, 400, "Channel folder 'ENGINEERING' already exists"],
     [f.owner, 'POST', '/api/v1/channel_folders/create', { name: 'a\u0007b', description: '' }, 400, 'Invalid character in channel folder name, at position 2.'],
@@ -57,9 +57,9 @@ t.test('errors and permissions', async (t) => {
     [f.owner, 'PATCH', '/api/v1/channel_folders', { order: '[]' }, 400, 'Invalid order mapping.'],
     [f.owner, 'PATCH', '/api/v1/channel_folders/1', { name: 'engineering' }, 400, "Channel folder 'engineering' already exists"],
   ];
-  for (const [who, method, path, params, status, msg] of cases) {
+  for (const [who, method, path, params, status, msg, code] of cases) {
     const r = await f.call(who, method, path, params);
-    t.same([r.status, r.json.msg], [status, msg], `${method} ${path} ${JSON.stringify(params).slice(0, 60)}`);
+    t.same([r.status, r.json.msg, ...(code ? [r.json.code] : [])], [status, msg, ...(code ? [code] : [])], `${method} ${path} ${JSON.stringify(params).slice(0, 60)}`);
   }
   t.same((await list(f, alice)).map((x: any) => x.name), ['Engineering'], 'nothing refused changed anything');
 });

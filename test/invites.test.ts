@@ -55,7 +55,7 @@ t.test('who may invite, and as what', async (t) => {
   await bad(guest, {}, 400, 'Not allowed for guest users');
   await bad(member, { invite_as: 200 }, 400, 'Must be an organization administrator');
   await bad(mod, { invite_as: 300 }, 400, 'Must be an organization administrator');
-  await bad(admin, { invite_as: 100 }, 403, 'Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL');
+  await bad(admin, { invite_as: 100 }, 400, 'Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL');
   await bad(member, { welcome_message_custom_text: 'hi' }, 400, 'Must be an organization administrator');
   await bad(admin, { welcome_message_custom_text: 'x'.repeat(8001) }, 400, 'Invalid welcome_message_custom_text: must NOT have more than 8000 characters');
   await bad(member, { invitee_emails: '' }, 400, 'You must specify at least one email address.');

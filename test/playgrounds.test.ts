@@ -74,10 +74,10 @@ t.test('administrators only; events to everyone; convergence', async (t) => {
     ['member', member, false], ['guest', await withRole(f, 'guest@example.com', 600), false],
   ] as Array<[string, Credentials, boolean]>) {
     const res = await f.call(who, 'POST', '/api/v1/realm/playgrounds', { ...PYTHON, name: `${role} playground` });
-    t.same([res.status, res.json.code], ok ? [200, undefined] : [403, 'UNAUTHORIZED_PRINCIPAL'], `${role} may${ok ? '' : ' not'} add`);
+    t.same([res.status, res.json.code], ok ? [200, undefined] : [400, 'UNAUTHORIZED_PRINCIPAL'], `${role} may${ok ? '' : ' not'} add`);
     if (!ok) t.equal(res.json.msg, 'Must be an organization administrator');
     const del = await f.call(who, 'DELETE', '/api/v1/realm/playgrounds/1');
-    if (!ok) t.same([del.status, del.json.msg], [403, 'Must be an organization administrator'], `${role} may not remove`);
+    if (!ok) t.same([del.status, del.json.code, del.json.msg], [400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator'], `${role} may not remove`);
     else if (i++ === 0) t.equal(del.status, 200, `${role} removes`);
   }
   let state = reg.realm_playgrounds;

@@ -88,7 +88,7 @@ t.test('Markdown and reactions use custom emoji; deactivation by its author or a
   t.same(wrong.json.msg, 'Invalid custom emoji name.');
 
   const refused = await f.call(bob, 'DELETE', '/api/v1/realm/emoji/parleybird');
-  t.same([refused.status, refused.json.msg], [403, 'Must be an organization administrator or emoji author']);
+  t.same([refused.status, refused.json.code, refused.json.msg], [400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator or emoji author']);
   t.equal((await f.call(alice, 'DELETE', '/api/v1/realm/emoji/parleybird')).status, 200, 'its author deactivates it');
   const missing = await f.call(alice, 'DELETE', '/api/v1/realm/emoji/parleybird');
   t.same([missing.status, missing.json.code, missing.json.msg], [404, 'BAD_REQUEST', "Emoji 'parleybird' does not exist"]);

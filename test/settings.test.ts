@@ -76,7 +76,7 @@ t.test('defaults for new users: administrators only, later users only', async (t
   ];
   for (const [role, who, allowed] of roles) {
     const r = await f.call(who, 'PATCH', '/api/v1/realm/user_settings_defaults', { enter_sends: role === 'owner' });
-    t.equal(r.status, allowed ? 200 : 403, `${role}: ${r.body}`);
+    t.same([r.status, r.json.code], allowed ? [200, undefined] : [400, 'UNAUTHORIZED_PRINCIPAL'], `${role}: ${r.body}`);
   }
   const q = (await f.call(early, 'POST', '/api/v1/register', { event_types: ['realm_user_settings_defaults'] })).json.queue_id;
   const res = await f.call(f.owner, 'PATCH', '/api/v1/realm/user_settings_defaults', { enter_sends: true, emojiset: 'text', timezone: 'UTC' });

@@ -22,15 +22,15 @@ t.test('name, role and profile values; the owner rules', async (t) => {
   ]);
   t.equal((await f.call(admin, 'PATCH', '/api/v1/users/alice@example.com', { role: 400 })).status, 200, 'by email');
   t.equal(f.runtime.org(1)!.users.get(alice.user_id)!.role, 400);
-  const bad = async (who: Credentials, path: string, params: Record<string, unknown>, status: number, msg: string) => {
+  const bad = async (who: Credentials, path: string, params: Record<string, unknown>, status: number, msg: string, code?: string) => {
     const res = await f.call(who, 'PATCH', path, params);
-    t.same([res.status, res.json.msg], [status, msg], `${path} ${JSON.stringify(params)}`);
+    t.same([res.status, res.json.msg, ...(code ? [res.json.code] : [])], [status, msg, ...(code ? [code] : [])], `${path} ${JSON.stringify(params)}`);
   };
-  await bad(admin, `/api/v1/users/${alice.user_id}`, { role: 100 }, 403, 'Must be an organization owner');
-  await bad(admin, `/api/v1/users/${f.owner.user_id}`, { role: 200 }, 403, 'Must be an organization owner');
+  await bad(admin, `/api/v1/users/${alice.user_id}`, { role: 100 }, 400, 'Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL');
+  await bad(admin, `/api/v1/users/${f.owner.user_id}`, { role: 200 }, 400, 'Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL');
   await bad(f.owner, `/api/v1/users/${f.owner.user_id}`, { role: 200 }, 400, 'The owner permission cannot be removed from the only organization owner.');
   await bad(f.owner, `/api/v1/users/${alice.user_id}`, { role: 250 }, 400, 'Invalid role');
-  await bad(alice, `/api/v1/users/${admin.user_id}`, { full_name: 'x' }, 403, 'Must be an organization administrator');
+  await bad(alice, `/api/v1/users/${admin.user_id}`, { full_name: 'x' }, 400, 'Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL');
   await bad(f.owner, '/api/v1/users/999', { full_name: 'x' }, 400, 'No such user');
   await bad(f.owner, `/api/v1/users/${alice.user_id}`, { new_email: 'alice2@example.com' }, 400, 'User not authorized to change user emails');
   t.equal((await f.call(f.owner, 'PATCH', `/api/v1/users/${alice.user_id}`, { role: 100 })).status, 200, 'an owner makes an owner');

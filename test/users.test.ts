@@ -220,10 +220,10 @@ t.test('POST /users', async (t) => {
     t.match(events.json.events, [{ type: 'subscription', op: 'peer_add', stream_ids: [lobby], user_ids: [fay.user_id] }], 'subscribers of the channel learn of the new one');
   });
 
-  await t.test('a member may not create users: 403 UNAUTHORIZED_PRINCIPAL', async (t) => {
+  await t.test('a member may not create users: 400 UNAUTHORIZED_PRINCIPAL', async (t) => {
     const before = await countUsers();
     const res = await f.call(bob, 'POST', '/api/v1/users', { email: 'mallory@example.com', password: 'pw', full_name: 'Mallory' });
-    isError(t, res, 403, 'UNAUTHORIZED_PRINCIPAL', 'member creates a user');
+    isError(t, res, 400, 'UNAUTHORIZED_PRINCIPAL', 'member creates a user');
     t.equal(await countUsers(), before, 'nobody was created');
     const login = await f.call(null, 'POST', '/api/v1/fetch_api_key', { username: 'mallory@example.com', password: 'pw' });
     t.equal(login.status, 401);

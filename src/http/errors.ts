@@ -45,7 +45,8 @@ export const ERROR_CATALOG = {
   USER_DEACTIVATED: { api: 'chat', status: 401 },
   REALM_DEACTIVATED: { api: 'chat', status: 401 },
   AUTHENTICATION_FAILED: { api: 'chat', status: 401 },
-  UNAUTHORIZED_PRINCIPAL: { api: 'chat', status: 403 },
+  // Zulip's Organization{Member,Administrator,Owner}RequiredError: no status override, so 400.
+  UNAUTHORIZED_PRINCIPAL: { api: 'chat', status: 400 },
   ACCESS_DENIED: { api: 'chat', status: 403 },
   PERMISSION_DENIED: { api: 'chat', status: 403 },
   NOT_FOUND: { api: 'chat', status: 404 },
