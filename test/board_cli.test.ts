@@ -5,6 +5,7 @@
  */
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
+import { request } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,20 +40,24 @@ async function stop(server: ServerProcess, signal: NodeJS.Signals = 'SIGTERM'): 
 }
 
 /**
- * A GET, retried once when the kept-alive connection it went out on was closed under
- * it: uWS closes idle connections after 10 s, and spawning the CLI on a loaded machine
- * can take that long between two requests.
+ * One request on a connection of its own (`agent: false`). A kept-alive connection can be
+ * closed under the next request: uWS closes idle connections after 10 s, and spawning the
+ * CLI synchronously on a loaded machine can take that long between two requests.
  */
-async function get(url: string): Promise<Response> {
-  try {
-    return await fetch(url);
-  } catch (err) {
-    if ((err as { cause?: { code?: string } }).cause?.code !== 'UND_ERR_SOCKET') throw err;
-    return fetch(url);
-  }
+function get(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: Headers; json(): any }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: init.method ?? 'GET', headers: init.headers, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: new Headers(res.headers as Record<string, string>), json: () => JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
 }
 
-const sign = (board: string) => fetch(`${board}/api/v1/guestbook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"message":"hello"}' });
+const sign = (board: string) => get(`${board}/api/v1/guestbook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"message":"hello"}' });
 
 t.test('offline: switches are facts in the stopped directory', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-board-cli-'));
@@ -107,7 +112,7 @@ t.test('a nonce used before a SIGKILL is still used after the restart', async (t
   let { server, board } = await serve(dir);
   t.teardown(() => stop(server));
   const challenge = async (): Promise<string> => ((await (await get(`${board}/compat/v1/write-challenge`)).json()) as { challenge: string }).challenge;
-  const publish = (nonce: string) => fetch(`${board}/compat/v1/publish/${nonce}?message=hi&confirm=publish`);
+  const publish = (nonce: string) => get(`${board}/compat/v1/publish/${nonce}?message=hi&confirm=publish`);
   const used = await challenge();
   const unused = await challenge();
   t.equal((await publish(used)).status, 201);
