@@ -7,7 +7,8 @@
  * events converging with the lists; the notification bot's message; other
  * organizations; durability, and an unfinished export built after a restart. Deleting
  * a built export (`DELETE /export/realm/{id}`): Zulip's errors, its archive removed,
- * the event, other organizations, and a restart.
+ * the event, other organizations, and a restart. `realm_export_consent` also when a
+ * human is created or reactivated, as in Zulip.
  */
 import t from 'tap';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -21,7 +22,7 @@ import { resumeExports } from '../src/exports/realm_export.js';
 import { inject } from '../src/http/dispatch.js';
 import { openStore, type Store } from '../src/store.js';
 import { collectUploads } from '../src/uploads/collect.js';
-import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials } from './helpers.js';
 
 /** The files of a tar archive, by name. */
 function untar(gz: Buffer): Map<string, Buffer> {
@@ -351,4 +352,53 @@ t.test('DELETE /export/realm/{id}: a deletion survives a restart; a snapshot nam
   await store.snapshot();
   await collectUploads(store.runtime, dir);
   t.notOk(existsSync(fileA), 'no snapshot names the first');
+});
+
+t.test('realm_export_consent on creation and reactivation of a human, as Zulip sends it; consents plus events equal a fresh list', async (t) => {
+  const { f, admin, alice } = await world();
+  t.teardown(f.stop);
+  const reg = async (who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { event_types: ['realm_export_consent', 'realm_user'] })).json.queue_id as string;
+  const [qAdmin, qOwner, qAlice] = [await reg(admin), await reg(f.owner), await reg(alice)];
+  let consents = (await f.call(admin, 'GET', '/api/v1/export/realm/consents')).json.export_consents as Array<{ user_id: number; consented: boolean }>;
+  const carol = await f.createUser('carol@example.com', 'Carol');
+  await f.call(carol, 'PATCH', '/api/v1/settings', { allow_private_data_export: true });
+  const bot = await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Helper', short_name: 'helper' });
+  t.equal(bot.status, 200, bot.body);
+  t.equal((await f.call(f.owner, 'DELETE', `/api/v1/users/${carol.user_id}`)).status, 200);
+  t.equal((await f.call(f.owner, 'DELETE', `/api/v1/users/${bot.json.user_id}`)).status, 200);
+  t.equal((await f.call(f.owner, 'POST', `/api/v1/users/${carol.user_id}/reactivate`)).status, 200);
+  t.equal((await f.call(f.owner, 'POST', `/api/v1/users/${bot.json.user_id}/reactivate`)).status, 200);
+  const moderator = await withRole(f, 'mod@example.com', 300);
+  await settle();
+  const events = await queueEvents(f, admin, qAdmin, 'realm_export_consent');
+  t.same(events, [
+    { type: 'realm_export_consent', user_id: carol.user_id, consented: false },
+    { type: 'realm_export_consent', user_id: carol.user_id, consented: true },
+    { type: 'realm_export_consent', user_id: carol.user_id, consented: true },
+    { type: 'realm_export_consent', user_id: moderator.user_id, consented: false },
+  ], 'created, changed, reactivated (with the consent kept), created; none for a bot, none on deactivation');
+  t.same(await queueEvents(f, f.owner, qOwner, 'realm_export_consent'), events, 'every human administrator');
+  t.same(await queueEvents(f, alice, qAlice, 'realm_export_consent'), [], 'members are not told');
+  // Zulip's web app: a consent event sets the user's row (adding it), a deactivation removes it.
+  for (const e of await queueEvents(f, admin, qAdmin)) {
+    if (e.type === 'realm_export_consent') consents = [...consents.filter((c) => c.user_id !== e.user_id), { user_id: e.user_id, consented: e.consented }];
+    if (e.type === 'realm_user' && e.op === 'update' && e.person.is_active === false) consents = consents.filter((c) => c.user_id !== e.person.user_id);
+  }
+  const fresh = (await f.call(admin, 'GET', '/api/v1/export/realm/consents')).json.export_consents;
+  const byId = (list: Array<{ user_id: number }>) => [...list].sort((a, b) => a.user_id - b.user_id);
+  t.same(byId(consents), byId(fresh), 'the consents plus the events equal a fresh list');
+  t.ok(fresh.some((c: { user_id: number; consented: boolean }) => c.user_id === carol.user_id && c.consented), 'and it holds the reactivated user');
+});
+
+t.test('realm_export_consent: a user created in another organization tells no administrator here', async (t) => {
+  const { f, admin } = await world();
+  t.teardown(f.stop);
+  const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
+  const q = (await f.call(admin, 'POST', '/api/v1/register', { event_types: ['realm_export_consent'] })).json.queue_id as string;
+  const qBeta = (await f.call(beta.owner, 'POST', '/api/v1/register', { event_types: ['realm_export_consent'] }, { headers: { host: 'beta.localhost' } })).json.queue_id as string;
+  const created = await f.call(beta.owner, 'POST', '/api/v1/users', { email: 'new@beta.example', password: 'pw-new-beta', full_name: 'New' }, { headers: { host: 'beta.localhost' } });
+  t.equal(created.status, 200, created.body);
+  t.same(await queueEvents(f, admin, q), []);
+  const theirs = await f.call(beta.owner, 'GET', '/api/v1/events', { queue_id: qBeta, last_event_id: -1, dont_block: true }, { headers: { host: 'beta.localhost' } });
+  t.same(theirs.json.events.map(({ id: _id, ...e }: any) => e), [{ type: 'realm_export_consent', user_id: created.json.user_id, consented: false }], 'their owner is told');
 });

@@ -10,7 +10,7 @@
  * `file` dropped so that the upload store's sweep removes the archive, and the list sent
  * again.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, fact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { adminRequired, badRequest } from '../errors.js';
@@ -50,6 +50,16 @@ export interface FinishExport { type: 'FINISH_EXPORT'; org: number; id: number; 
 /** Zulip's `realm.get_human_admin_users()`: active, not bots, administrators or owners. */
 export function humanAdmins(view: StateView, org: number): number[] {
   return activeUsersWhere(view, org, (u) => !u.is_bot && u.role <= Role.ADMIN);
+}
+
+/**
+ * Zulip's `realm_export_consent` event, to the human administrators: sent when a user changes
+ * `allow_private_data_export`, and when a human user is created or reactivated (their
+ * `realm_user` events carry no consent), so that `GET /export/realm/consents` plus the events
+ * stays whole.
+ */
+export function exportConsentDelivery(view: StateView, org: number, seq: number, userId: number, consented: boolean): Delivery {
+  return { org, seq, type: 'realm_export_consent', user_ids: humanAdmins(view, org), event: eventJson('realm_export_consent', { user_id: userId, consented }) };
 }
 
 /** Who has consented to administrators exporting their private data: active humans whose setting says so. */
