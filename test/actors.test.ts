@@ -203,11 +203,14 @@ t.test('CREATE_USER: an owner may, a member may not', async (t) => {
   const events = notify(r.runtime, created);
   for (const uid of [1, 2]) {
     const got = eventsFor(events, uid);
-    t.equal(got.length, 3);
+    // The owner, an administrator, also gets the new human's export consent (Zulip's realm_export_consent on creation).
+    const consent = uid === 1 ? [{ type: 'realm_export_consent', user_id: 2, consented: false }] : [];
+    t.equal(got.length, 3 + consent.length);
     t.match(got[0], { type: 'realm_user', op: 'add', person: { user_id: 2, email: 'bea@acme.test', full_name: 'Bea' } });
     t.same(got.slice(1), [
       { type: 'user_group', op: 'add_members', group_id: SYSTEM_GROUPS.members, user_ids: [2] },
       { type: 'user_group', op: 'add_members', group_id: SYSTEM_GROUPS.full_members, user_ids: [2] },
+      ...consent,
     ], 'a new member joins role:members and role:fullmembers');
   }
 
