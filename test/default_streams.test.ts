@@ -3,6 +3,8 @@
  * channel, a channel the caller cannot reach, a missing, foreign or archived one); the
  * `default_streams` event (ids, to everyone but guests) and `realm_default_streams` in
  * `/register`; archiving takes a channel out; convergence; and a restart keeps it.
+ * And `PATCH /streams/{id}` with `is_default_stream` (Zulip's update_stream_backend):
+ * administrators only, and no request may leave a channel both private and default.
  */
 import t from 'tap';
 import { mkdtempSync } from 'node:fs';
@@ -168,4 +170,141 @@ t.test('default channels survive a restart, from the log and from a snapshot', a
   store = open();
   t.teardown(() => store.close());
   t.same([a, b].map((id) => store.runtime.channel(org, id)!.channel.is_default), [false, true]);
+});
+
+const patch = (f: ChatFixture, who: Credentials, id: number | string, params: Record<string, unknown>) => f.call(who, 'PATCH', `/api/v1/streams/${id}`, params);
+
+t.test('PATCH /streams/{id} with is_default_stream: adds and removes, with the same events as /default_streams', async (t) => {
+  const { f, alice, lobby, news } = await world();
+  t.teardown(f.stop);
+  const guest = await withRole(f, 'guest@example.com', 600);
+  const q = async (who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { event_types: ['default_streams', 'stream'] })).json.queue_id as string;
+  const [qAlice, qGuest] = [await q(alice), await q(guest)];
+  let r = await patch(f, f.owner, news, { is_default_stream: true });
+  t.same([r.status, r.json.result], [200, 'success'], r.body);
+  t.same(await registered(f, alice), [news]);
+  t.equal((await patch(f, f.owner, news, { is_default_stream: true })).status, 200, 'making a default channel default again succeeds');
+  r = await patch(f, f.owner, lobby, { is_default_stream: true, description: 'The lobby' });
+  t.equal(r.status, 200, 'together with another change');
+  t.same(await registered(f, alice), [lobby, news]);
+  t.equal((await patch(f, f.owner, news, { is_default_stream: false })).status, 200);
+  t.equal((await patch(f, f.owner, news, { is_default_stream: false })).status, 200, 'taking out a channel that is not default succeeds');
+  t.same(await registered(f, alice), [lobby]);
+  t.same(await queueEvents(f, alice, qAlice, 'default_streams'), [
+    { type: 'default_streams', default_streams: [news] },
+    { type: 'default_streams', default_streams: [lobby, news] },
+    { type: 'default_streams', default_streams: [lobby] },
+    { type: 'default_streams', default_streams: [lobby] },
+  ], 'adding again tells no one; removing always tells, as in Zulip');
+  const streamEvents = await queueEvents(f, alice, qAlice, 'stream');
+  t.same(streamEvents.map((e) => e.property).filter((p) => p !== 'first_message_id'), ['description'], 'no stream update event for the default status (the description notice sets first_message_id)');
+  t.same(await queueEvents(f, guest, qGuest, 'default_streams'), [], 'guests are not told');
+  t.same([lobby, news].map((id) => f.runtime.channel(1, id)!.channel.is_default), [true, false]);
+});
+
+t.test('PATCH /streams/{id}: a default channel cannot be private, whichever the request changes', async (t) => {
+  const { f, alice, lobby, news } = await world();
+  t.teardown(f.stop);
+  const err = async (res: Promise<any>, msg: string, what: string) => {
+    const r = await res;
+    t.same([r.status, r.json.code, r.json.msg], [400, 'BAD_REQUEST', msg], what);
+  };
+  await patch(f, f.owner, news, { is_default_stream: true });
+  const qAlice = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['default_streams', 'stream'] })).json.queue_id as string;
+  await err(patch(f, f.owner, news, { is_private: true }), 'A default channel cannot be private.', 'making a default channel private, in a later request');
+  await err(patch(f, f.owner, news, { is_private: true, is_default_stream: true }), 'A default channel cannot be private.', 'private and default in one request');
+  await err(patch(f, f.owner, lobby, { is_private: true, is_default_stream: true }), 'A default channel cannot be private.', 'a public channel made private and default at once');
+  t.same([f.runtime.channel(1, news)!.channel.invite_only, f.runtime.channel(1, lobby)!.channel.invite_only], [false, false], 'nothing changed');
+  t.same(await queueEvents(f, alice, qAlice), [], 'and no one was told');
+  // Taking it out in the same request makes it possible.
+  const r = await patch(f, f.owner, news, { is_private: true, is_default_stream: false });
+  t.equal(r.status, 200, r.body);
+  t.same([f.runtime.channel(1, news)!.channel.invite_only, f.runtime.channel(1, news)!.channel.is_default], [true, false]);
+  t.same(await registered(f, f.owner), []);
+  await err(patch(f, f.owner, news, { is_default_stream: true }), 'A default channel cannot be private.', 'a private channel cannot be made default');
+  t.same((await add(f, f.owner, news)).json.msg, 'Private channels cannot be made default.', 'POST /default_streams keeps its own message, as in Zulip');
+  t.equal((await patch(f, f.owner, news, { is_private: false, is_default_stream: true })).status, 200, 'made public and default at once');
+  t.same(await registered(f, f.owner), [news]);
+  t.equal((await patch(f, f.owner, news, { is_private: true, is_default_stream: false })).status, 200);
+  t.equal((await patch(f, f.owner, news, { is_default_stream: false })).status, 200, 'taking a private channel out is allowed');
+  const created = await f.call(f.owner, 'POST', '/api/v1/channels/create', { name: 'both', subscribers: '[]', is_default_stream: true, invite_only: true });
+  t.same([created.status, created.json.msg], [400, 'A default channel cannot be private.'], 'creating one is refused alike');
+});
+
+t.test('PATCH /streams/{id} with is_default_stream: organization administrators only; other errors first', async (t) => {
+  const { f, lobby, news } = await world();
+  t.teardown(f.stop);
+  const admin = await withRole(f, 'a@example.com', 200);
+  const moderator = await withRole(f, 'm@example.com', 300);
+  const member = await withRole(f, 'u@example.com', 400);
+  // The moderator administers a channel they created; that is not enough for the default status.
+  await f.call(moderator, 'POST', '/api/v1/channels/create', { name: 'modchan', subscribers: '[]' });
+  const modchan = f.runtime.org(1)!.channelsByName.get('modchan')!;
+  for (const value of [true, false]) {
+    const r = await patch(f, moderator, modchan, { is_default_stream: value });
+    t.same([r.json.code, r.json.msg], ['UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator'], `a channel administrator who is a moderator, is_default_stream=${value}`);
+  }
+  const r = await patch(f, moderator, modchan, { is_default_stream: true, description: 'changed?' });
+  t.equal(r.json.code, 'UNAUTHORIZED_PRINCIPAL');
+  t.equal(f.runtime.channel(1, modchan)!.channel.description, '', 'the request changes nothing at all');
+  t.equal((await patch(f, moderator, modchan, { description: 'fine' })).status, 200, 'they may still change the rest');
+  const m = await patch(f, member, lobby, { is_default_stream: true });
+  t.same([m.status, m.json.msg], [400, 'You do not have permission to administer this channel.'], 'a member who does not administer the channel');
+  t.equal((await patch(f, admin, news, { is_default_stream: true })).status, 200, 'an administrator');
+  t.equal((await patch(f, f.owner, lobby, { is_default_stream: true })).status, 200, 'the owner');
+  t.same(await registered(f, f.owner), [lobby, news]);
+  t.equal((await patch(f, f.owner, news, { is_default_stream: 'yes' })).status, 400, 'not a boolean');
+  t.same((await patch(f, f.owner, 9999, { is_default_stream: true })).json.msg, 'Invalid channel ID');
+  await f.call(f.owner, 'DELETE', `/api/v1/streams/${news}`);
+  t.same((await patch(f, f.owner, news, { is_default_stream: true })).json.msg, 'Channel is archived.', 'an archived channel');
+  t.same(await registered(f, f.owner), [lobby]);
+});
+
+t.test('PATCH /streams/{id} with is_default_stream: a channel of another organization is a missing one', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'b@beta.example', ownerPassword: 'pw', ownerName: 'B' });
+  for (const name of ['a', 'b', 'c', 'secret']) {
+    await f.runtime.execute({ kind: 'org', org: beta.organization_id, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  }
+  const foreign = f.runtime.org(beta.organization_id)!.channelsByName.get('secret')!;
+  t.notOk(f.runtime.channelIdsOf(1).includes(foreign));
+  for (const value of [true, false]) {
+    const [theirs, missing] = [await patch(f, f.owner, foreign, { is_default_stream: value }), await patch(f, f.owner, 99999, { is_default_stream: value })];
+    t.same([theirs.status, theirs.json], [missing.status, missing.json]);
+    t.equal(theirs.json.msg, 'Invalid channel ID');
+  }
+  t.notOk(f.runtime.channel(beta.organization_id, foreign)!.channel.is_default, 'theirs is untouched');
+});
+
+t.test('PATCH /streams/{id} with is_default_stream: convergence and a restart', async (t) => {
+  const { f, alice, lobby, news } = await world();
+  t.teardown(f.stop);
+  const reg = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['default_streams'] })).json;
+  let defaults = reg.realm_default_streams as number[];
+  await patch(f, f.owner, news, { is_default_stream: true });
+  await patch(f, f.owner, lobby, { is_default_stream: true });
+  await patch(f, f.owner, news, { is_default_stream: false, is_private: true });
+  await patch(f, f.owner, lobby, { is_default_stream: true });
+  for (const e of await queueEvents(f, alice, reg.queue_id)) if (e.type === 'default_streams') defaults = e.default_streams;
+  t.same(defaults, await registered(f, alice));
+  t.same(defaults, [lobby]);
+
+  const dir = mkdtempSync(join(tmpdir(), 'parley-defaults-patch-'));
+  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  let store = open();
+  const rt = store.runtime;
+  const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  await rt.execute({ kind: 'org', org, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'a' }, { name: 'b' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  const [a, b] = ['a', 'b'].map((n) => rt.org(org)!.channelsByName.get(n)!);
+  const update = (stream_id: number, is_default_stream: boolean, is_private?: boolean) =>
+    rt.execute({ kind: 'channel', org, stream_id, command: { type: 'UPDATE_CHANNEL', org, actor_id: 1, is_default_stream, is_private } });
+  await update(a, true);
+  await store.snapshot();
+  await update(b, true);
+  await update(a, false, true);
+  await store.close();
+  store = open();
+  t.teardown(() => store.close());
+  t.same([a, b].map((id) => [store.runtime.channel(org, id)!.channel.is_default, store.runtime.channel(org, id)!.channel.invite_only]), [[false, true], [true, false]]);
 });

@@ -2,11 +2,21 @@
  * `POST /streams/{stream_id}/delete_topic`: administrators delete every message of a
  * topic they can read (protected history: only those they received), newest first in
  * batches, answering `complete: false` when the time limit stops them; `delete_message`
- * events as for one message; the empty topic by its display name; visibility policies of
+ * events per batch in Zulip's two forms (one with `message_ids` for `bulk_message_deletion`
+ * clients, one per message for the others), to the acting administrator too; the empty topic by its display name; visibility policies of
  * the gone topic reset; Zulip's errors, roles, isolation and convergence.
  */
 import t from 'tap';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
+import { loadConfig } from '../src/config.js';
+import { ChatApp, inject } from '../src/http/dispatch.js';
+import { chatRoutes } from '../src/routes/chat/index.js';
+import { openStore, type Store } from '../src/store.js';
+import { quietLogger } from '../actors/core/logger.js';
+import { basicAuth, encodeParams } from './helpers.js';
 import { TOPIC_DELETION_BATCH } from '../actors/areas/topic_deletion.js';
 import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
 
@@ -33,14 +43,57 @@ t.test('an administrator deletes a topic, whatever its case; everyone who held i
   const gone = [await send(f, alice, 'plans'), await send(f, bob, 'Plans'), await send(f, alice, 'PLANS')];
   const kept = await send(f, alice, 'lunch');
   const q = (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['delete_message'], client_capabilities: JSON.stringify({ bulk_message_deletion: true }) })).json.queue_id;
+  const qOld = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['delete_message'] })).json.queue_id;
   const r = await del(f, f.owner, general, 'Plans');
   t.same(r.json, { result: 'success', msg: '', complete: true }, r.body);
   t.same(idsIn(f, general), [kept], 'the other topic stays');
-  const events = await queueEvents(f, bob, q, 'delete_message');
-  t.same(events.map((e: any) => [e.message_ids, e.stream_id, e.topic]), gone.slice().reverse().map((id, i) => [[id], general, ['PLANS', 'Plans', 'plans'][i]]), 'one event per message, newest first, as DELETE /messages/{id} sends them');
+  t.same(await queueEvents(f, bob, q, 'delete_message'), [{ type: 'delete_message', message_ids: gone, message_type: 'stream', stream_id: general, topic: 'plans' }],
+    'bulk_message_deletion: one event for the batch, its ids ascending, as Zulip\'s do_delete_messages sends it');
+  t.same(await queueEvents(f, alice, qOld, 'delete_message'), gone.map((id) => ({ type: 'delete_message', message_id: id, message_type: 'stream', stream_id: general, topic: 'plans' })),
+    'without it: one event per message, in the same order');
   t.same((await f.call(bob, 'GET', `/api/v1/users/me/${general}/topics`)).json.topics.map((x: any) => x.name), ['lunch']);
   t.same((await del(f, f.owner, general, 'plans')).json.complete, true, 'a topic with nothing left: complete');
   t.same((await del(f, f.owner, general, 'never')).json.complete, true, 'so is one that never existed');
+});
+
+t.test('batch events: one per batch in the bulk form; every id to everyone told; the acting administrator is told', async (t) => {
+  const { f, alice, bob, general } = await world();
+  t.teardown(f.stop);
+  const admin = await withRole(f, 'admin@example.com', 200);
+  const total = TOPIC_DELETION_BATCH + 20;
+  const ids: number[] = [];
+  for (let i = 0; i < total; i++) ids.push(await send(f, alice, 'big'));
+  const register = async (who: Credentials, bulk: boolean) => (await f.call(who, 'POST', '/api/v1/register', { event_types: ['delete_message'], client_capabilities: JSON.stringify({ bulk_message_deletion: bulk }) })).json.queue_id as string;
+  const [qBulk, qOld, qAdmin] = [await register(bob, true), await register(alice, false), await register(admin, true)];
+  t.notOk(f.runtime.channel(1, general)!.subscribers.has(admin.user_id), 'the administrator is not subscribed');
+  t.same((await del(f, admin, general, 'big')).json.complete, true);
+  const newest = ids.slice(-TOPIC_DELETION_BATCH);
+  const oldest = ids.slice(0, total - TOPIC_DELETION_BATCH);
+  const bulk = await queueEvents(f, bob, qBulk, 'delete_message');
+  t.same(bulk.map((e) => e.message_ids), [newest, oldest], 'the newest batch first, each one event, ids ascending');
+  t.same(bulk.map((e) => [e.message_type, e.stream_id, e.topic]), [['stream', general, 'big'], ['stream', general, 'big']]);
+  const single = await queueEvents(f, alice, qOld, 'delete_message');
+  t.same(single.map((e) => e.message_id), [...newest, ...oldest], 'one per message, batch by batch');
+  t.ok(single.every((e) => !('message_ids' in e)), 'no message_ids in the per-message form');
+  t.same((await queueEvents(f, admin, qAdmin, 'delete_message')).map((e) => e.message_ids), [newest, oldest], 'the acting administrator is told, as in Zulip, though not subscribed');
+});
+
+t.test('batch events with protected history: everyone who held any message of a batch gets all its ids', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const carol = await f.createUser('carol@example.com', 'Carol');
+  await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'vault' }]), invite_only: true, history_public_to_subscribers: false, principals: JSON.stringify([f.owner.user_id, alice.user_id]) });
+  const vault = f.runtime.org(1)!.channelsByName.get('vault')!;
+  const early = await send(f, alice, 'secrets', 'vault');
+  await f.call(alice, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'vault' }]), principals: JSON.stringify([bob.user_id]) });
+  const late = await send(f, alice, 'secrets', 'vault');
+  const register = async (who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { event_types: ['delete_message'], client_capabilities: JSON.stringify({ bulk_message_deletion: true }) })).json.queue_id as string;
+  const [qBob, qCarol] = [await register(bob), await register(carol)];
+  t.same((await del(f, f.owner, vault, 'secrets')).json.complete, true);
+  t.same((await queueEvents(f, bob, qBob)).map((e) => e.message_ids), [[early, late]], 'Bob held only the later one, and is told of the batch (Zulip sends one event to everyone concerned)');
+  t.same(await queueEvents(f, carol, qCarol), [], 'Carol, outside the channel, hears nothing');
 });
 
 t.test('the empty topic by its display name or by ""', async (t) => {
@@ -173,4 +226,52 @@ t.test('convergence: unread messages and user topics from register plus the even
   t.same(s.unread, fresh.unread);
   t.same(s.topics, fresh.topics);
   t.same([fresh.unread, fresh.topics.map((x: any) => x.topic_name)], [[ids[1], ids[3]], ['c']], 'and the state is not trivially empty');
+});
+
+t.test('convergence without bulk_message_deletion: the per-message events drop the same ids', async (t) => {
+  const { f, alice, bob, general } = await world();
+  t.teardown(f.stop);
+  const ids = [await send(f, alice, 'a'), await send(f, alice, 'b'), await send(f, alice, 'A')];
+  const unreadOf = (reg: any): number[] => reg.unread_msgs.streams.flatMap((x: any) => x.unread_message_ids).sort((a: number, b: number) => a - b);
+  const reg = (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['delete_message'], fetch_event_types: ['update_message_flags'] })).json;
+  let unread = unreadOf(reg);
+  t.same(unread, ids);
+  await del(f, f.owner, general, 'a');
+  for (const e of await queueEvents(f, bob, reg.queue_id)) if (e.type === 'delete_message') unread = unread.filter((id) => id !== e.message_id);
+  t.same(unread, unreadOf((await f.call(bob, 'POST', '/api/v1/register', { fetch_event_types: ['update_message_flags'] })).json));
+  t.same(unread, [ids[1]]);
+});
+
+t.test('after a restart, both queues hold the same batch events, rebuilt from the log', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-delete-topic-'));
+  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const client = (store: Store, who: { email: string; api_key: string }) => {
+    const app = new ChatApp(chatRoutes, store.runtime, loadConfig([], {}), quietLogger);
+    return async (method: string, path: string, params: Record<string, unknown> = {}) => {
+      const q = encodeParams(params);
+      const res = await inject(app, method === 'GET'
+        ? { method, url: `${path}?${q}`, headers: { authorization: basicAuth(who) } }
+        : { method, url: path, body: q, headers: { authorization: basicAuth(who), 'content-type': 'application/x-www-form-urlencoded' } });
+      return res.json;
+    };
+  };
+  const a = open();
+  const org = await createOrganization(a.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const owner = { email: org.owner.email, api_key: org.owner.api_key };
+  let call = client(a, owner);
+  await call('POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'general' }] });
+  const general = a.runtime.org(org.organization_id)!.channelsByName.get('general')!;
+  for (let i = 0; i < 3; i++) await call('POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'doomed', content: `m${i}` });
+  const bulkQ = (await call('POST', '/api/v1/register', { event_types: ['delete_message'], client_capabilities: JSON.stringify({ bulk_message_deletion: true }) })).queue_id as string;
+  const oldQ = (await call('POST', '/api/v1/register', { event_types: ['delete_message'] })).queue_id as string;
+  t.equal((await call('POST', `/api/v1/streams/${general}/delete_topic`, { topic_name: 'doomed' })).result, 'success');
+  const before = [await call('GET', '/api/v1/events', { queue_id: bulkQ, last_event_id: -1, dont_block: true }), await call('GET', '/api/v1/events', { queue_id: oldQ, last_event_id: -1, dont_block: true })];
+  t.same(before.map((r) => r.events.length), [1, 3]);
+  await a.writer.drain();
+  a.runtime.stop();
+  const b = open();
+  t.teardown(() => b.close());
+  call = client(b, owner);
+  const after = [await call('GET', '/api/v1/events', { queue_id: bulkQ, last_event_id: -1, dont_block: true }), await call('GET', '/api/v1/events', { queue_id: oldQ, last_event_id: -1, dont_block: true })];
+  t.same(after.map((r) => r.events), before.map((r) => r.events), 'the same events with the same ids after a crash restart');
 });

@@ -5,10 +5,13 @@
  * export) or that plus consenting members' private data (full export), never
  * credentials; `realm_export` events (pending, then done) and `realm_export_consent`
  * events converging with the lists; the notification bot's message; other
- * organizations; durability, and an unfinished export built after a restart.
+ * organizations; durability, and an unfinished export built after a restart. Deleting
+ * a built export (`DELETE /export/realm/{id}`): Zulip's errors, its archive removed,
+ * the event, other organizations, and a restart. `realm_export_consent` also when a
+ * human is created or reactivated, as in Zulip.
  */
 import t from 'tap';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -18,7 +21,8 @@ import { createOrganization } from '../src/bootstrap.js';
 import { resumeExports } from '../src/exports/realm_export.js';
 import { inject } from '../src/http/dispatch.js';
 import { openStore, type Store } from '../src/store.js';
-import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { collectUploads } from '../src/uploads/collect.js';
+import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials } from './helpers.js';
 
 /** The files of a tar archive, by name. */
 function untar(gz: Buffer): Map<string, Buffer> {
@@ -238,4 +242,163 @@ t.test('exports survive a restart; one left unfinished is built after it', async
   t.match(e.file!.url, /^http:\/\/example\.test\/user_avatars\/exports\/1\//);
   t.ok((await ask()).id > second.id, 'ids are never reused');
   await store.close();
+});
+
+/** An export asked for through the runtime: not built, so it stays pending until `FINISH_EXPORT`. */
+async function pendingExport(runtime: Runtime, org: number, actor_id: number): Promise<number> {
+  return (await runtime.execute({ kind: 'org', org, command: { type: 'REQUEST_EXPORT', org, actor_id, export_type: 1, support: 's@x', messages: 0, upload_bytes: 0 } })).id;
+}
+
+t.test('DELETE /export/realm/{id}: the archive goes, deleted_timestamp is set, administrators are told', async (t) => {
+  const { f, admin, alice } = await world();
+  t.teardown(f.stop);
+  const res = await f.call(admin, 'POST', '/api/v1/export/realm');
+  await finished(f.runtime, 1, res.json.id);
+  const [built] = (await f.call(admin, 'GET', '/api/v1/export/realm')).json.exports;
+  const { sha256 } = f.runtime.org(1)!.exports.get(res.json.id)!.file!;
+  const archive = join(f.config.dataDir, 'uploads', '1', sha256);
+  t.ok(existsSync(archive), 'the archive is in the upload store');
+  const reg = async (who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { event_types: ['realm_export'] })).json.queue_id as string;
+  const [qAdmin, qOwner, qAlice] = [await reg(admin), await reg(f.owner), await reg(alice)];
+  f.clock.t += 60_000;
+  const del = await f.call(f.owner, 'DELETE', `/api/v1/export/realm/${res.json.id}`);
+  t.same([del.status, del.json.result], [200, 'success'], del.body);
+  const listed = (await f.call(admin, 'GET', '/api/v1/export/realm')).json.exports;
+  t.same(listed, [{ ...built, export_url: null, deleted_timestamp: Math.floor(f.clock.t / 1000) }], 'listed with deleted_timestamp and no URL');
+  t.notOk(existsSync(archive), 'the archive file is deleted from the upload store');
+  t.equal((await download(f, built.export_url)).status, 404, 'its URL no longer serves it');
+  for (const q of [[admin, qAdmin], [f.owner, qOwner]] as Array<[Credentials, string]>) {
+    t.same(await queueEvents(f, q[0], q[1]), [{ type: 'realm_export', exports: listed }], 'one realm_export event with the updated list');
+  }
+  t.same(await queueEvents(f, alice, qAlice), [], 'members are not told');
+  // Convergence: the list from register plus the events equals a fresh list.
+  const again = await f.call(admin, 'DELETE', `/api/v1/export/realm/${res.json.id}`);
+  t.same([again.status, again.json.code, again.json.msg], [400, 'BAD_REQUEST', 'Export already deleted']);
+  t.same(await queueEvents(f, admin, qAdmin), [{ type: 'realm_export', exports: listed }], 'a refused request tells no one');
+});
+
+t.test('DELETE /export/realm/{id}: Zulip\'s errors, in its order, and who may', async (t) => {
+  const { f, admin } = await world();
+  t.teardown(f.stop);
+  const del = (who: Credentials, id: number | string) => f.call(who, 'DELETE', `/api/v1/export/realm/${id}`);
+  const err = async (who: Credentials, id: number | string, msg: string, what: string) => {
+    const r = await del(who, id);
+    t.same([r.status, r.json.code, r.json.msg], [400, 'BAD_REQUEST', msg], what);
+  };
+  await err(admin, 1, 'Invalid data export ID', 'no export yet');
+  const pending = await pendingExport(f.runtime, 1, admin.user_id);
+  await err(admin, pending, 'Export still in progress', 'a pending export');
+  await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'FINISH_EXPORT', org: 1, id: pending } });
+  await err(admin, pending, 'Export failed, nothing to delete', 'a failed export');
+  await err(admin, 99999, 'Invalid data export ID', 'a missing id');
+  // Zulip's URL pattern takes digits only: anything else is no route at all.
+  t.equal((await del(admin, 'abc')).status, 404, 'not an integer');
+  t.equal((await del(admin, -1)).status, 404, 'negative');
+  const built = await f.call(admin, 'POST', '/api/v1/export/realm');
+  await finished(f.runtime, 1, built.json.id);
+  for (const [role, who] of [['moderator', await withRole(f, 'mod@example.com', 300)], ['member', await withRole(f, 'member@example.com', 400)], ['guest', await withRole(f, 'guest@example.com', 600)]] as Array<[string, Credentials]>) {
+    for (const id of [built.json.id, 99999]) {
+      const r = await del(who, id);
+      t.same([r.json.code, r.json.msg], ['UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator'], `${role}, export ${id}: the role is checked first`);
+    }
+  }
+  t.equal(f.runtime.org(1)!.exports.get(built.json.id)!.status, 'succeeded', 'nothing deleted');
+  t.equal((await del(admin, built.json.id)).status, 200, 'an administrator (not the owner) deletes it');
+  t.same([...f.runtime.org(1)!.exports.values()].map((e) => e.status), ['failed', 'deleted']);
+});
+
+t.test('DELETE /export/realm/{id}: an export of another organization is a missing one', async (t) => {
+  const { f, admin } = await world();
+  t.teardown(f.stop);
+  const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
+  const host = { headers: { host: 'beta.localhost' } };
+  // Theirs has id 1 and 2; ours only 1, so 2 is theirs alone.
+  for (let i = 0; i < 2; i++) {
+    const r = await f.call(beta.owner, 'POST', '/api/v1/export/realm', {}, host);
+    await finished(f.runtime, beta.organization_id, r.json.id);
+  }
+  const ours = await f.call(admin, 'POST', '/api/v1/export/realm');
+  await finished(f.runtime, 1, ours.json.id);
+  const [theirs, missing] = [await f.call(admin, 'DELETE', '/api/v1/export/realm/2'), await f.call(admin, 'DELETE', '/api/v1/export/realm/99999')];
+  t.same([theirs.status, theirs.json], [missing.status, missing.json], 'the same answer as a nonexistent id');
+  t.equal(theirs.json.msg, 'Invalid data export ID');
+  t.equal((await f.call(admin, 'DELETE', '/api/v1/export/realm/1')).status, 200, 'our export 1');
+  t.same([...f.runtime.org(beta.organization_id)!.exports.values()].map((e) => e.status), ['succeeded', 'succeeded'], 'theirs, of the same id too, untouched');
+  t.equal((await download(f, (await f.call(beta.owner, 'GET', '/api/v1/export/realm', {}, host)).json.exports[0].export_url, 'beta.localhost')).status, 200, 'and still served');
+});
+
+t.test('DELETE /export/realm/{id}: a deletion survives a restart; a snapshot naming the archive keeps it until it is gone', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-export-delete-'));
+  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  let store = open();
+  const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const [a, b] = [await pendingExport(store.runtime, org, 1), await pendingExport(store.runtime, org, 1)];
+  resumeExports(store.runtime, { dataDir: dir, externalHost: 'example.test' });
+  await finished(store.runtime, org, a);
+  await finished(store.runtime, org, b);
+  const fileOf = (id: number) => join(dir, 'uploads', String(org), store.runtime.org(org)!.exports.get(id)!.file!.sha256);
+  const [fileA, fileB] = [fileOf(a), fileOf(b)];
+  await store.runtime.execute({ kind: 'org', org, command: { type: 'DELETE_EXPORT', org, actor_id: 1, id: a } });
+  await store.snapshot();
+  await store.runtime.execute({ kind: 'org', org, command: { type: 'DELETE_EXPORT', org, actor_id: 1, id: b } });
+  await collectUploads(store.runtime, dir);
+  t.ok(existsSync(fileB), 'an archive a kept snapshot names stays, so restoring that snapshot finds it');
+  await store.close();
+  store = open();
+  t.teardown(() => store.close());
+  const exports = [...store.runtime.org(org)!.exports.values()];
+  t.same(exports.map((e) => [e.id, e.status, e.file === undefined, typeof e.deleted]), [[a, 'deleted', true, 'number'], [b, 'deleted', true, 'number']], 'both deleted after the restart (one from the snapshot, one from the log)');
+  t.equal((await store.runtime.execute({ kind: 'org', org, command: { type: 'DELETE_EXPORT', org, actor_id: 1, id: a } }).catch((e: Error) => e.message)), 'Export already deleted');
+  await store.snapshot();
+  await collectUploads(store.runtime, dir);
+  t.notOk(existsSync(fileA), 'no snapshot names the first');
+});
+
+t.test('realm_export_consent on creation and reactivation of a human, as Zulip sends it; consents plus events equal a fresh list', async (t) => {
+  const { f, admin, alice } = await world();
+  t.teardown(f.stop);
+  const reg = async (who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { event_types: ['realm_export_consent', 'realm_user'] })).json.queue_id as string;
+  const [qAdmin, qOwner, qAlice] = [await reg(admin), await reg(f.owner), await reg(alice)];
+  let consents = (await f.call(admin, 'GET', '/api/v1/export/realm/consents')).json.export_consents as Array<{ user_id: number; consented: boolean }>;
+  const carol = await f.createUser('carol@example.com', 'Carol');
+  await f.call(carol, 'PATCH', '/api/v1/settings', { allow_private_data_export: true });
+  const bot = await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Helper', short_name: 'helper' });
+  t.equal(bot.status, 200, bot.body);
+  t.equal((await f.call(f.owner, 'DELETE', `/api/v1/users/${carol.user_id}`)).status, 200);
+  t.equal((await f.call(f.owner, 'DELETE', `/api/v1/users/${bot.json.user_id}`)).status, 200);
+  t.equal((await f.call(f.owner, 'POST', `/api/v1/users/${carol.user_id}/reactivate`)).status, 200);
+  t.equal((await f.call(f.owner, 'POST', `/api/v1/users/${bot.json.user_id}/reactivate`)).status, 200);
+  const moderator = await withRole(f, 'mod@example.com', 300);
+  await settle();
+  const events = await queueEvents(f, admin, qAdmin, 'realm_export_consent');
+  t.same(events, [
+    { type: 'realm_export_consent', user_id: carol.user_id, consented: false },
+    { type: 'realm_export_consent', user_id: carol.user_id, consented: true },
+    { type: 'realm_export_consent', user_id: carol.user_id, consented: true },
+    { type: 'realm_export_consent', user_id: moderator.user_id, consented: false },
+  ], 'created, changed, reactivated (with the consent kept), created; none for a bot, none on deactivation');
+  t.same(await queueEvents(f, f.owner, qOwner, 'realm_export_consent'), events, 'every human administrator');
+  t.same(await queueEvents(f, alice, qAlice, 'realm_export_consent'), [], 'members are not told');
+  // Zulip's web app: a consent event sets the user's row (adding it), a deactivation removes it.
+  for (const e of await queueEvents(f, admin, qAdmin)) {
+    if (e.type === 'realm_export_consent') consents = [...consents.filter((c) => c.user_id !== e.user_id), { user_id: e.user_id, consented: e.consented }];
+    if (e.type === 'realm_user' && e.op === 'update' && e.person.is_active === false) consents = consents.filter((c) => c.user_id !== e.person.user_id);
+  }
+  const fresh = (await f.call(admin, 'GET', '/api/v1/export/realm/consents')).json.export_consents;
+  const byId = (list: Array<{ user_id: number }>) => [...list].sort((a, b) => a.user_id - b.user_id);
+  t.same(byId(consents), byId(fresh), 'the consents plus the events equal a fresh list');
+  t.ok(fresh.some((c: { user_id: number; consented: boolean }) => c.user_id === carol.user_id && c.consented), 'and it holds the reactivated user');
+});
+
+t.test('realm_export_consent: a user created in another organization tells no administrator here', async (t) => {
+  const { f, admin } = await world();
+  t.teardown(f.stop);
+  const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
+  const q = (await f.call(admin, 'POST', '/api/v1/register', { event_types: ['realm_export_consent'] })).json.queue_id as string;
+  const qBeta = (await f.call(beta.owner, 'POST', '/api/v1/register', { event_types: ['realm_export_consent'] }, { headers: { host: 'beta.localhost' } })).json.queue_id as string;
+  const created = await f.call(beta.owner, 'POST', '/api/v1/users', { email: 'new@beta.example', password: 'pw-new-beta', full_name: 'New' }, { headers: { host: 'beta.localhost' } });
+  t.equal(created.status, 200, created.body);
+  t.same(await queueEvents(f, admin, q), []);
+  const theirs = await f.call(beta.owner, 'GET', '/api/v1/events', { queue_id: qBeta, last_event_id: -1, dont_block: true }, { headers: { host: 'beta.localhost' } });
+  t.same(theirs.json.events.map(({ id: _id, ...e }: any) => e), [{ type: 'realm_export_consent', user_id: created.json.user_id, consented: false }], 'their owner is told');
 });

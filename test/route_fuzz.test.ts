@@ -510,6 +510,10 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   for (let i = 0; i < 2000 && f.runtime.org(1)!.exports.get(exportId)?.status === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
   const exportUrl = (await f.call(f.owner, 'GET', '/api/v1/export/realm')).json.exports[0]?.export_url as string;
   if (!exportUrl) throw new Error('fixture export failed');
+  // A second one, built, for DELETE /export/realm/{export_id} to delete.
+  const doomedExport = (await f.call(f.owner, 'POST', '/api/v1/export/realm')).json.id as number;
+  for (let i = 0; i < 2000 && f.runtime.org(1)!.exports.get(doomedExport)?.status === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
+  if (f.runtime.org(1)!.exports.get(doomedExport)?.status !== 'succeeded') throw new Error('fixture export failed');
   await f.subscribe(f.owner, 'fuzzed channel');
   await f.subscribe(f.owner, 'doomed channel');
   const fuzzChannel = f.runtime.org(1)!.channelsByName.get('fuzzed channel')!;
@@ -671,6 +675,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     // A full export while no owner consents: refused whatever else it holds, so no build runs on into other routes' cases.
     'POST /api/v1/export/realm': { params: { export_type: '2' }, semantic: { export_type: ['0', '3', '-1'] } },
     'GET /api/v1/export/realm/consents': { params: {} },
+    'DELETE /api/v1/export/realm/{export_id}': { pathParams: { export_id: String(doomedExport) }, params: {} },
     'GET /user_avatars/exports/{realm_id}/{key}/{filename}': { params: {}, pathParams: { realm_id: '1', key: exportUrl.split('/')[6], filename: exportUrl.split('/')[7] } },
     'POST /api/v1/realm/test_welcome_bot_custom_message': { params: { welcome_message_custom_text: 'Welcome, fuzz!' }, semantic: { welcome_message_custom_text: ['', 'x'.repeat(8001)] } },
     // Refused whatever it holds (as on a Zulip production server): its base is no valid request.

@@ -2,7 +2,9 @@
  * Changing a channel (Zulip's `zerver/views/streams.py` `update_stream_backend` and
  * `zerver/actions/streams.py`): its name, description, privacy and history, folder,
  * topics policy, retention and permission groups, and archiving and unarchiving it
- * (`DELETE /streams/{id}` archives). Channel administrators only: the organization's
+ * (`DELETE /streams/{id}` archives), and its default status (`is_default_stream`, for
+ * the organization's administrators alone; `default_streams` event as in
+ * `default_channels.ts`). Channel administrators only: the organization's
  * administrators and the channel's `can_administer_channel_group`. One `stream`
  * `update` event per property, in Zulip's form, to everyone who can see the channel;
  * those who start or stop seeing it get `stream` `create` or `delete`. A rename and a
@@ -11,7 +13,7 @@
 import { area, command, fact, type Delivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { ApiError, badRequest } from '../errors.js';
+import { adminRequired, ApiError, badRequest } from '../errors.js';
 import { groupSettingChange, hasGroupPermission, SYSTEM_GROUPS } from '../group_settings.js';
 import { isChannelAdmin } from '../edit_rules.js';
 import { canAccessChannel, channelGroupSetting, CHANNEL_GROUP_DEFAULTS, type ChannelContext } from '../kinds/channel.js';
@@ -23,7 +25,7 @@ import { channelView } from '../render/views.js';
 import { Role, type ChannelGroupSettingKey, type ChannelRecord, type GroupSettingValue, type TopicsPolicy } from '../types.js';
 import { mentionResolver, notificationBotMessage } from './messages.js';
 import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
-import { defaultChannelsDelivery } from './default_channels.js';
+import { DEFAULT_CHANNEL_PRIVATE, defaultChannelsDelivery } from './default_channels.js';
 import { realmSettings } from '../realm_settings.js';
 
 const TOPICS_POLICIES: readonly TopicsPolicy[] = ['inherit', 'allow_empty_topic', 'disable_empty_topic', 'empty_topic_only'];
@@ -50,6 +52,8 @@ export interface UpdateChannel {
   topics_policy?: string;
   message_retention_days?: number | 'realm_default' | 'unlimited';
   is_archived?: boolean;
+  /** Add the channel to the default channels or take it out (organization administrators only). */
+  is_default_stream?: boolean;
   groups?: Record<string, unknown>;
 }
 
@@ -97,6 +101,15 @@ export const updateChannel = command({
     }
     if (!(changes.invite_only ?? record.invite_only) && !(changes.history_public_to_subscribers ?? record.history_public_to_subscribers)) {
       throw badRequest('Invalid parameters: public channels must have history available to subscribers.');
+    }
+    // Zulip's update_stream_backend: the privacy and default status the request leads to may not be both, whichever
+    // of the two the request changes (a default channel made private, or a private one made default).
+    const proposedDefault = c.is_default_stream ?? changes.is_default ?? record.is_default ?? false;
+    if ((changes.invite_only ?? record.invite_only) && proposedDefault) throw badRequest(DEFAULT_CHANNEL_PRIVATE);
+    if (c.is_default_stream !== undefined) {
+      if (actor.role > Role.ADMIN) throw adminRequired();
+      // Adding a default channel again tells no one; removing always tells, as in Zulip (and as DELETE /default_streams).
+      if (c.is_default_stream !== (changes.is_default ?? record.is_default ?? false) || !c.is_default_stream) changes.is_default = c.is_default_stream;
     }
     if (c.folder_id !== undefined && c.folder_id !== (record.folder_id ?? null)) {
       if (c.folder_id !== null) {
@@ -237,7 +250,7 @@ export const createChannel = command({
     if (codePointLength(description) > LIMITS.max_stream_description_length) throw badRequest(`description is too long (limit: ${LIMITS.max_stream_description_length} characters)`);
     if (c.is_web_public) throw badRequest('Web-public channels are not enabled.');
     if (c.is_default_stream && actor.role > Role.ADMIN) throw badRequest('Insufficient permission');
-    if (c.is_default_stream && c.invite_only) throw badRequest('A default channel cannot be private.');
+    if (c.is_default_stream && c.invite_only) throw badRequest(DEFAULT_CHANNEL_PRIVATE);
     const history = c.history_public_to_subscribers ?? !c.invite_only;
     if (!c.invite_only && !history) throw badRequest('Invalid parameters: public channels must have history available to subscribers.');
     if (c.folder_id !== null) {

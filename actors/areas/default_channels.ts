@@ -14,6 +14,9 @@ import { canAccessChannel, hasContentAccess, type ChannelContext } from '../kind
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role } from '../types.js';
 
+/** Zulip's answer when a request would leave a channel both private and default (`PATCH /streams/{id}`, `POST /channels/create`). */
+export const DEFAULT_CHANNEL_PRIVATE = 'A default channel cannot be private.';
+
 /** A channel became a default channel, or stopped being one. */
 export interface DefaultChannelChanged { type: 'DefaultChannelChanged'; org: number; stream_id: number; is_default: boolean }
 

@@ -441,6 +441,13 @@ export interface MessageDeleted {
   holders: number[];
   /** Users to tell: the holders, and the subscribers of a public-history channel. */
   notify: number[];
+  /**
+   * Deleted with others at once (a batch of a topic's deletion, Zulip's do_delete_messages):
+   * the batch's first fact carries its ids, ascending, and everyone to tell (every message's
+   * `notify` and the acting user), and tells them all; the others carry `true` and tell no one.
+   * Absent in facts written before batches were told at once.
+   */
+  batch?: { message_ids: number[]; notify: number[] } | true;
 }
 
 /** Delete a channel message (decided by its channel's actor). */
@@ -608,8 +615,56 @@ const messageDeleted = fact<MessageDeleted>({
     if (f.stream_id !== null) to.channel(f.org, f.stream_id);
     for (const id of f.holders) to.user(f.org, id);
   },
-  notify: (f, seq, view) => [deletionDelivery(view, f.org, seq, f.notify, f.message_id, f.stream_id, f.topic)],
+  notify(f, seq, view) {
+    if (f.batch === true) return [];
+    if (f.batch) return batchDeletionDeliveries(view, f.org, seq, f.batch.notify, f.batch.message_ids, f.stream_id, f.topic);
+    return [deletionDelivery(view, f.org, seq, f.notify, f.message_id, f.stream_id, f.topic)];
+  },
 });
+
+/**
+ * Marks the deletion facts of one batch (channel messages of one topic, ascending by id) as
+ * one: the first tells everyone of them all, in Zulip's two forms (`batchDeletionDeliveries`).
+ */
+export function asDeletionBatch(facts: Array<MessageDeleted | AttachmentLinksChanged>, actorId: number): Array<MessageDeleted | AttachmentLinksChanged> {
+  const deleted = facts.filter((x): x is MessageDeleted => x.type === 'MessageDeleted');
+  if (deleted.length === 0) return facts;
+  const told = new Set<number>([actorId]);
+  for (const d of deleted) for (const id of d.notify) told.add(id);
+  const first = deleted[0];
+  const batch = { message_ids: deleted.map((d) => d.message_id).sort((a, b) => a - b), notify: [...told].sort((a, b) => a - b) };
+  return facts.map((x) => (x.type !== 'MessageDeleted' ? x : { ...x, batch: x === first ? batch : true }));
+}
+
+/**
+ * The `delete_message` events of a batch, as Zulip's do_delete_messages sends them: one
+ * event listing every id (`message_ids`, ascending) to clients that declared
+ * `bulk_message_deletion`, and to the others one event per message (`message_id`), in the
+ * same order, as Zulip's event queues split the bulk event for them. Everyone told gets
+ * every id of the batch.
+ */
+export function batchDeletionDeliveries(view: StateView, org: number, seq: number, users: number[], messageIds: number[], streamId: number | null, topic: string): UserDelivery[] {
+  const directory = view.org(org)?.users;
+  const active = users.filter((id) => directory?.get(id)?.is_active);
+  const where = (emptyTopicName: boolean): Record<string, unknown> => (streamId === null
+    ? { message_type: 'private' }
+    : { message_type: 'stream', stream_id: streamId, topic: topic === '' && !emptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : topic });
+  const bulkBuilt: OutgoingEvent[] = [];
+  const out: UserDelivery[] = [{
+    org, seq, type: 'delete_message', user_ids: active,
+    event: (_userId, { empty_topic_name: emptyTopicName, bulk_message_deletion: bulk }) =>
+      (bulk ? (bulkBuilt[emptyTopicName ? 1 : 0] ??= eventJson('delete_message', { message_ids: messageIds, ...where(emptyTopicName) })) : null),
+  }];
+  for (const messageId of messageIds) {
+    const built: OutgoingEvent[] = [];
+    out.push({
+      org, seq, type: 'delete_message', user_ids: active,
+      event: (_userId, { empty_topic_name: emptyTopicName, bulk_message_deletion: bulk }) =>
+        (bulk ? null : (built[emptyTopicName ? 1 : 0] ??= eventJson('delete_message', { message_id: messageId, ...where(emptyTopicName) }))),
+    });
+  }
+  return out;
+}
 
 /**
  * The `delete_message` event for one message, to those of `users` who are active: in

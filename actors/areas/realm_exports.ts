@@ -5,9 +5,12 @@
  * (`src/exports/`) and records how it ended. `realm_export` events, with every export
  * of the organization, go to its human administrators when one is asked for and when
  * it is done; the one who asked also gets a direct message from the notification bot
- * when it succeeds, as in Zulip.
+ * when it succeeds, as in Zulip. An administrator deletes a built export
+ * (`DELETE /export/realm/{id}`, Zulip's `delete_realm_export`): it is marked deleted, its
+ * `file` dropped so that the upload store's sweep removes the archive, and the list sent
+ * again.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, fact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { adminRequired, badRequest } from '../errors.js';
@@ -37,12 +40,26 @@ export interface ExportFinished { type: 'ExportFinished'; org: number; id: numbe
  * `messages` and `upload_bytes`: the organization's size, which the caller counts.
  */
 export interface RequestExport { type: 'REQUEST_EXPORT'; org: number; actor_id: number; export_type: number; support: string; messages: number; upload_bytes: number }
+/** A built export was deleted: its archive is no longer named, and it is listed with `deleted_timestamp`. */
+export interface ExportDeleted { type: 'ExportDeleted'; org: number; id: number; time: number }
+/** Delete a built export (administrators). */
+export interface DeleteExport { type: 'DELETE_EXPORT'; org: number; actor_id: number; id: number }
 /** Record how an export ended (the server's own command, once the archive is built or has failed). */
 export interface FinishExport { type: 'FINISH_EXPORT'; org: number; id: number; file?: RealmExportRecord['file'] }
 
 /** Zulip's `realm.get_human_admin_users()`: active, not bots, administrators or owners. */
 export function humanAdmins(view: StateView, org: number): number[] {
   return activeUsersWhere(view, org, (u) => !u.is_bot && u.role <= Role.ADMIN);
+}
+
+/**
+ * Zulip's `realm_export_consent` event, to the human administrators: sent when a user changes
+ * `allow_private_data_export`, and when a human user is created or reactivated (their
+ * `realm_user` events carry no consent), so that `GET /export/realm/consents` plus the events
+ * stays whole.
+ */
+export function exportConsentDelivery(view: StateView, org: number, seq: number, userId: number, consented: boolean): Delivery {
+  return { org, seq, type: 'realm_export_consent', user_ids: humanAdmins(view, org), event: eventJson('realm_export_consent', { user_id: userId, consented }) };
 }
 
 /** Who has consented to administrators exporting their private data: active humans whose setting says so. */
@@ -108,6 +125,22 @@ export const finishExport = command({
   },
 });
 
+export const deleteExport = command({
+  type: 'DELETE_EXPORT',
+  actor: 'org',
+  decide(ctx: OrgContext, c: DeleteExport, env: DecideEnv): Decision<Record<string, never>, ExportDeleted> {
+    const actor = ctx.users.get(c.actor_id);
+    if (!actor || !actor.is_active || actor.role > Role.ADMIN) throw adminRequired();
+    const e = ctx.exports.get(c.id);
+    // Zulip's delete_realm_export, in its order.
+    if (!e) throw badRequest('Invalid data export ID');
+    if (e.status === 'deleted') throw badRequest('Export already deleted');
+    if (e.status === 'failed') throw badRequest('Export failed, nothing to delete');
+    if (e.status === 'requested') throw badRequest('Export still in progress');
+    return { facts: [{ type: 'ExportDeleted', org: ctx.org.id, id: c.id, time: env.now() }], value: {} };
+  },
+});
+
 const exportsEvent = (f: { org: number }, seq: number, view: StateView) => [{
   org: f.org, seq, type: 'realm_export', user_ids: humanAdmins(view, f.org), event: eventJson('realm_export', { exports: listExports(view.org(f.org)!) }),
 }];
@@ -138,8 +171,23 @@ const exportFinished = fact<ExportFinished>({
   notify: exportsEvent,
 });
 
+const exportDeleted = fact<ExportDeleted>({
+  type: 'ExportDeleted',
+  apply: {
+    org(ctx, f) {
+      const e = ctx.exports.get(f.id);
+      if (!e) return;
+      // Replaced, not changed (see above); without its file, which nothing in the live state names any more.
+      const { file: _file, ...rest } = e;
+      ctx.exports.set(f.id, { ...rest, status: 'deleted', deleted: f.time });
+    },
+  },
+  route: (f, to) => to.org(f.org),
+  notify: exportsEvent,
+});
+
 export const realmExports = area({
   name: 'realm_exports',
-  commands: [requestExport, finishExport],
-  facts: [exportRequested, exportFinished],
+  commands: [requestExport, finishExport, deleteExport],
+  facts: [exportRequested, exportFinished, exportDeleted],
 });

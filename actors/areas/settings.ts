@@ -17,7 +17,7 @@ import type { OrgContext } from '../kinds/organization.js';
 import { activeUsersWhere, deliveryEmailDelivery, eventJson } from '../render/events.js';
 import { Role, type UserRecord } from '../types.js';
 import { checkFullName } from '../user_rules.js';
-import { humanAdmins } from './realm_exports.js';
+import { exportConsentDelivery } from './realm_exports.js';
 import { presenceToggled, type PresenceNotified } from './presence.js';
 import { DEFAULTABLE_SETTINGS, effectiveSettings, EMOJISETS, LANGUAGES, NOTIFICATION_SOUNDS, storedSettings, USER_SETTINGS } from '../user_settings.js';
 
@@ -156,7 +156,7 @@ const userSettingsChanged = fact<UserSettingsChanged>({
     if ('email_address_visibility' in f.settings && user) out.push(deliveryEmailDelivery(view, f.org, seq, user));
     if ('allow_private_data_export' in f.settings) {
       // Administrators keep the consents they export by (Zulip's `realm_export_consent`).
-      out.push({ org: f.org, seq, type: 'realm_export_consent', user_ids: humanAdmins(view, f.org), event: eventJson('realm_export_consent', { user_id: f.user_id, consented: f.settings.allow_private_data_export }) });
+      out.push(exportConsentDelivery(view, f.org, seq, f.user_id, f.settings.allow_private_data_export === true));
     }
     return out;
   },

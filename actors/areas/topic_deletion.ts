@@ -3,7 +3,10 @@
  * of a channel topic the acting administrator can read goes, newest first, in batches of
  * `TOPIC_DELETION_BATCH` messages, each batch one decision of the channel's actor, so
  * that a large topic makes progress however the request ends. Each message is deleted as
- * `DELETE /messages/{id}` deletes it (`MessageDeleted`, `delete_message` events). Once
+ * `DELETE /messages/{id}` deletes it (`MessageDeleted`), but a batch is told at once, as
+ * Zulip's do_delete_messages tells it: one `delete_message` event with every id
+ * (`message_ids`) to clients with `bulk_message_deletion`, one per message (`message_id`)
+ * to the others, each to everyone any of its messages tells and to the acting user. Once
  * nothing the administrator can read is left, the users whose topic visibility policy
  * named the topic (with protected history: those who no longer hold any of its messages)
  * are reported, for their policies to go back to the default.
@@ -17,7 +20,7 @@ import { userTopicKey } from '../kinds/user.js';
 import { topicNamed } from '../message_rules.js';
 import { Role, type MessageRecord } from '../types.js';
 import type { AttachmentLinksChanged } from './attachments.js';
-import { channelMessageDeletion, type MessageDeleted } from './messages.js';
+import { asDeletionBatch, channelMessageDeletion, type MessageDeleted } from './messages.js';
 
 /** Messages one batch deletes at most (Zulip's `STREAM_MESSAGE_BATCH_SIZE` of retention). */
 export const TOPIC_DELETION_BATCH = 100;
@@ -48,7 +51,12 @@ export const deleteTopicBatch = command({
         if (m && m.topic.toLowerCase() === key && readable(m.id)) batch.push(m);
       }
     }
-    if (batch.length > 0) return { facts: batch.flatMap((m) => channelMessageDeletion(ctx, view, org, m)), value: { deleted: batch.length, stale_user_topics: [] } };
+    if (batch.length > 0) {
+      // One batch, told at once as Zulip's do_delete_messages tells it, its messages ascending.
+      batch.reverse();
+      const facts = asDeletionBatch(batch.flatMap((m) => channelMessageDeletion(ctx, view, org, m)), actor.user_id);
+      return { facts, value: { deleted: batch.length, stale_user_topics: [] } };
+    }
     return { facts: [], value: { deleted: 0, stale_user_topics: staleUserTopics(ctx, view, c.org, key) } };
   },
 });

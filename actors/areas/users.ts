@@ -16,6 +16,7 @@ import { userByEmail } from '../kinds/organization.js';
 import type { StateView } from '../core/state_view.js';
 import { SYSTEM_BOTS } from '../system_bots.js';
 import { settingsForNewUser } from './settings.js';
+import { exportConsentDelivery } from './realm_exports.js';
 import { directGroupsOf, systemGroupDeliveries } from './user_groups.js';
 import { directSystemGroups } from '../group_settings.js';
 import { hasGroupPermission } from '../group_settings.js';
@@ -134,6 +135,8 @@ const userCreated = fact<UserCreated>({
     }];
     if (f.user.is_bot) out.push({ org: f.org, seq, type: 'realm_bot', user_ids: botAdministrators(org, f.user), event: eventJson('realm_bot', { op: 'add', bot: botView(view, f.org, f.user) }) });
     out.push(...systemGroupDeliveries(f.org, seq, view, f.user.user_id, [], directSystemGroups(f.user)));
+    // A new human's consent, which the realm_user event does not carry (Zulip's realm_export_consent on creation).
+    if (!f.user.is_bot) out.push(exportConsentDelivery(view, f.org, seq, f.user.user_id, f.user.settings?.allow_private_data_export === true));
     return out;
   },
 });
@@ -166,6 +169,8 @@ const userActivationChanged = fact<UserActivationChanged>({
         : { org: f.org, seq, type: 'realm_bot', user_ids: everyone, event: eventJson('realm_bot', { op: 'delete', bot: { user_id: f.user_id } }) });
     }
     if (user && f.active) out.push(...systemGroupDeliveries(f.org, seq, view, f.user_id, [], directGroupsOf(org, user)));
+    // Zulip's do_reactivate_user tells the administrators a returning human's consent; deactivation sends none.
+    if (user && f.active && !user.is_bot) out.push(exportConsentDelivery(view, f.org, seq, f.user_id, user.settings?.allow_private_data_export === true));
     return out;
   },
 });

@@ -84,8 +84,12 @@ export interface UserDelivery {
   /** The event type, for queues that filter by type. */
   type: string;
   user_ids: Iterable<number>;
-  /** The same event for everyone, or one built per user and per the client's capabilities. */
-  event: OutgoingEvent | ((userId: number, caps: ClientCapabilities) => OutgoingEvent);
+  /**
+   * The same event for everyone, or one built per user and per the client's capabilities;
+   * null when a queue of those capabilities gets nothing of this delivery (the two forms of
+   * a batch deletion, one per `bulk_message_deletion`).
+   */
+  event: OutgoingEvent | ((userId: number, caps: ClientCapabilities) => OutgoingEvent | null);
   /** For message events: the message, so that queues with a narrow can filter. */
   message?: MessageRecord;
 }

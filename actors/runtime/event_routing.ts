@@ -157,7 +157,8 @@ export class EventRouting {
     const shared: SequencedEvent | undefined = build ? undefined : { seq: d.seq, type: (d.event as OutgoingEvent).type, json: (d.event as OutgoingEvent).json };
     const sequenced = build ? new Map<OutgoingEvent, SequencedEvent>() : undefined;
     for (const userId of d.user_ids) {
-      let built: SequencedEvent[] | undefined;
+      // Per variant: the event built, or null when that variant gets none.
+      let built: Array<SequencedEvent | null> | undefined;
       for (const cell of this.queues.queuesOf(d.org, userId)) {
         const q = cell.ctx;
         if (q.event_types !== null && !q.event_types.includes(d.type)) continue;
@@ -168,13 +169,16 @@ export class EventRouting {
         }
         const variant = (q.empty_topic_name ? 1 : 0) + (q.bulk_message_deletion ? 2 : 0) + (q.client_gravatar ? 4 : 0) + (q.include_deactivated_groups ? 8 : 0) + (q.slim_presence ? 16 : 0) + (q.simplified_presence_events ? 32 : 0);
         let event = built?.[variant];
-        if (!event) {
+        if (event === undefined) {
           const e = build!(userId, q);
-          event = sequenced!.get(e);
-          if (!event) sequenced!.set(e, (event = { seq: d.seq, type: e.type, json: e.json }));
+          if (e === null) event = null;
+          else {
+            event = sequenced!.get(e);
+            if (!event) sequenced!.set(e, (event = { seq: d.seq, type: e.type, json: e.json }));
+          }
           (built ??= [])[variant] = event;
         }
-        visit(cell, event);
+        if (event !== null) visit(cell, event);
       }
     }
   }

@@ -2,8 +2,9 @@
  * Data exports of the organization (administrators): ask for one (public, or full with
  * members' consent), list them, and see who consents; the archive is built off the
  * request and downloads from an unguessable URL without credentials, as Zulip's export
- * tarballs do. Zulip's `DELETE /export/realm/{export_id}` is not in its OpenAPI
- * description, so it is not served.
+ * tarballs do; and delete a built one (Zulip's `DELETE /export/realm/{export_id}`, a
+ * route its OpenAPI description leaves out), which removes its archive from the upload
+ * store as soon as no kept snapshot names it.
  */
 import { exportConsents, listExports } from '../../../actors/areas/realm_exports.js';
 import { uploadSpaceUsed } from '../../../actors/areas/attachments.js';
@@ -12,6 +13,7 @@ import type { Runtime } from '../../../actors/runtime/runtime.js';
 import { Role, type UserRecord } from '../../../actors/types.js';
 import { buildExport } from '../../exports/realm_export.js';
 import { route, S } from '../../http/route.js';
+import { collectUploads } from '../../uploads/collect.js';
 import { uploadStore } from '../../uploads/store.js';
 import { realmUrl } from './server.js';
 import { randomBytes } from 'node:crypto';
@@ -60,6 +62,23 @@ export const exportRealm = route({
     const url = realmUrl(request.headers.host);
     void buildExport(runtime, config.dataDir, org.id, id, url, () => randomBytes(18).toString('base64url')).catch((err: Error) => log.error({ event: 'export.failed', error: err.message }, `data export failed: ${err.message}`));
     return { json: { id } };
+  },
+});
+
+export const deleteRealmExport = route({
+  method: 'DELETE',
+  path: '/api/v1/export/realm/{export_id}',
+  operationId: 'deleteRealmExport',
+  auth: 'user',
+  summary: 'Delete a data export that was built: its archive is removed and its URL stops working (organization administrators only)',
+  params: { export_id: { schema: S.nonNegInt, in: 'path', required: true } },
+  async handler({ params, org, user, runtime, config }) {
+    // Zulip's require_realm_admin comes before the export is looked up.
+    requireAdmin(user);
+    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'DELETE_EXPORT', org: org.id, actor_id: user.user_id, id: params.export_id } });
+    // The archive goes now, unless a snapshot still on disk names it (then at the sweep after that snapshot is gone).
+    await collectUploads(runtime, config.dataDir);
+    return { json: {} };
   },
 });
 

@@ -222,7 +222,7 @@ export const updateStream = route({
   path: '/api/v1/streams/{stream_id}',
   operationId: 'updateStream',
   auth: 'user',
-  summary: "Change a channel's name, description, privacy, folder, topics policy, retention or permission groups, or unarchive it (its administrators)",
+  summary: "Change a channel's name, description, privacy, default status, folder, topics policy, retention or permission groups, or unarchive it (its administrators)",
   params: {
     stream_id: { schema: S.nonNegInt, in: 'path', required: true },
     new_name: { schema: S.str },
@@ -234,6 +234,7 @@ export const updateStream = route({
     topics_policy: { schema: S.str },
     message_retention_days: { schema: Type.Union([Type.Integer(), Type.Literal('realm_default'), Type.Literal('unlimited')]) },
     is_archived: { schema: S.bool },
+    is_default_stream: { schema: S.bool },
     ...CHANNEL_GROUP_PARAMS,
   },
   async handler({ params, org, user, runtime }) {
@@ -246,7 +247,8 @@ export const updateStream = route({
       command: {
         type: 'UPDATE_CHANNEL', org: org.id, actor_id: user.user_id, new_name: params.new_name, description: params.description, is_private: params.is_private,
         history_public_to_subscribers: params.history_public_to_subscribers, is_web_public: params.is_web_public, folder_id: params.folder_id,
-        topics_policy: params.topics_policy, message_retention_days: params.message_retention_days, is_archived: params.is_archived, groups,
+        topics_policy: params.topics_policy, message_retention_days: params.message_retention_days, is_archived: params.is_archived,
+        is_default_stream: params.is_default_stream, groups,
       },
     });
     return { json: {} };
