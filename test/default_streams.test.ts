@@ -28,6 +28,15 @@ const add = (f: ChatFixture, who: Credentials, id: number | string) => f.call(wh
 const remove = (f: ChatFixture, who: Credentials, id: number | string) => f.call(who, 'DELETE', '/api/v1/default_streams', { stream_id: id });
 const registered = async (f: ChatFixture, who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { fetch_event_types: ['default_streams'] })).json.realm_default_streams;
 
+
+/** A second organization and the id of one of its channels, which is not an id this organization has. */
+async function foreignChannel(f: ChatFixture): Promise<{ org: number; foreign: number }> {
+  const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'b@beta.example', ownerPassword: 'pw', ownerName: 'B' });
+  for (const name of ['a', 'b', 'c', 'secret']) {
+    await f.runtime.execute({ kind: 'org', org: beta.organization_id, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  }
+  return { org: beta.organization_id, foreign: f.runtime.org(beta.organization_id)!.channelsByName.get('secret')! };
+}
 t.test('add and remove, with default_streams events to everyone but guests', async (t) => {
   const { f, alice, lobby, news } = await world();
   t.teardown(f.stop);
@@ -113,18 +122,14 @@ t.test('per role', async (t) => {
 t.test('isolation: a channel id of another organization is a missing one', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);
-  const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'b@beta.example', ownerPassword: 'pw', ownerName: 'B' });
-  for (const name of ['a', 'b', 'c', 'secret']) {
-    await f.runtime.execute({ kind: 'org', org: beta.organization_id, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
-  }
-  const foreign = f.runtime.org(beta.organization_id)!.channelsByName.get('secret')!;
+  const { org: beta, foreign } = await foreignChannel(f);
   t.notOk(f.runtime.channelIdsOf(1).includes(foreign), 'the id is not one of this organization');
   for (const call of [add, remove]) {
     const [theirs, missing] = [await call(f, f.owner, foreign), await call(f, f.owner, 99999)];
     t.same([theirs.status, theirs.json], [missing.status, missing.json]);
     t.equal(theirs.json.msg, 'Invalid channel ID');
   }
-  await f.runtime.execute({ kind: 'channel', org: beta.organization_id, stream_id: foreign, command: { type: 'SET_DEFAULT_CHANNEL', org: beta.organization_id, actor_id: 1, is_default: true } });
+  await f.runtime.execute({ kind: 'channel', org: beta, stream_id: foreign, command: { type: 'SET_DEFAULT_CHANNEL', org: beta, actor_id: 1, is_default: true } });
   t.same(await registered(f, f.owner), [], "another organization's default channel is not this one's");
 });
 
@@ -263,18 +268,14 @@ t.test('PATCH /streams/{id} with is_default_stream: organization administrators 
 t.test('PATCH /streams/{id} with is_default_stream: a channel of another organization is a missing one', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);
-  const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'b@beta.example', ownerPassword: 'pw', ownerName: 'B' });
-  for (const name of ['a', 'b', 'c', 'secret']) {
-    await f.runtime.execute({ kind: 'org', org: beta.organization_id, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
-  }
-  const foreign = f.runtime.org(beta.organization_id)!.channelsByName.get('secret')!;
+  const { org: beta, foreign } = await foreignChannel(f);
   t.notOk(f.runtime.channelIdsOf(1).includes(foreign));
   for (const value of [true, false]) {
     const [theirs, missing] = [await patch(f, f.owner, foreign, { is_default_stream: value }), await patch(f, f.owner, 99999, { is_default_stream: value })];
     t.same([theirs.status, theirs.json], [missing.status, missing.json]);
     t.equal(theirs.json.msg, 'Invalid channel ID');
   }
-  t.notOk(f.runtime.channel(beta.organization_id, foreign)!.channel.is_default, 'theirs is untouched');
+  t.notOk(f.runtime.channel(beta, foreign)!.channel.is_default, 'theirs is untouched');
 });
 
 t.test('PATCH /streams/{id} with is_default_stream: convergence and a restart', async (t) => {

@@ -11,14 +11,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
-import { loadConfig } from '../src/config.js';
-import { ChatApp, inject } from '../src/http/dispatch.js';
-import { chatRoutes } from '../src/routes/chat/index.js';
 import { openStore, type Store } from '../src/store.js';
 import { quietLogger } from '../actors/core/logger.js';
-import { basicAuth, encodeParams } from './helpers.js';
 import { TOPIC_DELETION_BATCH } from '../actors/areas/topic_deletion.js';
-import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, storeClient, withRole, type ChatFixture, type Credentials } from './helpers.js';
 
 async function world() {
   const f = await chatFixture();
@@ -245,20 +241,11 @@ t.test('convergence without bulk_message_deletion: the per-message events drop t
 t.test('after a restart, both queues hold the same batch events, rebuilt from the log', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-delete-topic-'));
   const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
-  const client = (store: Store, who: { email: string; api_key: string }) => {
-    const app = new ChatApp(chatRoutes, store.runtime, loadConfig([], {}), quietLogger);
-    return async (method: string, path: string, params: Record<string, unknown> = {}) => {
-      const q = encodeParams(params);
-      const res = await inject(app, method === 'GET'
-        ? { method, url: `${path}?${q}`, headers: { authorization: basicAuth(who) } }
-        : { method, url: path, body: q, headers: { authorization: basicAuth(who), 'content-type': 'application/x-www-form-urlencoded' } });
-      return res.json;
-    };
-  };
+
   const a = open();
   const org = await createOrganization(a.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const owner = { email: org.owner.email, api_key: org.owner.api_key };
-  let call = client(a, owner);
+  let call = storeClient(a, owner);
   await call('POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'general' }] });
   const general = a.runtime.org(org.organization_id)!.channelsByName.get('general')!;
   for (let i = 0; i < 3; i++) await call('POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'doomed', content: `m${i}` });
@@ -271,7 +258,7 @@ t.test('after a restart, both queues hold the same batch events, rebuilt from th
   a.runtime.stop();
   const b = open();
   t.teardown(() => b.close());
-  call = client(b, owner);
+  call = storeClient(b, owner);
   const after = [await call('GET', '/api/v1/events', { queue_id: bulkQ, last_event_id: -1, dont_block: true }), await call('GET', '/api/v1/events', { queue_id: oldQ, last_event_id: -1, dont_block: true })];
   t.same(after.map((r) => r.events), before.map((r) => r.events), 'the same events with the same ids after a crash restart');
 });

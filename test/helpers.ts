@@ -11,6 +11,8 @@ import { Abortable } from '../src/http/types.js';
 import type { RoleNumber } from '../actors/types.js';
 import { memoryMailer } from '../src/mail/mailer.js';
 import { captureLogger, noteSecret } from './log_guard.js';
+import type { Store } from '../src/store.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 /** A user's credentials. */
 export interface Credentials {
@@ -138,4 +140,16 @@ export async function queueEvents(f: ChatFixture, who: Credentials, queueId: str
 export async function withRole(f: ChatFixture, email: string, role: RoleNumber): Promise<Credentials> {
   const { user } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email, password_hash: '', full_name: email.split('@')[0], role } });
   return { user_id: user.user_id, email: user.email, api_key: user.api_key };
+}
+
+/** Form-encoded API calls, as `who`, to the runtime of an opened store (for tests that reopen a data directory): the parsed JSON. */
+export function storeClient(store: Store, who: { email: string; api_key: string }): (method: string, path: string, params?: Record<string, unknown>) => Promise<any> {
+  const app = new ChatApp(chatRoutes, store.runtime, loadConfig([], {}), quietLogger);
+  return async (method, path, params = {}) => {
+    const q = encodeParams(params);
+    const res = await inject(app, method === 'GET'
+      ? { method, url: `${path}?${q}`, headers: { authorization: basicAuth(who) } }
+      : { method, url: path, body: q, headers: { authorization: basicAuth(who), 'content-type': 'application/x-www-form-urlencoded' } });
+    return res.json;
+  };
 }

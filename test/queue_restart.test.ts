@@ -4,25 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { loadConfig } from '../src/config.js';
-import { ChatApp, inject } from '../src/http/dispatch.js';
-import { chatRoutes } from '../src/routes/chat/index.js';
-import { basicAuth, encodeParams } from './helpers.js';
+import { storeClient } from './helpers.js';
 import { quietLogger } from '../actors/core/logger.js';
 
 function open(dir: string): Store {
   return openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 100, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
-}
-
-function client(store: Store, who: { email: string; api_key: string }) {
-  const app = new ChatApp(chatRoutes, store.runtime, loadConfig([], {}), quietLogger);
-  return async (method: string, path: string, params: Record<string, unknown> = {}) => {
-    const q = encodeParams(params);
-    const res = await inject(app, method === 'GET'
-      ? { method, url: `${path}?${q}`, headers: { authorization: basicAuth(who) } }
-      : { method, url: path, body: q, headers: { authorization: basicAuth(who), 'content-type': 'application/x-www-form-urlencoded' } });
-    return res.json;
-  };
 }
 
 for (const mode of ['graceful', 'crash'] as const) {
@@ -31,7 +17,7 @@ for (const mode of ['graceful', 'crash'] as const) {
     const a = open(dir);
     const org = await createOrganization(a.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
     const owner = { email: org.owner.email, api_key: org.owner.api_key };
-    let call = client(a, owner);
+    let call = storeClient(a, owner);
     await call('POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'general' }] });
     const reg = await call('POST', '/api/v1/register', { event_types: ['message'] });
     const queueId = reg.queue_id as string;
@@ -50,7 +36,7 @@ for (const mode of ['graceful', 'crash'] as const) {
     const b = open(dir);
     t.teardown(() => b.close());
     await b.runtime.commitFacts([{ type: 'ServerRestarted' }]);
-    call = client(b, owner);
+    call = storeClient(b, owner);
     const resumed = await call('GET', '/api/v1/events', { queue_id: queueId, last_event_id: 2, dont_block: true });
     t.equal(resumed.result, 'success', JSON.stringify(resumed));
     t.same(resumed.events.map((e: any) => e.id), [3, 4, 5]);
@@ -71,14 +57,14 @@ t.test('a deleted queue stays deleted after a restart', async (t) => {
   const a = open(dir);
   const org = await createOrganization(a.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const owner = { email: org.owner.email, api_key: org.owner.api_key };
-  let call = client(a, owner);
+  let call = storeClient(a, owner);
   const reg = await call('POST', '/api/v1/register', {});
   const del = await call('DELETE', '/api/v1/events', { queue_id: reg.queue_id });
   t.equal(del.result, 'success');
   await a.close();
   const b = open(dir);
   t.teardown(() => b.close());
-  call = client(b, owner);
+  call = storeClient(b, owner);
   const res = await call('GET', '/api/v1/events', { queue_id: reg.queue_id, dont_block: true });
   t.equal(res.code, 'BAD_EVENT_QUEUE_ID');
 });
