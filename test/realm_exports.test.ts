@@ -15,6 +15,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { extract } from 'tar-stream';
 import { quietLogger } from '../actors/core/logger.js';
 import type { Runtime } from '../actors/runtime/runtime.js';
 import { createOrganization } from '../src/bootstrap.js';
@@ -24,18 +25,24 @@ import { openStore, type Store } from '../src/store.js';
 import { collectUploads } from '../src/uploads/collect.js';
 import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials } from './helpers.js';
 
-/** The files of a tar archive, by name. */
-function untar(gz: Buffer): Map<string, Buffer> {
-  const tar = gunzipSync(gz);
+/** The files of a gzipped tar archive, by name below its one directory (read with tar-stream, pax names included). */
+async function untar(gz: Buffer): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();
-  for (let at = 0; at + 512 <= tar.length;) {
-    const header = tar.subarray(at, at + 512);
-    if (header.every((b) => b === 0)) break;
-    const name = header.subarray(0, 100).toString().replace(/\0.*$/s, '');
-    const size = parseInt(header.subarray(124, 136).toString().replace(/\0.*$/s, ''), 8);
-    files.set(name.split('/').slice(1).join('/'), tar.subarray(at + 512, at + 512 + size));
-    at += 512 + Math.ceil(size / 512) * 512;
-  }
+  const reader = extract();
+  const done = new Promise<void>((resolve, reject) => {
+    reader.on('entry', (header, stream, next) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (d) => chunks.push(d as Buffer));
+      stream.on('end', () => {
+        files.set(header.name.split('/').slice(1).join('/'), Buffer.concat(chunks));
+        next();
+      });
+    });
+    reader.on('finish', resolve);
+    reader.on('error', reject);
+  });
+  reader.end(gunzipSync(gz));
+  await done;
   return files;
 }
 
@@ -105,7 +112,7 @@ t.test('a public export: events, the archive and its contents', async (t) => {
   const got = await download(f, done.export_url);
   t.equal(got.status, 200, 'downloads without credentials');
   t.equal(got.headers['content-type'], 'application/gzip');
-  const files = untar(readBody(got));
+  const files = await untar(readBody(got));
   t.same([...files.keys()].sort(), ['channels.json', 'messages-000001.json', 'realm.json', 'subscriptions.json', 'users.json']);
   const realm = JSON.parse(files.get('realm.json')!.toString());
   t.equal(realm.name, 'Test Org');
@@ -147,7 +154,7 @@ t.test('a full export with consent: consenting members\' private data, consents 
   await finished(f.runtime, 1, res.json.id);
   const [done] = (await f.call(admin, 'GET', '/api/v1/export/realm')).json.exports;
   t.equal(done.export_type, 2);
-  const files = untar(readBody(await download(f, done.export_url)));
+  const files = await untar(readBody(await download(f, done.export_url)));
   t.same(JSON.parse(files.get('channels.json')!.toString()).map((c: { name: string }) => c.name), ['general', 'secret plans'], 'private channels too');
   const messages = JSON.parse(files.get('messages-000001.json')!.toString()).messages;
   t.same(messages.map((m: { id: number }) => m.id), [ids.public, ids.private, ids.aliceDm, ids.bobDm], 'private data of the consenting owner and Alice');
@@ -164,7 +171,7 @@ t.test('a full export with consent: consenting members\' private data, consents 
   const again = await full();
   await finished(f.runtime, 1, again.json.id);
   const url = (await f.call(admin, 'GET', '/api/v1/export/realm')).json.exports[1].export_url;
-  const later = JSON.parse(untar(readBody(await download(f, url))).get('messages-000001.json')!.toString()).messages.map((m: { id: number }) => m.id);
+  const later = JSON.parse((await untar(readBody(await download(f, url)))).get('messages-000001.json')!.toString()).messages.map((m: { id: number }) => m.id);
   t.ok(later.includes(ids.bobDm), "the owner's direct message");
   t.notOk(later.includes(carolDm), 'nobody consenting took part: not exported');
 });
@@ -217,8 +224,22 @@ t.test('other organizations: their exports are not this one\'s', async (t) => {
   await finished(f.runtime, beta.organization_id, 1);
   const theirUrl = (await f.call(beta.owner, 'GET', '/api/v1/export/realm', {}, host)).json.exports[0].export_url as string;
   t.match(theirUrl, /^http:\/\/beta\.localhost\/user_avatars\/exports\/2\//);
-  const files = untar(readBody(await download(f, theirUrl, 'beta.localhost')));
+  const files = await untar(readBody(await download(f, theirUrl, 'beta.localhost')));
   t.same(JSON.parse(files.get('users.json')!.toString()).map((u: { email: string }) => u.email), ['boss@beta.example'], 'their archive holds their users only');
+});
+
+t.test('a 63-character subdomain: names past ustar\'s 100 bytes are whole in the archive', async (t) => {
+  const { f } = await world();
+  t.teardown(f.stop);
+  const subdomain = `l${'o'.repeat(61)}g`;
+  const long = await createOrganization(f.runtime, { name: 'Long', subdomain, ownerEmail: 'boss@long.example', ownerPassword: 'pw', ownerName: 'Boss' });
+  const host = { headers: { host: `${subdomain}.localhost` } };
+  t.equal((await f.call(long.owner, 'POST', '/api/v1/export/realm', {}, host)).status, 200);
+  await finished(f.runtime, long.organization_id, 1);
+  const url = (await f.call(long.owner, 'GET', '/api/v1/export/realm', {}, host)).json.exports[0].export_url as string;
+  const files = await untar(readBody(await download(f, url, `${subdomain}.localhost`)));
+  t.same([...files.keys()], ['realm.json', 'users.json', 'channels.json', 'subscriptions.json', 'messages-000001.json']);
+  t.equal(JSON.parse(files.get('realm.json')!.toString()).string_id, subdomain);
 });
 
 t.test('exports survive a restart; one left unfinished is built after it', async (t) => {

@@ -1,6 +1,7 @@
 /**
  * Building a data export's archive (Zulip's `zerver/lib/export.py`, in its own
- * format): a gzipped tar of JSON files, written into the upload store like any
+ * format): a gzipped tar of JSON files (written by `tar-stream`, which takes long
+ * names as pax headers), stored in the upload store like any
  * uploaded file and served at an unguessable URL, as Zulip serves export tarballs.
  *
  * - `realm.json`: the organization, its settings, email domains, linkifiers, code
@@ -20,8 +21,8 @@
  * stall the server.
  */
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
+import { pack, type Pack } from 'tar-stream';
 import { consentingUsers, EXPORT_FULL_WITH_CONSENT } from '../../actors/areas/realm_exports.js';
 import { listLinkifiers } from '../../actors/areas/linkifiers.js';
 import { listPlaygrounds } from '../../actors/areas/playgrounds.js';
@@ -36,33 +37,6 @@ import { uploadStore } from '../uploads/store.js';
 const MESSAGES_PER_FILE = 1000;
 /** Zulip's `email_address_visibility` value that hides an address even from administrators. */
 const EMAIL_VISIBLE_TO_NOBODY = 4;
-
-/** One ustar header block for a regular file. */
-function tarHeader(name: string, size: number, mtime: number): Buffer {
-  const h = Buffer.alloc(512);
-  const put = (value: string, offset: number, length: number): void => void h.write(value, offset, length, 'utf8');
-  const octal = (n: number, length: number): string => `${n.toString(8).padStart(length - 1, '0')}\0`;
-  put(name, 0, 100);
-  put(octal(0o644, 8), 100, 8);
-  put(octal(0, 8), 108, 8);
-  put(octal(0, 8), 116, 8);
-  put(octal(size, 12), 124, 12);
-  put(octal(mtime, 12), 136, 12);
-  put('        ', 148, 8);
-  put('0', 156, 1);
-  put('ustar\0', 257, 6);
-  put('00', 263, 2);
-  let sum = 0;
-  for (const b of h) sum += b;
-  put(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 8);
-  return h;
-}
-
-/** A file of the archive: its header, its bytes, and padding to a whole block. */
-function tarEntry(name: string, data: Buffer, mtime: number): Buffer[] {
-  const pad = (512 - (data.length % 512)) % 512;
-  return [tarHeader(name, data.length, mtime), data, Buffer.alloc(pad)];
-}
 
 const json = (value: unknown): Buffer => Buffer.from(`${JSON.stringify(value, null, 1)}\n`);
 
@@ -101,35 +75,38 @@ function cover(runtime: Runtime, orgId: number, type: number): Covered {
   return { org, channels, messages };
 }
 
-/** The archive's files, one at a time, as tar blocks; slices of messages with the loop let run between them. */
-async function* archive(c: Covered, e: RealmExportRecord, dir: string, mtime: number): AsyncGenerator<Buffer> {
+/**
+ * Writes the archive's files into `tar`, one at a time, each once the stream has taken
+ * the last (so a slow disk holds the build back rather than memory), with the loop let
+ * run between slices of messages; then ends it.
+ */
+async function writeArchive(tar: Pack, c: Covered, e: RealmExportRecord, dir: string, mtime: Date): Promise<void> {
+  const add = (name: string, value: unknown): Promise<void> =>
+    new Promise((resolve, reject) => void tar.entry({ name: `${dir}/${name}`, mtime, mode: 0o644 }, json(value), (err) => (err ? reject(err) : resolve())));
   const { org } = c;
-  const realm = {
+  await add('realm.json', {
     id: org.org.id, name: org.org.name, string_id: org.org.subdomain, description: org.org.description, date_created: org.org.date_created,
     settings: realmSettings(org), domains: org.domains, linkifiers: listLinkifiers(org), playgrounds: listPlaygrounds(org),
     emoji: [...org.realmEmoji.values()].map((x) => ({ id: x.id, name: x.name, author_id: x.author_id, deactivated: x.deactivated })),
     profile_fields: [...org.profileFields.values()], user_groups: [...org.userGroups.values()],
     export: { id: e.id, type: e.type, acting_user_id: e.acting_user_id, requested: e.requested },
-  };
-  for (const b of tarEntry(`${dir}/realm.json`, json(realm), mtime)) yield b;
-  const users = [...org.users.values()].map((u) => ({
+  });
+  await add('users.json', [...org.users.values()].map((u) => ({
     user_id: u.user_id, email: u.email, full_name: u.full_name, role: u.role, is_active: u.is_active, is_bot: u.is_bot, bot_type: u.bot_type,
     bot_owner_id: u.bot_owner_id, date_joined: u.date_joined, timezone: u.timezone,
     delivery_email: ((u.settings?.email_address_visibility as number | undefined) ?? 1) === EMAIL_VISIBLE_TO_NOBODY ? null : u.delivery_email,
-  }));
-  for (const b of tarEntry(`${dir}/users.json`, json(users), mtime)) yield b;
-  for (const b of tarEntry(`${dir}/channels.json`, json(c.channels.map((x) => x.record)), mtime)) yield b;
-  const subscriptions = c.channels.map((x) => ({ stream_id: (x.record as { stream_id: number }).stream_id, user_ids: x.subscribers }));
-  for (const b of tarEntry(`${dir}/subscriptions.json`, json(subscriptions), mtime)) yield b;
+  })));
+  await add('channels.json', c.channels.map((x) => x.record));
+  await add('subscriptions.json', c.channels.map((x) => ({ stream_id: (x.record as { stream_id: number }).stream_id, user_ids: x.subscribers })));
   for (let i = 0, n = 1; i < c.messages.length || n === 1; i += MESSAGES_PER_FILE, n++) {
     await yieldToLoop();
     const slice = c.messages.slice(i, i + MESSAGES_PER_FILE).map((m) => ({
       id: m.id, sender_id: m.sender_id, timestamp: m.timestamp, stream_id: m.stream_id, topic: m.stream_id === null ? null : m.topic,
       dm_user_ids: m.dm_user_ids, content: m.content, rendered_content: m.rendered, reactions: m.reactions ?? [], last_edit_timestamp: m.last_edit_timestamp ?? null,
     }));
-    for (const b of tarEntry(`${dir}/messages-${String(n).padStart(6, '0')}.json`, json({ messages: slice }), mtime)) yield b;
+    await add(`messages-${String(n).padStart(6, '0')}.json`, { messages: slice });
   }
-  yield Buffer.alloc(1024);
+  tar.finalize();
 }
 
 /**
@@ -143,16 +120,24 @@ export async function buildExport(runtime: Runtime, dataDir: string, orgId: numb
     await yieldToLoop();
     const e = runtime.org(orgId)?.exports.get(id);
     if (!e || e.status !== 'requested') return;
-    const mtime = Math.floor(runtime.nowMs() / 1000);
+    const mtime = new Date(runtime.nowMs());
     const stamp = new Date(runtime.nowMs()).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
     const dir = `zulip-export-${runtime.org(orgId)!.org.subdomain || 'realm'}-${stamp}`;
     const covered = cover(runtime, orgId, e.type);
     const store = uploadStore(dataDir);
+    const tar = pack();
     const gzip = createGzip();
-    const source = Readable.from(archive(covered, e, dir, mtime));
-    source.on('error', (err) => gzip.destroy(err));
-    source.pipe(gzip);
-    const got = await store.receive(gzip, Number.MAX_SAFE_INTEGER);
+    tar.on('error', (err: Error) => gzip.destroy(err));
+    tar.pipe(gzip);
+    const written = writeArchive(tar, covered, e, dir, mtime).catch((err: Error) => {
+      tar.destroy(err);
+      throw err;
+    });
+    const received = store.receive(gzip, Number.MAX_SAFE_INTEGER).catch((err: Error) => {
+      tar.destroy(err);
+      throw err;
+    });
+    const [got] = await Promise.all([received, written]);
     try {
       await store.commit(orgId, got);
     } catch (err) {
