@@ -9,9 +9,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
-import { openStore, type Store } from '../src/store.js';
-import { chatFixture, queueEvents } from './helpers.js';
-import { quietLogger } from '../actors/core/logger.js';
+import { type Store } from '../src/store.js';
+import { chatFixture, queueEvents, openTestStore } from './helpers.js';
 
 t.test('words, flags, edits and events', async (t) => {
   const f = await chatFixture();
@@ -59,7 +58,7 @@ t.test('words, flags, edits and events', async (t) => {
 
 t.test('direct messages alert too; words survive a restart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-alert-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   await store.runtime.execute({ kind: 'org', org, command: { type: 'CHANGE_ALERT_WORDS', org, user_id: 1, op: 'add', words: ['pager'] } });

@@ -7,10 +7,8 @@ import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { chatFixture, type ChatFixture, type Credentials } from './helpers.js';
-import { quietLogger } from '../actors/core/logger.js';
+import { chatFixture, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
 
 const create = (f: ChatFixture, who: Credentials, name: string, description = '') => f.call(who, 'POST', '/api/v1/channel_folders/create', { name, description });
 const list = async (f: ChatFixture, who: Credentials, includeArchived = false) => (await f.call(who, 'GET', '/api/v1/channel_folders', { include_archived: includeArchived })).json.channel_folders;
@@ -91,7 +89,7 @@ t.test('convergence: register plus the channel_folder events equals a fresh regi
 
 t.test('folders survive a restart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-folders-'));
-  const open = () => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = () => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   await store.runtime.execute({ kind: 'org', org, command: { type: 'CREATE_CHANNEL_FOLDER', org, actor_id: 1, name: 'A', description: '' } });

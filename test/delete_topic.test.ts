@@ -11,10 +11,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
-import { openStore, type Store } from '../src/store.js';
-import { quietLogger } from '../actors/core/logger.js';
+import { type Store } from '../src/store.js';
 import { TOPIC_DELETION_BATCH } from '../actors/areas/topic_deletion.js';
-import { chatFixture, queueEvents, storeClient, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, storeClient, withRole, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
 
 async function world() {
   const f = await chatFixture();
@@ -240,7 +239,7 @@ t.test('convergence without bulk_message_deletion: the per-message events drop t
 
 t.test('after a restart, both queues hold the same batch events, rebuilt from the log', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-delete-topic-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = (): Store => openTestStore(dir);
 
   const a = open();
   const org = await createOrganization(a.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });

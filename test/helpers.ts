@@ -11,7 +11,7 @@ import { Abortable } from '../src/http/types.js';
 import type { RoleNumber } from '../actors/types.js';
 import { memoryMailer } from '../src/mail/mailer.js';
 import { captureLogger, noteSecret } from './log_guard.js';
-import type { Store } from '../src/store.js';
+import { openStore, type Store } from '../src/store.js';
 import { quietLogger } from '../actors/core/logger.js';
 
 /** A user's credentials. */
@@ -152,4 +152,9 @@ export function storeClient(store: Store, who: { email: string; api_key: string 
       : { method, url: path, body: q, headers: { authorization: basicAuth(who), 'content-type': 'application/x-www-form-urlencoded' } });
     return res.json;
   };
+}
+
+/** A store over `dir` as the restart tests open it: fsync always, quiet, any fatal error thrown. */
+export function openTestStore(dir: string): Store {
+  return openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
 }

@@ -10,9 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAX_INVITES_PER_DAY } from '../actors/invite_rules.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { openStore, type Store } from '../src/store.js';
-import { chatFixture, queueEvents, withRole, type ChatFixture } from './helpers.js';
-import { quietLogger } from '../actors/core/logger.js';
+import { type Store } from '../src/store.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, openTestStore } from './helpers.js';
 
 const keyOf = (text: string): string => /\/join\/([A-Za-z0-9_-]+)\//.exec(text)![1];
 const ACCEPT = '/api/v1/parley/invites/accept';
@@ -224,7 +223,7 @@ t.test('tenant isolation: a key or id of another organization', async (t) => {
 
 t.test('invitations survive a restart (snapshot plus log replay); no mail on replay', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-invites-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const first = await store.runtime.execute({ kind: 'org', org, command: { type: 'INVITE_USERS', org, actor_id: 1, invitee_emails: 'a@example.com,b@example.com', stream_ids: [] } });

@@ -9,9 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expandTemplate } from '../actors/linkifier_rules.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { openStore, type Store } from '../src/store.js';
-import { chatFixture, queueEvents, type Credentials, withRole } from './helpers.js';
-import { quietLogger } from '../actors/core/logger.js';
+import { type Store } from '../src/store.js';
+import { chatFixture, queueEvents, type Credentials, withRole, openTestStore } from './helpers.js';
 
 const ISSUE = { pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/zulip/zulip/issues/{id}' };
 
@@ -70,7 +69,7 @@ t.test('per role, and convergence', async (t) => {
 
 t.test('linkifiers survive a restart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-linkifiers-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   await store.runtime.execute({ kind: 'org', org, command: { type: 'SET_LINKIFIER', org, actor_id: 1, op: 'add', ...ISSUE } });

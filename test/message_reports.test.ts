@@ -7,12 +7,11 @@ import t, { type Test } from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
 import { Role } from '../actors/types.js';
 import { NOTIFICATION_BOT } from '../actors/system_bots.js';
-import { openStore, type Store } from '../src/store.js';
+import { type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { quietLogger } from '../actors/core/logger.js';
 
 const report = (f: ChatFixture, who: Credentials, id: number, params: Record<string, unknown>) => f.call(who, 'POST', `/api/v1/messages/${id}/report`, params);
 const iso = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00');
@@ -158,7 +157,7 @@ t.test('moderation_request_channel_id: private channels only, administrators onl
   t.equal(reg.realm_moderation_request_channel_id, fresh.realm_moderation_request_channel_id);
 
   const dir = mkdtempSync(join(tmpdir(), 'parley-reports-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   await store.runtime.execute({ kind: 'org', org, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'mods' }], principals: null, invite_only: true, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });

@@ -7,10 +7,9 @@ import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { quietLogger } from '../actors/core/logger.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { openStore, type Store } from '../src/store.js';
-import { chatFixture, queueEvents, withRole, type Credentials } from './helpers.js';
+import { type Store } from '../src/store.js';
+import { chatFixture, queueEvents, withRole, type Credentials, openTestStore } from './helpers.js';
 
 const PYTHON = { name: 'Python playground', pygments_language: 'Python', url_template: 'https://python.example.com?code={code}' };
 
@@ -111,7 +110,7 @@ t.test('other organizations: their playgrounds are not this one\'s', async (t) =
 
 t.test('playgrounds survive a restart (snapshot, then the log)', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-playgrounds-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const add = (name: string) => store.runtime.execute({ kind: 'org', org, command: { type: 'ADD_PLAYGROUND', org, actor_id: 1, ...PYTHON, name } });

@@ -10,10 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { createOrganization } from '../src/bootstrap.js';
-import { openStore, type Store } from '../src/store.js';
-import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { type Store } from '../src/store.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
 import { snapshotDue } from '../snapshots/schedule.js';
-import { quietLogger } from '../actors/core/logger.js';
 
 const ping = (f: ChatFixture, who: Credentials, params: Record<string, unknown>) => f.call(who, 'POST', '/api/v1/users/me/presence', params);
 const T0 = 1_800_000_000;
@@ -235,7 +234,7 @@ t.test('hostile input gets Zulip-shaped errors', async (t) => {
 
 t.test('snapshots keep presence; without one, a crash loses it (and replay never needs it)', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-presence-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = (): Store => openTestStore(dir);
   const logBytes = () => readdirSync(dir).filter((n) => n.endsWith('.plog') || n.startsWith('log')).reduce((n, name) => n + statSync(join(dir, name)).size, 0);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });

@@ -10,9 +10,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
-import { openStore, type Store } from '../src/store.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole } from './helpers.js';
-import { quietLogger } from '../actors/core/logger.js';
+import { type Store } from '../src/store.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore } from './helpers.js';
 
 
 const create = (f: ChatFixture, who: Credentials, params: Record<string, unknown>) => f.call(who, 'POST', '/api/v1/realm/profile_fields', params);
@@ -155,7 +154,7 @@ t.test('convergence: register plus custom_profile_fields and realm_user events e
 
 t.test('fields and values survive a restart, from the log and from a snapshot', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-profile-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = (): Store => openTestStore(dir);
   let store = open();
   const rt = store.runtime;
   const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });

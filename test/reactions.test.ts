@@ -6,10 +6,8 @@ import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
-import { quietLogger } from '../actors/core/logger.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
 
 const path = (id: number) => `/api/v1/messages/${id}/reactions`;
 
@@ -85,7 +83,7 @@ t.test('errors', async (t) => {
 
 t.test('reactions survive a restart, from the log and from a snapshot', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-reactions-'));
-  const open = () => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = () => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const dm = (await store.runtime.execute({ kind: 'org', org, command: { type: 'SEND_DIRECT', sender_id: 1, to: [1], content: 'note', client: 't', read_by_sender: false } })).id;

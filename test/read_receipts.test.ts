@@ -7,11 +7,10 @@ import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
 import { Role } from '../actors/types.js';
-import { openStore, type Store } from '../src/store.js';
+import { type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { quietLogger } from '../actors/core/logger.js';
 
 const receipts = (f: ChatFixture, who: Credentials, id: number) => f.call(who, 'GET', `/api/v1/messages/${id}/read_receipts`);
 const markRead = (f: ChatFixture, who: Credentials, id: number) => f.call(who, 'POST', '/api/v1/messages/flags', { messages: [id], op: 'add', flag: 'read' });
@@ -102,7 +101,7 @@ t.test('enable_read_receipts: administrators only, realm events converge, and it
   t.equal(reg.realm_enable_read_receipts, fresh.realm_enable_read_receipts);
 
   const dir = mkdtempSync(join(tmpdir(), 'parley-receipts-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   await store.runtime.execute({ kind: 'org', org, command: { type: 'UPDATE_REALM', org, actor_id: 1, settings: { enable_read_receipts: true } } });

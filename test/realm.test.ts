@@ -10,9 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SYSTEM_GROUPS } from '../actors/group_settings.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { openStore, type Store } from '../src/store.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole } from './helpers.js';
-import { quietLogger } from '../actors/core/logger.js';
+import { type Store } from '../src/store.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore } from './helpers.js';
 
 const patchRealm = (f: ChatFixture, who: Credentials, params: Record<string, unknown>) => f.call(who, 'PATCH', '/api/v1/realm', params);
 const realmState = async (f: ChatFixture, who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { fetch_event_types: ['realm'] })).json;
@@ -128,7 +127,7 @@ t.test('convergence: register plus realm events equal a fresh register', async (
 
 t.test('settings survive a restart, from the log and from a snapshot', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-realm-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   await store.runtime.execute({ kind: 'org', org, command: { type: 'UPDATE_REALM', org, actor_id: 1, name: 'Acme 2', settings: { waiting_period_threshold: 3 } } });

@@ -16,14 +16,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { extract } from 'tar-stream';
-import { quietLogger } from '../actors/core/logger.js';
 import type { Runtime } from '../actors/runtime/runtime.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { resumeExports } from '../src/exports/realm_export.js';
 import { inject } from '../src/http/dispatch.js';
-import { openStore, type Store } from '../src/store.js';
+import { type Store } from '../src/store.js';
 import { collectUploads } from '../src/uploads/collect.js';
-import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
 
 /** The files of a gzipped tar archive, by name below its one directory (read with tar-stream, pax names included). */
 async function untar(gz: Buffer): Promise<Map<string, Buffer>> {
@@ -244,7 +243,7 @@ t.test('a 63-character subdomain: names past ustar\'s 100 bytes are whole in the
 
 t.test('exports survive a restart; one left unfinished is built after it', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-export-store-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const ask = () => store.runtime.execute({ kind: 'org', org, command: { type: 'REQUEST_EXPORT', org, actor_id: 1, export_type: 1, support: 's@x', messages: 0, upload_bytes: 0 } });
@@ -350,7 +349,7 @@ t.test('DELETE /export/realm/{id}: an export of another organization is a missin
 
 t.test('DELETE /export/realm/{id}: a deletion survives a restart; a snapshot naming the archive keeps it until it is gone', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-export-delete-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const [a, b] = [await pendingExport(store.runtime, org, 1), await pendingExport(store.runtime, org, 1)];

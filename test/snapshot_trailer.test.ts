@@ -4,17 +4,16 @@
  * flipped bit there made recovery skip or repeat facts). Older snapshots still verify.
  */
 import t from 'tap';
+import { openTestStore } from './helpers.js';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { HEADER_BYTES, SNAPSHOT_FORMAT_VERSION, TRAILER_BYTES, verifySnapshot } from '../snapshots/snapshot_format.js';
-import { quietLogger } from '../actors/core/logger.js';
 
 t.test('a changed end seq or chunk count in the trailer is refused', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-trailer-'));
-  const store = openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const store = openTestStore(dir);
   await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const info = await store.snapshot();
   await store.close();

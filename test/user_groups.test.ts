@@ -11,9 +11,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { SYSTEM_GROUPS } from '../actors/group_settings.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { openStore, type Store } from '../src/store.js';
-import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
-import { quietLogger } from '../actors/core/logger.js';
+import { type Store } from '../src/store.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
 
 async function create(f: ChatFixture, who: Credentials, name: string, extra: Record<string, unknown> = {}): Promise<number> {
   const r = await f.call(who, 'POST', '/api/v1/user_groups/create', { name, description: `the ${name}`, members: [], ...extra });
@@ -237,7 +236,7 @@ t.test('convergence: realm_user_groups plus user_group events equal a fresh regi
 
 t.test('groups survive a restart, from the log and from a snapshot', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-groups-'));
-  const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+  const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org, owner } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const exec = (command: any): Promise<any> => store.runtime.execute({ kind: 'org', org, command: { org, actor_id: owner.user_id, ...command } } as any);
