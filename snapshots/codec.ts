@@ -20,8 +20,27 @@ export const RECORD_HEADER_BYTES = 16;
 /** A record larger than this is certainly corrupt. */
 export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
-// Plain msgpack maps, no shared structures: every record decodes on its own.
-const packr = new Packr({ useRecords: false, moreTypes: false });
+// Plain msgpack maps, no shared structures: every record decodes on its own. Binary
+// values are copied: a record's bytes are a view of a read window, not to be pinned.
+const packr = new Packr({ useRecords: false, moreTypes: false, copyBuffers: true });
+
+/**
+ * A segment's bytes, read by position: a file read through a window (`SegmentFile` in
+ * log.ts), so that no segment is ever held whole, or a buffer already in memory.
+ */
+export interface SegmentBytes {
+  /** The segment's size. */
+  readonly length: number;
+  /** Bytes `from` to `to` (at most `length`); the view stays valid after later calls. */
+  view(from: number, to: number): Buffer;
+}
+
+/** A buffer as SegmentBytes. */
+export function bufferBytes(buf: Buffer): SegmentBytes {
+  return { length: buf.length, view: (from, to) => buf.subarray(from, to) };
+}
+
+const asBytes = (src: Buffer | SegmentBytes): SegmentBytes => (Buffer.isBuffer(src) ? bufferBytes(src) : src);
 
 /** The header written at the start of each segment. */
 export function segmentHeader(): Buffer {
@@ -56,31 +75,40 @@ export type FrameResult =
   /** A complete frame whose bytes do not verify. */
   | { kind: 'corrupt'; reason: string };
 
-/** True when every byte from `from` to the end is zero (or there are none). Only called off the happy path. */
-function allZero(buf: Buffer, from: number): boolean {
-  for (let i = from; i < buf.length; i++) if (buf[i] !== 0) return false;
+/** Bytes scanned at a time by the checks that look ahead (`allZero`, `findValidFrame`). */
+const SCAN_BYTES = 1024 * 1024;
+
+/** True when every byte from `from` to the end is zero (or there are none). Returns at the first other byte. */
+function allZero(src: SegmentBytes, from: number): boolean {
+  for (let at = from; at < src.length; at += SCAN_BYTES) {
+    const part = src.view(at, Math.min(src.length, at + SCAN_BYTES));
+    for (let i = 0; i < part.length; i++) if (part[i] !== 0) return false;
+  }
   return true;
 }
 
-/** Reads the frame at `offset` of a segment buffer. */
-export function decodeFrame(buf: Buffer, offset: number): FrameResult {
-  if (offset === buf.length) return { kind: 'end' };
-  if (allZero(buf, offset)) return { kind: 'torn', reason: `${buf.length - offset} zero bytes at the end` };
-  if (buf.length - offset < RECORD_HEADER_BYTES) return { kind: 'torn', reason: 'incomplete record header' };
-  const length = buf.readUInt32LE(offset);
+/** Reads the frame at `offset` of a segment. */
+export function decodeFrame(bytes: Buffer | SegmentBytes, offset: number): FrameResult {
+  const src = asBytes(bytes);
+  if (offset === src.length) return { kind: 'end' };
+  if (allZero(src, offset)) return { kind: 'torn', reason: `${src.length - offset} zero bytes at the end` };
+  if (src.length - offset < RECORD_HEADER_BYTES) return { kind: 'torn', reason: 'incomplete record header' };
+  const header = src.view(offset, offset + RECORD_HEADER_BYTES);
+  const length = header.readUInt32LE(0);
   if (length === 0) return { kind: 'corrupt', reason: 'empty record' };
   if (length > MAX_RECORD_BYTES) return { kind: 'corrupt', reason: `impossible record length ${length}` };
   const end = offset + RECORD_HEADER_BYTES + length;
-  if (end > buf.length) return { kind: 'torn', reason: `record of ${length} bytes cut short` };
-  const crc = buf.readUInt32LE(offset + 4);
-  if (crc32(buf.subarray(offset + 8, end)) !== crc) {
+  if (end > src.length) return { kind: 'torn', reason: `record of ${length} bytes cut short` };
+  const crc = header.readUInt32LE(4);
+  const record = src.view(offset, end);
+  if (crc32(record.subarray(8)) !== crc) {
     // A final record, or one followed only by zeros, was being written when the process died.
-    return allZero(buf, end) ? { kind: 'torn', reason: 'checksum mismatch in the final record' } : { kind: 'corrupt', reason: 'checksum mismatch' };
+    return allZero(src, end) ? { kind: 'torn', reason: 'checksum mismatch in the final record' } : { kind: 'corrupt', reason: 'checksum mismatch' };
   }
-  const seq = Number(buf.readBigUInt64LE(offset + 8));
+  const seq = Number(header.readBigUInt64LE(8));
   let fact: Fact;
   try {
-    fact = packr.unpack(buf.subarray(offset + RECORD_HEADER_BYTES, end)) as Fact;
+    fact = packr.unpack(record.subarray(RECORD_HEADER_BYTES)) as Fact;
   } catch (err) {
     return { kind: 'corrupt', reason: `undecodable payload (${(err as Error).message})` };
   }
@@ -109,19 +137,27 @@ function startsMap(byte: number): boolean {
  * the checks that every frame Parley writes passes (length, seq below 2^53 and above
  * `afterSeq`, a payload that starts a msgpack map), which random bytes almost never do.
  */
-export function findValidFrame(buf: Buffer, from: number, afterSeq: number): number {
+export function findValidFrame(bytes: Buffer | SegmentBytes, from: number, afterSeq: number): number {
+  const src = asBytes(bytes);
   // The smallest frame is a header and one byte of payload.
-  const lastStart = buf.length - RECORD_HEADER_BYTES - 1;
-  for (let p = Math.max(0, from); p <= lastStart; p++) {
-    const top = buf[p + 3];
-    if (top > MAX_LENGTH_TOP_BYTE) continue;
-    const length = buf[p] + buf[p + 1] * 0x100 + buf[p + 2] * 0x10000 + top * 0x1000000;
-    if (length === 0 || length > MAX_RECORD_BYTES || length > buf.length - p - RECORD_HEADER_BYTES) continue;
-    const high = buf.readUInt32LE(p + 12);
-    if (high > MAX_SEQ_HIGH_WORD) continue;
-    if (high * 0x1_0000_0000 + buf.readUInt32LE(p + 8) <= afterSeq) continue;
-    if (!startsMap(buf[p + RECORD_HEADER_BYTES])) continue;
-    if (crc32(buf.subarray(p + 8, p + RECORD_HEADER_BYTES + length)) === buf.readUInt32LE(p + 4)) return p;
+  const lastStart = src.length - RECORD_HEADER_BYTES - 1;
+  for (let base = Math.max(0, from); base <= lastStart; base += SCAN_BYTES) {
+    // Headers starting in [base, base + SCAN_BYTES), with the bytes each header and the
+    // first payload byte need.
+    const starts = Math.min(SCAN_BYTES, lastStart - base + 1);
+    const buf = src.view(base, base + starts + RECORD_HEADER_BYTES + 1);
+    for (let i = 0; i < starts; i++) {
+      const top = buf[i + 3];
+      if (top > MAX_LENGTH_TOP_BYTE) continue;
+      const length = buf[i] + buf[i + 1] * 0x100 + buf[i + 2] * 0x10000 + top * 0x1000000;
+      const p = base + i;
+      if (length === 0 || length > MAX_RECORD_BYTES || length > src.length - p - RECORD_HEADER_BYTES) continue;
+      const high = buf.readUInt32LE(i + 12);
+      if (high > MAX_SEQ_HIGH_WORD) continue;
+      if (high * 0x1_0000_0000 + buf.readUInt32LE(i + 8) <= afterSeq) continue;
+      if (!startsMap(buf[i + RECORD_HEADER_BYTES])) continue;
+      if (crc32(src.view(p + 8, p + RECORD_HEADER_BYTES + length)) === buf.readUInt32LE(i + 4)) return p;
+    }
   }
   return -1;
 }

@@ -5,12 +5,12 @@
  * its record is durable under the policy. While one flush is in flight, new records
  * gather for the next, so the disk is never idle while work waits.
  */
-import { closeSync, fdatasync, fsyncSync, openSync, readdirSync, readFileSync, write as fsWrite, writeSync, statSync, ftruncateSync, copyFileSync } from 'node:fs';
+import { closeSync, fdatasync, fstatSync, fsyncSync, openSync, readdirSync, readSync, write as fsWrite, writeSync, statSync, ftruncateSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Stamped } from '../actors/areas/index.js';
 import type { Logger } from '../actors/core/logger.js';
 import type { FactSink } from '../actors/runtime/runtime.js';
-import { checkSegmentHeader, decodeFrame, encodeRecord, findValidFrame, segmentHeader, SEGMENT_HEADER_BYTES } from './codec.js';
+import { bufferBytes, checkSegmentHeader, decodeFrame, encodeRecord, findValidFrame, segmentHeader, SEGMENT_HEADER_BYTES, type SegmentBytes } from './codec.js';
 
 /** When appended records count as durable. */
 export type FsyncPolicy = 'always' | 'batch' | 'none';
@@ -61,6 +61,50 @@ export function listSegments(dir: string): Array<{ name: string; firstSeq: numbe
     .filter((x) => x.m !== null)
     .map((x) => ({ name: x.name, firstSeq: Number(x.m![1]) }))
     .sort((a, b) => a.firstSeq - b.firstSeq);
+}
+
+/** Bytes read at a time from a segment file. */
+const SEGMENT_WINDOW_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A segment file read through a window that moves forward as it is read, so that no
+ * segment is held whole, whatever its size. Each window is a buffer of its own, so
+ * views of an earlier one stay valid.
+ */
+export class SegmentFile implements SegmentBytes {
+  private window = Buffer.alloc(0);
+  private windowStart = 0;
+
+  private constructor(
+    private readonly fd: number,
+    readonly length: number,
+    private readonly path: string,
+  ) {}
+
+  static open(path: string): SegmentFile {
+    const fd = openSync(path, 'r');
+    return new SegmentFile(fd, fstatSync(fd).size, path);
+  }
+
+  view(from: number, to: number): Buffer {
+    const end = Math.min(to, this.length);
+    if (end <= from) return Buffer.alloc(0);
+    if (from >= this.windowStart && end <= this.windowStart + this.window.length) return this.window.subarray(from - this.windowStart, end - this.windowStart);
+    const size = Math.min(this.length - from, Math.max(SEGMENT_WINDOW_BYTES, end - from));
+    const window = Buffer.allocUnsafe(size);
+    for (let done = 0; done < size; ) {
+      const n = readSync(this.fd, window, done, size - done, from + done);
+      if (n === 0) throw new Error(`${this.path} ended at ${from + done} bytes while being read (changed while read?)`);
+      done += n;
+    }
+    this.window = window;
+    this.windowStart = from;
+    return window.subarray(0, end - from);
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
 }
 
 /** Flushes a directory's entries (new or renamed files) to disk. */
@@ -138,12 +182,14 @@ export interface SegmentRead {
  * A bad frame is one that does not decode, or a record whose seq does not follow.
  * `from` resumes after a skipped record; without it the segment header is checked first.
  */
-export function readSegment(buf: Buffer, isLast: boolean, lastSeq: number, onRecord: (stamped: Stamped) => boolean, from?: number): SegmentRead {
+export function readSegment(bytes: Buffer | SegmentBytes, isLast: boolean, lastSeq: number, onRecord: (stamped: Stamped) => boolean, from?: number): SegmentRead {
+  const buf = Buffer.isBuffer(bytes) ? bufferBytes(bytes) : bytes;
   if (from === undefined) {
-    const headerError = checkSegmentHeader(buf);
+    const head = buf.view(0, SEGMENT_HEADER_BYTES);
+    const headerError = checkSegmentHeader(head);
     if (headerError) {
       // A header that never landed: too short, or zeros with nothing valid after them.
-      const neverWritten = buf.length < SEGMENT_HEADER_BYTES || (buf.subarray(0, SEGMENT_HEADER_BYTES).every((b) => b === 0) && findValidFrame(buf, SEGMENT_HEADER_BYTES, lastSeq) < 0);
+      const neverWritten = buf.length < SEGMENT_HEADER_BYTES || (head.every((b) => b === 0) && findValidFrame(buf, SEGMENT_HEADER_BYTES, lastSeq) < 0);
       if (isLast && neverWritten) return { lastSeq, end: { kind: 'torn', offset: 0, bytes: buf.length, reason: 'segment header never completely written' } };
       return { lastSeq, end: { kind: 'corrupt', offset: 0, reason: headerError, header: true } };
     }
@@ -205,38 +251,45 @@ export function* readLogInSlices(dir: string, opts: ReadOptions, onRecord: (s: S
     return !pause && before(stamped.seq);
   };
   for (let i = 0; i < segments.length; i++) {
+    // A segment whose every record the snapshot already reflects is not read at all:
+    // damage there (kept so that an older snapshot can still be restored) costs nothing.
+    if (i + 1 < segments.length && segments[i + 1].firstSeq - 1 <= opts.afterSeq) continue;
     const file = join(dir, segments[i].name);
     const isLast = i === segments.length - 1;
-    const buf = readFileSync(file);
+    const buf = SegmentFile.open(file);
     let from: number | undefined;
-    for (;;) {
-      const read = readSegment(buf, isLast, lastSeq, each, from);
-      lastSeq = read.lastSeq;
-      const { end } = read;
-      if (end.kind === 'end') break;
-      if (end.kind === 'stopped') {
-        if (!pause) return { lastSeq: opts.toSeq!, records };
-        pause = false;
-        from = end.next;
-        yield;
-        continue;
+    try {
+      for (;;) {
+        const read = readSegment(buf, isLast, lastSeq, each, from);
+        lastSeq = read.lastSeq;
+        const { end } = read;
+        if (end.kind === 'end') break;
+        if (end.kind === 'stopped') {
+          if (!pause) return { lastSeq: opts.toSeq!, records };
+          pause = false;
+          from = end.next;
+          yield;
+          continue;
+        }
+        if (end.kind === 'torn') {
+          opts.log.warn({ event: 'recovery.torn_tail_found', file, offset: end.offset, bytes: end.bytes, reason: end.reason }, `log: ${file}: dropping a ${describeTorn(end)}`);
+          tornAt = { file, offset: end.offset };
+          break;
+        }
+        const where = `${file} at offset ${end.offset}: ${end.reason}`;
+        if (end.header) throw new LogCorruption(where);
+        if (!opts.skipCorrupt) throw new LogCorruption(`corrupt log record in ${where}`);
+        const skipped = { event: 'recovery.corrupt_skipped', file, offset: end.offset, reason: end.reason };
+        if (end.resume === undefined) {
+          opts.log.warn({ ...skipped, rest_of_segment: true }, `log: skipping the rest of ${file} after a corrupt record (${where}), as asked`);
+          if (isLast) skippedAt = { file, offset: end.offset };
+          break;
+        }
+        opts.log.warn(skipped, `log: skipping out-of-order record (${where}), as asked`);
+        from = end.resume;
       }
-      if (end.kind === 'torn') {
-        opts.log.warn({ event: 'recovery.torn_tail_found', file, offset: end.offset, bytes: end.bytes, reason: end.reason }, `log: ${file}: dropping a ${describeTorn(end)}`);
-        tornAt = { file, offset: end.offset };
-        break;
-      }
-      const where = `${file} at offset ${end.offset}: ${end.reason}`;
-      if (end.header) throw new LogCorruption(where);
-      if (!opts.skipCorrupt) throw new LogCorruption(`corrupt log record in ${where}`);
-      const skipped = { event: 'recovery.corrupt_skipped', file, offset: end.offset, reason: end.reason };
-      if (end.resume === undefined) {
-        opts.log.warn({ ...skipped, rest_of_segment: true }, `log: skipping the rest of ${file} after a corrupt record (${where}), as asked`);
-        if (isLast) skippedAt = { file, offset: end.offset };
-        break;
-      }
-      opts.log.warn(skipped, `log: skipping out-of-order record (${where}), as asked`);
-      from = end.resume;
+    } finally {
+      buf.close();
     }
   }
   return { lastSeq, records, tornAt, skippedAt };

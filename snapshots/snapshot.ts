@@ -8,13 +8,13 @@
  * place (then the directory is fsync'd) only once the log is durable through every
  * fact the snapshot reflects.
  */
-import { readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import type { Logger } from '../actors/core/logger.js';
 import { fsyncDir, listSegments } from './log.js';
-import { encodeChunk, encodeHeader, encodeTrailer, verifySnapshot, type VerifiedSnapshot } from './snapshot_format.js';
+import { encodeChunk, encodeHeader, encodeTrailer, verifySnapshot, walkSnapshot, type ByteSource, type SnapshotSummary, type VerifiedSnapshot } from './snapshot_format.js';
 
 /**
  * What a snapshot is taken of: state that hands out its chunks (each actor kind
@@ -163,14 +163,65 @@ export async function pruneSnapshots(dir: string, keep: number, log: Logger): Pr
   }
 }
 
-/** Installs a verified snapshot into empty state. Returns the seq replay starts after. */
+/** Installs a snapshot held in memory into empty state. Returns the seq replay starts after. */
 export function loadSnapshot(state: Snapshottable, snap: VerifiedSnapshot): number {
   for (const chunk of snap.chunks) state.restoreChunk(chunk as { k: string }, snap.header.version);
   state.restoredThrough(snap.endSeq);
   return snap.header.startSeq;
 }
 
-/** Reads and verifies a snapshot file. */
+/**
+ * A snapshot file open for reading by position. Never read whole: a snapshot may be
+ * larger than a buffer can be (2 GiB for one read) or than the heap can spare.
+ */
+export function openSnapshotFile(path: string): ByteSource & { close(): void } {
+  const fd = openSync(path, 'r');
+  const size = fstatSync(fd).size;
+  return {
+    size,
+    read(position, length, scratch) {
+      const into = scratch && scratch.length >= length ? scratch.subarray(0, length) : Buffer.allocUnsafe(length);
+      for (let done = 0; done < length; ) {
+        const n = readSync(fd, into, done, length - done, position + done);
+        if (n === 0) throw new Error(`${path} ended at ${position + done} bytes while reading ${length} at ${position} (changed while read?)`);
+        done += n;
+      }
+      return into;
+    },
+    close: () => closeSync(fd),
+  };
+}
+
+/** Walks a snapshot file (see `walkSnapshot`), closing it at the end. A read that fails (or an `onChunk` that throws) throws. */
+export function* walkSnapshotFile(path: string, onChunk?: (chunk: unknown) => void): Generator<void, SnapshotSummary | string> {
+  let file: ReturnType<typeof openSnapshotFile>;
+  try {
+    file = openSnapshotFile(path);
+  } catch (err) {
+    return `cannot be read: ${(err as Error).message}`;
+  }
+  try {
+    return yield* walkSnapshot(file, onChunk);
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Reads and verifies a snapshot file, with its chunks decoded into memory (`decode`
+ * false: only checked). For tools and tests on snapshots that fit in memory; recovery
+ * and `parley verify` walk the file instead.
+ */
 export function readSnapshot(path: string, decode = true): VerifiedSnapshot | string {
-  return verifySnapshot(readFileSync(path), decode);
+  let file: ReturnType<typeof openSnapshotFile>;
+  try {
+    file = openSnapshotFile(path);
+  } catch (err) {
+    return `cannot be read: ${(err as Error).message}`;
+  }
+  try {
+    return verifySnapshot(file, decode);
+  } finally {
+    file.close();
+  }
 }

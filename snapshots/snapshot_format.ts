@@ -77,45 +77,117 @@ export function encodeTrailer(endSeq: number, chunks: number, runningCrc: number
   return buf;
 }
 
-/** A snapshot read and verified end to end. */
-export interface VerifiedSnapshot {
+/**
+ * A snapshot's bytes, read by position: a file read as needed (`fileSource` in
+ * snapshot.ts), so that no snapshot is ever held whole and no size limit applies, or a
+ * buffer already in memory.
+ */
+export interface ByteSource {
+  readonly size: number;
+  /**
+   * `length` bytes at `position`. Into `scratch` when it is given and large enough (the
+   * bytes are then only valid until the next read); otherwise into a buffer of their own.
+   */
+  read(position: number, length: number, scratch?: Buffer): Buffer;
+}
+
+/** A buffer as a ByteSource. */
+export function bufferSource(buf: Buffer): ByteSource {
+  return { size: buf.length, read: (position, length) => buf.subarray(position, position + length) };
+}
+
+/** What a snapshot that verified end to end covers. */
+export interface SnapshotSummary {
   header: SnapshotHeader;
   endSeq: number;
+  /** How many chunks it holds. */
+  chunks: number;
+}
+
+/** A snapshot read and verified end to end, its chunks decoded. */
+export interface VerifiedSnapshot extends Omit<SnapshotSummary, 'chunks'> {
   chunks: unknown[];
 }
 
-/** Verifies a whole snapshot file's bytes and decodes its chunks; returns an error message if it does not verify. */
-export function verifySnapshot(buf: Buffer, decode = true): VerifiedSnapshot | string {
-  const header = decodeHeader(buf);
+/** A walk pauses (yields) after reading about this many bytes, so a caller can let the event loop run. */
+const WALK_SLICE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Walks a snapshot chunk by chunk, checking each chunk's checksum and, at the end, the
+ * checksum over everything. With `onChunk`, each chunk is decoded (from bytes of its
+ * own: decoded binary values may be views of them) and handed over as it is read, so
+ * a caller that must not act on a snapshot that fails its checks walks it twice: once
+ * without `onChunk`, then with it. Returns the summary, or why the snapshot does not
+ * verify. Yields every few MB read.
+ */
+export function* walkSnapshot(src: ByteSource, onChunk?: (chunk: unknown) => void): Generator<void, SnapshotSummary | string> {
+  const header = decodeHeader(src.read(0, Math.min(HEADER_BYTES, src.size)));
   if (typeof header === 'string') return header;
-  if (buf.length < HEADER_BYTES + TRAILER_BYTES) return 'file too short for a trailer (incomplete snapshot)';
-  const trailerAt = buf.length - TRAILER_BYTES;
-  if (!buf.subarray(trailerAt, trailerAt + 8).equals(TRAILER_MAGIC)) return 'missing trailer (incomplete snapshot)';
-  const endSeq = Number(buf.readBigUInt64LE(trailerAt + 8));
-  const count = buf.readUInt32LE(trailerAt + 16);
-  const expectedCrc = buf.readUInt32LE(trailerAt + 20);
-  const checkedEnd = header.version >= 3 ? trailerAt + TRAILER_CHECKED_BYTES : trailerAt;
-  if (crc32(buf.subarray(0, checkedEnd)) !== expectedCrc) return header.version >= 3 ? 'checksum mismatch over the snapshot body and trailer' : 'checksum mismatch over the snapshot body';
-  const chunks: unknown[] = [];
+  if (src.size < HEADER_BYTES + TRAILER_BYTES) return 'file too short for a trailer (incomplete snapshot)';
+  const trailerAt = src.size - TRAILER_BYTES;
+  const trailer = Buffer.from(src.read(trailerAt, TRAILER_BYTES));
+  if (!trailer.subarray(0, 8).equals(TRAILER_MAGIC)) return 'missing trailer (incomplete snapshot)';
+  const endSeq = Number(trailer.readBigUInt64LE(8));
+  const count = trailer.readUInt32LE(16);
+  const expectedCrc = trailer.readUInt32LE(20);
+  let crc = crc32(src.read(0, HEADER_BYTES));
+  let scratch = Buffer.allocUnsafe(1024 * 1024);
   let offset = HEADER_BYTES;
   let n = 0;
+  let sinceYield = 0;
+  let chunkError: string | undefined;
   while (offset < trailerAt) {
     if (trailerAt - offset < 8) return `truncated chunk header at offset ${offset}`;
-    const length = buf.readUInt32LE(offset);
+    const frame = Buffer.from(src.read(offset, 8));
+    const length = frame.readUInt32LE(0);
     const end = offset + 8 + length;
     if (length > MAX_CHUNK_BYTES || end > trailerAt) return `impossible chunk length at offset ${offset}`;
-    const payload = buf.subarray(offset + 8, end);
-    if (crc32(payload) !== buf.readUInt32LE(offset + 4)) return `chunk checksum mismatch at offset ${offset}`;
-    if (decode) {
+    if (!onChunk && length > scratch.length) scratch = Buffer.allocUnsafe(length);
+    const payload = src.read(offset + 8, length, onChunk ? undefined : scratch);
+    crc = crc32(payload, crc32(frame, crc));
+    if (chunkError === undefined && crc32(payload) !== frame.readUInt32LE(4)) chunkError = `chunk checksum mismatch at offset ${offset}`;
+    if (onChunk && chunkError === undefined) {
+      let chunk: unknown;
       try {
-        chunks.push(packr.unpack(payload));
+        chunk = packr.unpack(payload);
       } catch (err) {
         return `undecodable chunk at offset ${offset}: ${(err as Error).message}`;
       }
+      onChunk(chunk);
     }
     n++;
     offset = end;
+    sinceYield += 8 + length;
+    if (sinceYield >= WALK_SLICE_BYTES) {
+      sinceYield = 0;
+      yield;
+    }
   }
+  if (header.version >= 3) crc = crc32(trailer.subarray(0, TRAILER_CHECKED_BYTES), crc);
+  // The whole-file checksum speaks first, as it did when it was checked before any chunk.
+  if (crc !== expectedCrc) return header.version >= 3 ? 'checksum mismatch over the snapshot body and trailer' : 'checksum mismatch over the snapshot body';
+  if (chunkError !== undefined) return chunkError;
   if (n !== count) return `trailer counts ${count} chunks but the file holds ${n}`;
-  return { header, endSeq, chunks };
+  return { header, endSeq, chunks: n };
+}
+
+/** Runs a walk to its end at once. */
+function walkAtOnce<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * Verifies a snapshot and decodes its chunks into memory: for snapshots small enough
+ * to hold whole (tests, tools on one chunk). Recovery walks files instead.
+ */
+export function verifySnapshot(buf: Buffer | ByteSource, decode = true): VerifiedSnapshot | string {
+  const src = Buffer.isBuffer(buf) ? bufferSource(buf) : buf;
+  const checked = walkAtOnce(walkSnapshot(src));
+  if (typeof checked === 'string' || !decode) return typeof checked === 'string' ? checked : { ...checked, chunks: [] };
+  const chunks: unknown[] = [];
+  const read = walkAtOnce(walkSnapshot(src, (chunk) => chunks.push(chunk)));
+  return typeof read === 'string' ? read : { ...read, chunks };
 }

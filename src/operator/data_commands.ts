@@ -3,17 +3,18 @@
  * restore and compact. Commands that change a directory refuse while a server holds
  * it, except `snapshot`, which asks the running server to take one.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime/runtime.js';
-import { describeTorn, listSegments, readSegment } from '../../snapshots/log.js';
-import { listSnapshots, pruneSnapshots, readSnapshot, writeSnapshot } from '../../snapshots/snapshot.js';
+import { describeTorn, listSegments, readSegment, runSlices, SegmentFile } from '../../snapshots/log.js';
+import { listSnapshots, pruneSnapshots, readSnapshot, walkSnapshotFile, writeSnapshot } from '../../snapshots/snapshot.js';
+import type { SnapshotSummary } from '../../snapshots/snapshot_format.js';
 import { lockHolder, openStore, recover } from '../store.js';
 import { printFromServer } from '../control.js';
 import { terminalLog } from '../logging.js';
 import { progress } from './progress.js';
 import { checkFile, copyFiles, stateAttachments, type NamedFile } from '../uploads/check.js';
-import { snapshotAttachments } from '../uploads/collect.js';
+import { chunkAttachments } from '../uploads/collect.js';
 import { UploadStore } from '../uploads/store.js';
 
 /** Opens a stopped server's data directory for a command that writes. */
@@ -82,12 +83,17 @@ export function listSnapshotsCommand(dataDir: string): void {
  * problem. `lastSeq` is the seq the log reached before this segment.
  */
 export function verifySegment(path: string, isLast: boolean, lastSeq: number): { records: number; lastSeq: number; problem?: string; note?: string } {
-  const buf = readFileSync(path);
+  const file = SegmentFile.open(path);
   let records = 0;
-  const read = readSegment(buf, isLast, lastSeq, () => {
-    records++;
-    return true;
-  });
+  let read: ReturnType<typeof readSegment>;
+  try {
+    read = readSegment(file, isLast, lastSeq, () => {
+      records++;
+      return true;
+    });
+  } finally {
+    file.close();
+  }
   const { end } = read;
   if (end.kind === 'torn') return { records, lastSeq: read.lastSeq, note: `${describeTorn(end)}; it is dropped at the next start` };
   if (end.kind === 'corrupt') return { records, lastSeq: read.lastSeq, problem: `offset ${end.offset}: ${end.reason}` };
@@ -109,14 +115,20 @@ export function verifyReport(dataDir: string, onProgress: (done: number, total: 
   /** Files to check, each once however many snapshots name it, with the first snapshot naming it. */
   const files = new Map<string, NamedFile & { snapshot: string }>();
   for (const s of snaps) {
-    const v = readSnapshot(s.path);
+    // Read chunk by chunk (a snapshot may be larger than memory), decoding each.
+    const named: NamedFile[] = [];
+    let v: SnapshotSummary | string;
+    try {
+      v = runSlices(walkSnapshotFile(s.path, (chunk) => named.push(...chunkAttachments(chunk))));
+    } catch (err) {
+      v = `cannot be read: ${(err as Error).message}`;
+    }
     if (typeof v === 'string') {
       ok = false;
       lines.push(`CORRUPT  ${s.name}: ${v}`);
     } else {
-      lines.push(`ok       ${s.name}: seq ${v.header.startSeq}..${v.endSeq}, ${v.chunks.length} chunks`);
-      const named = snapshotAttachments(v);
-      if (typeof named !== 'string') for (const f of named) if (!files.has(`${f.org}/${f.file.sha256}`)) files.set(`${f.org}/${f.file.sha256}`, { ...f, snapshot: s.name });
+      lines.push(`ok       ${s.name}: seq ${v.header.startSeq}..${v.endSeq}, ${v.chunks} chunks`);
+      for (const f of named) if (!files.has(`${f.org}/${f.file.sha256}`)) files.set(`${f.org}/${f.file.sha256}`, { ...f, snapshot: s.name });
     }
     onProgress(++done, total);
   }

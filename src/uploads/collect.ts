@@ -5,25 +5,30 @@
  */
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { AttachmentRecord, RealmEmojiRecord, RealmExportRecord } from '../../actors/kinds/organization.js';
-import { listSnapshots, readSnapshot } from '../../snapshots/snapshot.js';
-import type { VerifiedSnapshot } from '../../snapshots/snapshot_format.js';
+import { runSlices } from '../../snapshots/log.js';
+import { listSnapshots, walkSnapshotFile } from '../../snapshots/snapshot.js';
 import { namedFiles, type NamedFile } from './check.js';
 import { uploadStore } from './store.js';
 
+/** The files one snapshot chunk names: an organization's attachments, custom emoji images and data export archives. */
+export function chunkAttachments(chunk: unknown): NamedFile[] {
+  const c = chunk as { k?: string; org?: { id: number }; attachments?: AttachmentRecord[]; realmEmoji?: RealmEmojiRecord[]; exports?: RealmExportRecord[] };
+  if (c.k !== 'org') return [];
+  return namedFiles(c.org!.id, c.attachments ?? [], c.realmEmoji ?? [], c.exports ?? []);
+}
+
 /**
- * The files a snapshot names (by path, or already read): its organizations'
- * attachments, custom emoji images and data export archives (files of the same store); a string says why it
- * cannot be read.
+ * The files a snapshot file names (files of the same store), read chunk by chunk; a
+ * string says why it cannot be read.
  */
-export function snapshotAttachments(snapshot: string | VerifiedSnapshot): NamedFile[] | string {
-  const v = typeof snapshot === 'string' ? readSnapshot(snapshot) : snapshot;
-  if (typeof v === 'string') return v;
+export function snapshotAttachments(path: string): NamedFile[] | string {
   const out: NamedFile[] = [];
-  for (const chunk of v.chunks as Array<{ k?: string; org?: { id: number }; attachments?: AttachmentRecord[]; realmEmoji?: RealmEmojiRecord[]; exports?: RealmExportRecord[] }>) {
-    if (chunk.k !== 'org') continue;
-    out.push(...namedFiles(chunk.org!.id, chunk.attachments ?? [], chunk.realmEmoji ?? [], chunk.exports ?? []));
+  try {
+    const read = runSlices(walkSnapshotFile(path, (chunk) => out.push(...chunkAttachments(chunk))));
+    return typeof read === 'string' ? read : out;
+  } catch (err) {
+    return `cannot be read: ${(err as Error).message}`;
   }
-  return out;
 }
 
 /** Files named by each snapshot, by snapshot name (a snapshot never changes once written). */
