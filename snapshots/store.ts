@@ -3,13 +3,14 @@
  * replay the log after it through the runtime's reducers, and attach a log writer
  * for new facts. Also schedules snapshots while the server runs.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Stamped } from '../actors/areas/index.js';
 import type { Logger } from '../actors/core/logger.js';
 import type { FactSink } from '../actors/runtime/runtime.js';
 import { listSegments, LogCorruption, LogWriter, NO_LOG_OBSERVER, readLogInSlices, runSlices, runSlicesAsync, truncateTorn, type FsyncPolicy, type LogObserver } from './log.js';
-import { defaultWriteOptions, listSnapshots, loadSnapshot, pruneSnapshots, readSnapshot, writeSnapshot, type Snapshottable, type SnapshotInfo } from './snapshot.js';
+import { defaultWriteOptions, listSnapshots, pruneSnapshots, walkSnapshotFile, writeSnapshot, type Snapshottable, type SnapshotInfo } from './snapshot.js';
+import { heapLimitBytes, mib, recoveryHeapBudget, recoveryHeapEstimate, RecoveryTooLarge, watchLiveHeap } from './memory_budget.js';
 
 /** State that recovery rebuilds: it takes snapshot chunks back and replays facts. */
 export interface Recoverable extends Snapshottable {
@@ -17,6 +18,8 @@ export interface Recoverable extends Snapshottable {
   replay(stamped: Stamped): void;
   /** Stops whatever the state runs (actors, timers). */
   stop(): void;
+  /** Empties the state, as it was when made (after a snapshot failed part way through restoring). */
+  reset(): void;
 }
 
 export interface StoreOptions {
@@ -34,6 +37,8 @@ export interface StoreOptions {
   onFatal(error: Error): void;
   /** Told of the log's group commits and of every snapshot taken (metrics); nothing by default. */
   observer?: StoreObserver;
+  /** The heap recovery must fit in; by default this process's V8 limit and its live heap. */
+  memory?: RecoveryMemory;
 }
 
 /** What a data directory reports of its work: the log's, and each snapshot written. */
@@ -76,25 +81,106 @@ export function lockHolder(dataDir: string): number | undefined {
   }
 }
 
-/** Loads the newest snapshot that verifies (or the one named), falling back to older ones. Returns the seq replay starts after. */
-function restoreNewestSnapshot(state: Recoverable, dir: string, log: Logger, toSeq?: number, only?: string): { name: string | null; startSeq: number } {
+/** The bytes of log that replay after `startSeq` reads (whole segments: a slight overestimate). */
+function logBytesAfter(dir: string, startSeq: number): number {
+  const segments = listSegments(dir);
+  let bytes = 0;
+  for (let i = 0; i < segments.length; i++) {
+    const next = segments[i + 1];
+    if (next !== undefined && next.firstSeq - 1 <= startSeq) continue;
+    bytes += statSync(join(dir, segments[i].name)).size;
+  }
+  return bytes;
+}
+
+/** What a recovery may do with the heap: the limit it must fit in, and the live heap now. */
+export interface RecoveryMemory {
+  /** The heap limit, in bytes (V8's by default). */
+  limitBytes: number;
+  /** The live heap as the last major GC left it (0: not known yet). */
+  liveBytes(): number;
+}
+
+/**
+ * Loads the newest snapshot that fits in memory, verifies and restores (or the one
+ * named), falling back to older ones, each time with a log event that says why: a
+ * snapshot whose recovery would not fit in the heap, one that does not verify (checked
+ * end to end before anything is restored), and one that fails while being restored,
+ * after which the state is made again, empty. Snapshots are read chunk by chunk, never
+ * whole. Returns the state and the seq replay starts after; throws `RecoveryTooLarge`
+ * when not even the log alone would fit.
+ */
+function* restoreNewestSnapshot(
+  state: Recoverable,
+  dir: string,
+  log: Logger,
+  memory: RecoveryMemory,
+  toSeq?: number,
+  only?: string,
+): Generator<void, { name: string | null; startSeq: number }> {
+  const budget = recoveryHeapBudget(memory.limitBytes);
+  let smallestNeed: { bytes: number; what: string } | undefined;
+  /** The heap recovery from this point needs, if over the budget (noted as the smallest such need); else 0. */
+  const overBudget = (snapshotBytes: number, startSeq: number, what: string): number => {
+    const need = recoveryHeapEstimate(snapshotBytes, logBytesAfter(dir, startSeq));
+    if (need <= budget) return 0;
+    if (smallestNeed === undefined || need < smallestNeed.bytes) smallestNeed = { bytes: need, what };
+    return need;
+  };
   for (const snap of listSnapshots(dir)) {
     if (only !== undefined && snap.name !== only) continue;
     if (toSeq !== undefined && snap.startSeq > toSeq) continue;
-    const verified = readSnapshot(snap.path);
-    if (typeof verified === 'string') {
-      log.error({ event: 'recovery.snapshot_invalid', snapshot: snap.name, reason: verified }, `store: snapshot ${snap.name} does not verify (${verified}); falling back to an older one`);
+    const need = overBudget(snap.size, snap.startSeq, `snapshot ${snap.name} (${mib(snap.size)} MiB) and the log after it`);
+    if (need > 0) {
+      log.error(
+        { event: 'recovery.snapshot_too_large', snapshot: snap.name, bytes: snap.size, needed_mib: mib(need), budget_mib: mib(budget), limit_mib: mib(memory.limitBytes) },
+        `store: snapshot ${snap.name} and the log after it need about ${mib(need)} MiB of heap, over the ${mib(budget)} MiB recovery may use; falling back to an older one`,
+      );
       continue;
     }
-    if (toSeq !== undefined && verified.endSeq > toSeq) {
-      log.info({ event: 'recovery.snapshot_skipped', snapshot: snap.name, end_seq: verified.endSeq, to_seq: toSeq }, `store: snapshot ${snap.name} reflects facts past seq ${toSeq}; trying an older one`);
-      continue;
+    let failure: { event: string; reason: string };
+    try {
+      const checked = yield* walkSnapshotFile(snap.path);
+      if (typeof checked === 'string') {
+        log.error({ event: 'recovery.snapshot_invalid', snapshot: snap.name, reason: checked }, `store: snapshot ${snap.name} does not verify (${checked}); falling back to an older one`);
+        continue;
+      }
+      if (toSeq !== undefined && checked.endSeq > toSeq) {
+        log.info({ event: 'recovery.snapshot_skipped', snapshot: snap.name, end_seq: checked.endSeq, to_seq: toSeq }, `store: snapshot ${snap.name} reflects facts past seq ${toSeq}; trying an older one`);
+        continue;
+      }
+      const restoring = walkSnapshotFile(snap.path, (chunk) => state.restoreChunk(chunk as { k: string }, checked.header.version));
+      const restored = yield* watched(restoring, () => {
+        const live = memory.liveBytes();
+        if (live > budget) throw RecoveryTooLarge.reached(live, memory.limitBytes, 0, checked.endSeq);
+      });
+      if (typeof restored !== 'string') {
+        state.restoredThrough(restored.endSeq);
+        log.info({ event: 'recovery.snapshot_loaded', snapshot: snap.name, start_seq: restored.header.startSeq, seq: restored.endSeq }, `store: loaded snapshot ${snap.name} (seq ${restored.header.startSeq}..${restored.endSeq})`);
+        return { name: snap.name, startSeq: restored.header.startSeq };
+      }
+      failure = { event: 'recovery.snapshot_unloadable', reason: restored };
+    } catch (err) {
+      failure = { event: err instanceof RecoveryTooLarge ? 'recovery.snapshot_too_large' : 'recovery.snapshot_unloadable', reason: (err as Error).message };
     }
-    const startSeq = loadSnapshot(state, verified);
-    log.info({ event: 'recovery.snapshot_loaded', snapshot: snap.name, start_seq: startSeq, seq: verified.endSeq }, `store: loaded snapshot ${snap.name} (seq ${startSeq}..${verified.endSeq})`);
-    return { name: snap.name, startSeq };
+    // Part of it may be in the state: start again from nothing.
+    state.reset();
+    log.error({ event: failure.event, snapshot: snap.name, reason: failure.reason }, `store: snapshot ${snap.name} could not be restored (${failure.reason}); falling back to an older one`);
+  }
+  if (only === undefined ? overBudget(0, 0, 'the whole log, replayed with no snapshot,') > 0 : smallestNeed !== undefined) {
+    throw RecoveryTooLarge.estimated(smallestNeed!.bytes, memory.limitBytes, smallestNeed!.what);
   }
   return { name: null, startSeq: 0 };
+}
+
+/** Runs a sliced generator, calling `check` at each of its pauses (which may throw to stop it). */
+function* watched<T>(steps: Generator<void, T>, check: () => void): Generator<void, T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    check();
+    yield;
+  }
 }
 
 /** What recovery found. */
@@ -118,6 +204,8 @@ export interface RecoverOptions {
   onRecord?: (seq: number) => void;
   /** Facts replayed between two pauses, when recovering in slices. */
   sliceRecords?: number;
+  /** The heap recovery must fit in; by default this process's V8 limit and its live heap. */
+  memory?: RecoveryMemory;
 }
 
 /**
@@ -125,28 +213,42 @@ export interface RecoverOptions {
  * verifies (or `onlySnapshot`), then the log after it, up to `toSeq`. Reads only.
  */
 export function recover(state: Recoverable, dir: string, opts: RecoverOptions): Recovery {
-  return runSlices(recoverInSlices(state, dir, opts));
+  return runSlices(recoverInSlices(state, dir, { sliceRecords: DEFAULT_SLICE_RECORDS, ...opts }));
 }
 
 /** `recover` as a generator that pauses every `opts.sliceRecords` facts replayed. */
 export function* recoverInSlices(state: Recoverable, dir: string, opts: RecoverOptions): Generator<void, Recovery> {
   const started = Date.now();
-  const snap = restoreNewestSnapshot(state, dir, opts.log, opts.toSeq, opts.onlySnapshot);
-  if (opts.onlySnapshot !== undefined && snap.name === null) throw new Error(`snapshot ${opts.onlySnapshot} is missing, does not verify, or reflects facts past seq ${opts.toSeq}`);
-  const segments = listSegments(dir);
-  if (segments.length > 0 && segments[0].firstSeq > snap.startSeq + 1) {
-    throw new LogCorruption(
-      `the log starts at seq ${segments[0].firstSeq}, but ${snap.name ? `snapshot ${snap.name} covers only up to seq ${snap.startSeq}` : 'no snapshot verifies'}: records ${snap.startSeq + 1} to ${segments[0].firstSeq - 1} are missing`,
-    );
+  const watch = opts.memory === undefined ? watchLiveHeap() : undefined;
+  const memory: RecoveryMemory = opts.memory ?? { limitBytes: heapLimitBytes(), liveBytes: watch!.liveBytes };
+  const budget = recoveryHeapBudget(memory.limitBytes);
+  try {
+    const snap = yield* restoreNewestSnapshot(state, dir, opts.log, memory, opts.toSeq, opts.onlySnapshot);
+    if (opts.onlySnapshot !== undefined && snap.name === null) throw new Error(`snapshot ${opts.onlySnapshot} is missing, does not verify, or reflects facts past seq ${opts.toSeq}`);
+    const segments = listSegments(dir);
+    if (segments.length > 0 && segments[0].firstSeq > snap.startSeq + 1) {
+      throw new LogCorruption(
+        `the log starts at seq ${segments[0].firstSeq}, but ${snap.name ? `snapshot ${snap.name} covers only up to seq ${snap.startSeq}` : 'no snapshot verifies'}: records ${snap.startSeq + 1} to ${segments[0].firstSeq - 1} are missing`,
+      );
+    }
+    const read = { afterSeq: snap.startSeq, toSeq: opts.toSeq, skipCorrupt: opts.skipCorrupt, log: opts.log, sliceRecords: opts.sliceRecords };
+    // Where the log ends, roughly (the last segment's first seq): for the progress in a refusal.
+    const lastFirstSeq = segments.length > 0 ? segments[segments.length - 1].firstSeq : 0;
+    const replay = readLogInSlices(dir, read, (s) => {
+      state.replay(s);
+      opts.onRecord?.(s.seq);
+    });
+    const result = yield* watched(replay, () => {
+      // The estimate was wrong: stop while the heap still has room, never die of OOM.
+      const live = memory.liveBytes();
+      if (live > budget) throw RecoveryTooLarge.reached(live, memory.limitBytes, state.lastSeq, Math.max(lastFirstSeq, state.lastSeq));
+    });
+    const lastSeq = Math.max(result.lastSeq, state.lastSeq);
+    state.restoredThrough(lastSeq);
+    return { snapshot: snap.name, snapshotStartSeq: snap.startSeq, replayed: result.records, lastSeq, ms: Date.now() - started, tornAt: result.tornAt, skippedAt: result.skippedAt };
+  } finally {
+    watch?.stop();
   }
-  const read = { afterSeq: snap.startSeq, toSeq: opts.toSeq, skipCorrupt: opts.skipCorrupt, log: opts.log, sliceRecords: opts.sliceRecords };
-  const result = yield* readLogInSlices(dir, read, (s) => {
-    state.replay(s);
-    opts.onRecord?.(s.seq);
-  });
-  const lastSeq = Math.max(result.lastSeq, state.lastSeq);
-  state.restoredThrough(lastSeq);
-  return { snapshot: snap.name, snapshotStartSeq: snap.startSeq, replayed: result.records, lastSeq, ms: Date.now() - started, tornAt: result.tornAt, skippedAt: result.skippedAt };
 }
 
 /**
@@ -155,8 +257,12 @@ export function* recoverInSlices(state: Recoverable, dir: string, opts: RecoverO
  * log, and returns empty state (the caller decides what state is; see `src/store.ts`).
  */
 export function openStore<R extends Recoverable>(opts: StoreOptions, build: (sink: FactSink) => R): Store<R> {
-  return runSlices(openInSlices(opts, build).recovered);
+  // In slices all the same: the live heap is checked between them.
+  return runSlices(openInSlices(opts, build, DEFAULT_SLICE_RECORDS).recovered);
 }
+
+/** Facts replayed between two checks of the live heap, when the caller gives no pacing. */
+const DEFAULT_SLICE_RECORDS = 1000;
 
 /** How recovery shares the event loop (`openStoreInSlices`). */
 export interface Pacing {
@@ -191,7 +297,7 @@ function openInSlices<R extends Recoverable>(opts: StoreOptions, build: (sink: F
   let writer: LogWriter | undefined;
   const runtime = build({ append: (records, onDurable) => writer!.append(records, onDurable) });
   function* recovered(): Generator<void, Store<R>> {
-    const recovery = yield* recoverInSlices(runtime, opts.dataDir, { skipCorrupt: opts.skipCorrupt, toSeq: opts.toSeq, log: opts.log, sliceRecords });
+    const recovery = yield* recoverInSlices(runtime, opts.dataDir, { skipCorrupt: opts.skipCorrupt, toSeq: opts.toSeq, log: opts.log, sliceRecords, memory: opts.memory });
     if (recovery.tornAt) truncateTorn(recovery.tornAt, opts.log);
     // New records would follow the skipped bytes, where the next start skips them too.
     if (recovery.skippedAt) truncateTorn(recovery.skippedAt, opts.log, 'corrupt');

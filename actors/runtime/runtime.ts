@@ -71,29 +71,43 @@ export const defaultRuntimeOptions = (sink: FactSink): RuntimeOptions => ({
   },
 });
 
+/** The parts of the runtime that hold state, made together (and made again by `reset`). */
+interface Parts {
+  directory: ActorDirectory;
+  /** The same object as `queueDelivery`, seen as what others may do with it. */
+  queues: QueueService;
+  queueDelivery: QueueDelivery;
+  events: EventRouting;
+  scheduled: DeliverySchedule;
+}
+
 export class Runtime implements StateView {
-  /** What route handlers, the server and tools may do with event queues. */
-  readonly queues: QueueService;
-  /** When scheduled messages and reminders are due; `sweep` delivers what is due now. */
-  readonly scheduled: DeliverySchedule;
-  /** Applying queue facts and delivering events: the runtime's alone. */
-  private readonly queueDelivery: QueueDelivery;
   /** The seq of the newest fact applied to state. */
   lastSeq = 0;
   /** Every fact up to this seq is durable and its events are in their queues (not merely staged). */
   deliveredSeq = 0;
-  private readonly directory: ActorDirectory;
-  private readonly events: EventRouting;
+  private parts: Parts;
   private messageIdCounter = 0;
   private readonly env: DecideEnv;
 
   constructor(private readonly opts: RuntimeOptions) {
+    this.parts = this.makeParts();
+    this.env = {
+      now: () => Math.floor(opts.now() / 1000),
+      token: (bytes) => opts.randomBytes(bytes).toString('base64url'),
+      nextMessageId: () => ++this.messageIdCounter,
+      stamp: (facts) => facts.map((fact) => ({ seq: ++this.lastSeq, fact })),
+    };
+  }
+
+  private makeParts(): Parts {
+    const opts = this.opts;
     let queues: EventQueues | undefined;
-    this.directory = new ActorDirectory({
+    const directory = new ActorDirectory({
       applyRegistered: (fact, seq) => queues!.applyRegistered(fact, seq),
       applyDropped: (fact) => queues!.applyDropped(fact),
     });
-    this.queues = this.queueDelivery = queues = new EventQueues(this.directory.supervisor, {
+    queues = new EventQueues(directory.supervisor, {
       ...opts.queues,
       now: opts.now,
       random: opts.random,
@@ -101,20 +115,45 @@ export class Runtime implements StateView {
       commit: (facts) => this.commitFacts(facts),
       observer: opts.delivery,
     });
-    this.events = new EventRouting(this.directory, this.queueDelivery);
-    this.scheduled = new DeliverySchedule({
+    const scheduled = new DeliverySchedule({
       nowMs: () => opts.now(),
-      user: (org, userId) => this.directory.user(org, userId),
-      users: () => this.directory.contexts().orgs.flatMap(({ org, users }) => users.map((user) => ({ org: org.org.id, user }))),
+      user: (org, userId) => directory.user(org, userId),
+      users: () => directory.contexts().orgs.flatMap(({ org, users }) => users.map((user) => ({ org: org.org.id, user }))),
       deliver: (org, userId, id) => this.execute({ kind: 'user', org, user_id: userId, command: { type: 'DELIVER_SCHEDULED', org, user_id: userId, id } }),
       log: opts.log ?? quietLogger,
     });
-    this.env = {
-      now: () => Math.floor(opts.now() / 1000),
-      token: (bytes) => opts.randomBytes(bytes).toString('base64url'),
-      nextMessageId: () => ++this.messageIdCounter,
-      stamp: (facts) => facts.map((fact) => ({ seq: ++this.lastSeq, fact })),
-    };
+    return { directory, queues, queueDelivery: queues, events: new EventRouting(directory, queues), scheduled };
+  }
+
+  /** What route handlers, the server and tools may do with event queues. */
+  get queues(): QueueService {
+    return this.parts.queues;
+  }
+  /** When scheduled messages and reminders are due; `sweep` delivers what is due now. */
+  get scheduled(): DeliverySchedule {
+    return this.parts.scheduled;
+  }
+  /** Applying queue facts and delivering events: the runtime's alone. */
+  private get queueDelivery(): QueueDelivery {
+    return this.parts.queueDelivery;
+  }
+  private get directory(): ActorDirectory {
+    return this.parts.directory;
+  }
+  private get events(): EventRouting {
+    return this.parts.events;
+  }
+
+  /**
+   * Empties the state, as it was when made: for recovery, after a snapshot failed part
+   * way through being restored. Only before serving (nothing may be in flight).
+   */
+  reset(): void {
+    this.stop();
+    this.parts = this.makeParts();
+    this.lastSeq = 0;
+    this.deliveredSeq = 0;
+    this.messageIdCounter = 0;
   }
 
   // StateView: synchronous, read-only views of actor state.

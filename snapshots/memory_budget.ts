@@ -1,0 +1,103 @@
+/**
+ * Whether recovering a data directory fits in the heap, decided before it starts and
+ * watched while it runs, so that a start on data too large for the memory limit stops
+ * with a message instead of dying of OOM (and, under a supervisor, dying again).
+ *
+ * The estimate is linear in what recovery reads: every byte of snapshot and of log
+ * becomes heap at a measured rate (see the constants). The watch reads the live heap
+ * after each major GC, the one figure that is not inflated by garbage.
+ */
+import { PerformanceObserver, constants as perf } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
+
+/**
+ * Heap taken per byte of snapshot loaded, and per byte of log replayed: the live heap
+ * after recovery divided by the bytes read, measured with realistic messages (40–80
+ * words, some Markdown) by `node --expose-gc dist/bench/recovery_heap.js --messages
+ * 150000`: 1.32 per snapshot byte and 1.11 per log byte (at 30,000 messages, 1.29 and
+ * 1.09), with margin.
+ */
+export const HEAP_PER_SNAPSHOT_BYTE = 1.5;
+export const HEAP_PER_LOG_BYTE = 1.3;
+/** The heap a started Parley takes before any data (code, tables, caches). */
+export const BASE_HEAP_BYTES = 64 * 1024 * 1024;
+/**
+ * Recovery may fill this share of the heap limit at most. Past it, the server would
+ * start already refusing writes (its admission control's high watermark), with little
+ * room for the requests it still serves.
+ */
+export const RECOVERY_HEAP_SHARE = 0.85;
+
+/** The heap limit of this process (V8's, which `--max-old-space-size` sets), in bytes. */
+export function heapLimitBytes(): number {
+  return getHeapStatistics().heap_size_limit;
+}
+
+/** The heap recovering `snapshotBytes` of snapshot and `logBytes` of log is expected to take. */
+export function recoveryHeapEstimate(snapshotBytes: number, logBytes: number): number {
+  return BASE_HEAP_BYTES + snapshotBytes * HEAP_PER_SNAPSHOT_BYTE + logBytes * HEAP_PER_LOG_BYTE;
+}
+
+/** The heap recovery may use, in bytes: its share of `limitBytes`. */
+export function recoveryHeapBudget(limitBytes: number): number {
+  return Math.floor(limitBytes * RECOVERY_HEAP_SHARE);
+}
+
+const MIB = 1024 * 1024;
+
+/** Bytes as MiB, rounded up, for messages. */
+export function mib(bytes: number): number {
+  return Math.ceil(bytes / MIB);
+}
+
+/** How an operator raises the limit, for messages. */
+const RAISE = 'with --memory-limit-mib, PARLEY_MEMORY_LIMIT_MIB or server.memory_limit_mib (the machine must have that much memory to spare)';
+
+/**
+ * Thrown when recovering the data directory does not fit in the heap limit; its
+ * message says what recovery needs, what the limit is, and how to raise it.
+ */
+export class RecoveryTooLarge extends Error {
+  /** Recovery of `what` is expected to need `neededBytes`: refused before it starts. */
+  static estimated(neededBytes: number, limitBytes: number, what: string): RecoveryTooLarge {
+    return new RecoveryTooLarge(
+      `recovery of ${what} needs about ${mib(neededBytes)} MiB of heap, more than the ${mib(recoveryHeapBudget(limitBytes))} MiB ` +
+        `recovery may use (${Math.round(RECOVERY_HEAP_SHARE * 100)}% of the ${mib(limitBytes)} MiB memory limit). Raise the limit to at least ` +
+        `${Math.ceil(mib(neededBytes) / RECOVERY_HEAP_SHARE)} MiB ${RAISE}, or restore an older state with 'parley restore'`,
+    );
+  }
+
+  /** Recovery under way reached the budget at `seq` with `liveBytes` live: stopped before the heap ran out. */
+  static reached(liveBytes: number, limitBytes: number, seq: number, lastSeq: number): RecoveryTooLarge {
+    const share = lastSeq > 0 ? Math.min(1, seq / lastSeq) : 1;
+    const needed = share > 0 ? liveBytes / share : liveBytes;
+    return new RecoveryTooLarge(
+      `recovery stopped at seq ${seq} of about ${lastSeq} with ${mib(liveBytes)} MiB of live heap, past the ${mib(recoveryHeapBudget(limitBytes))} MiB ` +
+        `it may use (${Math.round(RECOVERY_HEAP_SHARE * 100)}% of the ${mib(limitBytes)} MiB memory limit); at this rate it needs about ${mib(needed)} MiB. ` +
+        `Raise the limit to at least ${Math.ceil(mib(needed) / RECOVERY_HEAP_SHARE)} MiB ${RAISE}`,
+    );
+  }
+}
+
+/** The live heap as the last major GC left it, watched while recovery runs. */
+export interface LiveHeapWatch {
+  /** Live heap after the last major GC, in bytes (0 before the first one). */
+  liveBytes(): number;
+  stop(): void;
+}
+
+/**
+ * Watches major GCs (mark-compact) and records the heap they leave. The observer's
+ * entries arrive between turns of the event loop, which sliced recovery gives them.
+ */
+export function watchLiveHeap(): LiveHeapWatch {
+  let live = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
+      if (kind === perf.NODE_PERFORMANCE_GC_MAJOR) live = getHeapStatistics().used_heap_size;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return { liveBytes: () => live, stop: () => observer.disconnect() };
+}
