@@ -6,7 +6,7 @@
  * and durability.
  */
 import t from 'tap';
-import { mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
@@ -305,4 +305,23 @@ t.test('submessages survive a restart, from the log and from a snapshot, and ids
   t.equal((await vote(dm, { type: 'vote', key: 'canned,0', vote: 1 })).result, 'success');
   t.same((await api('GET', `/api/v1/messages/${dm}`)).message.submessages.map((s: any) => s.id), [1, 3, 4, 6], 'a new id after the highest ever given');
   t.ok(store.runtime.org(org)!.directMessages.get(dm));
+});
+
+t.test('a data directory written before submessages existed loads with none, and widgets work on it', async (t) => {
+  const fixture = join(import.meta.dirname, 'fixtures', 'format-v1');
+  const dir = mkdtempSync(join(tmpdir(), 'parley-submessages-v1-'));
+  cpSync(join(fixture, 'store'), dir, { recursive: true });
+  const owner = JSON.parse(readFileSync(join(fixture, 'credentials.json'), 'utf8')).owner;
+  let store = openTestStore(dir);
+  t.equal(store.runtime.server().maxSubmessageId, 0, 'a server chunk without the field: none assigned');
+  let api = storeClient(store, owner);
+  const old = (await api('GET', '/api/v1/messages', { anchor: 'oldest', num_before: 0, num_after: 1000 })).messages as any[];
+  t.ok(old.length > 0 && old.every((m) => Array.isArray(m.submessages) && m.submessages.length === 0), 'older message records read as having none');
+  const poll = (await api('POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([owner.user_id]), content: '/poll still?\nyes' })).id as number;
+  t.equal((await api('POST', '/api/v1/submessage', { message_id: poll, msg_type: 'widget', content: '{"type":"vote","key":"canned,0","vote":1}' })).result, 'success');
+  await store.close();
+  store = openTestStore(dir);
+  t.teardown(() => store.close());
+  api = storeClient(store, owner);
+  t.same((await api('GET', `/api/v1/messages/${poll}`)).message.submessages.map((s: any) => [s.id, s.sender_id]), [[1, owner.user_id], [2, owner.user_id]]);
 });
