@@ -110,6 +110,20 @@ t.test('a /todo, and submessages on messages without a widget', async (t) => {
   t.same((await message(alice, plain)).submessages.map((s: any) => [s.msg_type, s.content]), [['whatever', '{"name":"alice","salary":20}'], ['widget', '{}']], 'content is kept as sent');
 });
 
+t.test('a scheduled /poll gets its widget when it is sent', async (t) => {
+  const { f, alice, message } = await world();
+  t.teardown(f.stop);
+  const general = f.runtime.org(1)!.channelsByName.get('general')!;
+  const at = Math.floor(f.clock.t / 1000) + 3600;
+  const scheduled = await f.call(alice, 'POST', '/api/v1/scheduled_messages', { type: 'stream', to: general, topic: 'later', content: '/poll Later?\nyes', scheduled_delivery_timestamp: at });
+  t.equal(scheduled.status, 200, scheduled.body);
+  t.equal(f.runtime.server().maxSubmessageId, 0, 'checking the scheduled message assigned no submessage id');
+  f.clock.t = at * 1000;
+  t.equal(await f.runtime.scheduled.sweep(), 1);
+  const sent = f.runtime.server().maxMessageId;
+  t.same((await message(alice, sent)).submessages.map((s: any) => [s.id, JSON.parse(s.content)]), [[1, { widget_type: 'poll', extra_data: { question: 'Later?', options: ['yes'] } }]]);
+});
+
 t.test("Zulip's errors", async (t) => {
   const { f, alice, bob, carol, send } = await world();
   t.teardown(f.stop);
