@@ -169,6 +169,8 @@ export interface MessageRecord {
   recipient_id: number;
   /** Emoji reactions, in the order they were added (absent: none). */
   reactions?: Reaction[];
+  /** Widget data and its updates (a poll and its votes), ascending by id (absent: none). */
+  submessages?: Submessage[];
   /** Edits and moves, newest first, as Zulip stores them (absent: never edited or moved). */
   edit_history?: EditHistoryEntry[];
   /** When the content was last edited (absent: never). */
@@ -196,6 +198,20 @@ export interface EditHistoryEntry {
   topic?: string;
   prev_stream?: number;
   stream?: number;
+}
+
+/**
+ * A submessage (Zulip's `SubMessage`): a message's widget, or one update to it. Its
+ * message is the record that holds it.
+ */
+export interface Submessage {
+  /** Server-wide, as in Zulip: ascending in the order submessages were attached. */
+  id: number;
+  sender_id: number;
+  /** `widget` for the widget a send attached; any string a client sends after that. */
+  msg_type: string;
+  /** JSON text, as stored and as clients get it. */
+  content: string;
 }
 
 /** One user's emoji reaction on a message. */

@@ -27,6 +27,7 @@ t.test('a message id of another organization is an id that does not exist', asyn
     ['GET', '/api/v1/messages/{id}/history', () => ({})],
     ['POST', '/api/v1/messages/{id}/typing', () => ({ op: 'start' })],
     ['POST', '/api/v1/messages/flags', (id) => ({ messages: JSON.stringify([id]), op: 'add', flag: 'starred' })],
+    ['POST', '/api/v1/submessage', (id) => ({ message_id: id, msg_type: 'widget', content: '{}' })],
     ['POST', '/api/v1/messages/flags/narrow', (id) => ({ anchor: id, num_before: 0, num_after: 0, narrow: '[]', op: 'add', flag: 'read' })],
   ];
   for (const [method, template, params] of probes) {

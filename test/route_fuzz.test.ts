@@ -607,6 +607,9 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   if ((await f.call(f.owner, 'POST', '/api/v1/mobile_push/register', pushRegistration(seedDevice, 1))).status !== 200) throw new Error('fixture setup failed');
   const doomedDevice = await newDevice();
   const blankDevice = await newDevice();
+  // A poll of the owner's, for POST /submessage (sent last, so no other base's ids move).
+  const seedPoll = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'seed', content: '/poll Seed?\nyes\nno' });
+  if (seedPoll.status !== 200) throw new Error('fixture setup failed');
   const bbbLink = new URL((await f.call(f.owner, 'GET', '/api/v1/calls/bigbluebutton/create', { meeting_name: 'seed' })).json.url as string, 'http://x');
 
   /** A valid request for each route, from which every case breaks one thing. */
@@ -731,6 +734,13 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'POST /api/v1/users/me/subscriptions/properties': { params: { subscription_data: JSON.stringify([{ stream_id: f.runtime.org(1)!.channelsByName.get('general'), property: 'pin_to_top', value: true }]) } },
     'POST /api/v1/messages/{message_id}/reactions': { pathParams: { message_id: mid }, params: { emoji_name: 'tada' } },
     'DELETE /api/v1/messages/{message_id}/reactions': { pathParams: { message_id: mid }, params: { emoji_name: 'heart' } },
+    'POST /api/v1/submessage': {
+      params: { message_id: String(seedPoll.json.id), msg_type: 'widget', content: '{"type":"vote","key":"canned,0","vote":1}' },
+      semantic: {
+        message_id: ['99999', '-1', '0', String(dm.json.id)],
+        content: ['', 'not json', '[]', 'null', '{"type":"bogus"}', '{"type":"vote","key":"canned,0","vote":2}', '{"type":"vote","key":"canned,0","vote":1,"x":1}', '{"type":"new_option","idx":1001,"option":"x"}', '{"type":"new_option","idx":-1,"option":"x"}'],
+      },
+    },
     'POST /api/v1/user_topics': { params: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')), topic: 'fuzz', visibility_policy: '1' } },
     'PATCH /api/v1/users/me/subscriptions/muted_topics': { params: { stream: 'general', topic: 'fuzz legacy', op: 'add' } },
     'POST /api/v1/messages/render': { params: { content: 'hello **world**' } },

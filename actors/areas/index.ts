@@ -42,6 +42,7 @@ import { realmExports } from './realm_exports.js';
 import { reminders } from './reminders.js';
 import { scheduledMessages } from './scheduled_messages.js';
 import { settings } from './settings.js';
+import { submessages } from './submessages.js';
 import { subscriptions } from './subscriptions.js';
 import { typing } from './typing.js';
 import { userAdmin } from './user_admin.js';
@@ -50,7 +51,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, playgrounds, realmExports, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, defaultChannels, channelFolders, messages, messageReports, topicDeletion, scheduledMessages, reminders, messageEdits, attachments, reactions, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, playgrounds, realmExports, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, defaultChannels, channelFolders, messages, messageReports, topicDeletion, scheduledMessages, reminders, messageEdits, attachments, reactions, submessages, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

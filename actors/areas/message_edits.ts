@@ -124,6 +124,8 @@ function checkPayload(c: EditRequest, m: MessageRecord, topic: string | undefine
     throw badRequest('General chat cannot be marked as resolved');
   }
   if (c.stream_id !== undefined && c.content !== undefined) throw badRequest('Cannot change message content while changing channel');
+  // Zulip's `is_widget_message`: a message with any submessage keeps its content.
+  if (c.content !== undefined && (m.submessages?.length ?? 0) > 0) throw badRequest('Widgets cannot be edited.');
   if (c.prev_content_sha256 !== undefined && c.prev_content_sha256 !== sha256(m.content)) {
     throw new ApiError('EXPECTATION_MISMATCH', "'prev_content_sha256' value does not match the expected value.");
   }

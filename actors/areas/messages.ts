@@ -30,6 +30,7 @@ import { channelGroupSetting, dropMessages, received } from '../kinds/channel.js
 import { flagsOf } from '../kinds/user.js';
 import { linkChanges, type AttachmentLinksChanged } from './attachments.js';
 import { removedEvent, type ScheduledKind } from '../scheduled_rules.js';
+import { checkWidgetContent, widgetOfContent, widgetSubmessageContent, type WidgetContent } from '../widgets.js';
 
 /**
  * A message was sent. Its channel recipients are the channel's subscribers at this
@@ -82,6 +83,8 @@ export interface SendToChannel {
   content: string;
   client: string;
   read_by_sender: boolean;
+  /** A widget an API client attaches (Zulip's `widget_content`), as JSON text. */
+  widget_content?: string;
 }
 /** Send a direct message to one or more users. */
 export interface SendDirect {
@@ -91,6 +94,8 @@ export interface SendDirect {
   content: string;
   client: string;
   read_by_sender: boolean;
+  /** A widget an API client attaches (Zulip's `widget_content`), as JSON text. */
+  widget_content?: string;
 }
 
 /** What Markdown may look up in an organization: its active users (`@**Name**`, `@**Name|id**`) and channels (`#**channel**`). */
@@ -147,7 +152,18 @@ export function checkGroupMentions(org: OrgContext, sender: UserRecord, rendered
 /** Where a new message goes: a channel topic, or its direct-message participants. */
 type Destination = Pick<MessageRecord, 'stream_id' | 'topic' | 'dm_user_ids' | 'recipient_id'>;
 
-/** The decision of a send: the new message, with its id and time chosen now, as one `MessageSent`. */
+/**
+ * The widget a send attaches (Zulip's `do_widget_post_save_actions`): the one its
+ * `widget_content` names, checked, or else the one its content asks for (`/poll`, `/todo`).
+ */
+function widgetOfSend(command: { widget_content?: string }, content: string): WidgetContent | null {
+  return command.widget_content !== undefined ? checkWidgetContent(command.widget_content) : widgetOfContent(content);
+}
+
+/**
+ * The decision of a send: the new message, with its id and time chosen now (and its
+ * widget's submessage, if it has one), as one `MessageSent`.
+ */
 function sent(
   env: DecideEnv,
   org: number,
@@ -158,8 +174,10 @@ function sent(
   mentioned: number[],
   alerted: number[],
   to: Destination,
+  widget: WidgetContent | null,
 ): Decision<{ id: number }, MessageSent> {
   const message: MessageRecord = { id: env.nextMessageId(), sender_id: senderId, content, rendered: rendered.html, timestamp: env.now(), client: command.client, ...to };
+  if (widget) message.submessages = [{ id: env.nextSubmessageId(), sender_id: senderId, msg_type: 'widget', content: widgetSubmessageContent(widget) }];
   const fact: MessageSent = { type: 'MessageSent', org, message, mentioned, wildcard: rendered.wildcard, read_by_sender: command.read_by_sender };
   if (alerted.length > 0) fact.alerted = alerted;
   return { facts: [fact], value: { id: message.id } };
@@ -227,10 +245,11 @@ export const sendChannelMessage = command({
     const topic = checkTopic(command.topic);
     checkTopicsPolicy(channel.topics_policy, topic);
     const content = checkContent(command.content);
+    const widget = widgetOfSend(command, content);
     const rendered = renderMarkdown(content, mentionResolver(org));
     checkGroupMentions(org, sender, rendered);
     const to = { stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id };
-    const decision = sent(env, command.org, command, sender.user_id, content, rendered, rendered.mentioned, alertedUsers(org, content, (id) => ctx.subscribers.has(id)), to);
+    const decision = sent(env, command.org, command, sender.user_id, content, rendered, rendered.mentioned, alertedUsers(org, content, (id) => ctx.subscribers.has(id)), to, widget);
     if (channel.is_recently_active === false) decision.facts[0].reactivates = true;
     return withLinks(decision, world, org, sender);
   }
@@ -252,6 +271,7 @@ export const sendDirect = command({
     }
     const dmUserIds = [...participants].sort((a, b) => a - b);
     const content = checkContent(command.content);
+    const widget = widgetOfSend(command, content);
     const rendered = renderMarkdown(content, mentionResolver(ctx));
     checkGroupMentions(ctx, sender, rendered);
     let recipientId: number;
@@ -259,7 +279,7 @@ export const sendDirect = command({
     else if (dmUserIds.length === 2) recipientId = ctx.users.get(dmUserIds[0] === sender.user_id ? dmUserIds[1] : dmUserIds[0])!.recipient_id;
     else recipientId = ctx.groupRecipients.get(dmUserIds.join(',')) ?? ctx.nextRecipientId;
     const to = { stream_id: null, topic: '', dm_user_ids: dmUserIds, recipient_id: recipientId };
-    return withLinks(sent(env, ctx.org.id, command, sender.user_id, content, rendered, rendered.mentioned.filter((id) => participants.has(id)), alertedUsers(ctx, content, (id) => participants.has(id)), to), world, ctx, sender);
+    return withLinks(sent(env, ctx.org.id, command, sender.user_id, content, rendered, rendered.mentioned.filter((id) => participants.has(id)), alertedUsers(ctx, content, (id) => participants.has(id)), to, widget), world, ctx, sender);
   },
 });
 
@@ -275,6 +295,7 @@ const messageSent = fact<MessageSent>({
   apply: {
     server(ctx, f) {
       if (f.message.id > ctx.maxMessageId) ctx.maxMessageId = f.message.id;
+      for (const s of f.message.submessages ?? []) if (s.id > ctx.maxSubmessageId) ctx.maxSubmessageId = s.id;
     },
     org(ctx, f) {
       const m = f.message;

@@ -123,9 +123,9 @@ function asSendFacts(facts: Array<MessageSent | AttachmentLinksChanged>): SendFa
   return [sent, ...(links as AttachmentLinksChanged[])];
 }
 
-/** A decision environment that chooses no message id: for checking a message that is not sent yet. */
+/** A decision environment that chooses no message or submessage id: for checking a message that is not sent yet. */
 function probe(env: DecideEnv): DecideEnv {
-  return { ...env, nextMessageId: () => 0 };
+  return { ...env, nextMessageId: () => 0, nextSubmessageId: () => 0 };
 }
 
 /** A scheduled record for `m`, checked as a send now would be. */

@@ -35,6 +35,8 @@ export interface DecideEnv {
   token(bytes: number): string;
   /** The next server-wide message id. */
   nextMessageId(): number;
+  /** The next server-wide submessage id. */
+  nextSubmessageId(): number;
   /** Stamps facts with their seq in the server-wide log order. */
   stamp(facts: AnyFact[]): Stamped[];
 }

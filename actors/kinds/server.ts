@@ -1,6 +1,6 @@
 /**
  * The server actor: the organizations, by id and by subdomain, and the highest
- * message id ever assigned (message ids are server-wide, as in Zulip).
+ * message id and submessage id ever assigned (both are server-wide, as in Zulip).
  */
 import type { Persistence } from '../core/persistence.js';
 import type { OrgRecord } from '../types.js';
@@ -12,10 +12,12 @@ export interface ServerContext {
   bySubdomain: Map<string, number>;
   /** The highest message id ever assigned; the next one is this plus one. */
   maxMessageId: number;
+  /** The highest submessage id ever assigned (widgets: `actors/areas/submessages.ts`). */
+  maxSubmessageId: number;
 }
 
 export function emptyServer(): ServerContext {
-  return { seq: 0, orgs: new Map(), bySubdomain: new Map(), maxMessageId: 0 };
+  return { seq: 0, orgs: new Map(), bySubdomain: new Map(), maxMessageId: 0, maxSubmessageId: 0 };
 }
 
 interface ServerChunk {
@@ -23,6 +25,8 @@ interface ServerChunk {
   seq: number;
   orgs: OrgRecord[];
   maxMessageId: number;
+  /** Absent in chunks written before submessages existed: none had been assigned. */
+  maxSubmessageId?: number;
 }
 
 /** Where a restored server context goes. */
@@ -33,7 +37,7 @@ export interface ServerRestoreScope {
 export const serverPersistence: Persistence<ServerContext, ServerRestoreScope> = {
   tags: ['server'],
   *chunks(ctx) {
-    yield (): ServerChunk => ({ k: 'server', seq: ctx.seq, orgs: [...ctx.orgs.values()], maxMessageId: ctx.maxMessageId });
+    yield (): ServerChunk => ({ k: 'server', seq: ctx.seq, orgs: [...ctx.orgs.values()], maxMessageId: ctx.maxMessageId, maxSubmessageId: ctx.maxSubmessageId });
   },
   restore(chunk, scope) {
     const c = chunk as ServerChunk;
@@ -42,6 +46,7 @@ export const serverPersistence: Persistence<ServerContext, ServerRestoreScope> =
       orgs: new Map(c.orgs.map((o) => [o.id, o])),
       bySubdomain: new Map(c.orgs.map((o) => [o.subdomain, o.id])),
       maxMessageId: c.maxMessageId,
+      maxSubmessageId: c.maxSubmessageId ?? 0,
     });
   },
 };

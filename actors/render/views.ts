@@ -226,7 +226,7 @@ export function messageView(org: OrgContext, m: MessageRecord, channelName: stri
     topic_links: m.stream_id !== null ? topicLinks(org, m.topic) : [],
     is_me_message: m.content.startsWith('/me '),
     reactions: (m.reactions ?? []).map((r) => ({ emoji_name: r.emoji_name, emoji_code: r.emoji_code, reaction_type: r.reaction_type, user_id: r.user_id })),
-    submessages: [],
+    submessages: (m.submessages ?? []).map((s) => ({ msg_type: s.msg_type, content: s.content, message_id: m.id, sender_id: s.sender_id, id: s.id })),
     sender_full_name: sender.full_name,
     sender_email: sender.email,
     sender_realm_str: SYSTEM_BOTS.has(m.sender_id) ? SYSTEM_BOT_REALM : org.org.subdomain,

@@ -88,6 +88,7 @@ export class Runtime implements StateView {
   deliveredSeq = 0;
   private parts: Parts;
   private messageIdCounter = 0;
+  private submessageIdCounter = 0;
   private readonly env: DecideEnv;
 
   constructor(private readonly opts: RuntimeOptions) {
@@ -96,6 +97,7 @@ export class Runtime implements StateView {
       now: () => Math.floor(opts.now() / 1000),
       token: (bytes) => opts.randomBytes(bytes).toString('base64url'),
       nextMessageId: () => ++this.messageIdCounter,
+      nextSubmessageId: () => ++this.submessageIdCounter,
       stamp: (facts) => facts.map((fact) => ({ seq: ++this.lastSeq, fact })),
     };
   }
@@ -154,6 +156,7 @@ export class Runtime implements StateView {
     this.lastSeq = 0;
     this.deliveredSeq = 0;
     this.messageIdCounter = 0;
+    this.submessageIdCounter = 0;
   }
 
   // StateView: synchronous, read-only views of actor state.
@@ -234,7 +237,7 @@ export class Runtime implements StateView {
     if (routed.cells.length > 0) this.events.pushNow(routed);
     if (stamped.seq > this.lastSeq) this.lastSeq = stamped.seq;
     this.deliveredSeq = this.lastSeq;
-    this.messageIdCounter = Math.max(this.messageIdCounter, this.server().maxMessageId);
+    this.syncIdCounters();
   }
 
   /**
@@ -295,7 +298,13 @@ export class Runtime implements StateView {
     }
     this.directory.restoreChunk(chunk, version);
     this.scheduled.invalidate();
-    if (chunk.k === 'server') this.messageIdCounter = Math.max(this.messageIdCounter, this.server().maxMessageId);
+    if (chunk.k === 'server') this.syncIdCounters();
+  }
+
+  /** Server-wide ids continue after the highest the server actor has seen assigned. */
+  private syncIdCounters(): void {
+    this.messageIdCounter = Math.max(this.messageIdCounter, this.server().maxMessageId);
+    this.submessageIdCounter = Math.max(this.submessageIdCounter, this.server().maxSubmessageId);
   }
 
   /** After a restore, log order continues after everything the snapshot covered. */

@@ -102,7 +102,7 @@ async function writeArchive(tar: Pack, c: Covered, e: RealmExportRecord, dir: st
     await yieldToLoop();
     const slice = c.messages.slice(i, i + MESSAGES_PER_FILE).map((m) => ({
       id: m.id, sender_id: m.sender_id, timestamp: m.timestamp, stream_id: m.stream_id, topic: m.stream_id === null ? null : m.topic,
-      dm_user_ids: m.dm_user_ids, content: m.content, rendered_content: m.rendered, reactions: m.reactions ?? [], last_edit_timestamp: m.last_edit_timestamp ?? null,
+      dm_user_ids: m.dm_user_ids, content: m.content, rendered_content: m.rendered, reactions: m.reactions ?? [], submessages: m.submessages ?? [], last_edit_timestamp: m.last_edit_timestamp ?? null,
     }));
     await add(`messages-${String(n).padStart(6, '0')}.json`, { messages: slice });
   }

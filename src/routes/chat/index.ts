@@ -28,6 +28,7 @@ import * as realmExports from './realm_exports.js';
 import * as register from './register.js';
 import * as reminders from './reminders.js';
 import * as scheduledMessages from './scheduled_messages.js';
+import * as submessages from './submessages.js';
 import * as savedSnippets from './saved_snippets.js';
 import * as server from './server.js';
 import * as settings from './settings.js';
@@ -41,7 +42,7 @@ import * as uploads from './uploads.js';
 import * as users from './users.js';
 
 /** The route modules, one per area of the API. A new module is one line here; a new route in a module, none. */
-const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, scheduledMessages, reminders, messageEdits, reactions, flags, typing, users, invites, alertWords, bots, realm, realmDomains, realmEmoji, realmExports, linkifiers, playgrounds, profileFields, settings, userGroups, userStatus, presence, streams, defaultStreams, userTopics, channelFolders, uploads, tus, calls, push, drafts, savedSnippets, navigationViews, mutedUsers, botStorage];
+const MODULES: ReadonlyArray<Record<string, unknown>> = [server, register, events, messages, scheduledMessages, reminders, messageEdits, reactions, submessages, flags, typing, users, invites, alertWords, bots, realm, realmDomains, realmEmoji, realmExports, linkifiers, playgrounds, profileFields, settings, userGroups, userStatus, presence, streams, defaultStreams, userTopics, channelFolders, uploads, tus, calls, push, drafts, savedSnippets, navigationViews, mutedUsers, botStorage];
 
 function isRoute(x: unknown): x is RouteRecord {
   return typeof x === 'object' && x !== null && 'method' in x && 'path' in x && 'handler' in x && (x as RouteRecord).api === 'chat';

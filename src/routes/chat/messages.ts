@@ -41,6 +41,7 @@ export const sendMessage = route({
     queue_id: { schema: S.str },
     local_id: { schema: S.str },
     read_by_sender: { schema: S.bool },
+    widget_content: { schema: S.str, description: 'A widget to attach, as JSON (Zulip accepts only a `zform` of choices here)' },
   },
   async handler({ params, org, user, runtime, client }) {
     const readBySender = params.read_by_sender ?? INTERACTIVE_CLIENTS.has(client.toLowerCase());
@@ -52,7 +53,7 @@ export const sendMessage = route({
       const streamId = typeof target === 'number' ? checkChannelId(runtime, org.id, target) : /^\d+$/.test(target) ? checkChannelId(runtime, org.id, Number(target)) : channelIdByName(runtime, org.id, target);
       if (params.topic === undefined) throw new ApiError('BAD_REQUEST', 'Missing topic', { var_name: 'topic' });
       const value = await runtime.execute(
-        { kind: 'channel', org: org.id, stream_id: streamId, command: { type: 'SEND_CHANNEL_MESSAGE', org: org.id, sender_id: user.user_id, topic: params.topic, content: params.content, client, read_by_sender: readBySender } },
+        { kind: 'channel', org: org.id, stream_id: streamId, command: { type: 'SEND_CHANNEL_MESSAGE', org: org.id, sender_id: user.user_id, topic: params.topic, content: params.content, client, read_by_sender: readBySender, widget_content: params.widget_content } },
         hints,
       );
       return { json: { id: value.id } };
@@ -60,7 +61,7 @@ export const sendMessage = route({
     const items = Array.isArray(params.to) ? params.to : typeof params.to === 'number' ? [params.to] : params.to.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
     const to = resolveUserIds(runtime, org.id, items);
     const value = await runtime.execute(
-      { kind: 'org', org: org.id, command: { type: 'SEND_DIRECT', sender_id: user.user_id, to, content: params.content, client, read_by_sender: readBySender } },
+      { kind: 'org', org: org.id, command: { type: 'SEND_DIRECT', sender_id: user.user_id, to, content: params.content, client, read_by_sender: readBySender, widget_content: params.widget_content } },
       hints,
     );
     return { json: { id: value.id } };
