@@ -111,17 +111,8 @@ export async function createStarterChannels(runtime: Runtime, created: CreatedOr
   });
   const byName = runtime.org(org)!.channelsByName;
   const channels = STARTER_CHANNELS.map((c) => ({ name: c.name, stream_id: byName.get(c.name.toLowerCase())! }));
-  const message_ids: number[] = [];
-  for (const [i, c] of STARTER_CHANNELS.entries()) {
-    if (!c.welcome) continue;
-    const sent = await runtime.execute({
-      kind: 'channel',
-      org,
-      stream_id: channels[i].stream_id,
-      command: { type: 'SEND_CHANNEL_MESSAGE', org, sender_id: owner, topic: c.welcome.topic, content: c.welcome.content, client: 'Internal', read_by_sender: false },
-    });
-    message_ids.push(sent.id);
-  }
+  const messages = STARTER_CHANNELS.flatMap((c, i) => (c.welcome ? [{ stream_id: channels[i].stream_id, topic: c.welcome.topic, content: c.welcome.content }] : []));
+  const { message_ids } = await runtime.execute({ kind: 'org', org, command: { type: 'SEND_INITIAL_REALM_MESSAGES', org, messages } });
   return { channels, message_ids };
 }
 

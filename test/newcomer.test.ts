@@ -118,6 +118,8 @@ t.test('Quick start on an empty data directory, as the README says', { timeout: 
   t.equal(welcome[0].subject, 'welcome to Parley!');
   t.match(welcome[0].content, /^Welcome to \*\*Parley\*\*!/);
   t.same(welcome[0].flags, [], 'unread, as Welcome Bot messages are for a new owner');
+  t.equal(welcome[0].sender_email, 'welcome-bot@zulip.com', "sent by Welcome Bot, as Zulip's send_initial_realm_messages sends them");
+  t.equal(welcome[0].client, 'Internal');
   t.equal((await messagesIn('sandbox')).length, 1, 'sandbox has a message to try things on');
   t.same(await messagesIn('general'), [], 'general starts empty');
 

@@ -196,9 +196,22 @@ export function notificationBotMessage(
   content: string,
   options: Pick<MessageSent, 'read_by' | 'unread_only'> & Pick<MessageRecord, 'kind'> = {},
 ): MessageSent {
+  return systemBotChannelMessage(env, org, NOTIFICATION_BOT, channel, topic, content, options);
+}
+
+/** A message a system bot (`actors/system_bots.ts`) posts to a channel topic, unread for all its recipients. */
+export function systemBotChannelMessage(
+  env: DecideEnv,
+  org: OrgContext,
+  bot: Readonly<UserRecord>,
+  channel: ChannelRecord,
+  topic: string,
+  content: string,
+  options: Pick<MessageSent, 'read_by' | 'unread_only'> & Pick<MessageRecord, 'kind'> = {},
+): MessageSent {
   const rendered = renderMarkdown(content, mentionResolver(org));
   const message: MessageRecord = {
-    id: env.nextMessageId(), sender_id: NOTIFICATION_BOT.user_id, content, rendered: rendered.html, timestamp: env.now(), client: 'Internal',
+    id: env.nextMessageId(), sender_id: bot.user_id, content, rendered: rendered.html, timestamp: env.now(), client: 'Internal',
     stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id,
     ...(options.kind ? { kind: options.kind } : {}),
   };

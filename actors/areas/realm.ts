@@ -20,7 +20,7 @@ import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role, type GroupSettingValue, type UserRecord } from '../types.js';
 import { WELCOME_BOT } from '../system_bots.js';
 import { fullMemberChanges, type FullMembersChanged } from './full_members.js';
-import { systemBotDirect, type MessageSent } from './messages.js';
+import { systemBotChannelMessage, systemBotDirect, type MessageSent } from './messages.js';
 
 export const MAX_REALM_NAME_LENGTH = 40;
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
@@ -118,6 +118,27 @@ export const testWelcomeBotMessage = command({
   },
 });
 
+/** Post an organization's first messages, as Welcome Bot (when it is created). */
+export interface SendInitialRealmMessages { type: 'SEND_INITIAL_REALM_MESSAGES'; org: number; messages: Array<{ stream_id: number; topic: string; content: string }> }
+
+/**
+ * Zulip's `send_initial_realm_messages`: the messages a new organization starts with,
+ * from the cross-realm Welcome Bot, unread for every recipient (the owner included),
+ * decided together: they land all at once or not at all.
+ */
+export const sendInitialRealmMessages = command({
+  type: 'SEND_INITIAL_REALM_MESSAGES',
+  actor: 'org',
+  decide(ctx: OrgContext, c: SendInitialRealmMessages, env: DecideEnv, view: StateView): Decision<{ message_ids: number[] }, MessageSent> {
+    const facts = c.messages.map((m) => {
+      const channel = view.channel(ctx.org.id, m.stream_id)?.channel;
+      if (!channel || channel.is_archived) throw badRequest('Invalid channel ID');
+      return systemBotChannelMessage(env, ctx, WELCOME_BOT, channel, m.topic, m.content);
+    });
+    return { facts, value: { message_ids: facts.map((f) => f.message.id) } };
+  },
+});
+
 const realmSettingsChanged = fact<RealmSettingsChanged>({
   type: 'RealmSettingsChanged',
   apply: {
@@ -156,6 +177,6 @@ const realmSettingsChanged = fact<RealmSettingsChanged>({
 
 export const realm = area({
   name: 'realm',
-  commands: [updateRealm, testWelcomeBotMessage],
+  commands: [updateRealm, testWelcomeBotMessage, sendInitialRealmMessages],
   facts: [realmSettingsChanged],
 });
