@@ -149,6 +149,12 @@ export interface RouteRecord<M extends ParamMap = ParamMap, B = any, A extends A
    * own, apart from the other endpoints', under the same `api_by_user` rules.
    */
   unlimited?: boolean;
+  /**
+   * Chat, `auth: 'none'`: served for a deactivated organization too (`server_settings`,
+   * which is how a client learns the state). Other unauthenticated routes answer
+   * `REALM_DEACTIVATED`; authenticated ones refuse the credentials, as Zulip does.
+   */
+  deactivatedOrg?: 'serve';
   /** Chat: the rate limit class this endpoint also counts against, beside the general limit. */
   rateClass?: RateClass;
   /**
