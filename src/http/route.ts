@@ -41,6 +41,12 @@ export interface ParamSpec<T extends TSchema = TSchema> {
    * or form body (chat, as Zulip takes them).
    */
   in?: 'path' | 'query';
+  /**
+   * A path parameter that is the template's last segment and takes the rest of the
+   * path, slashes included (Django's `<path:…>`, e.g. a navigation view's fragment
+   * `narrow/is/alerted`).
+   */
+  rest?: boolean;
   description?: string;
   /** Said instead of the validator's message when this parameter is invalid (board). */
   hint?: string;
