@@ -22,6 +22,8 @@ export interface QueueRegistered {
   client_gravatar?: boolean;
   /** Capability `include_deactivated_groups` (absent in older facts: false). */
   include_deactivated_groups?: boolean;
+  /** Capability `archived_channels` (absent in older facts: false). */
+  archived_channels?: boolean;
   /** `slim_presence` and capability `simplified_presence_events` (absent in older facts: false). */
   slim_presence?: boolean;
   simplified_presence_events?: boolean;

@@ -75,6 +75,8 @@ export interface QueueRegistration {
   client_gravatar?: boolean;
   /** Capability `include_deactivated_groups` (default false). */
   include_deactivated_groups?: boolean;
+  /** Capability `archived_channels` (default false). */
+  archived_channels?: boolean;
   /** `slim_presence` and capability `simplified_presence_events` (default false): the form of `presence` events. */
   slim_presence?: boolean;
   simplified_presence_events?: boolean;
@@ -234,6 +236,7 @@ export class EventQueues implements QueueService, QueueDelivery {
       bulk_message_deletion: fact.bulk_message_deletion === true,
       client_gravatar: fact.client_gravatar === true,
       include_deactivated_groups: fact.include_deactivated_groups === true,
+      archived_channels: fact.archived_channels === true,
       slim_presence: fact.slim_presence === true,
       simplified_presence_events: fact.simplified_presence_events === true,
       seq,
@@ -282,6 +285,7 @@ export class EventQueues implements QueueService, QueueDelivery {
       bulk_message_deletion: reg.bulk_message_deletion ?? false,
       client_gravatar: reg.client_gravatar ?? false,
       include_deactivated_groups: reg.include_deactivated_groups ?? false,
+      archived_channels: reg.archived_channels ?? false,
       slim_presence: reg.slim_presence ?? false,
       simplified_presence_events: reg.simplified_presence_events ?? false,
     }]);
