@@ -28,6 +28,9 @@ export interface QueueRegistered {
   slim_presence?: boolean;
   simplified_presence_events?: boolean;
 }
+/** The `QueuesDropped` reason of a queue its client deleted (`DELETE /events`). */
+export const DELETED_BY_CLIENT = 'deleted by its client';
+
 /** Event queues went away: deleted by their client, idle too long, or overflowed. */
 export interface QueuesDropped { type: 'QueuesDropped'; queue_ids: string[]; reason: string }
 /** Parked polls of these queues were due a heartbeat event. */
