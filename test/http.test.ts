@@ -139,10 +139,17 @@ t.test('authentication', async (t) => {
     t.equal(asBob.json.user_id, bob.user_id);
   });
 
-  await t.test('a scheme other than Basic: 401 UNAUTHORIZED', async (t) => {
-    for (const header of [`Bearer ${f.owner.api_key}`, `Digest username="${f.owner.email}"`, 'Basic', 'Basic    ']) {
+  // As Zulip's get_basic_credentials: another scheme is its JsonableError (400), a header that is not two words a 401.
+  await t.test('a scheme other than Basic: 400 BAD_REQUEST; a Basic header without credentials: 401 UNAUTHORIZED', async (t) => {
+    for (const header of [`Bearer ${f.owner.api_key}`, `Digest username="${f.owner.email}"`]) {
+      const res = await raw(f, { method: 'GET', url: me, headers: { authorization: header } });
+      isError(t, res, 400, 'BAD_REQUEST', `Authorization: ${header}`);
+      t.equal(res.json.msg, 'This endpoint requires HTTP basic authentication.');
+    }
+    for (const header of ['Basic', 'Basic    ', `Basic ${Buffer.from(`${f.owner.email}:${f.owner.api_key}`).toString('base64')} extra`]) {
       const res = await raw(f, { method: 'GET', url: me, headers: { authorization: header } });
       isError(t, res, 401, 'UNAUTHORIZED', `Authorization: ${header}`);
+      t.equal(res.json.msg, 'Invalid authorization header for basic auth');
       t.equal(res.headers['www-authenticate'], 'Basic realm="zulip"');
     }
   });

@@ -173,10 +173,16 @@ export const STREAM_OVERHEAD_BYTES = 64 * 1024;
 /** Entries kept by each small parse cache before it starts over. */
 const CACHE_LIMIT = 10000;
 
-/** Decodes `Basic base64(email:key)`; throws `UNAUTHORIZED` for anything else. */
+/**
+ * Decodes `Basic base64(email:key)` as Zulip's `get_basic_credentials`: a header that is
+ * not two words, or whose credentials have no colon, is 401 `UNAUTHORIZED`; another
+ * scheme is a 400 (its `JsonableError`, raised where only `ValueError` becomes a 401).
+ */
 function decodeBasic(header: string): { email: string; key: string } {
-  const [scheme, encoded] = header.trim().split(/\s+/, 2);
-  if (scheme.toLowerCase() !== 'basic' || !encoded) throw new ApiError('UNAUTHORIZED', 'Only Basic authentication is supported.');
+  const words = header.trim().split(/\s+/);
+  if (words.length !== 2) throw new ApiError('UNAUTHORIZED', 'Invalid authorization header for basic auth');
+  const [scheme, encoded] = words;
+  if (scheme.toLowerCase() !== 'basic') throw new ApiError('BAD_REQUEST', 'This endpoint requires HTTP basic authentication.');
   const decoded = Buffer.from(encoded, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) throw new ApiError('UNAUTHORIZED', 'Invalid authorization header for basic auth');
