@@ -28,6 +28,18 @@ export interface DevicePushState extends ClientDevice {
   push_token_kind: 'fcm' | 'apns' | null;
 }
 
+/**
+ * A push account registered for E2EE push notifications in the form of Zulip 11.0
+ * (feature level 406, `PushDevice`): keyed by the client's `push_account_id`, as
+ * `/register`'s `push_devices` shows it (status and error code) plus what stays here.
+ */
+export interface PushAccount {
+  token_kind: 'fcm' | 'apns';
+  push_public_key: string;
+  status: 'pending' | 'active' | 'failed';
+  error_code: string | null;
+}
+
 /** Zulip's `validate_token`: non-empty, at most 4096 characters, and hex for APNs. */
 export function checkPushToken(token: string, kind: 'fcm' | 'apns'): void {
   if (token === '' || token.length > 4096) throw badRequest('Empty or invalid length token');

@@ -22,10 +22,15 @@ export interface QueueRegistered {
   client_gravatar?: boolean;
   /** Capability `include_deactivated_groups` (absent in older facts: false). */
   include_deactivated_groups?: boolean;
+  /** Capability `archived_channels` (absent in older facts: false). */
+  archived_channels?: boolean;
   /** `slim_presence` and capability `simplified_presence_events` (absent in older facts: false). */
   slim_presence?: boolean;
   simplified_presence_events?: boolean;
 }
+/** The `QueuesDropped` reason of a queue its client deleted (`DELETE /events`). */
+export const DELETED_BY_CLIENT = 'deleted by its client';
+
 /** Event queues went away: deleted by their client, idle too long, or overflowed. */
 export interface QueuesDropped { type: 'QueuesDropped'; queue_ids: string[]; reason: string }
 /** Parked polls of these queues were due a heartbeat event. */

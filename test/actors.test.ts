@@ -108,7 +108,7 @@ function eventsFor(deliveries: Delivery[], userId: number): any[] {
   const out: any[] = [];
   for (const d of deliveries) {
     if (!('user_ids' in d) || ![...d.user_ids].includes(userId)) continue;
-    const e = typeof d.event === 'function' ? d.event(userId, { empty_topic_name: false, bulk_message_deletion: false, client_gravatar: false, include_deactivated_groups: false, slim_presence: false, simplified_presence_events: false }) : d.event;
+    const e = typeof d.event === 'function' ? d.event(userId, { empty_topic_name: false, bulk_message_deletion: false, client_gravatar: false, include_deactivated_groups: false, archived_channels: false, slim_presence: false, simplified_presence_events: false }) : d.event;
     if (e !== null) out.push(JSON.parse(`{${e.json}}`));
   }
   return out;

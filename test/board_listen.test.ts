@@ -113,6 +113,8 @@ t.test('on the main port, the board Host reaches the board and every other Host 
     raw(listener.port, (send) => void send(`${method} ${path} HTTP/1.1\r\n${host === null ? '' : `Host: ${host}\r\n`}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`));
   t.match(await request('board.example', 'POST', '/api/v1/messages', '{"body":"to the board"}'), /^HTTP\/1.1 201[\s\S]*"contentTrust":"untrusted"/);
   t.match(await request('BOARD.example:9991', 'GET', '/messages/m1.json', ''), /^HTTP\/1.1 200[\s\S]*"to the board"/);
+  t.match(await request('board.example.', 'GET', '/messages/m1.json', ''), /^HTTP\/1.1 200[\s\S]*"to the board"/, 'the fully qualified name (a trailing dot) is the board too');
+  t.match(await request('board.example.:9991', 'GET', '/messages/m1.json', ''), /^HTTP\/1.1 200/);
   t.match(await request('board.example', 'GET', '/api/v1/server_settings', ''), /^HTTP\/1.1 404[\s\S]*problem\+json/, 'the board Host never reaches the chat API');
   t.same(chatHits, []);
   t.match(await request('chat.example', 'POST', '/api/v1/messages', '{"body":"to chat"}'), /"api":"chat"/);

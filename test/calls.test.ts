@@ -17,6 +17,7 @@ t.test('with nothing configured, only "None" is offered and every provider says 
   const reg = await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm'] });
   t.same(reg.json.realm_available_video_chat_providers, { disabled: { name: 'None', id: 0 } });
   t.equal(reg.json.server_jitsi_server_url, null);
+  t.equal(reg.json.jitsi_server_url, '', 'the deprecated jitsi_server_url is a string, as Zulip describes it: empty, no server');
   t.equal(reg.json.realm_video_chat_provider, 0);
   const jitsi = await f.call(f.owner, 'POST', '/api/v1/calls/jitsi/create');
   t.match(jitsi, { status: 400, json: { result: 'error', code: 'BAD_REQUEST', msg: 'Jitsi Meet is not configured.' } });
@@ -37,6 +38,7 @@ t.test('Jitsi: a fresh 15-digit room on the configured server', async (t) => {
   const reg = await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm'] });
   t.same(reg.json.realm_available_video_chat_providers, { disabled: { name: 'None', id: 0 }, jitsi_meet: { name: 'Jitsi Meet', id: 1 } });
   t.equal(reg.json.server_jitsi_server_url, JITSI);
+  t.equal(reg.json.jitsi_server_url, JITSI, 'realm_jitsi_server_url || server_jitsi_server_url');
   const member = await f.createUser('m@example.com');
   const a = await f.call(member, 'POST', '/api/v1/calls/jitsi/create');
   const b = await f.call(member, 'POST', '/api/v1/calls/jitsi/create');

@@ -71,6 +71,54 @@ t.test('archiving and unarchiving', async (t) => {
   t.equal((await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'design', topic: 't', content: 'back' })).status, 200);
 });
 
+t.test('archiving: stream/delete to clients without the archived_channels capability, an is_archived update to those with it; both converge', async (t) => {
+  const { f, alice, id } = await world();
+  t.teardown(f.stop);
+  const types = ['stream', 'subscription'];
+  const register = async (caps: Record<string, boolean>) => (await f.call(alice, 'POST', '/api/v1/register', { event_types: types, client_capabilities: caps })).json;
+  const plain = await register({});
+  const modern = await register({ archived_channels: true });
+  t.ok(plain.streams.some((s: any) => s.stream_id === id) && modern.streams.some((s: any) => s.stream_id === id), 'both see the channel');
+  /** A client's view: channel ids and subscribed ids, applying stream events as Zulip's clients do. */
+  const view = (reg: any) => ({ streams: reg.streams.map((s: any) => [s.stream_id, s.is_archived]).sort(), subs: reg.subscriptions.map((s: any) => [s.stream_id, s.is_archived]).sort() });
+  const apply = (state: { streams: any[]; subs: any[] }, events: any[]) => {
+    for (const e of events) {
+      if (e.type !== 'stream') continue;
+      const ids = (e.streams ?? []).map((s: any) => s.stream_id);
+      if (e.op === 'delete') {
+        state.streams = state.streams.filter(([sid]) => !ids.includes(sid));
+        state.subs = state.subs.filter(([sid]) => !ids.includes(sid));
+      } else if (e.op === 'create') state.streams = [...state.streams, ...e.streams.map((s: any) => [s.stream_id, s.is_archived])].sort();
+      else if (e.op === 'update' && e.property === 'is_archived') {
+        const set = (list: any[]) => list.map(([sid, a]) => [sid, sid === e.stream_id ? e.value : a]);
+        state.streams = set(state.streams);
+        state.subs = set(state.subs);
+      }
+    }
+    return state;
+  };
+  t.equal((await f.call(f.owner, 'DELETE', `/api/v1/streams/${id}`)).status, 200);
+  const plainEvents = await queueEvents(f, alice, plain.queue_id, 'stream');
+  const modernEvents = await queueEvents(f, alice, modern.queue_id, 'stream');
+  t.match(plainEvents, [{ type: 'stream', op: 'delete', streams: [{ stream_id: id, name: 'design' }] }], 'without the capability: the channel goes');
+  t.equal(plainEvents.length, 1, 'and nothing else about it');
+  t.same(modernEvents, [{ type: 'stream', op: 'update', stream_id: id, name: 'design', property: 'is_archived', value: true }], 'with it: an update');
+  const plainAfter = apply(view(plain), plainEvents);
+  const modernAfter = apply(view(modern), modernEvents);
+  t.same(plainAfter, view(await register({})), 'without the capability: register plus the events equals a fresh register (no archived channel)');
+  t.same(modernAfter, view(await register({ archived_channels: true })), 'with it: the channel is kept, archived');
+  t.ok(modernAfter.streams.some(([sid, a]: any) => sid === id && a === true));
+
+  // Unarchiving: the channel comes back to the first, an update to the second.
+  const plain2 = await register({});
+  const modern2 = await register({ archived_channels: true });
+  t.equal((await patch(f, f.owner, id, { is_archived: false })).status, 200);
+  const back = await queueEvents(f, alice, plain2.queue_id, 'stream');
+  t.match(back, [{ op: 'create', streams: [{ stream_id: id, is_archived: false }] }]);
+  t.same(await queueEvents(f, alice, modern2.queue_id, 'stream'), [{ type: 'stream', op: 'update', stream_id: id, name: 'design', property: 'is_archived', value: false }]);
+  t.same(apply(view(plain2), back).streams, view(await register({})).streams, 'unarchived: the streams converge');
+});
+
 t.test('folder, topics policy, retention and groups', async (t) => {
   const { f, alice, id } = await world();
   t.teardown(f.stop);

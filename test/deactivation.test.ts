@@ -1,7 +1,7 @@
 import t from 'tap';
 import { chatFixture, type Credentials } from './helpers.js';
 
-t.test('a deactivated user gets USER_DEACTIVATED, and can be reactivated', async (t) => {
+t.test('a deactivated user is refused ("Account is deactivated"), and can be reactivated', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);
   const bob = await f.createUser('bob@example.com', 'Bob');
@@ -16,7 +16,8 @@ t.test('a deactivated user gets USER_DEACTIVATED, and can be reactivated', async
   t.equal(res.status, 200, res.body);
   const denied = await f.call(bob, 'GET', '/api/v1/users/me');
   t.equal(denied.status, 401);
-  t.equal(denied.json.code, 'USER_DEACTIVATED');
+  t.equal(denied.json.code, 'UNAUTHORIZED', "Zulip's Basic-auth path: UNAUTHORIZED with the refusal's message");
+  t.equal(denied.json.msg, 'Account is deactivated');
   t.equal(denied.headers['www-authenticate'], 'Basic realm="zulip"');
   const login = await f.call(null, 'POST', '/api/v1/fetch_api_key', { username: bob.email, password: 'pw-' + bob.email });
   t.equal(login.status, 401);
@@ -41,15 +42,24 @@ t.test('the only owner cannot be deactivated', async (t) => {
   t.match(res.json.msg, /only organization owner/);
 });
 
-t.test('a deactivated organization answers REALM_DEACTIVATED', async (t) => {
+t.test('a deactivated organization refuses credentials, still serves server_settings, and refuses logins', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);
   await f.runtime.execute({ kind: 'server', command: { type: 'SET_ORG_ACTIVE', subdomain: '', active: false } });
+  // Zulip's authenticated_rest_api_view turns RealmDeactivatedError into UNAUTHORIZED with its message.
   const res = await f.call(f.owner, 'GET', '/api/v1/users/me');
   t.equal(res.status, 401);
-  t.equal(res.json.code, 'REALM_DEACTIVATED');
+  t.equal(res.json.code, 'UNAUTHORIZED');
+  t.equal(res.json.msg, 'This organization has been deactivated');
+  const wrongKey = await f.call({ ...f.owner, api_key: 'z'.repeat(32) }, 'GET', '/api/v1/users/me');
+  t.equal(wrongKey.json.msg, 'Invalid API key', 'a wrong key learns nothing of the organization');
+  // Zulip's get_server_settings serves it: that is how a client learns the state.
   const settings = await f.call(null, 'GET', '/api/v1/server_settings');
-  t.equal(settings.json.code, 'REALM_DEACTIVATED');
+  t.equal(settings.status, 200, settings.body);
+  t.equal(settings.json.realm_name, 'Test Org');
+  const login = await f.call(null, 'POST', '/api/v1/fetch_api_key', { username: f.owner.email, password: 'x' });
+  t.equal(login.status, 401);
+  t.equal(login.json.code, 'REALM_DEACTIVATED', 'other routes without credentials answer REALM_DEACTIVATED');
   await f.runtime.execute({ kind: 'server', command: { type: 'SET_ORG_ACTIVE', subdomain: '', active: true } });
   t.equal((await f.call(f.owner, 'GET', '/api/v1/users/me')).status, 200);
 });
@@ -66,7 +76,7 @@ t.test('users deactivate themselves, and the bots they own go first', async (t) 
   t.equal(f.runtime.org(1)!.users.get(alice.user_id)!.is_active, false);
   const events = (await f.call(f.owner, 'GET', '/api/v1/events', { queue_id: q, last_event_id: -1, dont_block: true })).json.events;
   t.same(events.filter((e: any) => e.type === 'realm_user').map((e: any) => e.person.user_id), [bot, alice.user_id], 'bots first, then their owner');
-  t.equal((await f.call(alice, 'GET', '/api/v1/users/me')).json.code, 'USER_DEACTIVATED');
+  t.equal((await f.call(alice, 'GET', '/api/v1/users/me')).json.msg, 'Account is deactivated');
   const only = await f.call(f.owner, 'DELETE', '/api/v1/users/me');
   t.same([only.status, only.json.msg], [400, 'Cannot deactivate the only organization owner']);
   const { user: admin } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email: 'admin@example.com', password_hash: '', full_name: 'Admin', role: 200 } });

@@ -5,6 +5,7 @@
  */
 import t from 'tap';
 import type { FactSink } from '../actors/runtime/runtime.js';
+import { capturedLines } from './log_guard.js';
 import { chatFixture, settle, startPoll, type ApiResult, type ChatFixture, type Credentials, type FixtureOptions } from './helpers.js';
 
 /** Watches a promise without awaiting it, so a test can assert it is still pending. */
@@ -279,6 +280,7 @@ t.test('an aborted poll is unparked; a later event waits for the next GET', asyn
   t.equal(f.runtime.queues.parkedCount, 1);
   poll.abort.abort();
   t.equal(f.runtime.queues.parkedCount, 0, 'the waiter is gone');
+  t.match(capturedLines().filter((l) => l.event === 'events.poll_finished').at(-1), { status: null, user: bob.user_id }, "a poll whose client went away: logged with no status");
 
   f.clock.t += 500;
   f.runtime.queues.tick();
@@ -441,8 +443,10 @@ t.test('DELETE /events deletes a queue', async (t) => {
   t.equal(del.status, 200, del.body);
   t.equal(del.json.result, 'success');
   const ended = await poll.result;
-  t.equal(ended.status, 400, 'a poll parked on a deleted queue is not left hanging');
-  t.equal(ended.json.code, 'BAD_EVENT_QUEUE_ID');
+  // As Zulip's ClientDescriptor.cleanup: the waiting poll is finished first, with what the queue held.
+  t.equal(ended.status, 200, 'a poll parked on a deleted queue gets what its queue held');
+  t.same([ended.json.result, ended.json.events, ended.json.queue_id], ['success', [], queueId]);
+  t.match(capturedLines().filter((l) => l.event === 'events.poll_finished').at(-1), { route: '/api/v1/events', status: 200, user: bob.user_id }, 'and its end is logged');
   const got = await fetchNow(f, bob, queueId, -1);
   t.equal(got.status, 400);
   t.equal(got.json.code, 'BAD_EVENT_QUEUE_ID');

@@ -118,28 +118,38 @@ t.test('authentication', async (t) => {
     t.equal(upperEmail.status, 200, 'the email is matched case-insensitively');
   });
 
-  await t.test('a wrong key or an unknown email: 401 INVALID_API_KEY', async (t) => {
+  // As Zulip's authenticated_rest_api_view: every refusal of the key check is UNAUTHORIZED.
+  await t.test('a wrong key or an unknown email: 401 UNAUTHORIZED "Invalid API key"', async (t) => {
     const wrongKey = await f.call({ ...f.owner, api_key: 'x'.repeat(f.owner.api_key.length) }, 'GET', me);
-    isError(t, wrongKey, 401, 'INVALID_API_KEY', 'wrong key');
+    isError(t, wrongKey, 401, 'UNAUTHORIZED', 'wrong key');
+    t.equal(wrongKey.json.msg, 'Invalid API key');
     t.equal(wrongKey.headers['www-authenticate'], 'Basic realm="zulip"');
-    isError(t, await f.call({ ...f.owner, api_key: f.owner.api_key.slice(1) }, 'GET', me), 401, 'INVALID_API_KEY', 'key of another length');
-    isError(t, await f.call({ ...f.owner, api_key: '' }, 'GET', me), 401, 'INVALID_API_KEY', 'empty key');
+    t.equal(wrongKey.headers['www-authenticate'], 'Basic realm="zulip"');
+    isError(t, await f.call({ ...f.owner, api_key: f.owner.api_key.slice(1) }, 'GET', me), 401, 'UNAUTHORIZED', 'key of another length');
+    isError(t, await f.call({ ...f.owner, api_key: '' }, 'GET', me), 401, 'UNAUTHORIZED', 'empty key');
     const unknown = await f.call({ ...f.owner, email: 'nobody@example.com' }, 'GET', me);
-    isError(t, unknown, 401, 'INVALID_API_KEY', 'unknown email');
+    isError(t, unknown, 401, 'UNAUTHORIZED', 'unknown email');
     t.equal(unknown.json.msg, wrongKey.json.msg, 'an unknown email reads the same as a wrong key');
   });
 
   await t.test('a key belongs to one user', async (t) => {
     const bob = await f.createUser('bob@example.com', 'Bob');
-    isError(t, await f.call({ ...f.owner, api_key: bob.api_key }, 'GET', me), 401, 'INVALID_API_KEY', "owner's email with bob's key");
+    isError(t, await f.call({ ...f.owner, api_key: bob.api_key }, 'GET', me), 401, 'UNAUTHORIZED', "owner's email with bob's key");
     const asBob = await f.call(bob, 'GET', me);
     t.equal(asBob.json.user_id, bob.user_id);
   });
 
-  await t.test('a scheme other than Basic: 401 UNAUTHORIZED', async (t) => {
-    for (const header of [`Bearer ${f.owner.api_key}`, `Digest username="${f.owner.email}"`, 'Basic', 'Basic    ']) {
+  // As Zulip's get_basic_credentials: another scheme is its JsonableError (400), a header that is not two words a 401.
+  await t.test('a scheme other than Basic: 400 BAD_REQUEST; a Basic header without credentials: 401 UNAUTHORIZED', async (t) => {
+    for (const header of [`Bearer ${f.owner.api_key}`, `Digest username="${f.owner.email}"`]) {
+      const res = await raw(f, { method: 'GET', url: me, headers: { authorization: header } });
+      isError(t, res, 400, 'BAD_REQUEST', `Authorization: ${header}`);
+      t.equal(res.json.msg, 'This endpoint requires HTTP basic authentication.');
+    }
+    for (const header of ['Basic', 'Basic    ', `Basic ${Buffer.from(`${f.owner.email}:${f.owner.api_key}`).toString('base64')} extra`]) {
       const res = await raw(f, { method: 'GET', url: me, headers: { authorization: header } });
       isError(t, res, 401, 'UNAUTHORIZED', `Authorization: ${header}`);
+      t.equal(res.json.msg, 'Invalid authorization header for basic auth');
       t.equal(res.headers['www-authenticate'], 'Basic realm="zulip"');
     }
   });
@@ -152,21 +162,24 @@ t.test('authentication', async (t) => {
       const header = 'Basic ' + Buffer.from(creds).toString('base64');
       const res = await raw(f, { method: 'GET', url: me, headers: { authorization: header } });
       t.equal(res.status, 401, `credentials ${JSON.stringify(creds)}: ${res.body}`);
-      t.ok(['UNAUTHORIZED', 'INVALID_API_KEY'].includes(res.json?.code), `credentials ${JSON.stringify(creds)}: code ${res.json?.code}`);
+      t.equal(res.json?.code, 'UNAUTHORIZED', `credentials ${JSON.stringify(creds)}: code`);
     }
     const binary = 'Basic ' + Buffer.from([0xff, 0xfe, 0x3a, 0xc3, 0x28]).toString('base64');
     const res = await raw(f, { method: 'GET', url: me, headers: { authorization: binary } });
     t.equal(res.status, 401, 'invalid UTF-8 in the credentials');
   });
 
-  await t.test('a deactivated user: 401 USER_DEACTIVATED, a wrong key still INVALID_API_KEY', async (t) => {
+  await t.test('a deactivated user: 401 UNAUTHORIZED "Account is deactivated", a wrong key still "Invalid API key"', async (t) => {
     const dan = await f.createUser('dan@example.com', 'Dan');
     const off = await f.call(f.owner, 'DELETE', `/api/v1/users/${dan.user_id}`);
     t.equal(off.status, 200, off.body);
     const res = await f.call(dan, 'GET', me);
-    isError(t, res, 401, 'USER_DEACTIVATED', 'deactivated user');
+    isError(t, res, 401, 'UNAUTHORIZED', 'deactivated user');
+    t.equal(res.json.msg, 'Account is deactivated');
     t.equal(res.headers['www-authenticate'], 'Basic realm="zulip"');
-    isError(t, await f.call({ ...dan, api_key: 'y'.repeat(dan.api_key.length) }, 'GET', me), 401, 'INVALID_API_KEY', 'deactivated user, wrong key');
+    const wrong = await f.call({ ...dan, api_key: 'y'.repeat(dan.api_key.length) }, 'GET', me);
+    isError(t, wrong, 401, 'UNAUTHORIZED', 'deactivated user, wrong key');
+    t.equal(wrong.json.msg, 'Invalid API key');
     const on = await f.call(f.owner, 'POST', `/api/v1/users/${dan.user_id}/reactivate`);
     t.equal(on.status, 200, on.body);
     t.equal((await f.call(dan, 'GET', me)).status, 200, 'reactivated, the same key works again');
@@ -222,8 +235,8 @@ t.test('organization by Host', async (t) => {
   });
 
   await t.test('credentials of one organization do not work in another', async (t) => {
-    isError(t, await f.call(acmeOwner, 'GET', '/api/v1/users/me', {}, { headers: { host: 'localhost' } }), 401, 'INVALID_API_KEY', 'Acme owner on the default host');
-    isError(t, await f.call(f.owner, 'GET', '/api/v1/users/me', {}, { headers: { host: 'acme.localhost' } }), 401, 'INVALID_API_KEY', 'default owner on Acme');
+    isError(t, await f.call(acmeOwner, 'GET', '/api/v1/users/me', {}, { headers: { host: 'localhost' } }), 401, 'UNAUTHORIZED', 'Acme owner on the default host');
+    isError(t, await f.call(f.owner, 'GET', '/api/v1/users/me', {}, { headers: { host: 'acme.localhost' } }), 401, 'UNAUTHORIZED', 'default owner on Acme');
     const login = await f.call(null, 'POST', '/api/v1/fetch_api_key', { username: 'owner@example.com', password: 'owner-pass' }, { headers: { host: 'acme.localhost' } });
     isError(t, login, 401, 'AUTHENTICATION_FAILED', 'a password of another organization');
     const acmeLogin = await f.call(null, 'POST', '/api/v1/fetch_api_key', { username: 'boss@acme.test', password: 'acme-pass' }, { headers: { host: 'acme.localhost' } });
@@ -237,6 +250,31 @@ t.test('organization by Host', async (t) => {
     isError(t, await settings('a.acme.localhost'), 404, 'NONEXISTENT_SUBDOMAIN', 'a nested subdomain');
     isError(t, await f.call(null, 'GET', '/api/v1/users/me', {}, { headers: { host: 'sub.localhost' } }), 404, 'NONEXISTENT_SUBDOMAIN', 'no credentials');
     isError(t, await f.call(f.owner, 'GET', '/api/v1/users/me', {}, { headers: { host: 'sub.localhost' } }), 404, 'NONEXISTENT_SUBDOMAIN', 'with credentials');
+    t.equal((await settings('sub.localhost')).json.msg, 'Invalid subdomain', "Zulip's InvalidSubdomainError message");
+    isError(t, await settings('nope.localhost.'), 404, 'NONEXISTENT_SUBDOMAIN', 'an unknown subdomain with a trailing dot');
+    isError(t, await settings('b..localhost'), 404, 'NONEXISTENT_SUBDOMAIN', 'an empty label');
+  });
+
+  await t.test('a trailing dot, a port and case are normalized: the fully qualified name is the same organization', async (t) => {
+    for (const host of ['acme.localhost.', 'acme.localhost.:9991', 'ACME.LOCALHOST.', ' acme.localhost. ']) {
+      const res = await settings(host);
+      t.equal(res.status, 200, `${JSON.stringify(host)}: ${res.body}`);
+      t.equal(res.json?.realm_name, 'Acme Corp', `${JSON.stringify(host)} is Acme`);
+    }
+    for (const host of ['localhost.', 'localhost.:9991']) t.equal((await settings(host)).json?.realm_name, 'Test Org', `${host} is the default organization`);
+    const me = await f.call(acmeOwner, 'GET', '/api/v1/users/me', {}, { headers: { host: 'acme.localhost.' } });
+    t.equal(me.status, 200, me.body);
+    t.equal(me.json.email, 'boss@acme.test', 'credentials of Acme work on its fully qualified name');
+  });
+
+  await t.test("a malformed Host is 400 BAD_REQUEST in the API's shape (Django's DisallowedHost), never the default organization", async (t) => {
+    const malformed = ['acme.localhost@localhost', 'localhost@acme.localhost', 'acme.localhost:', 'acme.localhost:99x', 'acme_x.localhost', 'acme localhost', '.', '.localhost', 'acme.localhost..', 'acme.localhost/x', 'user:pw@localhost', '[::1', 'acme.localhost:9991:1'];
+    for (const host of malformed) {
+      const res = await settings(host);
+      isError(t, res, 400, 'BAD_REQUEST', `Host ${JSON.stringify(host)}`);
+      t.equal(res.json?.msg, 'Invalid Host header', `Host ${JSON.stringify(host)}: msg`);
+      isError(t, await f.call(f.owner, 'GET', '/api/v1/users/me', {}, { headers: { host } }), 400, 'BAD_REQUEST', `Host ${JSON.stringify(host)} with credentials`);
+    }
   });
 
   await t.test('channels and messages stay in their organization', async (t) => {

@@ -140,6 +140,63 @@ t.test('reusable links, listing rules, revoking, resending', async (t) => {
   t.same((await f.call(member, 'POST', '/api/v1/invites/2/resend')).json.msg, 'Must be an organization administrator');
 });
 
+t.test("PATCH /invites/multiuse/{invite_id}: editing a reusable link's terms, with the checks of creating one, invites_changed, and the new terms at join", async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const admin = await withRole(f, 'admin@example.com', 200);
+  const member = await withRole(f, 'member@example.com', 400);
+  const other = await withRole(f, 'other@example.com', 400);
+  const guest = await withRole(f, 'guest@example.com', 600);
+  const general = await channel(f, 'general');
+  const lobby = await channel(f, 'lobby');
+  // Members may make links.
+  await f.call(f.owner, 'PATCH', '/api/v1/realm', { create_multiuse_invite_group: JSON.stringify({ new: 6 }) });
+  const regAdmin = (await f.call(admin, 'POST', '/api/v1/register', { event_types: ['invites_changed'] })).json;
+  const regOther = (await f.call(other, 'POST', '/api/v1/register', { event_types: ['invites_changed'] })).json;
+  const mine = await f.call(member, 'POST', '/api/v1/invites/multiuse', { stream_ids: [general] });
+  t.equal(mine.status, 200, mine.body);
+  const owners = await f.call(f.owner, 'POST', '/api/v1/invites/multiuse', { invite_as: 100 });
+  t.equal(owners.status, 200, 'link 2: an owner link');
+  const edit = (who: typeof f.owner, id: number, params: Record<string, unknown>) => f.call(who, 'PATCH', `/api/v1/invites/multiuse/${id}`, params);
+  const refused = async (who: typeof f.owner, id: number, params: Record<string, unknown>, msg: string, code = 'BAD_REQUEST') => {
+    const r = await edit(who, id, params);
+    t.same([r.status, r.json.code, r.json.msg], [400, code, msg], `${msg} (${JSON.stringify(params)})`);
+  };
+  // Who may edit which link.
+  await refused(member, 99, { invite_as: 400 }, 'No such invitation');
+  await refused(other, 1, { invite_as: 400 }, 'Must be an organization administrator', 'BAD_REQUEST');
+  await refused(guest, 1, { invite_as: 400 }, 'Not allowed for guest users');
+  await refused(admin, 2, { invite_as: 400 }, 'Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL');
+  // The terms are checked as creating a link checks them.
+  await refused(member, 1, { invite_as: 200 }, 'Must be an organization administrator');
+  await refused(admin, 1, { invite_as: 100 }, 'Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL');
+  await refused(member, 1, { welcome_message_custom_text: 'hi' }, 'Must be an organization administrator');
+  await refused(member, 1, { stream_ids: [9999] }, 'Invalid channel ID 9999. No invites were sent.');
+  const bad = await edit(member, 1, { invite_as: 500 });
+  t.equal(bad.status, 400, 'an unknown role');
+  // A member edits their own link; an administrator edits it too.
+  t.equal((await edit(member, 1, { stream_ids: [general, lobby] })).status, 200);
+  t.equal((await edit(admin, 1, { invite_as: 300, welcome_message_custom_text: 'Welcome!' })).status, 200);
+  t.equal((await edit(admin, 1, { invite_as: 300 })).status, 200, 'no change: success, and no event');
+  const listed = (await f.call(member, 'GET', '/api/v1/invites')).json.invites;
+  t.match(listed, [{ id: 1, is_multiuse: true, invited_as: 300, link_url: mine.json.invite_link }], 'the link keeps its URL, with the new role');
+  // Creating permission is needed to edit, as to create.
+  await f.call(f.owner, 'PATCH', '/api/v1/realm', { create_multiuse_invite_group: JSON.stringify({ new: 3 }) });
+  await refused(member, 1, { invite_as: 400 }, 'Insufficient permission');
+  // invites_changed: to administrators and the link's referrer, once per change.
+  t.equal((await queueEvents(f, admin, regAdmin.queue_id, 'invites_changed')).length, 4, 'created twice, edited twice');
+  t.same(await queueEvents(f, other, regOther.queue_id, 'invites_changed'), [], 'not to other members');
+  // Joining by the edited link gives the new role and channels.
+  const joined = await f.call(null, 'POST', ACCEPT, { key: keyOf(mine.json.invite_link), full_name: 'Joy', password: 'pw', email: 'joy@example.com' });
+  t.equal(joined.status, 200, joined.body);
+  const joy = { user_id: joined.json.user_id, email: 'joy@example.com', api_key: joined.json.api_key };
+  t.equal((await f.call(joy, 'GET', '/api/v1/users/me')).json.role, 300, 'the edited role');
+  t.same((await f.call(joy, 'GET', '/api/v1/users/me/subscriptions')).json.subscriptions.map((s: any) => s.stream_id).sort(), [general, lobby].sort(), 'the edited channels');
+  // A revoked link cannot be edited.
+  t.equal((await f.call(admin, 'DELETE', '/api/v1/invites/multiuse/1')).status, 200);
+  await refused(admin, 1, { invite_as: 400 }, 'Invitation has already been revoked');
+});
+
 t.test('accepting: the account, its role and channels, the referrer told, used once; expiry', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);

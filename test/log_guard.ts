@@ -26,6 +26,11 @@ export function captureLogger(bindings: LogFields = {}): Logger {
   return { fatal: write, error: write, warn: write, info: write, debug: write, child: (more) => captureLogger({ ...bindings, ...more }), isLevelEnabled: () => true };
 }
 
+/** Every line captured so far, parsed (for tests that check a log event). */
+export function capturedLines(): Array<Record<string, unknown>> {
+  return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
 /**
  * Checks what a server process wrote to stderr (its log) against the credentials it
  * printed on stdout at its first start and those noted.

@@ -228,6 +228,31 @@ t.test('navigation views: add, list, update, remove; errors; events and converge
   ]);
 });
 
+t.test("a navigation view's fragment with raw slashes, as Zulip's example sends it: the rest of the path is the fragment", async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const reg = await register(f, alice);
+  t.equal((await f.call(alice, 'POST', '/api/v1/navigation_views', { fragment: 'narrow/is/alerted', is_pinned: true, name: 'Alert words' })).status, 200);
+  t.equal((await f.call(alice, 'POST', '/api/v1/navigation_views', { fragment: 'narrow/channel/9-a', is_pinned: true, name: 'Nine' })).status, 200);
+  const patched = await f.call(alice, 'PATCH', '/api/v1/navigation_views/narrow/is/alerted', { is_pinned: false, name: 'Alerts' });
+  t.equal(patched.status, 200, patched.body);
+  t.equal((await f.call(alice, 'PATCH', '/api/v1/navigation_views/narrow/is/alerted/', { is_pinned: true })).status, 200, 'a trailing slash is not part of the fragment');
+  t.equal((await f.call(alice, 'PATCH', '/api/v1/navigation_views/narrow%2Fchannel/9-a', { is_pinned: false })).status, 200, 'raw and encoded slashes mixed');
+  err(t, await f.call(alice, 'DELETE', '/api/v1/navigation_views/narrow/is'), 404, 'NOT_FOUND', 'Navigation view does not exist.', 'a prefix of a fragment is another fragment');
+  const gone = await f.call(alice, 'DELETE', '/api/v1/navigation_views/narrow/is/alerted');
+  t.equal(gone.status, 200, gone.body);
+  t.same((await f.call(alice, 'GET', '/api/v1/navigation_views')).json.navigation_views, [{ fragment: 'narrow/channel/9-a', is_pinned: false, name: 'Nine' }]);
+  t.equal((await f.call(alice, 'PUT', '/api/v1/navigation_views/narrow/is/alerted')).status, 405, 'other methods: 405');
+  const events = await converges(t, f, alice, reg);
+  t.same(events.slice(2), [
+    { type: 'navigation_view', op: 'update', fragment: 'narrow/is/alerted', data: { is_pinned: false, name: 'Alerts' } },
+    { type: 'navigation_view', op: 'update', fragment: 'narrow/is/alerted', data: { is_pinned: true } },
+    { type: 'navigation_view', op: 'update', fragment: 'narrow/channel/9-a', data: { is_pinned: false } },
+    { type: 'navigation_view', op: 'remove', fragment: 'narrow/is/alerted' },
+  ]);
+});
+
 t.test('muted users: mute marks their messages read; errors; events and convergence', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);

@@ -151,6 +151,56 @@ t.test('client devices: events, register state, E2EE registration and its test n
   t.match(await f.call(me, 'POST', '/api/v1/mobile_push/e2ee/test_notification'), { status: 502, json: { code: 'INTERNAL_SERVER_ERROR_ON_BOUNCER' } });
 });
 
+t.test("E2EE registration in the form of the level Parley reports (406's push_account_id, no device_id): push_device events, push_devices in register, convergence", async (t) => {
+  const bouncer = await fakeBouncer();
+  t.teardown(() => bouncer.server.close());
+  const f = await chatFixture({ config: { pushBouncerUrl: bouncer.url } });
+  t.teardown(f.stop);
+  const me = f.owner;
+  const before = await f.call(me, 'POST', '/api/v1/register', { event_types: ['push_device'] });
+  t.same(before.json.push_devices, {});
+  const publicKey = Buffer.alloc(32, 3).toString('base64');
+  const form = { token_kind: 'fcm', push_account_id: 2408, push_public_key: publicKey, bouncer_public_key: 'bpk', encrypted_push_registration: 'ciphertext' };
+  /** Waits until the relay's answer is recorded (the relay is asked after the reply, as Zulip's worker does). */
+  const recorded = async (id: number, status: string) => {
+    for (let i = 0; i < 200 && (await f.call(me, 'POST', '/api/v1/register', { fetch_event_types: ['push_device'] })).json.push_devices[id]?.status !== status; i++) await new Promise((r) => setTimeout(r, 5));
+  };
+  // Zulip's example call: no device_id, and it is not asked for.
+  for (const missing of ['token_kind', 'push_account_id', 'push_public_key', 'bouncer_public_key', 'encrypted_push_registration']) {
+    const { [missing]: _gone, ...rest } = form as Record<string, unknown>;
+    t.match(await f.call(me, 'POST', '/api/v1/mobile_push/register', rest), { status: 400, json: { code: 'REQUEST_VARIABLE_MISSING', var_name: missing } }, `${missing} is required`);
+  }
+  t.match(await f.call(me, 'POST', '/api/v1/mobile_push/register', { ...form, push_public_key: 'not base64!' }), { status: 400, json: { msg: 'Invalid push_public_key' } });
+  const ok = await f.call(me, 'POST', '/api/v1/mobile_push/register', form);
+  t.equal(ok.status, 200, ok.body);
+  await recorded(2408, 'active');
+  t.match(bouncer.requests, [{ path: '/api/v1/remotes/push/e2ee/register', body: { push_account_id: 2408, bouncer_public_key: 'bpk', encrypted_push_registration: 'ciphertext' } }]);
+  t.equal((await f.call(me, 'POST', '/api/v1/mobile_push/register', form)).status, 200, 'again: idempotent');
+  t.equal(bouncer.requests.length, 1, 'the relay is not asked twice');
+  // A refusal: failed, with its code; registering again retries.
+  bouncer.mode = 'refuse';
+  t.equal((await f.call(me, 'POST', '/api/v1/mobile_push/register', { ...form, push_account_id: 7 })).status, 200);
+  await recorded(7, 'failed');
+  bouncer.mode = 'ok';
+  t.equal((await f.call(me, 'POST', '/api/v1/mobile_push/register', { ...form, push_account_id: 7 })).status, 200);
+  await recorded(7, 'active');
+  const fresh = (await f.call(me, 'POST', '/api/v1/register', { event_types: ['push_device'] })).json.push_devices;
+  t.same(fresh, { 2408: { status: 'active', error_code: null }, 7: { status: 'active', error_code: null } });
+  t.notOk(JSON.stringify(fresh).includes(publicKey), 'the public key is not shown');
+  const events = await queueEvents(f, me, before.json.queue_id, 'push_device');
+  t.same(events, [
+    { type: 'push_device', push_account_id: '2408', status: 'pending' },
+    { type: 'push_device', push_account_id: '2408', status: 'active' },
+    { type: 'push_device', push_account_id: '7', status: 'pending' },
+    { type: 'push_device', push_account_id: '7', status: 'failed', error_code: 'ADMIN_ACTION_REQUIRED' },
+    { type: 'push_device', push_account_id: '7', status: 'pending' },
+    { type: 'push_device', push_account_id: '7', status: 'active' },
+  ]);
+  const state: Record<string, any> = structuredClone(before.json.push_devices);
+  for (const e of events) state[e.push_account_id] = { status: e.status, error_code: e.error_code ?? null };
+  t.same(state, fresh, 'register + events == fresh register');
+});
+
 t.test('E2EE registration needs a relay; e2ee test errors without one or with it down', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);
@@ -195,21 +245,25 @@ t.test('registrations survive a restart, from the log and from a snapshot', asyn
   await exec({ type: 'REGISTER_CLIENT_DEVICE', org });
   await exec({ type: 'REGISTER_PUSH_DEVICE', org, device_id: 1, push_key: PUSH_KEY, push_key_id: 4, token_kind: 'fcm', token_id: tokenId(9), relay_fields: true });
   await exec({ type: 'FINISH_PUSH_REGISTRATION', org, device_id: 1, token_id: 9, error_code: null });
+  const publicKey = Buffer.alloc(32, 5).toString('base64');
+  await exec({ type: 'REGISTER_PUSH_ACCOUNT', org, push_account_id: 2408, token_kind: 'apns', push_public_key: publicKey });
+  await exec({ type: 'FINISH_PUSH_ACCOUNT', org, push_account_id: 2408, error_code: null });
   await store.close();
   store = open();
-  const state = () => [store.runtime.user(org, 1)!.pushTokens.map((p) => p.token), [...store.runtime.user(org, 1)!.devices], store.runtime.user(org, 1)!.nextDeviceId];
-  const expected = [[APNS], [[1, { push_key_id: 4, push_token_id: 9, pending_push_token_id: null, push_registration_error_code: null, push_key: PUSH_KEY, push_token_kind: 'fcm' }]], 2];
+  const state = () => [store.runtime.user(org, 1)!.pushTokens.map((p) => p.token), [...store.runtime.user(org, 1)!.devices], store.runtime.user(org, 1)!.nextDeviceId, [...store.runtime.user(org, 1)!.pushAccounts]];
+  const accounts = [[2408, { token_kind: 'apns', push_public_key: publicKey, status: 'active', error_code: null }]];
+  const expected = [[APNS], [[1, { push_key_id: 4, push_token_id: 9, pending_push_token_id: null, push_registration_error_code: null, push_key: PUSH_KEY, push_token_kind: 'fcm' }]], 2, accounts];
   t.same(state(), expected, 'replayed from the log');
   await store.snapshot();
   await exec({ type: 'REGISTER_CLIENT_DEVICE', org });
   await exec({ type: 'REMOVE_CLIENT_DEVICE', org, device_id: 2 });
   await store.close();
   store = open();
-  t.same(state(), [[APNS], expected[1], 3], 'from the snapshot and the log after it');
+  t.same(state(), [[APNS], expected[1], 3, accounts], 'from the snapshot and the log after it');
   await store.snapshot();
   await store.close();
   store = open();
-  t.same(state(), [[APNS], expected[1], 3], 'from the snapshot alone');
+  t.same(state(), [[APNS], expected[1], 3, accounts], 'from the snapshot alone');
   await store.close();
 });
 

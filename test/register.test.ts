@@ -150,6 +150,13 @@ t.test('fetch_event_types and event_types choose the sections', async (t) => {
     for (const k of ['realm_users', 'subscriptions', 'max_message_length', 'realm_name']) t.notOk(k in res.json, `no ${k}`);
   });
 
+  await t.test('fetch_event_types=["default_stream_groups"] gives realm_default_stream_groups, as Zulip names it', async (t) => {
+    const res = await f.call(f.owner, 'POST', REGISTER, { fetch_event_types: ['default_stream_groups'] });
+    t.equal(res.status, 200, res.body);
+    t.same(Object.keys(res.json).filter((k) => !ALWAYS.has(k)), ['realm_default_stream_groups']);
+    t.same(res.json.realm_default_stream_groups, []);
+  });
+
   await t.test('fetch_event_types=["realm"] gives the realm settings only', async (t) => {
     const res = await f.call(f.owner, 'POST', REGISTER, { fetch_event_types: ['realm'] });
     t.equal(res.json.max_message_length, 10000);

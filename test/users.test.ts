@@ -86,6 +86,21 @@ t.test('GET /users', async (t) => {
     t.equal(res.json.members.length, 3);
   });
 
+  await t.test("profile_data for humans only, as Zulip's format_user_row (bots have bot_type and bot_owner_id instead)", async (t) => {
+    const bot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Profile Bot', short_name: 'profile' })).json.user_id as number;
+    const reg = await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm_user'] });
+    const all = await f.call(f.owner, 'GET', '/api/v1/users', { include_custom_profile_fields: true });
+    for (const u of [...all.json.members, ...reg.json.realm_users]) {
+      if (u.is_bot) t.notOk('profile_data' in u, `bot ${u.user_id}: no profile_data`);
+      else t.type(u.profile_data, 'object', `user ${u.user_id}: profile_data`);
+    }
+    t.ok(all.json.members.some((u: any) => u.user_id === bot), 'the bot is listed');
+    const one = await f.call(f.owner, 'GET', `/api/v1/users/${bot}`, { include_custom_profile_fields: true });
+    t.equal(one.status, 200, one.body);
+    t.notOk('profile_data' in one.json.user, 'GET /users/{id} of a bot: no profile_data');
+    t.equal(one.json.user.bot_owner_id, f.owner.user_id);
+  });
+
   await t.test('needs credentials', async (t) => {
     isError(t, await f.call(null, 'GET', '/api/v1/users'), 401, 'UNAUTHORIZED', 'anonymous');
   });

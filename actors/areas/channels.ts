@@ -208,7 +208,13 @@ const channelUpdated = fact<ChannelUpdated>({
     if (c.folder_id !== undefined) update('folder_id', c.folder_id);
     if (c.topics_policy !== undefined) update('topics_policy', c.topics_policy);
     if (c.message_retention_days !== undefined) update('message_retention_days', c.message_retention_days);
-    if (c.is_archived !== undefined) update('is_archived', c.is_archived);
+    if (c.is_archived !== undefined) {
+      // As Zulip since feature level 378: an update to clients that keep archived channels;
+      // to the others the channel goes (archived) or comes back (unarchived).
+      const updated = eventJson('stream', { op: 'update', stream_id: f.stream_id, name: f.old_name, property: 'is_archived', value: c.is_archived });
+      const listed = listEvent('stream', c.is_archived ? 'delete' : 'create', 'streams', [JSON.stringify(channelView(ch))]);
+      out.push({ org: f.org, seq, type: 'stream', user_ids: stayed, event: (_userId, caps) => (caps.archived_channels ? updated : listed) });
+    }
     for (const [key, value] of Object.entries(c.groups ?? {})) update(key, value);
     if (c.is_default !== undefined) out.push(defaultChannelsDelivery(view, f.org, seq));
     if (gained.length > 0) out.push({ org: f.org, seq, type: 'stream', user_ids: gained, event: listEvent('stream', 'create', 'streams', [JSON.stringify(channelView(ch))]) });

@@ -33,6 +33,8 @@ export interface InvitationsSent { type: 'InvitationsSent'; org: number; invites
 export interface MultiuseInviteCreated { type: 'MultiuseInviteCreated'; org: number; invite: MultiuseInvite }
 /** An invitation was revoked. */
 export interface InviteRevoked { type: 'InviteRevoked'; org: number; multiuse: boolean; id: number }
+/** A reusable link's terms were changed (only the fields named). */
+export interface MultiuseInviteEdited { type: 'MultiuseInviteEdited'; org: number; id: number; changes: InviteChanges }
 /** An email invitation was sent again. */
 export interface InviteResent { type: 'InviteResent'; org: number; id: number; sent: number }
 /** An invitation made an account (an email invitation is then used up). */
@@ -53,6 +55,10 @@ interface InviteTerms {
 export interface InviteUsers extends InviteTerms { type: 'INVITE_USERS'; invitee_emails: string; notify_referrer_on_join?: boolean }
 /** `POST /invites/multiuse`. */
 export interface CreateMultiuseInvite extends InviteTerms { type: 'CREATE_MULTIUSE_INVITE' }
+/** The terms of a reusable link that an edit may change. */
+export type InviteChanges = Partial<Pick<InviteBase, 'invited_as' | 'stream_ids' | 'group_ids' | 'include_realm_default_subscriptions' | 'welcome_message_custom_text'>>;
+/** `PATCH /invites/multiuse/{id}`: each term given replaces the link's. */
+export interface EditMultiuseInvite extends Omit<InviteTerms, 'expires_in_minutes'> { type: 'EDIT_MULTIUSE_INVITE'; id: number }
 /** `DELETE /invites/{id}` and `DELETE /invites/multiuse/{id}`. */
 export interface RevokeInvite { type: 'REVOKE_INVITE'; org: number; actor_id: number; multiuse: boolean; id: number }
 /** `POST /invites/{id}/resend`. */
@@ -117,6 +123,36 @@ export const createMultiuseInvite = command({
     checkTargets(ctx, view, actor, c);
     const invite = inviteFrom(c, env, ctx.invites.lastMultiuseId + 1);
     return { facts: [{ type: 'MultiuseInviteCreated', org: c.org, invite }], value: { invite } };
+  },
+});
+
+/**
+ * Edits a reusable link (Zulip's newer `PATCH /invites/multiuse/{invite_id}`): the
+ * link as revoking finds it (`access_multiuse_invite_by_id`: another's link needs an
+ * administrator, an owner link an owner; a revoked one is refused), then every check
+ * that creating a link with the new terms makes. Its key and expiry stay. An edit that
+ * changes nothing records nothing.
+ */
+export const editMultiuseInvite = command({
+  type: 'EDIT_MULTIUSE_INVITE',
+  actor: 'org',
+  decide(ctx: OrgContext, c: EditMultiuseInvite, _env: DecideEnv, view: StateView): Decision<Record<string, never>, MultiuseInviteEdited> {
+    const actor = accessInviter(ctx, c.actor_id);
+    const invite = accessInvite(ctx, actor, ctx.invites.multiuse.get(c.id));
+    if (invite.status === 'revoked') throw badRequest('Invitation has already been revoked');
+    if (!hasGroupPermission(ctx, actor, realmSettings(ctx).create_multiuse_invite_group)) throw badRequest('Insufficient permission');
+    if (c.invite_as !== undefined) checkInvitedAs(actor, c.invite_as);
+    checkInviteTargets(ctx, view, actor, { stream_ids: c.stream_ids ?? [], group_ids: c.group_ids ?? [], welcome_message_custom_text: c.welcome_message_custom_text ?? null });
+    const asked: InviteChanges = {
+      ...(c.invite_as === undefined ? {} : { invited_as: c.invite_as as RoleNumber }),
+      ...(c.stream_ids === undefined ? {} : { stream_ids: [...new Set(c.stream_ids)] }),
+      ...(c.group_ids === undefined ? {} : { group_ids: [...new Set(c.group_ids)] }),
+      ...(c.include_realm_default_subscriptions === undefined ? {} : { include_realm_default_subscriptions: c.include_realm_default_subscriptions }),
+      ...(c.welcome_message_custom_text === undefined ? {} : { welcome_message_custom_text: c.welcome_message_custom_text }),
+    };
+    const changes = Object.fromEntries(Object.entries(asked).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(invite[k as keyof InviteChanges]))) as InviteChanges;
+    if (Object.keys(changes).length === 0) return { facts: [], value: {} };
+    return { facts: [{ type: 'MultiuseInviteEdited', org: c.org, id: invite.id, changes }], value: {} };
   },
 });
 
@@ -258,6 +294,18 @@ const inviteRevoked = fact<InviteRevoked>({
   },
 });
 
+const multiuseInviteEdited = fact<MultiuseInviteEdited>({
+  type: 'MultiuseInviteEdited',
+  apply: {
+    org(ctx, f) {
+      const invite = ctx.invites.multiuse.get(f.id);
+      if (invite) ctx.invites.multiuse.set(f.id, { ...invite, ...f.changes });
+    },
+  },
+  route: (f, to) => to.org(f.org),
+  notify: (f, seq, view) => invitesChanged(view, f.org, seq, view.org(f.org)!.invites.multiuse.get(f.id)?.referrer_id),
+});
+
 const inviteResent = fact<InviteResent>({
   type: 'InviteResent',
   apply: {
@@ -298,6 +346,6 @@ export function invitesControlledBy(view: StateView, org: number, user: UserReco
 
 export const invites = area({
   name: 'invites',
-  commands: [inviteUsers, createMultiuseInvite, revokeInvite, resendInvite, acceptInvite],
-  facts: [invitationsSent, multiuseInviteCreated, inviteRevoked, inviteResent, inviteAccepted],
+  commands: [inviteUsers, createMultiuseInvite, editMultiuseInvite, revokeInvite, resendInvite, acceptInvite],
+  facts: [invitationsSent, multiuseInviteCreated, multiuseInviteEdited, inviteRevoked, inviteResent, inviteAccepted],
 });

@@ -117,7 +117,8 @@ const orgActivationChanged = fact<OrgActivationChanged>({
  */
 const EMPTY_SECTIONS: Array<{ key: string; type?: string; make: () => unknown }> = [
   { key: 'recent_private_conversations', make: () => [] },
-  { key: 'default_stream_groups', make: () => [] },
+  // Asked for as `default_stream_groups`, answered as Zulip names it.
+  { key: 'realm_default_stream_groups', type: 'default_stream_groups', make: () => [] },
   { key: 'onboarding_steps', make: () => [] },
 ];
 

@@ -9,13 +9,15 @@ import { area, command, fact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import { badRequest } from '../errors.js';
 import type { UserContext } from '../kinds/user.js';
-import { checkPushKey, tokenIdOf, type ClientDevice, type DevicePushState, type PushToken } from '../push_devices.js';
+import { checkPushKey, tokenIdOf, type ClientDevice, type DevicePushState, type PushAccount, type PushToken } from '../push_devices.js';
 import { eventJson } from '../render/events.js';
 
 export interface PushTokenAdded { type: 'PushTokenAdded'; org: number; user_id: number; token: PushToken }
 export interface PushTokenRemoved { type: 'PushTokenRemoved'; org: number; user_id: number; kind: PushToken['kind']; token: string }
 export interface ClientDeviceRegistered { type: 'ClientDeviceRegistered'; org: number; user_id: number; device_id: number }
 export interface ClientDeviceRemoved { type: 'ClientDeviceRemoved'; org: number; user_id: number; device_id: number }
+/** A level-406 push account was registered (pending) or its registration ended (active, failed). */
+export interface PushAccountChanged { type: 'PushAccountChanged'; org: number; user_id: number; push_account_id: number; account: PushAccount }
 /** A device's push registration fields changed to these. */
 export interface DevicePushChanged { type: 'DevicePushChanged'; org: number; user_id: number; device_id: number; changes: Partial<DevicePushState> }
 
@@ -38,6 +40,14 @@ export interface RegisterPushDevice {
   /** Both `bouncer_public_key` and `encrypted_push_registration` were given (their content is the relay's). */
   relay_fields: boolean;
 }
+/**
+ * Register a push account in feature level 406's form (Zulip 11.0's `register_push_device`:
+ * `push_account_id` chosen by the client, no `device_id`). Registering again what is
+ * registered and not failed changes nothing.
+ */
+export interface RegisterPushAccount { type: 'REGISTER_PUSH_ACCOUNT'; org: number; push_account_id: number; token_kind: 'fcm' | 'apns'; push_public_key: string }
+/** The relay's answer to a pending push account: accepted (`error_code` null) or refused. */
+export interface FinishPushAccount { type: 'FINISH_PUSH_ACCOUNT'; org: number; push_account_id: number; error_code: string | null }
 /** The relay's answer to a pending registration: accepted (`error_code` null) or refused. */
 export interface FinishPushRegistration { type: 'FINISH_PUSH_REGISTRATION'; org: number; device_id: number; token_id: number; error_code: string | null }
 
@@ -134,6 +144,54 @@ const finishPushRegistration = command({
   },
 });
 
+const registerPushAccount = command({
+  type: 'REGISTER_PUSH_ACCOUNT',
+  actor: 'user',
+  decide(ctx: UserContext, c: RegisterPushAccount): Decision<{ pending: boolean }, PushAccountChanged> {
+    checkPushPublicKey(c.push_public_key);
+    const held = ctx.pushAccounts.get(c.push_account_id);
+    if (held && held.error_code === null) return { facts: [], value: { pending: false } };
+    const account: PushAccount = { token_kind: c.token_kind, push_public_key: c.push_public_key, status: 'pending', error_code: null };
+    return { facts: [{ type: 'PushAccountChanged', org: c.org, user_id: ctx.user_id, push_account_id: c.push_account_id, account }], value: { pending: true } };
+  },
+});
+
+const finishPushAccount = command({
+  type: 'FINISH_PUSH_ACCOUNT',
+  actor: 'user',
+  decide(ctx: UserContext, c: FinishPushAccount): Decision<Record<string, never>, PushAccountChanged> {
+    const held = ctx.pushAccounts.get(c.push_account_id);
+    if (!held || held.status !== 'pending') return { facts: [], value: {} };
+    const account: PushAccount = { ...held, status: c.error_code === null ? 'active' : 'failed', error_code: c.error_code };
+    return { facts: [{ type: 'PushAccountChanged', org: c.org, user_id: ctx.user_id, push_account_id: c.push_account_id, account }], value: {} };
+  },
+});
+
+/** A push public key: standard base64 of some bytes (the client's NaCl public key). */
+function checkPushPublicKey(key: string): void {
+  if (key === '' || key.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(key)) throw badRequest('Invalid push_public_key');
+}
+
+/** A push account as `/register`'s `push_devices` and `push_device` events show it. */
+function shownAccount(a: PushAccount): { status: PushAccount['status']; error_code: string | null } {
+  return { status: a.status, error_code: a.error_code };
+}
+
+/** Zulip's `push_devices` in `/register` (level 406): the user's push accounts by id. */
+export function listPushAccounts(ctx: UserContext | undefined): Record<string, { status: string; error_code: string | null }> {
+  return Object.fromEntries([...(ctx?.pushAccounts ?? [])].map(([id, a]) => [String(id), shownAccount(a)]));
+}
+
+const pushAccountChanged = fact<PushAccountChanged>({
+  type: 'PushAccountChanged',
+  apply: { user: (ctx, f) => void ctx.pushAccounts.set(f.push_account_id, { ...f.account }) },
+  route: (f, to) => to.user(f.org, f.user_id),
+  notify: (f, seq) => [{
+    org: f.org, seq, type: 'push_device', user_ids: [f.user_id],
+    event: eventJson('push_device', { push_account_id: String(f.push_account_id), status: f.account.status, ...(f.account.error_code === null ? {} : { error_code: f.account.error_code }) }),
+  }],
+});
+
 const pushTokenAdded = fact<PushTokenAdded>({
   type: 'PushTokenAdded',
   apply: { user: (ctx, f) => void (ctx.pushTokens = [...ctx.pushTokens, { ...f.token }]) },
@@ -184,9 +242,10 @@ const devicePushChanged = fact<DevicePushChanged>({
 
 export const pushDevices = area({
   name: 'push devices',
-  commands: [addPushToken, removePushToken, registerClientDevice, removeClientDevice, registerPushDevice, finishPushRegistration],
-  facts: [pushTokenAdded, pushTokenRemoved, clientDeviceRegistered, clientDeviceRemoved, devicePushChanged],
+  commands: [addPushToken, removePushToken, registerClientDevice, removeClientDevice, registerPushDevice, finishPushRegistration, registerPushAccount, finishPushAccount],
+  facts: [pushTokenAdded, pushTokenRemoved, clientDeviceRegistered, clientDeviceRemoved, devicePushChanged, pushAccountChanged],
   register: [
+    { types: ['push_device'], fill: (state, r, view) => void (state.push_devices = listPushAccounts(view.user(r.org.id, r.user.user_id))) },
     { types: ['device'], fill: (state, r, view) => void (state.devices = listDevices(view.user(r.org.id, r.user.user_id))) },
     // Parley has no Zoom integration, so no user ever holds a Zoom token.
     { types: ['has_zoom_token'], fill: (state) => void (state.has_zoom_token = false) },

@@ -654,14 +654,14 @@ function peerEvents(world: StateView, orgId: number, seq: number, op: 'peer_add'
 // Reads: what route handlers ask, answered from actor state without changing it.
 
 /** The channels a user can see, as `GET /streams` lists them. */
-export function listChannels(rt: StateView, org: number, viewer: UserRecord, opts: { include_public: boolean; include_subscribed: boolean; include_all: boolean; include_default?: boolean }): Record<string, unknown>[] {
+export function listChannels(rt: StateView, org: number, viewer: UserRecord, opts: { include_public: boolean; include_subscribed: boolean; include_all: boolean; include_default?: boolean; include_archived?: boolean }): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const id of rt.channelIdsOf(org)) {
     const ch = rt.channel(org, id)!;
     const subscribed = ch.subscribers.has(viewer.user_id);
     const isPublic = !ch.channel.invite_only && viewer.role !== Role.GUEST;
     const visible = (opts.include_all && viewer.role <= Role.ADMIN) || (opts.include_subscribed && subscribed) || (opts.include_public && isPublic);
-    if (visible && !ch.channel.is_archived) out.push(opts.include_default ? { ...channelView(ch), is_default: ch.channel.is_default } : channelView(ch));
+    if (visible && (opts.include_archived === true || !ch.channel.is_archived)) out.push(opts.include_default ? { ...channelView(ch), is_default: ch.channel.is_default } : channelView(ch));
   }
   return out.sort((a, b) => (a.stream_id as number) - (b.stream_id as number));
 }
@@ -892,15 +892,17 @@ export const subscriptions = area({
     {
       types: ['subscription'],
       fill(state, r, view) {
-        state.subscriptions = listSubscriptions(view, r.org.id, r.user.user_id, r.includeSubscribers);
-        state.unsubscribed = listUnsubscribed(view, r.org.id, r.user.user_id);
-        state.never_subscribed = listNeverSubscribed(view, r.org.id, r.user);
+        // A client without the archived_channels capability is told nothing of archived channels.
+        const shown = (list: Record<string, unknown>[]) => (r.archivedChannels ? list : list.filter((s) => s.is_archived !== true));
+        state.subscriptions = shown(listSubscriptions(view, r.org.id, r.user.user_id, r.includeSubscribers));
+        state.unsubscribed = shown(listUnsubscribed(view, r.org.id, r.user.user_id));
+        state.never_subscribed = shown(listNeverSubscribed(view, r.org.id, r.user));
       },
     },
     {
       types: ['stream'],
       fill(state, r, view) {
-        state.streams = listChannels(view, r.org.id, r.user, { include_public: true, include_subscribed: true, include_all: false });
+        state.streams = listChannels(view, r.org.id, r.user, { include_public: true, include_subscribed: true, include_all: false, include_archived: r.archivedChannels });
       },
     },
   ],

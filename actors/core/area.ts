@@ -71,6 +71,8 @@ export interface ClientCapabilities {
   readonly client_gravatar: boolean;
   /** Deactivated user groups are kept: their deactivation is an `update`, not a `remove`. */
   readonly include_deactivated_groups: boolean;
+  /** Archived channels are kept: archiving is an `update` of `is_archived`, not a `delete`. */
+  readonly archived_channels: boolean;
   /** `presence` events without `email` (`slim_presence`). */
   readonly slim_presence: boolean;
   /** `presence` events in the modern format (capability `simplified_presence_events`). */
@@ -133,6 +135,8 @@ export interface InitialStateRequest {
   clientGravatar: boolean;
   /** The client keeps deactivated user groups (capability `include_deactivated_groups`). */
   includeDeactivatedGroups: boolean;
+  /** The client keeps archived channels (capability `archived_channels`): they are in `streams` and `subscriptions`. */
+  archivedChannels: boolean;
   /** Unix seconds now, with fractions (`server_timestamp`). */
   nowPrecise: number;
   /** How the `presence` section is fetched. */

@@ -24,7 +24,7 @@
  */
 import type { Chunk, ChunkThunk } from '../core/persistence.js';
 import { badRequest } from '../errors.js';
-import type { QueueFact, QueueRegistered, QueuesDropped } from '../queue_facts.js';
+import { DELETED_BY_CLIENT, type QueueFact, type QueueRegistered, type QueuesDropped } from '../queue_facts.js';
 import type { NarrowTerm } from '../narrow.js';
 import type { Supervisor } from '../core/supervisor.js';
 import { Fanout, type DeliveryObserver, type Routing } from './fanout.js';
@@ -75,6 +75,8 @@ export interface QueueRegistration {
   client_gravatar?: boolean;
   /** Capability `include_deactivated_groups` (default false). */
   include_deactivated_groups?: boolean;
+  /** Capability `archived_channels` (default false). */
+  archived_channels?: boolean;
   /** `slim_presence` and capability `simplified_presence_events` (default false): the form of `presence` events. */
   slim_presence?: boolean;
   simplified_presence_events?: boolean;
@@ -234,6 +236,7 @@ export class EventQueues implements QueueService, QueueDelivery {
       bulk_message_deletion: fact.bulk_message_deletion === true,
       client_gravatar: fact.client_gravatar === true,
       include_deactivated_groups: fact.include_deactivated_groups === true,
+      archived_channels: fact.archived_channels === true,
       slim_presence: fact.slim_presence === true,
       simplified_presence_events: fact.simplified_presence_events === true,
       seq,
@@ -247,7 +250,11 @@ export class EventQueues implements QueueService, QueueDelivery {
       if (!cell) continue;
       this.actors.passivate(cell);
       const parked = this.parkedPolls.take(cell);
-      if (parked) parked.waiter.deliver(JSON.stringify({ result: 'error', msg: `Bad event queue ID: ${queueId} (${fact.reason})`, code: 'BAD_EVENT_QUEUE_ID', queue_id: queueId }), 400);
+      if (!parked) continue;
+      // As Zulip's ClientDescriptor.cleanup: a queue its client deletes first finishes its
+      // parked poll with what it held. A queue dropped for overflowing is refused instead.
+      if (fact.reason === DELETED_BY_CLIENT) parked.waiter.deliver(renderEvents(queueId, cell.ctx.events));
+      else parked.waiter.deliver(JSON.stringify({ result: 'error', msg: `Bad event queue ID: ${queueId} (${fact.reason})`, code: 'BAD_EVENT_QUEUE_ID', queue_id: queueId }), 400);
     }
   }
 
@@ -282,6 +289,7 @@ export class EventQueues implements QueueService, QueueDelivery {
       bulk_message_deletion: reg.bulk_message_deletion ?? false,
       client_gravatar: reg.client_gravatar ?? false,
       include_deactivated_groups: reg.include_deactivated_groups ?? false,
+      archived_channels: reg.archived_channels ?? false,
       slim_presence: reg.slim_presence ?? false,
       simplified_presence_events: reg.simplified_presence_events ?? false,
     }]);
@@ -315,7 +323,7 @@ export class EventQueues implements QueueService, QueueDelivery {
 
   delete(queueId: string, org: number, userId: number): Promise<void> {
     this.registry.access(queueId, org, userId);
-    return this.opts.commit([{ type: 'QueuesDropped', queue_ids: [queueId], reason: 'deleted by its client' }]);
+    return this.opts.commit([{ type: 'QueuesDropped', queue_ids: [queueId], reason: DELETED_BY_CLIENT }]);
   }
 
   peek(queueId: string): QueueContext | undefined {

@@ -53,6 +53,8 @@ export interface QueueContext {
   client_gravatar: boolean;
   /** The client keeps deactivated user groups (capability `include_deactivated_groups`). */
   include_deactivated_groups: boolean;
+  /** The client keeps archived channels (capability `archived_channels`). */
+  archived_channels: boolean;
   /** `presence` events without `email` (`slim_presence`). */
   slim_presence: boolean;
   /** `presence` events in the modern format (capability `simplified_presence_events`). */

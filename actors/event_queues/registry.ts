@@ -209,6 +209,7 @@ export function restoredContext(stored: QueueContext): QueueContext {
     bulk_message_deletion: stored.bulk_message_deletion === true,
     client_gravatar: stored.client_gravatar === true,
     include_deactivated_groups: stored.include_deactivated_groups === true,
+    archived_channels: stored.archived_channels === true,
     slim_presence: stored.slim_presence === true,
     simplified_presence_events: stored.simplified_presence_events === true,
     seq: stored.seq,

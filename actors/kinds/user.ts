@@ -8,7 +8,7 @@
  */
 import type { Persistence } from '../core/persistence.js';
 import { IdSet } from '../id_set.js';
-import type { DevicePushState, PushToken } from '../push_devices.js';
+import type { DevicePushState, PushAccount, PushToken } from '../push_devices.js';
 import type { ScheduledRecord } from '../scheduled_rules.js';
 import { emptyPersonal, personalChunk, restorePersonal, type PersonalChunk, type PersonalData } from '../personal.js';
 import type { SubscriptionProps } from '../types.js';
@@ -44,6 +44,8 @@ export interface UserContext {
   devices: Map<number, DevicePushState>;
   /** The id the next client device gets. */
   nextDeviceId: number;
+  /** E2EE push accounts in feature level 406's form (`POST /mobile_push/register` without `device_id`), by `push_account_id`. */
+  pushAccounts: Map<number, PushAccount>;
 }
 
 /** A user's visibility policy for one channel topic (Zulip's `UserTopic`). */
@@ -64,7 +66,7 @@ export function userTopicKey(streamId: number, topic: string): string {
 export function emptyUser(userId: number): UserContext {
   const flags = {} as Record<StoredFlag, IdSet>;
   for (const f of STORED_FLAGS) flags[f] = new IdSet();
-  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags, topics: new Map(), scheduled: new Map(), nextScheduledId: 1, personal: emptyPersonal(), pushTokens: [], devices: new Map(), nextDeviceId: 1 };
+  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags, topics: new Map(), scheduled: new Map(), nextScheduledId: 1, personal: emptyPersonal(), pushTokens: [], devices: new Map(), nextDeviceId: 1, pushAccounts: new Map() };
 }
 
 /** The flags of one message for this user, as Zulip lists them. */
@@ -128,6 +130,8 @@ interface UserChunk {
   push_tokens?: PushToken[];
   devices?: Array<[number, DevicePushState]>;
   next_device_id?: number;
+  /** Absent in chunks written before level 406 push accounts existed. */
+  push_accounts?: Array<[number, PushAccount]>;
 }
 
 /** Where a restored user goes. */
@@ -144,7 +148,7 @@ export function userPersistence(orgId: number): Persistence<UserContext, UserRes
         const flags: Record<string, StoredIds> = {};
         for (const f of STORED_FLAGS) flags[f] = ctx.flags[f].toBytes();
         return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags, topics: [...ctx.topics.values()], scheduled: [...ctx.scheduled.values()], next_scheduled_id: ctx.nextScheduledId, personal: personalChunk(ctx.personal),
-          push_tokens: ctx.pushTokens, devices: [...ctx.devices], next_device_id: ctx.nextDeviceId };
+          push_tokens: ctx.pushTokens, devices: [...ctx.devices], next_device_id: ctx.nextDeviceId, push_accounts: [...ctx.pushAccounts] };
       };
     },
   };
@@ -166,6 +170,7 @@ export const userRestore: Pick<Persistence<UserContext, UserRestoreScope>, 'tags
       pushTokens: c.push_tokens ?? [],
       devices: new Map(c.devices ?? []),
       nextDeviceId: c.next_device_id ?? 1,
+      pushAccounts: new Map(c.push_accounts ?? []),
     });
   },
 };

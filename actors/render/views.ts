@@ -57,7 +57,8 @@ export function deliveryEmailFor(user: UserRecord, viewer: UserRecord): string |
 /**
  * A user as `GET /users` and `realm_users` show it to `viewer` (the delivery email as
  * its owner's visibility setting allows; without a viewer, as the system sees it);
- * with `profile_data` when asked (`include_custom_profile_fields`); `avatar_url` null
+ * with `profile_data` when asked (`include_custom_profile_fields`), for humans only
+ * (Zulip's `format_user_row` gives a bot `bot_type` and `bot_owner_id` instead); `avatar_url` null
  * for a client that computes Gravatar URLs itself (`client_gravatar`: every Parley
  * avatar is a Gravatar).
  */
@@ -81,7 +82,7 @@ export function userView(user: UserRecord, opts: { profileData?: boolean; client
     is_imported_stub: false,
   };
   if (user.is_bot) view.bot_owner_id = user.bot_owner_id;
-  if (opts.profileData) view.profile_data = profileDataView(user);
+  else if (opts.profileData) view.profile_data = profileDataView(user);
   return view;
 }
 

@@ -167,7 +167,7 @@ export class EventRouting {
           visit(cell, shared);
           continue;
         }
-        const variant = (q.empty_topic_name ? 1 : 0) + (q.bulk_message_deletion ? 2 : 0) + (q.client_gravatar ? 4 : 0) + (q.include_deactivated_groups ? 8 : 0) + (q.slim_presence ? 16 : 0) + (q.simplified_presence_events ? 32 : 0);
+        const variant = (q.empty_topic_name ? 1 : 0) + (q.bulk_message_deletion ? 2 : 0) + (q.client_gravatar ? 4 : 0) + (q.include_deactivated_groups ? 8 : 0) + (q.slim_presence ? 16 : 0) + (q.simplified_presence_events ? 32 : 0) + (q.archived_channels ? 64 : 0);
         let event = built?.[variant];
         if (event === undefined) {
           const e = build!(userId, q);

@@ -19,15 +19,22 @@ export function boardSettings(config: Config): BoardSettings {
 }
 
 /**
- * Whether a Host header names the board. Case-insensitive; the port is compared only
- * when the configured name has one. An empty configured name matches nothing.
+ * Whether a Host header names the board. Case-insensitive, and a fully qualified name
+ * (one trailing dot) is the same name, as for organizations (`src/http/host.ts`); the
+ * port is compared only when the configured name has one. An empty configured name
+ * matches nothing.
  */
 export function isBoardHost(host: string | undefined, boardHost: string): boolean {
   if (boardHost === '' || host === undefined) return false;
-  const want = boardHost.trim().toLowerCase();
-  let got = host.trim().toLowerCase();
+  const want = withoutTrailingDot(boardHost.trim().toLowerCase());
+  let got = withoutTrailingDot(host.trim().toLowerCase());
   if (!/:\d+$/.test(want)) got = got.replace(/:\d+$/, '');
   return got === want;
+}
+
+/** A host name (with or without a port) without the one trailing dot of its fully qualified form. */
+function withoutTrailingDot(host: string): string {
+  return host.replace(/\.(?=(:\d+)?$)/, '');
 }
 
 /** The main port's options and handler: the board for its Host name, the chat API otherwise. */

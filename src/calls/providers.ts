@@ -39,7 +39,9 @@ export function callRegisterFields(config: CallSettings): Record<string, unknown
   return {
     realm_available_video_chat_providers: availableVideoChatProviders(config),
     server_jitsi_server_url: config.jitsiServerUrl === '' ? null : config.jitsiServerUrl,
-    // The deprecated form: the URL clients used before `server_jitsi_server_url` (feature level 401).
-    jitsi_server_url: config.jitsiServerUrl === '' ? null : config.jitsiServerUrl,
+    // The deprecated form, `realm_jitsi_server_url || server_jitsi_server_url` (the realm's
+    // is always null here), for clients below feature level 212. Zulip's description types
+    // it a string, never null: without a Jitsi server it is empty, which no client calls.
+    jitsi_server_url: config.jitsiServerUrl,
   };
 }

@@ -18,22 +18,10 @@ import { App, type Limit } from './app.js';
 import type { Checked } from './params.js';
 import type { ChatContext, RateClass, Reply, RouteRecord } from './route.js';
 import { RateLimiter, type RateLimit } from './rate_limit.js';
+import { subdomainOf } from './host.js';
 import { Abortable, type Exchange, type IncomingRequest, type OutgoingResponse } from './types.js';
 
 const DUMMY_KEY = 'x'.repeat(32);
-
-/** Picks the subdomain out of a Host header: `""` for a bare host or an IP address. */
-export function subdomainOf(host: string | undefined, externalHost: string): string {
-  if (!host) return '';
-  let name = host.trim().toLowerCase();
-  if (name.startsWith('[')) return '';
-  name = name.replace(/:\d+$/, '');
-  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(name)) return '';
-  const root = externalHost.toLowerCase().replace(/:\d+$/, '');
-  if (name === root) return '';
-  if (name.endsWith(`.${root}`)) return name.slice(0, -(root.length + 1));
-  return '';
-}
 
 /** Renders an error in the chat API's shape, with the status its code implies. */
 export function errorResponse(err: ApiError): OutgoingResponse {
@@ -49,7 +37,7 @@ interface Caller {
 /** The chat API as a function from request to response. */
 export class ChatApp extends App<Caller> {
   /** Parsed Host and Authorization headers: a long-polling client sends the same ones every time. */
-  private readonly subdomains = new Map<string, string>();
+  private readonly subdomains = new Map<string, string | null>();
   private readonly parsedAuth = new Map<string, { email: string; key: string }>();
   /** Client names by User-Agent: a client sends the same one every time. */
   private readonly clients = new Map<string, string>();
@@ -84,8 +72,9 @@ export class ChatApp extends App<Caller> {
 
   protected admit(route: RouteRecord, req: IncomingRequest): Caller {
     const org = this.organization(req);
-    const user = route.auth === 'user' ? this.authenticate(req, org) : (undefined as unknown as UserRecord);
-    return { org, user };
+    if (route.auth === 'user') return { org, user: this.authenticate(req, org) };
+    if (org.deactivated && !route.deactivatedOrg) throw new ApiError('REALM_DEACTIVATED', REALM_DEACTIVATED_MSG);
+    return { org, user: undefined as unknown as UserRecord };
   }
 
   protected describe({ org, user }: Caller): LogFields {
@@ -109,7 +98,12 @@ export class ChatApp extends App<Caller> {
     return client;
   }
 
-  /** The organization the Host names. */
+  /**
+   * The organization the Host names: a malformed Host is a 400 (Django's
+   * `DisallowedHost`), an unknown subdomain a 404 (Zulip's `InvalidSubdomainError`).
+   * A deactivated organization is still chosen: what it may answer is the route's
+   * and the authentication's business.
+   */
   private organization(req: IncomingRequest): OrgRecord {
     const host = req.headers.host ?? '';
     let sub = this.subdomains.get(host);
@@ -119,10 +113,10 @@ export class ChatApp extends App<Caller> {
       this.subdomains.set(host, sub);
     }
     const server = this.runtime.server();
+    if (sub === null) throw new ApiError('BAD_REQUEST', 'Invalid Host header');
     const id = server.bySubdomain.get(sub);
     const org = id === undefined ? undefined : server.orgs.get(id);
-    if (!org) throw new ApiError('NONEXISTENT_SUBDOMAIN', 'There is no organization at this address.');
-    if (org.deactivated) throw new ApiError('REALM_DEACTIVATED', 'This organization has been deactivated');
+    if (!org) throw new ApiError('NONEXISTENT_SUBDOMAIN', 'Invalid subdomain');
     return org;
   }
 
@@ -137,7 +131,12 @@ export class ChatApp extends App<Caller> {
     return parsed;
   }
 
-  /** HTTP Basic `email:api_key`, the key compared in constant time. */
+  /**
+   * HTTP Basic `email:api_key`, the key compared in constant time. As Zulip's
+   * `authenticated_rest_api_view`, whatever the key check refuses (a wrong key, a
+   * deactivated user or organization) is a 401 `UNAUTHORIZED` with the refusal's
+   * message, not the refusal's own code.
+   */
   private authenticate(req: IncomingRequest, org: OrgRecord): UserRecord {
     const header = req.headers.authorization;
     if (!header) throw new ApiError('UNAUTHORIZED', 'Not logged in: API authentication or user session required');
@@ -145,8 +144,9 @@ export class ChatApp extends App<Caller> {
     const orgCtx = this.runtime.org(org.id)!;
     const user = userByEmail(orgCtx, email);
     const matches = secretsEqual(key, user?.api_key ?? DUMMY_KEY);
-    if (!user || !matches) throw new ApiError('INVALID_API_KEY', 'Invalid API key');
-    if (!user.is_active) throw new ApiError('USER_DEACTIVATED', 'Account is deactivated');
+    if (!user || !matches) throw new ApiError('UNAUTHORIZED', 'Invalid API key');
+    if (org.deactivated) throw new ApiError('UNAUTHORIZED', REALM_DEACTIVATED_MSG);
+    if (!user.is_active) throw new ApiError('UNAUTHORIZED', 'Account is deactivated');
     return user;
   }
 }
@@ -164,16 +164,25 @@ const RATE_CLASSES: Record<RateClass, Omit<Limit<Caller>, 'limiter' | 'afterPara
   authenticate_by_username: { setting: 'rateLimitAuthenticate', key: (_req, who, params) => `${who.org.id}:${String(params.username).toLowerCase()}`, clearOnSuccess: true },
 };
 
+/** Zulip's `RealmDeactivatedError` message. */
+const REALM_DEACTIVATED_MSG = 'This organization has been deactivated';
+
 /** What a streamed upload body may carry beyond the file: multipart boundaries, part headers, small fields. */
 export const STREAM_OVERHEAD_BYTES = 64 * 1024;
 
 /** Entries kept by each small parse cache before it starts over. */
 const CACHE_LIMIT = 10000;
 
-/** Decodes `Basic base64(email:key)`; throws `UNAUTHORIZED` for anything else. */
+/**
+ * Decodes `Basic base64(email:key)` as Zulip's `get_basic_credentials`: a header that is
+ * not two words, or whose credentials have no colon, is 401 `UNAUTHORIZED`; another
+ * scheme is a 400 (its `JsonableError`, raised where only `ValueError` becomes a 401).
+ */
 function decodeBasic(header: string): { email: string; key: string } {
-  const [scheme, encoded] = header.trim().split(/\s+/, 2);
-  if (scheme.toLowerCase() !== 'basic' || !encoded) throw new ApiError('UNAUTHORIZED', 'Only Basic authentication is supported.');
+  const words = header.trim().split(/\s+/);
+  if (words.length !== 2) throw new ApiError('UNAUTHORIZED', 'Invalid authorization header for basic auth');
+  const [scheme, encoded] = words;
+  if (scheme.toLowerCase() !== 'basic') throw new ApiError('BAD_REQUEST', 'This endpoint requires HTTP basic authentication.');
   const decoded = Buffer.from(encoded, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) throw new ApiError('UNAUTHORIZED', 'Invalid authorization header for basic auth');

@@ -56,6 +56,8 @@ export const ERROR_CATALOG = {
   RATE_LIMIT_HIT: { api: 'chat', status: 429 },
   INTERNAL_SERVER_ERROR: { api: 'chat', status: 500 },
   SERVER_NOT_READY: { api: 'chat', status: 503 },
+  // Parley's own: the disk holding uploads is full (RFC 4918's 507; src/uploads/write_failure.ts).
+  INSUFFICIENT_STORAGE: { api: 'chat', status: 507 },
 
   invalid_parameter: { api: 'board', status: 400 },
   challenge_invalid: { api: 'board', status: 403 },

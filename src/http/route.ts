@@ -41,6 +41,12 @@ export interface ParamSpec<T extends TSchema = TSchema> {
    * or form body (chat, as Zulip takes them).
    */
   in?: 'path' | 'query';
+  /**
+   * A path parameter that is the template's last segment and takes the rest of the
+   * path, slashes included (Django's `<path:…>`, e.g. a navigation view's fragment
+   * `narrow/is/alerted`).
+   */
+  rest?: boolean;
   description?: string;
   /** Said instead of the validator's message when this parameter is invalid (board). */
   hint?: string;
@@ -149,6 +155,12 @@ export interface RouteRecord<M extends ParamMap = ParamMap, B = any, A extends A
    * own, apart from the other endpoints', under the same `api_by_user` rules.
    */
   unlimited?: boolean;
+  /**
+   * Chat, `auth: 'none'`: served for a deactivated organization too (`server_settings`,
+   * which is how a client learns the state). Other unauthenticated routes answer
+   * `REALM_DEACTIVATED`; authenticated ones refuse the credentials, as Zulip does.
+   */
+  deactivatedOrg?: 'serve';
   /** Chat: the rate limit class this endpoint also counts against, beside the general limit. */
   rateClass?: RateClass;
   /**

@@ -3,7 +3,9 @@
  * map lookup (the chat API's hot paths, `GET /api/v1/events` first); templates with
  * parameters are tried segment by segment. A parameter is a whole segment
  * (`/users/{user_id}`) or sits inside one (`/messages/{id}.json`); it never spans a
- * `/` and is never empty.
+ * `/` and is never empty, except a parameter declared `rest`: the template's last
+ * segment, it takes the rest of the path, slashes included (Django's `<path:…>`);
+ * such templates are tried after all others.
  */
 import type { RouteRecord } from './route.js';
 
@@ -19,7 +21,7 @@ export interface RouterOptions {
 }
 
 /** One segment of a template: literal text, a whole-segment parameter, or an expression. */
-type Segment = { kind: 'literal'; text: string } | { kind: 'param'; name: string; accepts?: RegExp } | { kind: 'pattern'; re: RegExp; names: string[] };
+type Segment = { kind: 'literal'; text: string } | { kind: 'param'; name: string; accepts?: RegExp } | { kind: 'rest'; name: string } | { kind: 'pattern'; re: RegExp; names: string[] };
 
 interface Pattern {
   template: string;
@@ -39,6 +41,7 @@ const INTEGER_SEGMENT = /^-?[0-9]+$/;
 function segmentOf(text: string, r: RouteRecord): Segment {
   if (!text.includes('{')) return { kind: 'literal', text };
   const whole = /^\{([a-zA-Z_]+)\}$/.exec(text);
+  if (whole && r.params[whole[1]]?.rest) return { kind: 'rest', name: whole[1] };
   if (whole) {
     // An integer parameter matches only digits, so that `/users/{user_id}` and
     // `/users/{email}` can share a shape, as Zulip's `<int:user_id>` and `<email>` do.
@@ -76,9 +79,12 @@ export class Router {
       let pattern = this.patterns.find((p) => p.template === r.path);
       if (!pattern) {
         pattern = { template: r.path, segments: r.path.split('/').map((text) => segmentOf(text, r)), byMethod: new Map() };
-        // Templates whose parameters only accept some segments are tried before those that take any.
-        const picky = (p: Pattern): boolean => p.segments.some((seg) => seg.kind === 'param' && seg.accepts !== undefined);
-        const at = picky(pattern) ? this.patterns.findIndex((p) => !picky(p)) : -1;
+        const restAt = pattern.segments.findIndex((seg) => seg.kind === 'rest');
+        if (restAt >= 0 && restAt !== pattern.segments.length - 1) throw new Error(`Route ${r.method} ${r.path}: a rest parameter must be the last segment`);
+        // Templates whose parameters only accept some segments are tried before those
+        // that take any, and those that take the rest of the path last of all.
+        const rank = (p: Pattern): number => (p.segments.some((seg) => seg.kind === 'param' && seg.accepts !== undefined) ? 0 : p.segments.some((seg) => seg.kind === 'rest') ? 2 : 1);
+        const at = this.patterns.findIndex((p) => rank(p) > rank(pattern!));
         if (at < 0) this.patterns.push(pattern);
         else this.patterns.splice(at, 0, pattern);
       }
@@ -103,7 +109,8 @@ export class Router {
     if (this.patterns.length === 0) return { kind: 'none' };
     const parts = normalized.split('/');
     for (const p of this.patterns) {
-      if (p.segments.length !== parts.length) continue;
+      const rest = p.segments[p.segments.length - 1].kind === 'rest';
+      if (rest ? parts.length < p.segments.length : p.segments.length !== parts.length) continue;
       const params = this.match(p.segments, parts);
       if (params) return pick(p.byMethod, method, params);
     }
@@ -113,9 +120,13 @@ export class Router {
   /** The decoded parameters of a template that matches `parts`, or null. */
   private match(segments: Segment[], parts: string[]): Record<string, string> | null {
     const params: Record<string, string> = {};
-    for (let i = 0; i < parts.length; i++) {
+    for (let i = 0; i < segments.length; i++) {
       const seg = segments[i];
-      if (seg.kind === 'literal') {
+      if (seg.kind === 'rest') {
+        const value = this.decode(parts.slice(i).join('/'));
+        if (value === null) return null;
+        params[seg.name] = value;
+      } else if (seg.kind === 'literal') {
         if (seg.text !== parts[i]) return null;
       } else if (seg.kind === 'param') {
         if (seg.accepts && !seg.accepts.test(parts[i])) return null;

@@ -102,5 +102,5 @@ export const STATUS_TEXT: Record<number, string> = {
   403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict', 410: 'Gone', 411: 'Length Required', 412: 'Precondition Failed',
   206: 'Partial Content', 413: 'Payload Too Large', 416: 'Range Not Satisfiable', 414: 'URI Too Long', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity',
   429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error',
-  503: 'Service Unavailable',
+  502: 'Bad Gateway', 503: 'Service Unavailable', 507: 'Insufficient Storage',
 };

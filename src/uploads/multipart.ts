@@ -1,14 +1,15 @@
 /**
  * Reads the one file of a multipart upload as it arrives, with busboy, into the
  * upload store's temp directory. Zulip's checks: exactly one file, no larger than
- * `max_file_upload_size_mib`. Whatever goes wrong, no temp file is left behind.
+ * `max_file_upload_size_mib`. Whatever goes wrong, no temp file is left behind; a
+ * failed write (a full disk) is passed on as `WriteFailed`, not blamed on the body.
  */
 import busboy from 'busboy';
 import { Readable } from 'node:stream';
 import { ApiError, badRequest } from '../../actors/errors.js';
 import { busboyText, INVALID_UTF8 } from '../http/body.js';
 import type { IncomingRequest } from '../http/types.js';
-import { TooLarge, type Received, type UploadStore } from './store.js';
+import { TooLarge, WriteFailed, type Received, type UploadStore } from './store.js';
 
 /** A received upload: the file in the temp directory, its name and declared type. */
 export interface Upload {
@@ -40,7 +41,7 @@ export function receiveUpload(req: IncomingRequest, store: UploadStore, maxMib: 
       current?.destroy(err instanceof Error ? err : new Error(String(err)));
       // The answer waits until the file being received (or already received) is gone.
       const gone = first ? first.then((u) => store.discard(u.received), () => {}) : Promise.resolve();
-      void gone.then(() => reject(err instanceof TooLarge ? badRequest(`Uploaded file is larger than the allowed limit of ${maxMib} MiB`) : err instanceof ApiError ? err : badRequest('Malformed multipart body')));
+      void gone.then(() => reject(err instanceof TooLarge ? badRequest(`Uploaded file is larger than the allowed limit of ${maxMib} MiB`) : err instanceof ApiError || err instanceof WriteFailed ? err : badRequest('Malformed multipart body')));
     };
     parser.on('file', (_field, file, info) => {
       files++;

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import { Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 /** A file received into the temp directory, not yet in place. */
@@ -21,6 +21,39 @@ export interface Received {
 
 /** Thrown when a file grows past the limit while it is received. */
 export class TooLarge extends Error {}
+
+/**
+ * Thrown when the server could not write what it received (a full disk, a quota, an
+ * I/O error): the server's failure, never the client's (`refuseWrite`).
+ */
+export class WriteFailed extends Error {
+  constructor(override readonly cause: NodeJS.ErrnoException) {
+    super(cause.message);
+  }
+}
+
+/** Opens the file a stream of bytes is written to: the seam where tests make writes fail (ENOSPC). */
+export type OpenSink = (path: string, flags: 'w' | 'a') => Writable;
+
+/** The real sink: a file write stream. */
+export const fileSink: OpenSink = (path, flags) => createWriteStream(path, { flags });
+
+/**
+ * Writes `source` through `meter` into `sink`, and tells a failure of the write (the
+ * sink's error) from a failure of the source (the client went away, a limit): the
+ * first is thrown as `WriteFailed`.
+ */
+export async function writeThrough(source: Readable, meter: Transform, sink: Writable): Promise<void> {
+  let sinkError: unknown;
+  sink.once('error', (err) => {
+    sinkError = err;
+  });
+  try {
+    await pipeline(source, meter, sink);
+  } catch (err) {
+    throw err === sinkError ? new WriteFailed(err as NodeJS.ErrnoException) : err;
+  }
+}
 
 /** Syncs a file or directory to disk. */
 async function fsyncPath(path: string): Promise<void> {
@@ -35,6 +68,8 @@ async function fsyncPath(path: string): Promise<void> {
 export class UploadStore {
   readonly root: string;
   private readonly tmp: string;
+  /** How received bytes are written (replaced by tests to make writes fail). */
+  openSink: OpenSink = fileSink;
 
   constructor(dataDir: string) {
     this.root = join(dataDir, 'uploads');
@@ -48,10 +83,15 @@ export class UploadStore {
 
   /**
    * Writes `source` to a temp file as it arrives, hashing it; past `maxBytes` it stops
-   * with `TooLarge`. On any failure (the client went away, the limit) nothing is left.
+   * with `TooLarge`; a failed write is `WriteFailed`. On any failure (the client went
+   * away, the limit, a full disk) nothing is left.
    */
   async receive(source: Readable, maxBytes: number): Promise<Received> {
-    mkdirSync(this.tmp, { recursive: true });
+    try {
+      mkdirSync(this.tmp, { recursive: true });
+    } catch (err) {
+      throw new WriteFailed(err as NodeJS.ErrnoException);
+    }
     const tmpPath = join(this.tmp, randomBytes(12).toString('hex'));
     const hash = createHash('sha256');
     let size = 0;
@@ -67,7 +107,7 @@ export class UploadStore {
       },
     });
     try {
-      await pipeline(source, meter, createWriteStream(tmpPath));
+      await writeThrough(source, meter, this.openSink(tmpPath, 'w'));
     } catch (err) {
       await unlink(tmpPath).catch(() => {});
       throw err;

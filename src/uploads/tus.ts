@@ -8,12 +8,12 @@
  * store like any upload (`UploadStore.commit`).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { open, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { once } from 'node:events';
+import { fileSink, writeThrough, type OpenSink } from './store.js';
 
 /** What is known of one resumable upload. */
 export interface TusUpload {
@@ -68,6 +68,8 @@ export class TusStore {
   private readonly root: string;
   /** Uploads with a PATCH in flight (`<org>/<id>`): one writer at a time. */
   private readonly busy = new Set<string>();
+  /** How received bytes are appended (replaced by tests to make writes fail). */
+  openSink: OpenSink = fileSink;
 
   constructor(uploadsRoot: string) {
     this.root = join(uploadsRoot, 'tus');
@@ -141,7 +143,8 @@ export class TusStore {
   /**
    * Appends `source` to the part file, never past `room` bytes (`PastLength` then),
    * and syncs what arrived whatever happened (a client that went away keeps what it
-   * sent, which is the point of resuming). Resolves with the error, if any.
+   * sent, which is the point of resuming). Resolves with the error, if any: a failed
+   * write (a full disk) is `WriteFailed`, and the offset is then what did land.
    */
   async append(org: number, id: string, source: Readable, room: number): Promise<unknown> {
     let taken = 0;
@@ -156,10 +159,10 @@ export class TusStore {
       },
     });
     const path = this.partPath(org, id);
-    const sink = createWriteStream(path, { flags: 'a' });
+    const sink = this.openSink(path, 'a');
     let failure: unknown;
     try {
-      await pipeline(source, limit, sink);
+      await writeThrough(source, limit, sink);
     } catch (err) {
       failure = err;
     }

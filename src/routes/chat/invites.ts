@@ -127,6 +127,32 @@ export const revokeInviteLink = route({
   },
 });
 
+export const editInviteLink = route({
+  method: 'PATCH',
+  path: '/api/v1/invites/multiuse/{invite_id}',
+  operationId: 'editInviteLink',
+  auth: 'user',
+  summary: "Change a reusable invitation link's role, channels, groups or welcome text (Zulip's newer edit); its URL and expiry stay",
+  params: {
+    invite_id: { schema: S.nonNegInt, in: 'path', required: true },
+    invite_as: terms.invite_as,
+    stream_ids: { schema: S.intArray },
+    group_ids: terms.group_ids,
+    include_realm_default_subscriptions: terms.include_realm_default_subscriptions,
+    welcome_message_custom_text: terms.welcome_message_custom_text,
+  },
+  async handler({ params, org, user, runtime }) {
+    await runtime.execute({
+      kind: 'org', org: org.id,
+      command: {
+        type: 'EDIT_MULTIUSE_INVITE', org: org.id, actor_id: user.user_id, id: params.invite_id, invite_as: params.invite_as, stream_ids: params.stream_ids,
+        group_ids: params.group_ids, include_realm_default_subscriptions: params.include_realm_default_subscriptions, welcome_message_custom_text: params.welcome_message_custom_text,
+      },
+    });
+    return { json: {} };
+  },
+});
+
 export const resendInvite = route({
   method: 'POST',
   path: '/api/v1/invites/{invite_id}/resend',

@@ -4,7 +4,8 @@
 import { listNavigationViews } from '../../../actors/areas/navigation_views.js';
 import { route, S } from '../../http/route.js';
 
-const fragment = { schema: S.str, required: true, in: 'path' } as const;
+// Zulip routes `navigation_views/<path:fragment>`: a fragment's slashes may arrive raw (`narrow/is/alerted`).
+const fragment = { schema: S.str, required: true, in: 'path', rest: true } as const;
 
 export const getNavigationViews = route({
   method: 'GET',

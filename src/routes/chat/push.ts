@@ -4,8 +4,10 @@
  * notifications through the push relay (`--push-bouncer-url`). Registrations are the
  * user actor's; only the relay calls happen here.
  */
-import { ApiError, badRequest } from '../../../actors/errors.js';
+import { ApiError, badRequest, missingArgument } from '../../../actors/errors.js';
 import { checkAppId, checkPushToken } from '../../../actors/push_devices.js';
+import type { Logger } from '../../../actors/core/logger.js';
+import type { Runtime } from '../../../actors/runtime/runtime.js';
 import type { UserRecord } from '../../../actors/types.js';
 import { sendToBouncer, usesBouncer } from '../../push/bouncer.js';
 import { Enum, route, S } from '../../http/route.js';
@@ -145,9 +147,12 @@ export const registerPushDevice = route({
   path: '/api/v1/mobile_push/register',
   operationId: 'registerPushDevice',
   auth: 'user',
-  summary: "Register a client device for E2EE push notifications with the relay: push key fields, token fields, or both (a key or token rotation)",
+  summary: "Register for E2EE push notifications with the relay: level 406's push account (push_account_id, push_public_key), or a client device's push key fields, token fields, or both (a key or token rotation)",
+  description: "Without `device_id` this is Zulip 11.0's form (feature level 406, the level Parley reports): `token_kind`, `push_account_id`, `push_public_key`, `bouncer_public_key` and `encrypted_push_registration`, all required; the relay is asked after the answer, and the outcome arrives as a `push_device` event (`push_devices` in `/register`). With `device_id` (a device of `POST /register_client_device`) it is Zulip's later form.",
   params: {
-    device_id: { schema: S.int, required: true },
+    device_id: { schema: S.int },
+    push_account_id: { schema: S.int },
+    push_public_key: { schema: S.str },
     token_kind: { schema: Enum(['fcm', 'apns']) },
     push_key: { schema: S.str },
     push_key_id: { schema: S.nonNegInt },
@@ -155,16 +160,18 @@ export const registerPushDevice = route({
     encrypted_push_registration: { schema: S.str },
     token_id: { schema: S.str },
   },
-  async handler({ params, org, user, runtime, config }) {
+  async handler({ params, org, user, runtime, config, log }) {
     humansOnly(user);
     if (!usesBouncer(config.pushBouncerUrl)) throw new ApiError('PUSH_SERVICE_NOT_CONFIGURED', 'Server is not configured to use push notification service.');
-    const { bouncer_public_key, encrypted_push_registration, ...fields } = params;
+    if (params.device_id === undefined) return registerPushAccount(params, { org: org.id, user: user.user_id, runtime, bouncerUrl: config.pushBouncerUrl, log });
+    const { bouncer_public_key, encrypted_push_registration, push_account_id: _account, push_public_key: _public, ...fields } = params;
+    const deviceId = params.device_id;
     const relayFields = bouncer_public_key !== undefined && encrypted_push_registration !== undefined;
     const target = { kind: 'user', org: org.id, user_id: user.user_id } as const;
-    const { pending_token_id: tokenId } = await runtime.execute({ ...target, command: { type: 'REGISTER_PUSH_DEVICE', org: org.id, ...fields, relay_fields: relayFields } });
+    const { pending_token_id: tokenId } = await runtime.execute({ ...target, command: { type: 'REGISTER_PUSH_DEVICE', org: org.id, ...fields, device_id: deviceId, relay_fields: relayFields } });
     if (tokenId === null) return { json: {} };
     // Zulip completes the registration from a queue worker; Parley asks the relay now and records its answer.
-    const finish = (error_code: string | null) => runtime.execute({ ...target, command: { type: 'FINISH_PUSH_REGISTRATION', org: org.id, device_id: params.device_id, token_id: tokenId, error_code } });
+    const finish = (error_code: string | null) => runtime.execute({ ...target, command: { type: 'FINISH_PUSH_REGISTRATION', org: org.id, device_id: deviceId, token_id: tokenId, error_code } });
     try {
       await sendToBouncer(config.pushBouncerUrl, 'remotes/push/e2ee/register', { realm_id: org.id, user_id: user.user_id, bouncer_public_key, encrypted_push_registration, token_id: params.token_id });
     } catch (err) {
@@ -176,3 +183,45 @@ export const registerPushDevice = route({
     return { json: {} };
   },
 });
+
+/** What a level-406 registration needs of its request. */
+interface AccountParams {
+  token_kind?: 'fcm' | 'apns';
+  push_account_id?: number;
+  push_public_key?: string;
+  bouncer_public_key?: string;
+  encrypted_push_registration?: string;
+}
+
+/**
+ * Zulip 11.0's `register_push_device` (feature level 406): records the push account,
+ * pending, and answers; then asks the relay, as Zulip's queue worker does, and records
+ * its answer (a `push_device` event either way). A relay that cannot be reached leaves
+ * the account pending (Zulip's worker retries; here the client registers again).
+ */
+async function registerPushAccount(
+  params: AccountParams,
+  where: { org: number; user: number; runtime: Runtime; bouncerUrl: string; log: Logger },
+): Promise<{ json: Record<string, never> }> {
+  for (const name of ['token_kind', 'push_account_id', 'push_public_key', 'bouncer_public_key', 'encrypted_push_registration'] as const) {
+    if (params[name] === undefined) throw missingArgument(name);
+  }
+  const target = { kind: 'user', org: where.org, user_id: where.user } as const;
+  const pushAccountId = params.push_account_id!;
+  const { pending } = await where.runtime.execute({ ...target, command: { type: 'REGISTER_PUSH_ACCOUNT', org: where.org, push_account_id: pushAccountId, token_kind: params.token_kind!, push_public_key: params.push_public_key! } });
+  if (pending) {
+    const body = { realm_id: where.org, user_id: where.user, push_account_id: pushAccountId, bouncer_public_key: params.bouncer_public_key, encrypted_push_registration: params.encrypted_push_registration };
+    void sendToBouncer(where.bouncerUrl, 'remotes/push/e2ee/register', body).then(
+      () => where.runtime.execute({ ...target, command: { type: 'FINISH_PUSH_ACCOUNT', org: where.org, push_account_id: pushAccountId, error_code: null } }),
+      (err: unknown) => {
+        const code = err instanceof ApiError ? err.code : undefined;
+        if (code === 'ADMIN_ACTION_REQUIRED' || code === 'INVALID_REMOTE_PUSH_DEVICE_TOKEN') {
+          return where.runtime.execute({ ...target, command: { type: 'FINISH_PUSH_ACCOUNT', org: where.org, push_account_id: pushAccountId, error_code: code } });
+        }
+        where.log.warn({ event: 'push.register_pending', org: where.org, user: where.user, error: (err as Error).message }, `push account registration left pending: ${(err as Error).message}`);
+        return undefined;
+      },
+    ).catch((err: unknown) => where.log.warn({ event: 'push.register_pending', org: where.org, user: where.user, error: (err as Error).message }, 'push account registration not recorded'));
+  }
+  return { json: {} };
+}

@@ -8,6 +8,7 @@ import { checkCanAddEmoji, emojiImageType, MAX_EMOJI_FILE_SIZE_MIB, realmEmojiVi
 import { ApiError } from '../../../actors/errors.js';
 import { route, S } from '../../http/route.js';
 import { receiveUpload } from '../../uploads/multipart.js';
+import { refuseWrite } from '../../uploads/write_failure.js';
 import { uploadStore } from '../../uploads/store.js';
 
 export const listRealmEmoji = route({
@@ -42,14 +43,19 @@ export const uploadRealmEmoji = route({
   streamBody: true,
   summary: `Add a custom emoji: one image file (PNG, GIF, JPEG or WebP, at most ${MAX_EMOJI_FILE_SIZE_MIB} MiB), multipart`,
   params: { emoji_name: { schema: S.str, in: 'path', required: true } },
-  async handler({ params, request, org, user, runtime, config }) {
+  async handler({ params, request, org, user, runtime, config, log }) {
     // Refused before the file is read when the name or the permission already rules it out.
     checkCanAddEmoji(runtime.org(org.id)!, user.user_id, params.emoji_name);
     const store = uploadStore(config.dataDir);
-    const file = await receiveUpload(request, store, MAX_EMOJI_FILE_SIZE_MIB);
+    const where = { org: org.id, user: user.user_id, route: 'POST /api/v1/realm/emoji/{emoji_name}' };
+    const file = await receiveUpload(request, store, MAX_EMOJI_FILE_SIZE_MIB).catch((err: unknown) => {
+      throw refuseWrite(err, log, where);
+    });
     try {
       const image = emojiImageType(await headOf(file.received.tmpPath));
-      await store.commit(org.id, file.received);
+      await store.commit(org.id, file.received).catch((err: unknown) => {
+        throw refuseWrite(err, log, where);
+      });
       await runtime.execute({
         kind: 'org', org: org.id,
         command: { type: 'ADD_REALM_EMOJI', org: org.id, actor_id: user.user_id, name: params.emoji_name, sha256: file.received.sha256, size: file.received.size, content_type: image.type, ext: image.ext },

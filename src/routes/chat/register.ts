@@ -53,6 +53,7 @@ export function createQueue(runtime: Runtime, org: OrgRecord, user: UserRecord, 
     // Zulip's default since feature level 92: the client computes Gravatar URLs.
     client_gravatar: params.client_gravatar ?? true,
     include_deactivated_groups: params.client_capabilities?.include_deactivated_groups === true,
+    archived_channels: params.client_capabilities?.archived_channels === true,
     slim_presence: params.slim_presence === true,
     simplified_presence_events: params.client_capabilities?.simplified_presence_events === true,
   });
@@ -71,6 +72,7 @@ export function registerResponse(runtime: Runtime, config: Config, org: OrgRecor
     now: runtime.nowSeconds(),
     clientGravatar: params.client_gravatar ?? true,
     includeDeactivatedGroups: params.client_capabilities?.include_deactivated_groups === true,
+    archivedChannels: params.client_capabilities?.archived_channels === true,
     nowPrecise: runtime.nowMs() / 1000,
     presence: {
       // As in Zulip, the capability implies the modern format for the initial state too.

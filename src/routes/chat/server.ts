@@ -18,6 +18,8 @@ export const getServerSettings = route({
   path: '/api/v1/server_settings',
   operationId: 'getServerSettings',
   auth: 'none',
+  // As Zulip's get_server_settings: a deactivated organization's settings are still served.
+  deactivatedOrg: 'serve',
   summary: 'Server and organization settings a client needs before logging in',
   params: {},
   handler({ org, request }) {

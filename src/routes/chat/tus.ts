@@ -13,7 +13,8 @@ import { Readable } from 'node:stream';
 import { ApiError } from '../../../actors/errors.js';
 import { route, S, type ChatContext, type Reply } from '../../http/route.js';
 import { PastLength, parseMetadata, tusStore, type TusUpload } from '../../uploads/tus.js';
-import { uploadStore } from '../../uploads/store.js';
+import { uploadStore, WriteFailed } from '../../uploads/store.js';
+import { refuseWrite, storing } from '../../uploads/write_failure.js';
 
 /** The one protocol version served. */
 export const TUS_VERSION = '1.0.0';
@@ -47,12 +48,17 @@ function isUpload(x: TusUpload | Reply): x is TusUpload {
   return x !== null && typeof x === 'object' && 'owner_id' in x;
 }
 
+/** Where a tus request was, for the `uploads.write_failed` log event. */
+function where(ctx: ChatContext, route: string): { org: number; user: number; route: string } {
+  return { org: ctx.org.id, user: ctx.user.user_id, route };
+}
+
 /** Moves a finished upload into the store and records its attachment, as `POST /user_uploads` does. */
-async function finish(ctx: ChatContext, u: TusUpload): Promise<Reply> {
+async function finish(ctx: ChatContext, u: TusUpload, route: string): Promise<Reply> {
   const store = uploadStore(ctx.config.dataDir);
   const tus = tusStore(store.root);
   const sha256 = await tus.digest(ctx.org.id, u.id);
-  await store.commit(ctx.org.id, { tmpPath: tus.partPath(ctx.org.id, u.id), size: u.length, sha256 });
+  await storing(ctx.log, where(ctx, route), () => store.commit(ctx.org.id, { tmpPath: tus.partPath(ctx.org.id, u.id), size: u.length, sha256 }));
   const name = u.metadata.filename ?? '';
   const { attachment } = await ctx.runtime.execute({
     kind: 'org', org: ctx.org.id,
@@ -62,7 +68,7 @@ async function finish(ctx: ChatContext, u: TusUpload): Promise<Reply> {
     },
   });
   const done = { url: `/user_uploads/${attachment.path_id}`, filename: attachment.name };
-  await tus.save(ctx.org.id, { ...u, done });
+  await storing(ctx.log, where(ctx, route), () => tus.save(ctx.org.id, { ...u, done }));
   return completed(u.length, done);
 }
 
@@ -103,10 +109,10 @@ export const tusCreate = route({
     const metadata = parseMetadata(rawMetadata);
     if (!metadata || rawMetadata.length > 4096) return plain(400);
     const tus = tusStore(uploadStore(config.dataDir).root);
-    const u = await tus.create(org.id, { owner_id: user.user_id, length, rawMetadata, metadata: { ...metadata } });
+    const u = await storing(ctx.log, where(ctx, 'POST /api/v1/tus'), () => tus.create(org.id, { owner_id: user.user_id, length, rawMetadata, metadata: { ...metadata } }));
     const location: [string, string] = ['Location', `/api/v1/tus/${u.id}`];
     if (length === 0) {
-      const reply = (await finish(ctx, u)) as { raw: string; headers: Array<[string, string]> };
+      const reply = (await finish(ctx, u, 'POST /api/v1/tus')) as { raw: string; headers: Array<[string, string]> };
       return { ...reply, status: 201, headers: [location, ...reply.headers] };
     }
     return plain(201, [location]);
@@ -160,14 +166,17 @@ export const tusPatch = route({
       const declared = count(request.headers['content-length']);
       if (declared !== undefined && offset + declared > u.length) return plain(413);
       if (u.done) return completed(u.length, u.done);
-      const failure = await tus.append(org.id, u.id, request.bodyStream ?? Readable.from([request.body]), u.length - offset);
+      const route = 'PATCH /api/v1/tus/{upload_id}';
+      const failure = await storing(ctx.log, where(ctx, route), () => tus.append(org.id, u.id, request.bodyStream ?? Readable.from([request.body]), u.length - offset));
       // Terminated while the bytes arrived: nothing to finish.
       const now = tus.get(org.id, ctx.user.user_id, u.id);
       if (!now || now.terminated) return plain(410);
       const reached = tus.offset(org.id, u);
       if (failure instanceof PastLength) return plain(413, [['Upload-Offset', String(reached)]]);
+      // What landed before a failed write stays: HEAD tells the client where to resume.
+      if (failure instanceof WriteFailed) throw refuseWrite(failure, ctx.log, { ...where(ctx, route), offset: reached });
       if (failure) throw new ApiError('BAD_REQUEST', 'The upload was interrupted');
-      if (reached === u.length) return await finish(ctx, u);
+      if (reached === u.length) return await finish(ctx, u, route);
       return plain(204, [['Upload-Offset', String(reached)]]);
     } finally {
       tus.unlock(org.id, u.id);
@@ -187,7 +196,7 @@ export const tusDelete = route({
     if (refused) return refused;
     const u = access(ctx);
     if (!isUpload(u)) return u;
-    await tusStore(uploadStore(ctx.config.dataDir).root).terminate(ctx.org.id, u);
+    await storing(ctx.log, where(ctx, 'DELETE /api/v1/tus/{upload_id}'), () => tusStore(uploadStore(ctx.config.dataDir).root).terminate(ctx.org.id, u));
     return plain(204);
   },
 });

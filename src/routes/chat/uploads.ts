@@ -15,6 +15,7 @@ import { collectUploads } from '../../uploads/collect.js';
 import { receiveUpload } from '../../uploads/multipart.js';
 import { fileHeaders, parseRange } from '../../uploads/serve.js';
 import { uploadStore } from '../../uploads/store.js';
+import { storing } from '../../uploads/write_failure.js';
 import { readTemporaryToken, temporaryToken } from '../../uploads/temporary.js';
 
 export const uploadFile = route({
@@ -25,15 +26,18 @@ export const uploadFile = route({
   streamBody: true,
   summary: 'Upload one file (multipart), streamed to disk; it is durable before the reply',
   params: {},
-  async handler({ request, org, user, runtime, config }) {
+  async handler({ request, org, user, runtime, config, log }) {
     const store = uploadStore(config.dataDir);
-    const file = await receiveUpload(request, store, config.maxFileUploadSizeMib);
-    try {
-      await store.commit(org.id, file.received);
-    } catch (err) {
-      await store.discard(file.received);
-      throw err;
-    }
+    const file = await storing(log, { org: org.id, user: user.user_id, route: 'POST /api/v1/user_uploads' }, async () => {
+      const got = await receiveUpload(request, store, config.maxFileUploadSizeMib);
+      try {
+        await store.commit(org.id, got.received);
+      } catch (err) {
+        await store.discard(got.received);
+        throw err;
+      }
+      return got;
+    });
     const { attachment } = await runtime.execute({
       kind: 'org', org: org.id,
       command: { type: 'ADD_ATTACHMENT', org: org.id, owner_id: user.user_id, name: file.filename, size: file.received.size, content_type: file.contentType, sha256: file.received.sha256 },
