@@ -26,7 +26,7 @@ export interface FixtureSizes {
 export const FIXTURE_SIZES: Record<Mode, FixtureSizes> = {
   smoke: { users: 30, channels: 10, messages: 300, topics: 10, linkifiers: 10, alertWords: 10 },
   quick: { users: 2000, channels: 300, messages: 20_000, topics: 200, linkifiers: 100, alertWords: 100 },
-  full: { users: 10_000, channels: 1000, messages: 100_000, topics: 1000, linkifiers: 100, alertWords: 100 },
+  full: { users: 5000, channels: 1000, messages: 50_000, topics: 1000, linkifiers: 100, alertWords: 100 },
 };
 
 /** What the organization holds that requests can name. */
