@@ -72,7 +72,7 @@ export interface StallRow {
   stallMs: number;
   /** Time to the full answer, ms. */
   answerMs: number;
-  /** CPU time of the server's main thread over the request, ms (10 ms ticks): a stall far above it was the machine, not the route. */
+  /** CPU time of the server's main thread over the request and the settling after it, ms (10 ms ticks): a stall far above it was the machine, not the route. */
   cpuMs?: number;
   /** HTTP status, or `stuck` / the connection error. */
   status: string;
