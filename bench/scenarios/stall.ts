@@ -168,8 +168,9 @@ async function measure(live: Live, c: StallCase, timeoutMs: number): Promise<Sta
     const res = await within(conn.send(raw), timeoutMs, `${c.route} (${c.shape})`);
     status = String(res.status);
   } catch (err) {
-    stuck = true;
-    status = /no result within/.test((err as Error).message) ? 'no answer' : `error: ${(err as Error).message.slice(0, 60)}`;
+    // A server that refuses a body over its limit may close the connection while it is still being sent (EPIPE): a refusal, not a hang.
+    stuck = /no result within/.test((err as Error).message);
+    status = stuck ? 'no answer' : `closed: ${(err as Error).message.slice(0, 40)}`;
   } finally {
     conn.close();
   }
@@ -177,7 +178,8 @@ async function measure(live: Live, c: StallCase, timeoutMs: number): Promise<Sta
   if (stuck) return { route: c.route, shape: c.shape, bytes: c.bytes, stallMs: answerMs, answerMs, status, stuck };
   await sleep(SETTLE_MS);
   const cpuMs = (cpuSeconds(pid, true) - cpu0) * 1000;
-  const reading = await live.target.probe!();
+  const reading = await within(live.target.probe!(), timeoutMs, 'the probe').catch(() => null);
+  if (!reading) return { route: c.route, shape: c.shape, bytes: c.bytes, stallMs: nowMs() - start, answerMs, status: `${status}, then no probe reading`, stuck: true };
   return { route: c.route, shape: c.shape, bytes: c.bytes, stallMs: reading.loop.max, answerMs, cpuMs, status };
 }
 
