@@ -64,7 +64,7 @@ function benchCommand(): Command {
       .option('--scenario <NAME[,NAME]>', 'only these scenarios, at full size unless --smoke/--quick')
       .option('--quick', 'force quick mode')
       .option('--full', 'force full mode')
-      .option('--n <N>', 'size: fanout N polls, send senders, poll connections, idle-queues queues, parked polls, heartbeat queues, correctness queues')
+      .option('--n <N>', 'size: fanout N polls, send senders, poll connections, idle-queues queues, parked polls, heartbeat queues, correctness queues, stall bytes per unbounded value')
       .option('--duration <S>', 'measuring window of one run, in seconds')
       .option('--runs <R>', 'measured runs per figure (default 3, smoke 1); the median is reported')
       .option('--seed <S>', "seed of the correctness scenario's random choices (default 1)")

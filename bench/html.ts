@@ -41,6 +41,16 @@ function figuresTable(r: ScenarioResult): string {
   return `<table>${row(['figure', 'value', 'baseline', 'ratio', 'target', 'status'], 'th')}${rows.join('')}</table>`;
 }
 
+/** A scenario's own tables (e.g. the worst routes of `stall`), a status column coloured as the figures'. */
+function extraTables(r: ScenarioResult): string {
+  return (r.tables ?? [])
+    .map((t) => {
+      const cells = (row: string[]): string => `<tr>${row.map((c) => `<td class="${c === 'MISS' || c === 'PASS' ? c : ''}">${esc(c)}</td>`).join('')}</tr>`;
+      return `<h3>${esc(t.title)}</h3><table>${row(t.columns.map(esc), 'th')}${t.rows.map(cells).join('')}</table>`;
+    })
+    .join('');
+}
+
 function figure(chart: Chart, svg: string): string {
   return `<figure id="${esc(chart.id)}">${svg}<figcaption>${esc(chart.title)}</figcaption></figure>`;
 }
@@ -49,7 +59,7 @@ function scenarioSection(r: ScenarioResult, svgs: Map<Chart, string>): string {
   const failed = r.failed ? `<p class="FAIL">FAILED: ${esc(r.failed)}</p>` : '';
   const notes = r.notes.length ? `<ul>${r.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>` : '';
   const figs = [...svgs].filter(([c]) => c.scenario === r.scenario).map(([c, svg]) => figure(c, svg));
-  return `<h2 id="${esc(r.scenario)}">${esc(r.scenario)}</h2><p>${esc(r.seconds.toFixed(0))} s; parameters: <code>${esc(JSON.stringify(r.params))}</code></p>${failed}${figuresTable(r)}${notes}${figs.join('')}`;
+  return `<h2 id="${esc(r.scenario)}">${esc(r.scenario)}</h2><p>${esc(r.seconds.toFixed(0))} s; parameters: <code>${esc(JSON.stringify(r.params))}</code></p>${failed}${figuresTable(r)}${extraTables(r)}${notes}${figs.join('')}`;
 }
 
 /** Renders every chart of `record` to SVG, in page order. */

@@ -90,9 +90,15 @@ export function table(results: ScenarioResult[]): string {
     const cpu = r.clientCpu === undefined ? [] : [`client CPU max ${(r.clientCpu * 100).toFixed(0)}% of a core${where}${bound}`];
     notes.push(`${r.scenario}: ${[`${r.seconds.toFixed(0)} s`, ...cpu, ...r.notes, ...(r.failed ? [`FAILED: ${r.failed}`] : [])].join('; ')}`);
   }
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), '', ...notes, '', ...baselineLines(baselineStatus(results))].join('\n');
+  const extra = results.flatMap((r) => (r.tables ?? []).filter((t) => !t.htmlOnly).flatMap((t) => ['', `${r.scenario}: ${t.title}`, ...fixedWidth(t.columns, t.rows)]));
+  return [...fixedWidth(header, rows), ...extra, '', ...notes, '', ...baselineLines(baselineStatus(results))].join('\n');
+}
+
+/** Lines of a fixed-width table: the header, a rule, the rows. */
+export function fixedWidth(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (c ?? '').padEnd(widths[i])).join('  ').trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)];
 }
 
 /** The JSON record of one run, as written to `bench/results/<timestamp>.json`. */

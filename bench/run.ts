@@ -34,7 +34,7 @@ function contextFor(cli: Cli, scenario: Scenario): ScenarioContext {
     log: (m) => log(`${scenario.name}: ${m}`),
     server(local = {}): Promise<Target> {
       if (cli.remote) return remoteTarget(cli.remote.url, cli.remote.email, cli.remote.apiKey);
-      return startParley({ ...local, fsync: cli.fsync ?? local.fsync, nodeArgs: cli.serverNodeArgs });
+      return startParley({ ...local, fsync: cli.fsync ?? local.fsync, nodeArgs: [...(local.nodeArgs ?? []), ...(cli.serverNodeArgs ?? [])] });
     },
   };
 }

@@ -81,6 +81,15 @@ export interface SkippedBaseline {
   why: string;
 }
 
+/** A table of its own that a scenario reports besides its figures (e.g. the worst routes). */
+export interface ResultTable {
+  title: string;
+  columns: string[];
+  rows: string[][];
+  /** Only in the HTML report and the JSON record, not in the printed table (a long list). */
+  htmlOnly?: boolean;
+}
+
 /** Everything a scenario reports. */
 export interface ScenarioResult {
   scenario: string;
@@ -106,6 +115,8 @@ export interface ScenarioResult {
   memory?: MemoryPoint[];
   /** Baselines that this scenario has but did not run this time. */
   skippedBaselines?: SkippedBaseline[];
+  /** Tables besides the figures, printed under the figures' table and shown in the HTML report. */
+  tables?: ResultTable[];
 }
 
 /** What a scenario gets from the runner. */

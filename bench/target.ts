@@ -28,6 +28,8 @@ export interface ProbeReading {
 export interface Target {
   endpoint: Endpoint;
   owner: Credentials;
+  /** The message board's listener (local servers only: a remote target's board port is not known). */
+  board?: Endpoint;
   /** Set for a server this bench started; the remote case has no pid and no probe. */
   pid?: number;
   probe?(): Promise<ProbeReading>;
@@ -41,6 +43,13 @@ export interface LocalOptions {
   env?: Record<string, string>;
   /** Extra node flags, e.g. `--cpu-prof`. */
   nodeArgs?: string[];
+  /** Start without `--expose-gc`: the probe then reads the loop delay without forcing two full GCs each time. */
+  noGc?: boolean;
+  /**
+   * Fills the fresh data directory before the server starts (an organization built in this
+   * process, say) and returns its owner's credentials, which the server then does not print.
+   */
+  prepare?: (dataDir: string) => Promise<{ email: string; apiKey: string }>;
 }
 
 /** The repository root: the nearest folder above this file with a package.json (works from bench/ and dist/bench/). */
@@ -52,6 +61,7 @@ export const REPO_ROOT = ((): string => {
 /** The bench measures the server, not its rate limiter: every request must be served. */
 const UNLIMITED = { PARLEY_RATE_LIMIT: '0', PARLEY_RATE_LIMIT_ANONYMOUS: '0' };
 const SERVING = /is serving the chat API on http:\/\/[^:]+:(\d+)\//;
+const SERVING_BOARD = /is serving the message board on http:\/\/[^:]+:(\d+)/;
 const STARTUP_MS = 30000;
 
 /** Starts Parley as a child process on a free loopback port and logs in as its owner. */
@@ -62,16 +72,18 @@ export async function startParley(opts: LocalOptions = {}): Promise<Target> {
     rmSync(dataDir, { recursive: true, force: true });
     forgetTempDir(dataDir);
   };
-  const child = spawnTracked(process.execPath, ['--expose-gc', ...(opts.nodeArgs ?? []), '--import', './dist/bench/probe.js', 'dist/src/main.js'], {
+  const prepared = opts.prepare ? await opts.prepare(dataDir).catch((err: Error) => (removeDataDir(), Promise.reject(err))) : undefined;
+  const child = spawnTracked(process.execPath, [...(opts.noGc ? [] : ['--expose-gc']), ...(opts.nodeArgs ?? []), '--import', './dist/bench/probe.js', 'dist/src/main.js'], {
     role: 'server',
     cwd: REPO_ROOT,
-    env: { ...process.env, ...UNLIMITED, PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '0', PARLEY_DATA_DIR: dataDir, PARLEY_FSYNC: opts.fsync ?? 'always', ...opts.env },
+    env: { ...process.env, ...UNLIMITED, PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '0', PARLEY_DATA_DIR: dataDir, PARLEY_BOARD_PORT: '0', PARLEY_FSYNC: opts.fsync ?? 'always', ...opts.env },
   });
   const probes: Array<(r: ProbeReading) => void> = [];
   const tail: string[] = [];
   let port = 0;
-  let email = '';
-  let apiKey = '';
+  let boardPort = 0;
+  let email = prepared?.email ?? '';
+  let apiKey = prepared?.apiKey ?? '';
   let timer: NodeJS.Timeout | undefined;
   const ready = new Promise<void>((resolve, reject) => {
     const check = (): void => {
@@ -94,6 +106,8 @@ export async function startParley(opts: LocalOptions = {}): Promise<Target> {
       if (tail.length > 40) tail.shift();
       const m = SERVING.exec(line);
       if (m) port = Number(m[1]);
+      const b = SERVING_BOARD.exec(line);
+      if (b) boardPort = Number(b[1]);
       check();
     });
   });
@@ -111,6 +125,7 @@ export async function startParley(opts: LocalOptions = {}): Promise<Target> {
   return {
     endpoint,
     owner,
+    board: boardPort ? { host: '127.0.0.1', port: boardPort, hostHeader: `127.0.0.1:${boardPort}` } : undefined,
     pid: child.pid,
     probe: () => probeOnce(child, probes),
     async stop() {

@@ -10,5 +10,6 @@ import { poll } from './poll.js';
 import { presence } from './presence.js';
 import { send } from './send.js';
 import { sizing } from './sizing.js';
+import { stall } from './stall.js';
 
-export const scenarios: Scenario[] = [fanout, send, poll, presence, idleQueues, sizing, parked, heartbeat, correctness, durability];
+export const scenarios: Scenario[] = [fanout, send, poll, presence, idleQueues, sizing, parked, heartbeat, correctness, durability, stall];
