@@ -3,7 +3,7 @@
  * RE2 pattern with Python-style named groups, and an RFC 6570 URL template whose
  * variables are exactly the pattern's groups. Also how a match becomes a URL.
  */
-import { RE2JS } from 're2js';
+import { RE2JS, type Matcher } from 're2js';
 import { ApiError } from './errors.js';
 
 function validationError(field: 'pattern' | 'url_template' | '__all__', msg: string): ApiError {
@@ -107,6 +107,31 @@ export interface LinkifierWork {
   finds: number;
 }
 
+/** The first acceptable match of a linkifier in `text` at or after `from` (its matcher is `m`), or null. */
+function firstAcceptable(l: CompiledLinkifier, m: Matcher, text: string, from: number, openStart: boolean, openEnd: boolean, work?: LinkifierWork): Candidate | null {
+  let at = from;
+  while (at <= text.length) {
+    if (work) work.finds++;
+    if (!m.find(at)) return null;
+    const start = m.start();
+    const end = m.end();
+    const okBefore = start === 0 ? openStart : BEFORE.test(text[start - 1]);
+    const okAfter = end === text.length ? openEnd : !WORD_AFTER.test(text[end]);
+    if (end > start && okBefore && okAfter) {
+      const groups: Record<string, string> = {};
+      for (const name of Object.keys(l.regex.namedGroups())) groups[name] = m.group(name) ?? '';
+      return { start, end, groups };
+    }
+    at = start + 1;
+  }
+  return null;
+}
+
+/** Whether any of the linkifiers matches in `text` (as `linkifierMatches` would find one), stopping at the first. */
+export function hasLinkifierMatch(text: string, linkifiers: CompiledLinkifier[], openStart = true, openEnd = true): boolean {
+  return linkifiers.some((l) => firstAcceptable(l, l.regex.matcher(text), text, 0, openStart, openEnd) !== null);
+}
+
 /**
  * The linkifier matches in `text`, left to right, not overlapping: at each place the
  * earliest match wins, and at the same place the linkifier listed first. As Zulip's
@@ -124,26 +149,7 @@ export function linkifierMatches(text: string, linkifiers: CompiledLinkifier[], 
   const out: Array<{ start: number; end: number; url: string }> = [];
   if (linkifiers.length === 0) return out;
   const matchers = linkifiers.map((l) => l.regex.matcher(text));
-  /** The first acceptable match of linkifier `i` at or after `from`, or null. */
-  const next = (i: number, from: number): Candidate | null => {
-    const m = matchers[i];
-    let at = from;
-    while (at <= text.length) {
-      if (work) work.finds++;
-      if (!m.find(at)) return null;
-      const start = m.start();
-      const end = m.end();
-      const okBefore = start === 0 ? openStart : BEFORE.test(text[start - 1]);
-      const okAfter = end === text.length ? openEnd : !WORD_AFTER.test(text[end]);
-      if (end > start && okBefore && okAfter) {
-        const groups: Record<string, string> = {};
-        for (const name of Object.keys(linkifiers[i].regex.namedGroups())) groups[name] = m.group(name) ?? '';
-        return { start, end, groups };
-      }
-      at = start + 1;
-    }
-    return null;
-  };
+  const next = (i: number, from: number): Candidate | null => firstAcceptable(linkifiers[i], matchers[i], text, from, openStart, openEnd, work);
   const kept = linkifiers.map((_, i) => next(i, 0));
   for (;;) {
     let best = -1;

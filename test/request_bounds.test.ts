@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { RE2JS } from 're2js';
 import { MAX_ALERT_WORDS } from '../actors/areas/alert_words.js';
 import { MAX_CHANNELS_PER_REQUEST } from '../actors/areas/subscriptions.js';
-import { compileLinkifiers, expandTemplate, linkifierMatches, type CompiledLinkifier, type LinkifierWork } from '../actors/linkifier_rules.js';
+import { compileLinkifiers, expandTemplate, hasLinkifierMatch, linkifierMatches, type CompiledLinkifier, type LinkifierWork } from '../actors/linkifier_rules.js';
 import { LIMITS, MESSAGE_TRUNCATED } from '../actors/message_rules.js';
 import { Role } from '../actors/types.js';
 import { loadConfig } from '../src/config.js';
@@ -163,7 +163,9 @@ t.test('linkifier matching gives what it gave before, on any text and linkifiers
         return { pattern, url_template: `https://x.example/${i}/${names.map((n) => `{${n}}`).join('/')}` };
       });
       const linkifiers = compileLinkifiers(list);
-      t.same(linkifierMatches(text, linkifiers, openStart, openEnd), naiveMatches(text, linkifiers, openStart, openEnd));
+      const before = naiveMatches(text, linkifiers, openStart, openEnd);
+      t.same(linkifierMatches(text, linkifiers, openStart, openEnd), before);
+      t.equal(hasLinkifierMatch(text, linkifiers, openStart, openEnd), before.length > 0);
       return true;
     }),
     { numRuns: 300, seed: 24 },
