@@ -122,7 +122,12 @@ function firstAcceptable(l: CompiledLinkifier, m: Matcher, text: string, from: n
       for (const name of Object.keys(l.regex.namedGroups())) groups[name] = m.group(name) ?? '';
       return { start, end, groups };
     }
+    // An acceptable match starts after a boundary character: searching again from each
+    // position instead made a 10,000-character word that ends in a near miss ('AAA…A-1x'
+    // for [A-Z]+-[0-9]+) search the rest of the text 10,000 times.
     at = start + 1;
+    while (at < text.length && !BEFORE.test(text[at - 1])) at++;
+    if (at >= text.length) return null;
   }
   return null;
 }

@@ -154,6 +154,20 @@ t.test('linkifier matching searches each linkifier through the text about once',
   t.equal(rendered.split('<a href="https://example.com/99/').length - 1, 1600, 'a message of 1,600 matches renders them all');
 });
 
+t.test('a near miss is not searched again from every position of a long word', async (t) => {
+  const jira = compileLinkifiers([{ pattern: '(?P<key>[A-Z]+-[0-9]+)', url_template: 'https://jira.example/{key}' }]);
+  const cases: Array<[string, Array<{ start: number; end: number; url: string }>]> = [
+    ['A'.repeat(9997) + '-1x', []],
+    ['A '.repeat(4997) + 'A-1x', []],
+    ['A'.repeat(9990) + ' AB-12 x', [{ start: 9991, end: 9996, url: 'https://jira.example/AB-12' }]],
+  ];
+  for (const [text, expected] of cases) {
+    const work: LinkifierWork = { finds: 0 };
+    t.same(linkifierMatches(text, jira, true, true, work), expected);
+    t.ok(work.finds <= 2, `${work.finds} searches, not one per character (${text.length})`);
+  }
+});
+
 t.test('linkifier matching gives what it gave before, on any text and linkifiers', async (t) => {
   const patterns = ['#(?P<id>[0-9]+)', 'a+', '(?P<x>ab|a)', 'b(?P<y>a*)', '[a#]+(?P<z>[0-9])', 'ba', '(?P<w>a)\\b', '1'];
   fc.assert(
