@@ -3,7 +3,7 @@
  * RE2 pattern with Python-style named groups, and an RFC 6570 URL template whose
  * variables are exactly the pattern's groups. Also how a match becomes a URL.
  */
-import { RE2JS } from 're2js';
+import { RE2JS, type Matcher } from 're2js';
 import { ApiError } from './errors.js';
 
 function validationError(field: 'pattern' | 'url_template' | '__all__', msg: string): ApiError {
@@ -94,41 +94,80 @@ export function compileLinkifiers(list: readonly { pattern: string; url_template
 const BEFORE = /[\s'"(,:<]/;
 const WORD_AFTER = /[\p{L}\p{N}_]/u;
 
+/** A linkifier's first acceptable match from some offset on (its groups read at once: the matcher moves on). */
+interface Candidate {
+  start: number;
+  end: number;
+  groups: Record<string, string>;
+}
+
+/** Counts of the work one `linkifierMatches` call did, for tests that bound it. */
+export interface LinkifierWork {
+  /** Regex searches run (`find`), over every linkifier. */
+  finds: number;
+}
+
+/** The first acceptable match of a linkifier in `text` at or after `from` (its matcher is `m`), or null. */
+function firstAcceptable(l: CompiledLinkifier, m: Matcher, text: string, from: number, openStart: boolean, openEnd: boolean, work?: LinkifierWork): Candidate | null {
+  let at = from;
+  while (at <= text.length) {
+    if (work) work.finds++;
+    if (!m.find(at)) return null;
+    const start = m.start();
+    const end = m.end();
+    const okBefore = start === 0 ? openStart : BEFORE.test(text[start - 1]);
+    const okAfter = end === text.length ? openEnd : !WORD_AFTER.test(text[end]);
+    if (end > start && okBefore && okAfter) {
+      const groups: Record<string, string> = {};
+      for (const name of Object.keys(l.regex.namedGroups())) groups[name] = m.group(name) ?? '';
+      return { start, end, groups };
+    }
+    // An acceptable match starts after a boundary character: searching again from each
+    // position instead made a 10,000-character word that ends in a near miss ('AAA…A-1x'
+    // for [A-Z]+-[0-9]+) search the rest of the text 10,000 times.
+    at = start + 1;
+    while (at < text.length && !BEFORE.test(text[at - 1])) at++;
+    if (at >= text.length) return null;
+  }
+  return null;
+}
+
+/** Whether any of the linkifiers matches in `text` (as `linkifierMatches` would find one), stopping at the first. */
+export function hasLinkifierMatch(text: string, linkifiers: CompiledLinkifier[], openStart = true, openEnd = true): boolean {
+  return linkifiers.some((l) => firstAcceptable(l, l.regex.matcher(text), text, 0, openStart, openEnd) !== null);
+}
+
 /**
  * The linkifier matches in `text`, left to right, not overlapping: at each place the
  * earliest match wins, and at the same place the linkifier listed first. As Zulip's
  * pattern wrapping, a match starts at the beginning or after whitespace, a quote,
  * `(`, `,`, `:` or `<`, and is not followed by a word character. `openStart` and
  * `openEnd` say whether the text's edges are such boundaries.
+ *
+ * Each linkifier keeps its next acceptable match; once a match is taken, only the
+ * linkifiers whose kept match it overlaps search again, from its end. So each linkifier
+ * searches forward through the text about once, whatever the number of matches: the
+ * work is linear in linkifiers × text, not linkifiers × matches × text (100 linkifiers
+ * and 1,600 matches in a 10,000-character message searched the text 160,000 times).
  */
-export function linkifierMatches(text: string, linkifiers: CompiledLinkifier[], openStart = true, openEnd = true): Array<{ start: number; end: number; url: string }> {
+export function linkifierMatches(text: string, linkifiers: CompiledLinkifier[], openStart = true, openEnd = true, work?: LinkifierWork): Array<{ start: number; end: number; url: string }> {
   const out: Array<{ start: number; end: number; url: string }> = [];
   if (linkifiers.length === 0) return out;
-  let from = 0;
-  while (from < text.length) {
-    let best: { start: number; end: number; url: string } | null = null;
-    for (const l of linkifiers) {
-      const m = l.regex.matcher(text);
-      let at = from;
-      while (at <= text.length && m.find(at)) {
-        const start = m.start();
-        const end = m.end();
-        const okBefore = start === 0 ? openStart : BEFORE.test(text[start - 1]);
-        const okAfter = end === text.length ? openEnd : !WORD_AFTER.test(text[end]);
-        if (end > start && okBefore && okAfter) {
-          if (!best || start < best.start) {
-            const groups: Record<string, string> = {};
-            for (const name of Object.keys(l.regex.namedGroups())) groups[name] = m.group(name) ?? '';
-            best = { start, end, url: expandTemplate(l.url_template, groups) };
-          }
-          break;
-        }
-        at = start + 1;
-      }
+  const matchers = linkifiers.map((l) => l.regex.matcher(text));
+  const next = (i: number, from: number): Candidate | null => firstAcceptable(linkifiers[i], matchers[i], text, from, openStart, openEnd, work);
+  const kept = linkifiers.map((_, i) => next(i, 0));
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < kept.length; i++) {
+      const c = kept[i];
+      if (c && (best < 0 || c.start < kept[best]!.start)) best = i;
     }
-    if (!best) break;
-    out.push(best);
-    from = best.end;
+    if (best < 0) break;
+    const { start, end, groups } = kept[best]!;
+    out.push({ start, end, url: expandTemplate(linkifiers[best].url_template, groups) });
+    if (end >= text.length) break;
+    // A kept match that starts before `end` overlaps the one taken (none starts before its start).
+    for (let i = 0; i < kept.length; i++) if (kept[i] && kept[i]!.start < end) kept[i] = next(i, end);
   }
   return out;
 }

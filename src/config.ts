@@ -19,7 +19,11 @@ export interface Config {
   fsync: FsyncPolicy;
   fsyncBatchMs: number;
   segmentBytes: number;
-  /** Request bodies over this many bytes get 413 before they are buffered. */
+  /**
+   * Request bodies over this many bytes get 413 before they are buffered. Uploads (routes
+   * that stream their body) are held to `maxFileUploadSizeMib` instead; the default is
+   * Django's `DATA_UPLOAD_MAX_MEMORY_SIZE`, 2.5 MiB, for the forms of every other route.
+   */
   maxBodyBytes: number;
   heartbeatMinMs: number;
   heartbeatMaxMs: number;
@@ -110,7 +114,7 @@ export const SETTINGS: Setting[] = [
   { key: 'fsync', flag: '--fsync', env: 'PARLEY_FSYNC', parse: fsyncPolicy, def: 'always' },
   { key: 'fsyncBatchMs', flag: '--fsync-batch-ms', env: 'PARLEY_FSYNC_BATCH_MS', parse: int, def: 100 },
   { key: 'segmentBytes', flag: '--segment-bytes', env: 'PARLEY_SEGMENT_BYTES', parse: int, def: 64 * 1024 * 1024 },
-  { key: 'maxBodyBytes', flag: '--max-body-bytes', env: 'PARLEY_MAX_BODY_BYTES', parse: int, def: 25 * 1024 * 1024 },
+  { key: 'maxBodyBytes', flag: '--max-body-bytes', env: 'PARLEY_MAX_BODY_BYTES', parse: int, def: 2621440 },
   { key: 'heartbeatMinMs', flag: '--heartbeat-min-ms', env: 'PARLEY_HEARTBEAT_MIN_MS', parse: int, def: 45000 },
   { key: 'heartbeatMaxMs', flag: '--heartbeat-max-ms', env: 'PARLEY_HEARTBEAT_MAX_MS', parse: int, def: 55000 },
   { key: 'queueLifespanMs', flag: '--queue-lifespan-ms', env: 'PARLEY_QUEUE_LIFESPAN_MS', parse: int, def: 600000 },

@@ -1081,9 +1081,10 @@ t.test('other invalid narrow operands are BAD_NARROW, never a 500', async (t) =>
   expectError(t, await ask([{ operator: 'dm', operand: [2 ** 60] }]), 400, 'BAD_NARROW', 'Invalid narrow operand for dm');
   expectError(t, await ask(Array.from({ length: 101 }, () => ({ operator: 'is', operand: 'dm' }))), 400, 'BAD_NARROW', 'Invalid narrow: too many terms (limit: 100)');
   // A deeply nested operator used to be printed with String(), which recursed and overflowed.
-  const depth = 20000;
-  const nested = await ask(`[{"operator":${'['.repeat(depth)}"x"${']'.repeat(depth)},"operand":"x"}]`);
-  expectError(t, nested, 400, 'BAD_NARROW', 'Invalid narrow operator: unknown operator a list');
+  const nestedOperator = (depth: number) => ask(`[{"operator":${'['.repeat(depth)}"x"${']'.repeat(depth)},"operand":"x"}]`);
+  expectError(t, await nestedOperator(90), 400, 'BAD_NARROW', 'Invalid narrow operator: unknown operator a list');
+  // Deeper than JSON parameters may nest: refused before it is parsed.
+  expectError(t, await nestedOperator(20000), 400, 'BAD_REQUEST', 'Argument "narrow" is nested too deeply (at most 100 levels).');
 });
 
 t.test('the search operand is bounded at MAX_SEARCH_LENGTH code points', async (t) => {

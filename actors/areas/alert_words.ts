@@ -15,6 +15,15 @@ import { eventJson } from '../render/events.js';
 
 export const MAX_ALERT_WORD_LENGTH = 100;
 
+/**
+ * The most alert words one user may hold (Parley's own cap; Zulip caps only their length).
+ * Every message to a user is searched for each of their words, so the count bounds the
+ * cost of each send as much as the cost of this request.
+ */
+export const MAX_ALERT_WORDS = 1000;
+
+const tooMany = () => badRequest(`Too many alert words (limit: ${MAX_ALERT_WORDS})`);
+
 /** A user's alert words are now these. */
 export interface AlertWordsChanged { type: 'AlertWordsChanged'; org: number; user_id: number; words: string[] }
 export interface ChangeAlertWords { type: 'CHANGE_ALERT_WORDS'; org: number; user_id: number; op: 'add' | 'remove'; words: string[] }
@@ -26,13 +35,20 @@ export const changeAlertWords = command({
     const current = ctx.alertWords.get(c.user_id) ?? [];
     let next: string[];
     if (c.op === 'add') {
+      if (c.words.length > MAX_ALERT_WORDS) throw tooMany();
       next = [...current];
+      // One set of the words held, lowercased: each word is looked up once (linear, not words × held).
+      const held = new Set(current.map((w) => w.toLowerCase()));
       c.words.forEach((raw, i) => {
         const word = raw.trim();
         if (word === '') throw badRequest(`alert_words[${i}] cannot be blank.`);
         if (codePointLength(word) > MAX_ALERT_WORD_LENGTH) throw badRequest(`alert_words[${i}] is too long (limit: ${MAX_ALERT_WORD_LENGTH} characters)`);
-        if (!next.some((w) => w.toLowerCase() === word.toLowerCase())) next.push(word);
+        const folded = word.toLowerCase();
+        if (held.has(folded)) return;
+        held.add(folded);
+        next.push(word);
       });
+      if (next.length > MAX_ALERT_WORDS) throw tooMany();
     } else {
       const gone = new Set(c.words.map((w) => w.trim().toLowerCase()));
       next = current.filter((w) => !gone.has(w.toLowerCase()));

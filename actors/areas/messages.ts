@@ -14,7 +14,7 @@ import { adminRequired, badRequest } from '../errors.js';
 import { canAccessChannel, hasContentAccess, type ChannelContext } from '../kinds/channel.js';
 import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organization.js';
 import { renderMarkdown, type MarkdownEnv, type Rendered } from '../markdown/index.js';
-import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
+import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME, LIMITS, MESSAGE_TRUNCATED, truncateCodePoints } from '../message_rules.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import { messageView, type MessageViewOptions } from '../render/views.js';
@@ -453,9 +453,14 @@ export function messageForViewer(rt: StateView, org: number, viewerId: number, m
   return { ...messageView(orgCtx, m, ch?.channel.name ?? '', opts), flags };
 }
 
-/** Renders Markdown as a message would be (`POST /messages/render`), resolving mentions in the organization. */
+/**
+ * Renders Markdown as a message would be (`POST /messages/render`), resolving mentions in
+ * the organization. Content over `max_message_length` is cut as a send cuts it: rendering
+ * costs grow with the text (12 MB of `[` held the loop for seconds), and no message is longer.
+ */
 export function renderPreview(rt: StateView, org: number, content: string): string {
-  return renderMarkdown(content, mentionResolver(rt.org(org)!)).html;
+  const bounded = truncateCodePoints(content, LIMITS.max_message_length, MESSAGE_TRUNCATED);
+  return renderMarkdown(bounded, mentionResolver(rt.org(org)!)).html;
 }
 
 // Deletion (Zulip's `do_delete_messages`).

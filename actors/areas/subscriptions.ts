@@ -153,6 +153,14 @@ export function defaultSubscriptionProps(color: string): SubscriptionProps {
 }
 
 /**
+ * The most channels one subscribe request may name (Parley's own cap; Zulip has none, but
+ * answers such a request in its own thread). Each new channel costs its record, its
+ * events and its place in every later `/register` and channel list, all decided and
+ * applied on the one event loop: 50,000 in one request held it for seconds.
+ */
+export const MAX_CHANNELS_PER_REQUEST = 1000;
+
+/**
  * Most bytes a bulk subscription fact may take, by the estimate below: a request
  * larger than this is logged as several facts (each with its own events), so that no
  * log record comes near `MAX_RECORD_BYTES` (64 MiB). 5,000 new channels for one user
@@ -202,6 +210,7 @@ function decideSubscribe(ctx: OrgContext, command: Subscribe, env: DecideEnv, wo
   // Principals are a set: naming a user twice (or by id and by email) subscribes them once.
   const targets = [...new Set(command.principals ?? [actor.user_id])].map((id) => activeUser(ctx, id));
   if (command.channels.length === 0) throw badRequest('Nothing to do. Specify at least one channel.');
+  if (command.channels.length > MAX_CHANNELS_PER_REQUEST) throw badRequest(`Too many channels in one request (limit: ${MAX_CHANNELS_PER_REQUEST}).`);
   const facts = new BulkFacts<SubscriptionsAdded>(() => ({ type: 'SubscriptionsAdded', org: ctx.org.id, created: [], additions: [], acting_user_id: actor.user_id }));
   const subscribed: Record<string, string[]> = {};
   const already: Record<string, string[]> = {};

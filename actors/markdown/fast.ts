@@ -21,7 +21,7 @@
  * applied in the same order over the same ranges. test/markdown.test.ts checks it
  * against the full renderer on generated lines and on every case of Zulip's fixture.
  */
-import { linkifierMatches } from '../linkifier_rules.js';
+import { hasLinkifierMatch } from '../linkifier_rules.js';
 import { NAME_RE } from './emoji.js';
 import { escapeText, type MarkdownEnv } from './env.js';
 import { EMPHASIS, ENTITY, STRONG, STRONG_EM } from './inline.js';
@@ -106,7 +106,7 @@ export function plainParagraph(source: string, env: MarkdownEnv): string | null 
     const piece = pieces[i];
     if (typeof piece === 'string') html += piece;
     else {
-      if (list && list.length > 0 && linkifierMatches(piece.text, list, i === 0, i === pieces.length - 1).length > 0) return null;
+      if (list && list.length > 0 && hasLinkifierMatch(piece.text, list, i === 0, i === pieces.length - 1)) return null;
       html += escapeText(piece.text);
     }
   }

@@ -101,6 +101,34 @@ function admits(types: Set<string>): Admits {
   };
 }
 
+/**
+ * The deepest nesting of arrays and objects a JSON-encoded parameter may have. Zulip's
+ * deepest (a narrow, a group setting) is three or four levels; Python's `json.loads`
+ * gives up near a thousand. Checked before parsing, so that a body of `[[[[…` is refused
+ * in one pass over its text, not parsed into a million arrays and then walked by ajv.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** Whether the JSON text `raw` nests arrays and objects at most `max` deep (strings skipped; not a validity check). */
+export function nestedWithin(raw: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return false;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+    else if (c === 0x22) {
+      // A string: skip to its closing quote, past escaped characters.
+      for (i++; i < raw.length; i++) {
+        const d = raw.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    }
+  }
+  return true;
+}
+
 /** Converts one raw string by what its schema allows. */
 function convert(name: string, raw: string, a: Admits): unknown {
   if (a.integer && INTEGER.test(raw)) return Number(raw);
@@ -109,6 +137,7 @@ function convert(name: string, raw: string, a: Admits): unknown {
   // A parameter that may also be a plain string (a channel name in `to`) is parsed as JSON
   // only when it looks like JSON: a thrown SyntaxError costs more than the rest of a request.
   if ((a.structured || (a.null && raw === 'null')) && (!a.string || LOOKS_LIKE_JSON.test(raw))) {
+    if (!nestedWithin(raw, MAX_JSON_DEPTH)) throw new ApiError('BAD_REQUEST', `Argument "${name}" is nested too deeply (at most ${MAX_JSON_DEPTH} levels).`, { var_name: name });
     try {
       return JSON.parse(raw);
     } catch {

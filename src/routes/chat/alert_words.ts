@@ -20,7 +20,7 @@ export const addAlertWords = route({
   path: '/api/v1/users/me/alert_words',
   operationId: 'addAlertWords',
   auth: 'user',
-  summary: 'Add alert words (at most 100 characters each; a word already there, whatever its case, is not added twice)',
+  summary: 'Add alert words (at most 100 characters each, and 1000 in all; a word already there, whatever its case, is not added twice)',
   params: { alert_words: { schema: S.strArray, required: true } },
   async handler({ params, org, user, runtime }) {
     const value = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'CHANGE_ALERT_WORDS', org: org.id, user_id: user.user_id, op: 'add', words: params.alert_words } });

@@ -131,7 +131,7 @@ export const subscribe = route({
   path: '/api/v1/users/me/subscriptions',
   operationId: 'subscribe',
   auth: 'user',
-  summary: 'Subscribe users to channels, creating channels that do not exist',
+  summary: 'Subscribe users to channels, creating channels that do not exist (at most 1000 channels a request)',
   params: {
     subscriptions: {
       schema: Type.Array(Type.Object({ name: S.str, description: Type.Optional(S.str) })),
