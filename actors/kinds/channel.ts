@@ -6,6 +6,7 @@
 import { slices, type Persistence } from '../core/persistence.js';
 import { SYSTEM_GROUPS, type GroupSettingValue } from '../group_settings.js';
 import { restoreHas, stampHas } from '../message_has.js';
+import { upgradeDescription } from '../channel_description.js';
 import { Role, type ChannelGroupSettingKey, type ChannelRecord, type MessageRecord, type UserRecord } from '../types.js';
 
 /** A topic's display name and the id of its newest message. */
@@ -256,7 +257,7 @@ export const channelRestore: Pick<Persistence<ChannelContext, ChannelRestoreScop
       const c = chunk as ChannelChunk;
       scope.installChannel(c.org, {
         seq: c.seq,
-        channel: c.channel,
+        channel: upgradeDescription(c.channel),
         subscribers: new Set(c.subscribers),
         topics: new Map(c.topics.map((t) => [t.name.toLowerCase(), t])),
         ids: [],
