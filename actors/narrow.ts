@@ -170,9 +170,12 @@ function resolveUser(org: OrgContext, operand: NarrowTerm['operand']): number {
 /** Resolves a channel operand (name or id) to a channel id, or undefined if unknown. */
 export function resolveChannel(org: OrgContext, operand: NarrowTerm['operand']): number | undefined {
   if (typeof operand === 'number') return operand;
-  if (typeof operand === 'string' && /^\d+$/.test(operand)) return Number(operand);
   if (typeof operand !== 'string') return undefined;
-  return org.channelsByName.get(operand.trim().toLowerCase());
+  // A string names a channel, as in Zulip, even one named with digits ("2024"); a string
+  // of digits naming none is taken as an id, as Parley always has.
+  const byName = org.channelsByName.get(operand.trim().toLowerCase());
+  if (byName !== undefined) return byName;
+  return /^\d+$/.test(operand) ? Number(operand) : undefined;
 }
 
 /** The distinct lower-cased words of a search query, longest first (the rarest, usually). */

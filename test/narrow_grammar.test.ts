@@ -65,6 +65,13 @@ t.test('in:, is:followed, is:muted, channels:, with:, group-pm-with', async (t) 
   r = await f.call(bob, 'GET', '/api/v1/messages', { anchor: 'newest', num_before: 1, narrow: JSON.stringify([{ operator: 'with', operand: g1 }, { operator: 'with', operand: g2 }]) });
   t.same([r.status, r.json.msg], [400, "Invalid narrow operator combination: Duplicate 'with' operators."]);
 
+  // A string operand names a channel, even one whose name is digits.
+  await f.subscribe(f.owner, '2024', [f.owner.user_id]);
+  const year = await streamId('2024');
+  const y = (await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: year, topic: 'year', content: 'x' })).json.id as number;
+  t.same(await ids(f, f.owner, [{ operator: 'channel', operand: '2024' }]), [y], 'the channel named 2024, not the channel with id 2024');
+  t.same(await ids(f, f.owner, [{ operator: 'channel', operand: String(general) }]), [g1, g2, g3, g4], 'digits naming no channel: an id');
+
   // What Zulip refuses.
   const refused: Array<[unknown, string]> = [
     [[{ operator: 'channel', operand: 'general' }, { operator: 'dm', operand: [bob.user_id] }], 'Invalid narrow operator: No message can be both a channel message and direct message'],
