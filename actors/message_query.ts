@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { ApiError, badRequest } from './errors.js';
 import { readsFullHistory, received, type ChannelContext } from './kinds/channel.js';
 import { narrowPredicate, resolveChannel, type NarrowTerm } from './narrow.js';
-import type { MessageRecord } from './types.js';
+import { Role, type MessageRecord } from './types.js';
 import type { StateView } from './core/state_view.js';
 
 /** Zulip's anchor value that stands for "after every message". */
@@ -60,8 +60,9 @@ function channelSource(ch: ChannelContext, user: { user_id: number; role: number
 function sourcesFor(world: StateView, q: MessageQuery): Source[] {
   const org = world.org(q.org)!;
   const user = org.users.get(q.user_id)!;
+  const publicTerm = q.narrow.some((t) => !t.negated && (t.operator === 'channels' || t.operator === 'streams') && t.operand === 'public');
   const channelTerm = q.narrow.find((t) => !t.negated && (t.operator === 'channel' || t.operator === 'stream'));
-  const dmOnly = q.narrow.some((t) => !t.negated && (['dm', 'pm-with', 'group-pm-with', 'dm-including'].includes(t.operator) || (t.operator === 'is' && (t.operand === 'dm' || t.operand === 'private'))));
+  const dmOnly = q.narrow.some((t) => !t.negated && (['dm', 'pm-with', 'pm_with', 'group-pm-with', 'group_pm_with', 'dm-including'].includes(t.operator) || (t.operator === 'is' && (t.operand === 'dm' || t.operand === 'private'))));
   const sources: Source[] = [];
   if (channelTerm) {
     const id = resolveChannel(org, channelTerm.operand);
@@ -69,6 +70,16 @@ function sourcesFor(world: StateView, q: MessageQuery): Source[] {
     if (!ch) throw new ApiError('BAD_NARROW', `Invalid narrow operator: unknown channel ${String(channelTerm.operand)}`);
     // A channel the user may not read yields only what they received there, often nothing.
     sources.push(channelSource(ch, user, false));
+    return sources;
+  }
+  if (publicTerm && user.role !== Role.GUEST) {
+    // Zulip's `ok_to_include_history`: `channels:public` searches every public channel's
+    // whole history, and what the user received in the others.
+    for (const streamId of world.channelIdsOf(q.org)) {
+      const ch = world.channel(q.org, streamId)!;
+      if (!ch.channel.invite_only) sources.push(channelSource(ch, user, false));
+      else if (ch.history.has(q.user_id)) sources.push(channelSource(ch, user, true));
+    }
     return sources;
   }
   const dmIds = org.directIdsByUser.get(q.user_id) ?? [];
@@ -80,6 +91,54 @@ function sourcesFor(world: StateView, q: MessageQuery): Source[] {
     if (ch.history.has(q.user_id)) sources.push(channelSource(ch, user, true));
   }
   return sources;
+}
+
+/** Which channels of an organization are public, for `channels:public`. */
+function publicChannelTest(world: StateView, orgId: number): (streamId: number) => boolean {
+  return (streamId) => world.channel(orgId, streamId)?.channel.invite_only === false;
+}
+
+/** The message `id` if the user may read it (Zulip's `access_message`), else undefined. */
+function accessibleMessage(world: StateView, orgId: number, userId: number, id: number): MessageRecord | undefined {
+  const org = world.org(orgId)!;
+  const streamId = org.messageChannel.get(id);
+  if (streamId === undefined) {
+    const dm = org.directMessages.get(id);
+    return dm && dm.dm_user_ids!.includes(userId) ? dm : undefined;
+  }
+  const ch = world.channel(orgId, streamId);
+  const user = org.users.get(userId);
+  return ch && user && canReadChannelMessage(ch, user, id) ? ch.messages.get(id) : undefined;
+}
+
+/**
+ * Zulip's `update_narrow_terms_containing_with_operator`: `with:<id>` stands for the
+ * conversation the message is in now, replacing the narrow's own `channel`, `topic`
+ * and `dm` terms, so that a link keeps working after the topic moved. A message the
+ * user cannot read leaves the narrow as it is when that narrow names a conversation,
+ * and is an error otherwise.
+ */
+export function resolveWith(world: StateView, orgId: number, userId: number, narrow: NarrowTerm[]): NarrowTerm[] {
+  const withTerms = narrow.filter((t) => t.operator === 'with');
+  if (withTerms.length === 0) return narrow;
+  if (withTerms.length > 1) throw new ApiError('BAD_NARROW', "Invalid narrow operator combination: Duplicate 'with' operators.");
+  const rest = narrow.filter((t) => t.operator !== 'with');
+  const m = accessibleMessage(world, orgId, userId, Number(withTerms[0].operand));
+  if (!m) {
+    if (definesConversation(rest)) return rest;
+    throw new ApiError('BAD_NARROW', "Invalid narrow operator: Invalid 'with' operator");
+  }
+  const others = rest.filter((t) => !['stream', 'channel', 'topic', 'dm', 'pm-with'].includes(t.operator));
+  const conversation: NarrowTerm[] = m.stream_id !== null
+    ? [{ operator: 'channel', operand: m.stream_id, negated: false }, { operator: 'topic', operand: m.topic, negated: false }]
+    : [{ operator: 'dm', operand: m.dm_user_ids!, negated: false }];
+  return [...conversation, ...others];
+}
+
+/** Zulip's `can_narrow_define_conversation`: a `dm` term, or both a channel and a topic. */
+function definesConversation(narrow: NarrowTerm[]): boolean {
+  const has = (ops: string[]): boolean => narrow.some((t) => ops.includes(t.operator));
+  return has(['dm', 'pm-with']) || (has(['stream', 'channel']) && has(['topic']));
 }
 
 /** Index of the first element of sorted `ids` that is >= `value`. */
@@ -214,8 +273,9 @@ export async function queryMessages(world: StateView, q: MessageQuery, opts: Sca
   if (q.num_before + q.num_after > 5000) throw badRequest('Too many messages requested (maximum 5000).');
   const org = world.org(q.org)!;
   const viewer = world.user(q.org, q.user_id);
+  q = { ...q, narrow: resolveWith(world, q.org, q.user_id, q.narrow) };
   const sources = sourcesFor(world, q);
-  const keep = narrowPredicate(org, q.narrow, viewer);
+  const keep = narrowPredicate(org, q.narrow, viewer, true, publicChannelTest(world, q.org));
   const budget = new SliceBudget(opts);
   let anchor: number;
   if (q.anchor === 'newest') anchor = LARGER_THAN_MAX_MESSAGE_ID;
@@ -255,7 +315,7 @@ export function messagesMatchingNarrow(world: StateView, org: number, userId: nu
     }
   }
   const viewer = world.user(org, userId);
-  const keep = narrowPredicate(orgCtx, narrow, viewer);
+  const keep = narrowPredicate(orgCtx, resolveWith(world, org, userId, narrow), viewer, true, publicChannelTest(world, org));
   const out: MessageRecord[] = [];
   for (const id of [...new Set(ids)].sort((a, b) => a - b)) {
     const streamId = orgCtx.messageChannel.get(id);

@@ -186,6 +186,11 @@ export interface MessageRecord {
   received_by?: number[];
   /** A message the server posted with a role: the notice that a topic was resolved. */
   kind?: 'resolve_topic_notification';
+  /**
+   * `HAS_LINK` | `HAS_IMAGE` (`actors/message_has.ts`), derived from `rendered` wherever
+   * the record enters state (absent only in records written before the bits existed).
+   */
+  has?: number;
 }
 
 /** One edit or move of a message, as Zulip's raw edit history keeps it. */

@@ -190,8 +190,8 @@ t.test('logs written before bulk facts (one ChannelCreated + Subscribed per chan
 t.test('a request too large for one log record is split into a few facts under the budget', async (t) => {
   const r = await populated(3);
   const from = r.records.length;
-  // Descriptions that render 6 bytes per character (`"` -> `&quot;`): ~7.5 KiB per channel.
-  const channels = Array.from({ length: 900 }, (_, i) => ({ name: `long-${i}`, description: '"'.repeat(1024) }));
+  // Descriptions that render 5 bytes per character (`&` -> `&amp;`): ~6 KiB per channel.
+  const channels = Array.from({ length: 900 }, (_, i) => ({ name: `long-${i}`, description: '&'.repeat(1024) }));
   const value = await r.run(subscribe(1, channels, [1, 2]));
   t.equal(value.subscribed['1'].length, 900);
   await settle();

@@ -94,8 +94,10 @@ t.test('fences: code, quote, spoiler, math', async (t) => {
   t.equal(html('```\nunclosed'), '<div class="codehilite"><pre><span></span><code>unclosed\n</code></pre></div>', 'an unclosed fence runs to the end');
   t.equal(html('```quote\n**hi** @**Alice Anders**\n```'), '<blockquote>\n<p><strong>hi</strong> <span class="user-mention" data-user-id="7">@Alice Anders</span></p>\n</blockquote>');
   t.equal(html('```spoiler Plot *twist*\nhe was **dead**\n```'), '<div class="spoiler-block"><div class="spoiler-header">\n<p>Plot <em>twist</em></p>\n</div><div class="spoiler-content" aria-hidden="true">\n<p>he was <strong>dead</strong></p>\n</div></div>');
-  t.equal(html('```math\na < b\n```'), '<p><span class="tex-error">a &lt; b</span></p>', 'math renders as Zulip renders math KaTeX could not');
-  t.equal(html('so $$x^2$$ ok'), '<p>so <span class="tex-error">$$x^2$$</span> ok</p>');
+  t.match(html('```math\na < b\n```'), /^<p><span class="katex-display"><span class="katex"><span class="katex-mathml"><math xmlns="http:\/\/www.w3.org\/1998\/Math\/MathML" display="block">/, 'a math fence is typeset by KaTeX, in display mode');
+  t.match(html('so $$x^2$$ ok'), /^<p>so <span class="katex"><span class="katex-mathml">.*<annotation encoding="application\/x-tex">x\^2<\/annotation>.*<\/span> ok<\/p>$/, 'inline TeX too');
+  t.equal(html('```math\n\\error{a < b}\n```'), '<p><span class="tex-error">\\error{a &lt; b}</span></p>', 'what KaTeX refuses renders as Zulip renders it');
+  t.equal(html('so $$\\error{x}$$ ok'), '<p>so <span class="tex-error">$$\\error{x}$$</span> ok</p>');
 });
 
 t.test('Zulip block rules', async (t) => {

@@ -447,13 +447,18 @@ t.test('unread_msgs groups unread ids by conversation, as Zulip does', async (t)
 t.test('register refuses a narrow naming a user not in the organization, as GET /messages does', async (t) => {
   const f = await chatFixture();
   t.teardown(() => f.stop());
-  for (const narrow of [[{ operator: 'dm', operand: [99999] }], [{ operator: 'sender', operand: 'nobody@example.com' }]]) {
+  for (const narrow of [[{ operator: 'sender', operand: 99999 }], [{ operator: 'sender', operand: 'nobody@example.com' }]]) {
     const reg = await f.call(f.owner, 'POST', '/api/v1/register', { narrow });
     t.equal(reg.status, 400, JSON.stringify(narrow));
     t.equal(reg.json.code, 'BAD_NARROW');
     const get = await f.call(f.owner, 'GET', '/api/v1/messages', { anchor: 'newest', num_before: 1, narrow });
     t.equal(get.json.code, reg.json.code, 'the same answer as GET /messages');
   }
-  const ok = await f.call(f.owner, 'POST', '/api/v1/register', { narrow: [{ operator: 'dm', operand: [f.owner.user_id] }] });
+  const ok = await f.call(f.owner, 'POST', '/api/v1/register', { narrow: [{ operator: 'sender', operand: f.owner.user_id }] });
   t.equal(ok.status, 200, ok.body);
+  // Zulip's `check_narrow_for_events`: a queue filters by channel, topic, sender and is: alone.
+  for (const operator of ['dm', 'search', 'has', 'dm-including', 'id']) {
+    const refused = await f.call(f.owner, 'POST', '/api/v1/register', { narrow: [[operator, operator === 'has' ? 'link' : '1']] });
+    t.same([refused.status, refused.json.msg], [400, `Operator ${operator} not supported.`], operator);
+  }
 });

@@ -26,6 +26,7 @@ import type { OrgContext } from '../kinds/organization.js';
 import { flagsOf, userTopicKey } from '../kinds/user.js';
 import { renderMarkdown } from '../markdown/index.js';
 import { canReadChannelMessage } from '../message_query.js';
+import { stampHas } from '../message_has.js';
 import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../message_rules.js';
 import { allowEditHistory, realmMessageSettings, RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS } from '../realm_settings.js';
 import { eventJson } from '../render/events.js';
@@ -494,7 +495,7 @@ const messagesEdited = fact<MessagesEdited>({
   apply: {
     org(ctx, f) {
       if (f.stream_id === null) {
-        for (const m of f.messages) if (ctx.directMessages.has(m.id)) ctx.directMessages.set(m.id, m);
+        for (const m of f.messages) if (ctx.directMessages.has(m.id)) ctx.directMessages.set(m.id, stampHas(m));
       } else if (f.move && f.move.stream_id !== f.stream_id) {
         for (const m of f.messages) ctx.messageChannel.set(m.id, f.move.stream_id);
       }

@@ -26,6 +26,7 @@ import { compileLinkifiers } from '../linkifier_rules.js';
 import { alertedUsers } from './alert_words.js';
 import { activeEmojiNamed, emojiSourceUrl } from './realm_emoji.js';
 import { canReadChannelMessage } from '../message_query.js';
+import { stampHas } from '../message_has.js';
 import { channelGroupSetting, dropMessages, received } from '../kinds/channel.js';
 import { flagsOf } from '../kinds/user.js';
 import { linkChanges, type AttachmentLinksChanged } from './attachments.js';
@@ -324,7 +325,7 @@ const messageSent = fact<MessageSent>({
       const m = f.message;
       if (f.reactivates) ctx.channel = { ...ctx.channel, is_recently_active: true };
       ctx.ids.push(m.id);
-      ctx.messages.set(m.id, m);
+      ctx.messages.set(m.id, stampHas(m));
       const key = m.topic.toLowerCase();
       const entry = ctx.topics.get(key);
       if (entry) entry.max_id = m.id;

@@ -15,7 +15,8 @@ import { canAccessChannel, emptyChannel, hasContentAccess, nextBound, received, 
 import { addChannel, type OrgContext } from '../kinds/organization.js';
 import { join, leave, type UserContext } from '../kinds/user.js';
 import { defaultChannelsDelivery } from './default_channels.js';
-import { escapeHtml } from '../markdown/index.js';
+import { renderDescription, upgradeDescription } from '../channel_description.js';
+import { mentionResolver } from './messages.js';
 import { checkChannelName, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
 import { activeUsersWhere, eventJson, listEvent, seesNewChannel } from '../render/events.js';
 import { channelView, SubscriptionJson, subscriptionView } from '../render/views.js';
@@ -236,7 +237,7 @@ function decideSubscribe(ctx: OrgContext, command: Subscribe, env: DecideEnv, wo
         stream_id: nextChannelId++,
         name,
         description,
-        rendered_description: description ? `<p>${escapeHtml(description)}</p>` : '',
+        rendered_description: renderDescription(description, mentionResolver(ctx)),
         invite_only: command.invite_only,
         is_web_public: command.is_web_public && !command.invite_only,
         history_public_to_subscribers: command.history_public_to_subscribers ?? !command.invite_only,
@@ -395,7 +396,7 @@ const channelCreated = fact<ChannelCreated>({
   apply: {
     org: (ctx, f) => addChannel(ctx, f.channel),
     channel(ctx, f) {
-      ctx.channel = { ...f.channel };
+      ctx.channel = upgradeDescription({ ...f.channel });
     },
   },
   route(f, to) {
@@ -451,7 +452,7 @@ const subscriptionsAdded = fact<SubscriptionsAdded>({
     channel(ctx, f) {
       const index = subscriptionIndex(f);
       const created = index.created.get(ctx.channel.stream_id);
-      if (created) ctx.channel = { ...created };
+      if (created) ctx.channel = upgradeDescription({ ...created });
       const mine = index.byChannel.get(ctx.channel.stream_id);
       if (mine) addSubscribers(ctx, mine.user_ids);
     },

@@ -5,6 +5,8 @@
  */
 import { slices, type Persistence } from '../core/persistence.js';
 import { SYSTEM_GROUPS, type GroupSettingValue } from '../group_settings.js';
+import { restoreHas, stampHas } from '../message_has.js';
+import { upgradeDescription } from '../channel_description.js';
 import { Role, type ChannelGroupSettingKey, type ChannelRecord, type MessageRecord, type UserRecord } from '../types.js';
 
 /** A topic's display name and the id of its newest message. */
@@ -114,7 +116,7 @@ export function putMessages(ctx: ChannelContext, records: MessageRecord[]): void
   for (const m of records) {
     const old = ctx.messages.get(m.id);
     if (old) touched.add(old.topic.toLowerCase());
-    ctx.messages.set(m.id, m);
+    ctx.messages.set(m.id, stampHas(m));
     touched.add(m.topic.toLowerCase());
   }
   if (fresh.length > 0) {
@@ -255,7 +257,7 @@ export const channelRestore: Pick<Persistence<ChannelContext, ChannelRestoreScop
       const c = chunk as ChannelChunk;
       scope.installChannel(c.org, {
         seq: c.seq,
-        channel: c.channel,
+        channel: upgradeDescription(c.channel),
         subscribers: new Set(c.subscribers),
         topics: new Map(c.topics.map((t) => [t.name.toLowerCase(), t])),
         ids: [],
@@ -270,7 +272,7 @@ export const channelRestore: Pick<Persistence<ChannelContext, ChannelRestoreScop
     const org = scope.org(c.org)!;
     for (const m of c.msgs) {
       ctx.ids.push(m.id);
-      ctx.messages.set(m.id, m);
+      ctx.messages.set(m.id, restoreHas(m));
       org.messageChannel.set(m.id, c.stream_id);
     }
   },

@@ -6,6 +6,7 @@
 import type { Persistence } from '../core/persistence.js';
 import type { ChannelFolderRecord, ChannelRecord, MessageRecord, OrgRecord, ProfileFieldRecord, RoleNumber, UserGroupRecord, UserRecord } from '../types.js';
 import { LAST_SYSTEM_GROUP_ID } from '../group_settings.js';
+import { stampHas } from '../message_has.js';
 
 /** State of one organization actor. */
 export interface OrgContext {
@@ -288,7 +289,7 @@ export function addChannel(ctx: OrgContext, channel: ChannelRecord): void {
 
 /** Records a direct message in the organization's indexes. */
 export function addDirectMessage(ctx: OrgContext, m: MessageRecord): void {
-  ctx.directMessages.set(m.id, m);
+  ctx.directMessages.set(m.id, m.has === undefined ? stampHas(m) : m);
   if (m.id > ctx.lastDirectId) ctx.lastDirectId = m.id;
   for (const uid of m.dm_user_ids ?? []) {
     let ids = ctx.directIdsByUser.get(uid);

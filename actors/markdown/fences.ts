@@ -9,9 +9,8 @@
  * - ```` ```quote ```` / `quoted`: the lines are prefixed with `> ` and parsed as Markdown.
  * - ```` ```spoiler Header ````: `<div class="spoiler-block"><div class="spoiler-header">`,
  *   the header and body parsed as Markdown, and the closing divs.
- * - ```` ```math ````: Zulip renders with KaTeX; Parley has no KaTeX, so it renders
- *   what Zulip renders when KaTeX fails: each paragraph as
- *   `<span class="tex-error">escaped source</span>`, inside a `<p>`.
+ * - ```` ```math ````: each paragraph typeset by KaTeX in display mode (`katex.ts`), or,
+ *   where KaTeX refuses it, `<span class="tex-error">escaped source</span>`; inside a `<p>`.
  * - Anything else is code: `<div class="codehilite" data-code-language="Python"><pre><span></span><code>…\n</code></pre></div>`,
  *   lines right-trimmed, leading and trailing blank lines dropped, escaped as Pygments
  *   escapes. There is no Pygments here, so there are no token spans; the language
@@ -21,6 +20,7 @@
  * that the block and inline rules turn back into the HTML.
  */
 import { stash, type RenderState } from './env.js';
+import { renderTex } from './katex.js';
 
 const FENCE_RE = /^(?<fence>~{3,}|`{3,})[ ]*(?:\{?\.?(?<lang>[a-zA-Z0-9_+,\-./#]+)[ ]*(?<header>[^ ~`][^~`]*)?\}?)?$/;
 
@@ -91,7 +91,7 @@ export function preprocessFences(lines: string[], state: RenderState): string[] 
     const text = h.lines.join('\n');
     let result: string;
     if (h.kind === 'code') result = stash(state, codeBlockHtml(h.lang, text), true);
-    else if (h.kind === 'math') result = stash(state, text.split('\n\n').map((p) => `<span class="tex-error">${escapeDjango(p)}</span>`).join('\n\n'), false);
+    else if (h.kind === 'math') result = stash(state, text.split('\n\n').map((p) => renderTex(p, true) ?? `<span class="tex-error">${escapeDjango(p)}</span>`).join('\n\n'), false);
     else if (h.kind === 'quote') result = text.split('\n').map((l) => '> ' + l).join('\n');
     else {
       const parts = [stash(state, '<div class="spoiler-block"><div class="spoiler-header">', true)];

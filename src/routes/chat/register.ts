@@ -3,7 +3,7 @@
  * created first and the state gathered in the same synchronous step, so every fact
  * is either already in the state or on its way to the queue: never both, never neither.
  */
-import { checkNarrow, narrowPredicate } from '../../../actors/narrow.js';
+import { checkEventNarrow, checkNarrow, narrowPredicate } from '../../../actors/narrow.js';
 import { fetchInitialState } from '../../../actors/areas/index.js';
 import { versionFields } from '../../../actors/render/register_payloads.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
@@ -39,6 +39,7 @@ export type RegisterParams = ParamsOf<typeof REGISTER_PARAMS>;
  */
 export function createQueue(runtime: Runtime, org: OrgRecord, user: UserRecord, params: RegisterParams, client: string): { queueId: string; durable: Promise<void> } {
   const narrow = checkNarrow(params.narrow ?? []);
+  checkEventNarrow(narrow);
   // Operands naming nobody in this organization are refused here, as GET /messages refuses them.
   narrowPredicate(runtime.org(org.id)!, narrow, undefined, true);
   return runtime.queues.register({
