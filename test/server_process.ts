@@ -20,9 +20,12 @@ export interface ServerProcess {
 export const SERVING = /serving the chat API on (http:\/\/[\d.]+:\d+)/;
 export const LISTENING = /listening on (http:\/\/[\d.]+:\d+)/;
 
-/** Starts `src/main.ts` with the given environment; resolves once stderr shows `until` (its group 1 is the base URL). */
-export function startServerProcess(env: Record<string, string>, timeoutMs = 30000, until = SERVING): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/main.ts')], {
+/**
+ * Starts `src/main.ts` with the given environment (and Node arguments); resolves once
+ * stderr shows `until` (its group 1 is the base URL).
+ */
+export function startServerProcess(env: Record<string, string>, timeoutMs = 30000, until = SERVING, nodeArgs: string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, join(root, 'src/main.ts')], {
     cwd: root,
     env: { ...process.env, PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
