@@ -54,6 +54,7 @@ t.test('npm start serves under --memory-limit-mib: it starts Node again with the
   t.equal(await metric(first.base, 'parley_memory_limit_bytes'), 96 * MiB, "the served heap's limit is the setting");
   const served = lockPid(dir);
   t.not(served, first.child.pid, 'a child serves: this Node had another heap limit');
+  t.equal(first.pid, served, 'the log names the serving process');
   t.ok(readFileSync(`/proc/${served}/cmdline`, 'utf8').split('\0').includes('--max-old-space-size=96'), 'started with --max-old-space-size');
   t.match(first.stderr(), /"event":"memory\.limit","limit_mib":96/, 'the limit is logged');
 
