@@ -7,9 +7,11 @@
  * first 503, then reads what an operator sees: the log event, the metrics, `/readyz`,
  * a read and the server's RSS. Then it keeps sending for `--hold-seconds` more, as
  * clients that retry would, and checks that the process is alive and still refusing.
- * Bounded in messages and time; 127.0.0.1 only.
+ * With `--restart-limits A,B,...` it then stops the server (SIGTERM: a final snapshot)
+ * and starts it again on the same data under each limit in turn, until one starts:
+ * what a restart of a full server needs. Bounded in messages and time; 127.0.0.1 only.
  *
- *   npm run build && node dist/bench/ceiling.js [--limit-mib 256] [--max-messages 2000000] [--max-seconds 1200] [--hold-seconds 30]
+ *   npm run build && node dist/bench/ceiling.js [--limit-mib 256] [--max-messages 2000000] [--max-seconds 1200] [--hold-seconds 30] [--restart-limits 320,384,448]
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -21,11 +23,12 @@ import { closePool, openPool, type Connection } from './client.js';
 import { realisticMessage } from './realistic.js';
 import { seededRandom } from './stats.js';
 
-const { values } = parseArgs({ options: { 'limit-mib': { type: 'string', default: '256' }, 'max-messages': { type: 'string', default: '2000000' }, 'max-seconds': { type: 'string', default: '1200' }, 'hold-seconds': { type: 'string', default: '30' }, seed: { type: 'string', default: '1' } } });
+const { values } = parseArgs({ options: { 'limit-mib': { type: 'string', default: '256' }, 'max-messages': { type: 'string', default: '2000000' }, 'max-seconds': { type: 'string', default: '1200' }, 'hold-seconds': { type: 'string', default: '30' }, 'restart-limits': { type: 'string', default: '' }, seed: { type: 'string', default: '1' } } });
 const limitMib = Number(values['limit-mib']);
 const maxMessages = Number(values['max-messages']);
 const maxSeconds = Number(values['max-seconds']);
 const holdSeconds = Number(values['hold-seconds']);
+const restartLimits = values['restart-limits'] ? values['restart-limits'].split(',').map(Number) : [];
 const CONCURRENCY = 64;
 const TOPICS = 50;
 const MiB = 2 ** 20;
@@ -116,6 +119,30 @@ try {
     [`${holdSeconds} s more of sends at ${CONCURRENCY} at a time`, `${hold.refused} refused, ${hold.accepted} accepted, ${hold.failed} other; process alive: ${alive}, heap ${((await metric('parley_memory_used_bytes')) / MiB).toFixed(1)} MiB, RSS ${rssMib().toFixed(0)} MiB`],
     ['log', /"event":"memory\.pressure_started"[^\n]*"msg":"([^"]*)"/.exec(err)?.[1] ?? 'no memory.pressure_started'],
   ];
+  if (restartLimits.length > 0) {
+    const stopped = new Promise((resolve) => server.on('exit', resolve));
+    server.kill('SIGTERM');
+    await stopped;
+    for (const limit of restartLimits) {
+      const again = spawn(process.execPath, [join(root, 'dist/src/main.js'), '--host', '127.0.0.1', '--port', '0', '--board-port', '0', '--data-dir', dir, '--fsync', 'none', '--memory-limit-mib', String(limit)], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let log = '';
+      again.stderr.on('data', (d) => (log += d));
+      let exitCode: number | string | undefined;
+      const exit = new Promise<void>((resolve) => again.on('exit', (code, signal) => resolve(void (exitCode = code ?? signal ?? 'unknown'))));
+      const began = Date.now();
+      const failed = (): string | undefined => (exitCode === undefined ? undefined : `failed (exit ${exitCode}${/heap out of memory/.test(log) ? ', out of heap' : ''})`);
+      const outcome = await until(() => failed() ?? /serving the chat API on http:\/\/[\d.]+:(\d+)/.exec(log)?.[1], 'restart', 600000);
+      if (outcome.startsWith('failed')) {
+        rows.push([`restart under ${limit} MiB`, outcome]);
+        continue;
+      }
+      const used = Number(/^parley_memory_used_bytes (\S+)$/m.exec(await (await fetch(`http://127.0.0.1:${outcome}/metrics`)).text())![1]) / MiB;
+      rows.push([`restart under ${limit} MiB`, `started in ${((Date.now() - began) / 1000).toFixed(0)} s; heap ${used.toFixed(0)} MiB`]);
+      again.kill('SIGTERM');
+      await exit;
+      break;
+    }
+  }
   console.log(`| ceiling, seed ${values.seed} | |\n|---|---|\n${rows.map(([k, v]) => `| ${k} | ${v.replace(/\|/g, '\\|')} |`).join('\n')}`);
 } finally {
   server.kill('SIGKILL');
