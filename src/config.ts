@@ -9,6 +9,7 @@ import type { FsyncPolicy } from '../snapshots/log.js';
 import { LOG_LEVELS, type LogLevel } from '../actors/core/logger.js';
 import { configFilePath, fileKeyOf, readConfigFile, settingType } from './config_file.js';
 import { formatRateLimit, parseRateLimit, type RateLimit } from './http/rate_limit.js';
+import { defaultMemoryLimitMib, describeDefaultLimit, parseMemoryLimitMib } from './memory/limit.js';
 
 export interface Config {
   host: string;
@@ -88,6 +89,11 @@ export interface Config {
   logLevel: LogLevel;
   /** How long a SIGTERM may take to drain, flush and snapshot before the process exits non-zero. */
   shutdownTimeoutMs: number;
+  /**
+   * The V8 heap limit, in MiB (`--max-old-space-size`), which `parley serve` starts Node
+   * with; above 85% of it, requests that grow state get 503 (`src/memory/`).
+   */
+  memoryLimitMib: number;
 }
 
 /** One setting: its flag, its environment variable, its default and how to parse it. */
@@ -103,6 +109,10 @@ export interface Setting {
   file?: string;
   /** The value's type in the configuration file, when the default does not show it (a default of null: unset). */
   type?: 'integer' | 'boolean' | 'string';
+  /** The default as `--help` shows it, for a default that depends on the machine (so the help does not). */
+  shownDefault?: string;
+  /** Where a machine-dependent default came from, as `parley config` says it (`half of the machine's 24106 MiB`). */
+  explainDefault?: () => string;
 }
 
 /** Every setting, in the order `--help` and `parley config` show them. */
@@ -149,6 +159,7 @@ export const SETTINGS: Setting[] = [
   { key: 'metricsToken', flag: '--metrics-token', env: 'PARLEY_METRICS_TOKEN', parse: String, def: '', secret: true },
   { key: 'logLevel', flag: '--log-level', env: 'PARLEY_LOG_LEVEL', parse: logLevel, def: 'info' },
   { key: 'shutdownTimeoutMs', flag: '--shutdown-timeout-ms', env: 'PARLEY_SHUTDOWN_TIMEOUT_MS', parse: positiveInt, def: 30000 },
+  { key: 'memoryLimitMib', flag: '--memory-limit-mib', env: 'PARLEY_MEMORY_LIMIT_MIB', parse: parseMemoryLimitMib, def: defaultMemoryLimitMib(), shownDefault: "half the machine's memory", explainDefault: describeDefaultLimit },
 ];
 
 function int(v: string): number {
@@ -233,7 +244,7 @@ function settingOption(s: Setting): Option {
   const dot = key.lastIndexOf('.');
   const value = { boolean: ' [bool]', integer: ' <n>', rate: ' <n/secs>', string: ' <value>' }[settingType(s)];
   return new Option(`${s.flag}${value}`, `${key.slice(dot + 1)}${isSecret(s) ? ' (secret)' : ''}`)
-    .default(s.def, showValue(s.def))
+    .default(s.def, s.shownDefault ?? showValue(s.def))
     .env(s.env)
     .helpGroup(`Settings in [${key.slice(0, dot)}] (file key, default, environment variable):`);
 }

@@ -6,13 +6,15 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Config } from './config.js';
 import { createLogger } from './logging.js';
+import { needsRelaunch, relaunch, watchParent } from './memory/relaunch.js';
 import type { StartOptions } from './server.js';
 
 /** At `info` until the configuration is read, so that a bad setting is logged too. */
 const log = createLogger('info');
 
 /**
- * Starts the server with the configuration `resolve` gives; returns once it serves. A bad
+ * Starts the server with the configuration `resolve` gives; returns once it serves (or,
+ * when Node must start again under the memory limit, once that child runs it). A bad
  * configuration, like any other failure to start, is logged and exits 1.
  */
 export async function serve(resolve: () => Config): Promise<void> {
@@ -29,6 +31,12 @@ async function start(resolve: () => Config): Promise<void> {
   log.level = config.logLevel;
   const problem = uwsProblem();
   if (problem) throw new Error(problem);
+  // The heap limit is fixed when Node starts: run again under the configured one.
+  if (needsRelaunch(config.memoryLimitMib, process.env, log)) {
+    relaunch(config.memoryLimitMib, log, exit);
+    return;
+  }
+  watchParent(process.env);
   // Imported only now, so that an unsupported Node stops on the message above instead of
   // on uWebSockets.js's own warning about its fallback.
   const { startServer } = await import('./server.js');

@@ -28,6 +28,8 @@ import { boardSettings, isBoardHost, listenBoard, mainPort } from './board/liste
 import { boardControlHandlers } from './operator/board_commands.js';
 import { boardRoutes } from './routes/board/index.js';
 import { Metrics } from './observe/metrics.js';
+import { HIGH_WATERMARK, LOW_WATERMARK, MemoryPressure } from './memory/pressure.js';
+import { MiB } from './memory/limit.js';
 import { listenMetrics, metricsHandler, withMetrics } from './observe/endpoint.js';
 
 export interface RunningServer {
@@ -40,6 +42,8 @@ export interface RunningServer {
   /** This server's metrics, and the port serving `GET /metrics` (the chat port unless `--metrics-port`). */
   metrics: Metrics;
   metricsPort: number;
+  /** The heap's memory pressure, which refuses requests that grow state (`src/memory/pressure.ts`). */
+  memory: MemoryPressure;
   /** Set when this start created the default organization (and its starter channels). */
   bootstrapped?: CreatedOrg & { password: string; starter: StarterContent };
   stop(): Promise<void>;
@@ -51,6 +55,11 @@ export interface StartOptions {
   /** Called when the log cannot be written; by default the process exits. */
   onFatal?(error: Error): void;
   runtime?: Partial<RuntimeOptions>;
+  /**
+   * The memory pressure to admit requests under; by default one that watches this
+   * process's heap. A test passes one it drives itself (`MemoryPressure.observe`).
+   */
+  memory?: MemoryPressure;
   /** Test hooks, never set in production. */
   testHooks?: {
     /** A pause after each slice of replay, to make recovery of a small log observable (`/readyz`). */
@@ -100,12 +109,16 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     { sliceRecords: REPLAY_SLICE_RECORDS, pauseMs: opts.testHooks?.replayPauseMs },
   );
   const { runtime } = opening;
-  const lifecycle = new Lifecycle();
+  const memory = opts.memory ?? watchedHeap(log.child({ component: 'memory' }));
+  const lifecycle = new Lifecycle(memory);
   metrics.watchStart(runtime, () => lifecycle.phase === 'ready');
+  metrics.watchMemory(memory);
   const app = new ChatApp(chatRoutes, runtime, config, log.child({ component: 'chat' }));
   const board = new BoardApp(boardRoutes, runtime, boardSettings(config), log.child({ component: 'board' }));
   app.observeRoutes(metrics.routes);
   board.observeRoutes(metrics.routes);
+  app.admitUnder(memory);
+  board.admitUnder(memory);
   const serveMetrics = metricsHandler(metrics, config.metricsToken);
   let listener: Listener;
   let boardListener: Listener;
@@ -131,6 +144,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
       });
     }
   } catch (err) {
+    memory.stop();
     await (await opening.recover()).close();
     throw err;
   }
@@ -141,6 +155,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   };
   log.info({ event: 'server.listening', port: listener.port, board_port: boardListener.port }, `listening on http://${config.host}:${listener.port} (board http://${config.host}:${boardListener.port}); not ready until recovery is done`);
   const store = await opening.recover().catch((err: unknown) => {
+    memory.stop();
     closeListeners();
     throw err;
   });
@@ -179,6 +194,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     boardPort: boardListener.port,
     metrics,
     metricsPort: metricsListener?.port ?? listener.port,
+    memory,
     bootstrapped,
     stop() {
       stopping ??= (async () => {
@@ -199,12 +215,25 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
         const info = await store.snapshot();
         log.info({ ...snapshotWritten(info), event: 'shutdown.snapshot_written' }, `shutdown: final snapshot ${info.path} at seq ${info.endSeq}`);
         await store.close();
+        memory.stop();
         closeListeners();
         log.info({ event: 'shutdown.complete', ms: elapsed(started) }, 'shutdown: complete');
       })();
       return stopping;
     },
   };
+}
+
+/** The pressure of this process's heap, watched from now on; its limit is logged (`memory.limit`). */
+function watchedHeap(log: Logger): MemoryPressure {
+  const memory = new MemoryPressure(log);
+  const limitMib = Math.round(memory.limitBytes / MiB);
+  log.info(
+    { event: 'memory.limit', limit_mib: limitMib, high_percent: Math.round(HIGH_WATERMARK * 100), low_percent: Math.round(LOW_WATERMARK * 100) },
+    `memory: heap limit ${limitMib} MiB; requests that grow state get 503 above ${Math.round(HIGH_WATERMARK * 100)}% of it, until it is under ${Math.round(LOW_WATERMARK * 100)}%`,
+  );
+  memory.watch();
+  return memory;
 }
 
 /** Milliseconds since `started` (a `performance.now()`), rounded for a log line. */

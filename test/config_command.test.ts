@@ -9,6 +9,7 @@ import { withConfigFile } from './config_helpers.js';
 import { isSecret, resolveConfig, SETTINGS, showValue } from '../src/config.js';
 import { MASKED, renderConfig } from '../src/operator/config_command.js';
 import { parseRateLimit } from '../src/http/rate_limit.js';
+import { memoryBasis, MiB, MIN_MEMORY_LIMIT_MIB } from '../src/memory/limit.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -54,4 +55,24 @@ t.test('parley config: the process reports file, environment and flag sources', 
 t.test('a rate limit of several windows shows whole', async (t) => {
   t.equal(showValue(parseRateLimit('5/86400,2/3600')), '"2/3600,5/86400"');
   t.equal(showValue(parseRateLimit('0')), '"0"');
+});
+
+t.test('the memory limit: half the machine by default, said where it came from; flag, environment and file', async (t) => {
+  const half = Math.floor(memoryBasis().bytes / 2 / MiB);
+  const r = resolveConfig([], {}, withConfigFile(''));
+  t.equal(r.config.memoryLimitMib, Math.max(MIN_MEMORY_LIMIT_MIB, half), 'the default is half the memory the process may use');
+  t.match(renderConfig(r), new RegExp(`^memory_limit_mib = ${r.config.memoryLimitMib} +# default: half of (the machine's|the cgroup limit of) \\d+ MiB$`, 'm'));
+  t.equal(resolveConfig(['--memory-limit-mib', '300'], {}, withConfigFile('')).config.memoryLimitMib, 300);
+  t.equal(resolveConfig([], { PARLEY_MEMORY_LIMIT_MIB: '400' }, withConfigFile('')).config.memoryLimitMib, 400);
+  const fromFile = resolveConfig([], {}, withConfigFile('[server]\nmemory_limit_mib = 500\n'));
+  t.equal(fromFile.config.memoryLimitMib, 500);
+  t.match(renderConfig(fromFile), /^memory_limit_mib = 500 +# file, line 2$/m);
+  t.throws(() => resolveConfig(['--memory-limit-mib', '63'], {}, withConfigFile('')), /--memory-limit-mib: expected at least 64 \(MiB\), got '63'/);
+  t.throws(() => resolveConfig([], { PARLEY_MEMORY_LIMIT_MIB: '1.5G' }, withConfigFile('')), /PARLEY_MEMORY_LIMIT_MIB: expected a whole number of MiB/);
+});
+
+t.test('parley config shows the memory limit of the process', async (t) => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), 'config', '--memory-limit-mib', '256'], { cwd: root, encoding: 'utf8', timeout: 60000 });
+  t.equal(r.status, 0, r.stderr);
+  t.match(r.stdout, /^\[server\][^[]*^memory_limit_mib = 256 +# flag --memory-limit-mib$/m);
 });

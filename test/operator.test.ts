@@ -113,7 +113,7 @@ t.test('snapshot asks a running server, which writes it', async (t) => {
   });
   const r = parley(['snapshot', '--data-dir', dir]);
   t.equal(r.status, 0, r.stderr);
-  t.equal(JSON.parse(r.stdout).server_pid, server.child.pid);
+  t.equal(JSON.parse(r.stdout).server_pid, server.pid);
   const refused = parley(['create-org', '--data-dir', dir, '--name', 'X', '--subdomain', 'x', '--owner-email', 'x@example.com', '--owner-password', 'pw']);
   t.equal(refused.status, 2);
   t.match(refused.stderr, /in use by process/);

@@ -8,7 +8,13 @@ import { checkProcessLog } from './log_guard.js';
 const root = join(import.meta.dirname, '..');
 
 export interface ServerProcess {
+  /** The process the test started: signal it to stop the server. */
   child: ChildProcess;
+  /**
+   * The pid of the process that serves (and holds the data directory): the child's own,
+   * or that of the Node it started again under the memory limit (src/memory/relaunch.ts).
+   */
+  pid: number;
   base: string;
   stderr: () => string;
   stdout: () => string;
@@ -20,9 +26,12 @@ export interface ServerProcess {
 export const SERVING = /serving the chat API on (http:\/\/[\d.]+:\d+)/;
 export const LISTENING = /listening on (http:\/\/[\d.]+:\d+)/;
 
-/** Starts `src/main.ts` with the given environment; resolves once stderr shows `until` (its group 1 is the base URL). */
-export function startServerProcess(env: Record<string, string>, timeoutMs = 30000, until = SERVING): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/main.ts')], {
+/**
+ * Starts `src/main.ts` with the given environment (and Node arguments); resolves once
+ * stderr shows `until` (its group 1 is the base URL).
+ */
+export function startServerProcess(env: Record<string, string>, timeoutMs = 30000, until = SERVING, nodeArgs: string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, join(root, 'src/main.ts')], {
     cwd: root,
     env: { ...process.env, PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -44,7 +53,10 @@ export function startServerProcess(env: Record<string, string>, timeoutMs = 3000
       const m = until.exec(err);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, base: m[1], stderr: () => err, stdout: () => out, exited });
+        // Every log line names its process: the one that logged this serves.
+        const line = err.slice(err.lastIndexOf('\n', m.index) + 1, m.index);
+        const pid = Number(/"pid":(\d+)/.exec(line)?.[1] ?? child.pid);
+        resolve({ child, pid, base: m[1], stderr: () => err, stdout: () => out, exited });
       }
     });
     void exited.then(({ code, signal }) => {

@@ -161,7 +161,7 @@ t.test('streaming over real sockets: a large upload, slow whole and ranged reads
 
   // Clients that go away mid-download: no crash, no file handle left open.
   await slowGet(server.base, auth, url, { range: 'bytes=0-10' }, 0);
-  const fds = openFds(server.child.pid!);
+  const fds = openFds(server.pid);
   for (let i = 0; i < 20; i++) {
     await new Promise<void>((resolve) => {
       const req = request(`${server.base}${url}`, { headers: { authorization: auth } }, (res) => {
@@ -178,8 +178,8 @@ t.test('streaming over real sockets: a large upload, slow whole and ranged reads
       req.end();
     });
   }
-  await waitFor(() => openFds(server.child.pid!) <= fds, 5000, 'the file handles to close').catch(() => {});
-  t.ok(openFds(server.child.pid!) <= fds, `open descriptors back to ${fds} (now ${openFds(server.child.pid!)})`);
+  await waitFor(() => openFds(server.pid) <= fds, 5000, 'the file handles to close').catch(() => {});
+  t.ok(openFds(server.pid) <= fds, `open descriptors back to ${fds} (now ${openFds(server.pid)})`);
   const again = await slowGet(server.base, auth, url, {}, 0);
   t.ok(again.body.equals(data), 'the server still serves the file');
   t.equal(server.child.exitCode, null, 'and is still running');

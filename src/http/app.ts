@@ -4,8 +4,9 @@
  * `IncomingRequest`. The steps, cheapest first, so that nothing expensive runs for a
  * request that will be refused; each applies where the API or the record asks for it:
  *
- *   route (404/405) -> admission: runtime switch (board, 404), raw body size (board,
- *   413), organization by Host and authentication (chat) -> rate limit (429)
+ *   route (404/405) -> memory pressure, for routes that grow state (503) -> admission:
+ *   runtime switch (board, 404), raw body size (board, 413), organization by Host and
+ *   authentication (chat) -> rate limit (429)
  *   -> parameters and body (400/404/415/422) -> per-endpoint rate limit, whose key may
  *   be a parameter (429) -> handler -> render
  *
@@ -23,10 +24,11 @@
  */
 import type { LogFields, Logger } from '../../actors/core/logger.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
+import { NO_PRESSURE, PRESSURE_RETRY_AFTER_SECS, type PressureSource } from '../memory/pressure.js';
 import type { Api, Coded } from './api.js';
 import { compileParams, type Checked, type ParamChecker } from './params.js';
 import { rateLimitHeaders, type RateDecision, type RateLimiter } from './rate_limit.js';
-import type { Reply, RouteRecord } from './route.js';
+import { growsState, type Reply, type RouteRecord } from './route.js';
 import { Router, type Lookup } from './router.js';
 import type { Exchange, IncomingRequest, OutgoingResponse } from './types.js';
 
@@ -68,7 +70,12 @@ interface Compiled<W> {
   checker: ParamChecker;
   limits: Array<Limit<W>>;
   observer: RouteObserver;
+  /** Refused under memory pressure (`growsState`). */
+  grows: boolean;
 }
+
+/** Why a request that grows state is refused under memory pressure. */
+export const PRESSURE_MESSAGE = 'The server is low on memory and accepts no new data for now; reads still work. Try again later';
 
 /** The rate limits a request was counted against, and the keys it counted under. */
 type Counted<W> = Array<{ limit: Limit<W>; key: string; decision: RateDecision }>;
@@ -107,13 +114,15 @@ export abstract class App<W> {
   private unmatched = NO_ROUTE_OBSERVER;
   /** Whether every request is logged (`debug`), read once: the level does not change while serving. */
   private readonly logEvery: boolean;
+  /** The memory pressure that refuses requests which grow state. */
+  private pressure: PressureSource = NO_PRESSURE;
 
   constructor(readonly api: Api, readonly routes: RouteRecord[], protected readonly runtime: Runtime, protected readonly log: Logger) {
     this.logEvery = log.isLevelEnabled('debug');
     this.router = new Router(routes, api.router);
     for (const r of routes) {
       if (r.api !== api.name) throw new Error(`Route ${r.method} ${r.path} is a ${r.api} route, not a ${api.name} one`);
-      this.compiled.set(r, { checker: compileParams(r), limits: [], observer: NO_ROUTE_OBSERVER });
+      this.compiled.set(r, { checker: compileParams(r), limits: [], observer: NO_ROUTE_OBSERVER, grows: growsState(r) });
     }
   }
 
@@ -126,6 +135,11 @@ export abstract class App<W> {
   observeRoutes(observerOf: RouteObserverOf): void {
     for (const [r, c] of this.compiled) c.observer = observerOf(this.api.name, r);
     this.unmatched = observerOf(this.api.name, null);
+  }
+
+  /** Refuses requests to routes that grow state (`RouteRecord.grows`) while `pressure` is active. */
+  admitUnder(pressure: PressureSource): void {
+    this.pressure = pressure;
   }
 
   /** Admission: what holds whatever the parameters are. Throws to refuse. */
@@ -169,8 +183,12 @@ export abstract class App<W> {
   private run(req: IncomingRequest, exchange: Exchange, found: Lookup, compiled: Compiled<W> | undefined, trace: Trace<W>): OutgoingResponse | Promise<OutgoingResponse> | null {
     const route = this.routeOf(found);
     const pathParams = (found as Extract<Lookup, { kind: 'found' }>).pathParams;
-    const who = (trace.who = this.admit(route, req));
     const c = compiled!;
+    if (c.grows && this.pressure.active) {
+      this.pressure.refused++;
+      throw new CodedError(this.api.unavailable(PRESSURE_MESSAGE, PRESSURE_RETRY_AFTER_SECS));
+    }
+    const who = (trace.who = this.admit(route, req));
     if (c.limits.length > 0) this.count(c, false, req, who, NO_PARAMS, trace.counted);
     const input = c.checker.check(req, pathParams);
     if (input instanceof Promise) return input.then((checked) => this.serveDecoded(route, req, exchange, who, checked, c, trace));
@@ -235,7 +253,8 @@ export abstract class App<W> {
   /** Adds the API's common headers, and logs the request (see the top of this module). */
   private finish(out: OutgoingResponse, req: IncomingRequest, trace: Trace<W>): OutgoingResponse {
     if (this.api.commonHeaders) out.headers.push(...this.api.commonHeaders(trace.route, req));
-    if (out.status >= 400 || this.logEvery) this.logRequest(out.status >= 500 ? 'error' : out.status >= 400 ? 'info' : 'debug', req, trace, out.status);
+    // A 503 is the server saying "not now" (memory pressure), never a failure of its own: logged as a 4xx is.
+    if (out.status >= 400 || this.logEvery) this.logRequest(out.status >= 500 && out.status !== 503 ? 'error' : out.status >= 400 ? 'info' : 'debug', req, trace, out.status);
     return out;
   }
 

@@ -6,6 +6,7 @@
  * refused with a 503 and Retry-After in its API's error shape. While ready, requests
  * answered through a promise are counted, so that a drain can wait for them.
  */
+import { NO_PRESSURE, type PressureSource } from '../memory/pressure.js';
 import type { Api } from './api.js';
 import { jsonResponse, type IncomingRequest, type OutgoingResponse } from './types.js';
 import type { Handler } from './uws.js';
@@ -22,6 +23,14 @@ const WHY: Record<Exclude<Phase, 'ready'>, string> = {
 
 export class Lifecycle {
   phase: Phase = 'starting';
+
+  /**
+   * `memory`: the heap's pressure, which `/readyz` reports while ready. It stays 200 then
+   * (reads are served; only requests that grow state are refused), with
+   * `"memory_pressure": true`.
+   */
+  constructor(private readonly memory: PressureSource = NO_PRESSURE) {}
+
   /** Admitted requests not yet answered (those answered through a promise). */
   private inflight = 0;
   private idle: Array<() => void> = [];
@@ -60,7 +69,7 @@ export class Lifecycle {
   }
 
   private readiness(): OutgoingResponse {
-    if (this.phase === 'ready') return jsonResponse(200, '{"status":"ready"}');
+    if (this.phase === 'ready') return jsonResponse(200, this.memory.active ? '{"status":"ready","memory_pressure":true}' : '{"status":"ready","memory_pressure":false}');
     const out = jsonResponse(503, JSON.stringify({ status: this.phase }));
     return { ...out, headers: [...out.headers, ['Retry-After', String(RETRY_AFTER_SECS)]] };
   }

@@ -179,9 +179,25 @@ export interface RouteRecord<M extends ParamMap = ParamMap, B = any, A extends A
   queryError?: BoardErrorCode;
   /** Board: a JSON request body: its component name, schema and raw size ceiling. */
   body?: { component: string; schema: TSchema; maxBytes: number };
+  /**
+   * Whether a request can grow the server's state, so that it is refused (503 with
+   * Retry-After) while the heap is under memory pressure (`src/memory/pressure.ts`).
+   * Unset, the method decides (`growsState`): POST, PUT and PATCH grow, GET, HEAD,
+   * OPTIONS and DELETE do not. A record says otherwise where its method misleads: a GET
+   * that publishes, a POST that only reads, removes, or changes nothing that stays.
+   */
+  grows?: boolean;
   /** Documented responses; the OpenAPI generator adds each API's usual ones. */
   responses?: Record<number, ResponseDoc>;
   handler(ctx: ContextOf<A, ParamsOf<M>, B>): Reply | Promise<Reply>;
+}
+
+/** The methods whose requests grow state unless their record says otherwise (`RouteRecord.grows`). */
+const GROWING_METHODS: ReadonlySet<Method> = new Set(['POST', 'PUT', 'PATCH']);
+
+/** Whether a route's requests are refused under memory pressure: its `grows`, else its method's. */
+export function growsState(r: Pick<RouteRecord, 'method' | 'grows'>): boolean {
+  return r.grows ?? GROWING_METHODS.has(r.method);
 }
 
 /** Declares a chat route; its handler's parameters are typed from `params`. */

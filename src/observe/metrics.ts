@@ -24,6 +24,7 @@ import type { RouteObserver, RouteObserverOf } from '../http/app.js';
 import type { RouteRecord } from '../http/route.js';
 import { updatePresence } from '../routes/chat/presence.js';
 import type { Store } from '../store.js';
+import type { MemoryPressure } from '../memory/pressure.js';
 
 /** Request latency buckets, in seconds: a poll answered from memory to a slow upload. */
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -127,6 +128,28 @@ export class Metrics {
     });
     this.gauge('parley_ready', '1 while the server serves; 0 while it recovers at start and while it drains at shutdown (as GET /readyz)', function collect() {
       this.set(ready() ? 1 : 0);
+    });
+  }
+
+  /** Adds the memory pressure's metrics, read at each scrape. */
+  watchMemory(memory: MemoryPressure): void {
+    this.gauge('parley_memory_pressure', '1 while the heap is under memory pressure (over 85% of the limit after a major GC, until under 70%): requests that grow state get 503; 0 otherwise', function collect() {
+      this.set(memory.active ? 1 : 0);
+    });
+    this.gauge('parley_memory_limit_bytes', "The heap's limit that memory pressure is measured against: the old generation's, set by --memory-limit-mib", function collect() {
+      this.set(memory.limitBytes);
+    });
+    this.gauge('parley_memory_used_bytes', "The old generation in use at the last reading: the live data after a major GC, an upper bound of it between them", function collect() {
+      this.set(memory.usedBytes);
+    });
+    new Counter({
+      name: 'parley_memory_refused_total',
+      help: 'Requests refused with 503 under memory pressure',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(memory.refused);
+      },
     });
   }
 

@@ -3,16 +3,16 @@
  * with each value's source as a comment (default, file, environment or flag), secrets
  * masked. It takes the options `parley serve` takes, and resolves them the same way.
  */
-import { isSecret, SETTINGS, showValue, type ResolvedConfig, type SettingSource } from '../config.js';
+import { isSecret, SETTINGS, showValue, type ResolvedConfig, type Setting, type SettingSource } from '../config.js';
 import { fileKeyOf } from '../config_file.js';
 
 /** What a masked secret shows instead of its value (an unset secret shows as empty). */
 export const MASKED = '"********"';
 
-function describeSource(s: SettingSource): string {
+function describeSource(s: SettingSource, setting: Setting): string {
   switch (s.kind) {
     case 'default':
-      return 'default';
+      return setting.explainDefault ? `default: ${setting.explainDefault()}` : 'default';
     case 'file':
       return s.line === undefined ? 'file' : `file, line ${s.line}`;
     case 'env':
@@ -32,7 +32,7 @@ export function renderConfig(r: ResolvedConfig): string {
     const shown = isSecret(s) && value !== '' ? MASKED : showValue(value);
     const rows = sections.get(key.slice(0, dot)) ?? sections.set(key.slice(0, dot), []).get(key.slice(0, dot))!;
     // An unset value (null) has no TOML form: it is shown commented out.
-    rows.push([value === null ? `# ${key.slice(dot + 1)} =` : `${key.slice(dot + 1)} = ${shown}`, `${value === null ? 'unset, ' : ''}${describeSource(r.sources[s.key])}`]);
+    rows.push([value === null ? `# ${key.slice(dot + 1)} =` : `${key.slice(dot + 1)} = ${shown}`, `${value === null ? 'unset, ' : ''}${describeSource(r.sources[s.key], s)}`]);
   }
   const out = [`# Parley's effective configuration (${r.file === undefined ? 'no configuration file' : `configuration file ${r.file}`}).`, '# Precedence: default < file < environment < flag. Secrets are masked.'];
   for (const [section, rows] of sections) {

@@ -187,6 +187,7 @@ Settings in [server] (file key, default, environment variable):
   --skip-corrupt                                skip_corrupt (default: false, env: PARLEY_SKIP_CORRUPT)
   --can-access-all-users-group-limits-presence  can_access_all_users_group_limits_presence (default: false, env: PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE)
   --shutdown-timeout-ms <n>                     shutdown_timeout_ms (default: 30000, env: PARLEY_SHUTDOWN_TIMEOUT_MS)
+  --memory-limit-mib <n>                        memory_limit_mib (default: half the machine's memory, env: PARLEY_MEMORY_LIMIT_MIB)
 
 Settings in [snapshots] (file key, default, environment variable):
   --snapshot-interval-ms <n>                    interval_ms (default: 300000, env: PARLEY_SNAPSHOT_INTERVAL_MS)
@@ -366,6 +367,7 @@ Settings in [server] (file key, default, environment variable):
   --skip-corrupt                                skip_corrupt (default: false, env: PARLEY_SKIP_CORRUPT)
   --can-access-all-users-group-limits-presence  can_access_all_users_group_limits_presence (default: false, env: PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE)
   --shutdown-timeout-ms <n>                     shutdown_timeout_ms (default: 30000, env: PARLEY_SHUTDOWN_TIMEOUT_MS)
+  --memory-limit-mib <n>                        memory_limit_mib (default: half the machine's memory, env: PARLEY_MEMORY_LIMIT_MIB)
 
 Settings in [snapshots] (file key, default, environment variable):
   --snapshot-interval-ms <n>                    interval_ms (default: 300000, env: PARLEY_SNAPSHOT_INTERVAL_MS)

@@ -15,6 +15,8 @@ import { alternate } from './links.js';
 
 export const writeChallenge = boardRoute({
   method: 'GET', path: '/compat/v1/write-challenge', operationId: 'getWriteChallenge', summary: 'A one-use challenge and the publish path template',
+  // A GET that stores (a nonce, a message): refused under memory pressure as a POST is.
+  grows: true,
   description: 'The response holds a nonce and an RFC 6570 path template, never a ready-to-follow URL. Counts against the publication rate limit.',
   switch: 'compat',
   limiter: 'publish',
@@ -45,6 +47,8 @@ export const writeChallenge = boardRoute({
 
 export const publishWithNonce = boardRoute({
   method: 'GET', path: '/compat/v1/publish/{nonce}', operationId: 'publishWithChallenge', summary: 'Publish a message with a one-use challenge (changes state although it is a GET)',
+  // A GET that stores (a nonce, a message): refused under memory pressure as a POST is.
+  grows: true,
   description: 'The nonce is consumed in the same log record as the message it publishes.',
   switch: 'compat',
   limiter: 'publish',

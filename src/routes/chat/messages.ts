@@ -157,6 +157,8 @@ export const getMessage = route({
 export const renderMessage = route({
   method: 'POST',
   path: '/api/v1/messages/render',
+  // A preview: rendered and answered, never stored.
+  grows: false,
   operationId: 'renderMessage',
   auth: 'user',
   summary: 'Render Markdown as a message would be, without sending it',

@@ -10,6 +10,8 @@ import { route, S } from '../../http/route.js';
 export const updatePresence = route({
   method: 'POST',
   path: '/api/v1/users/me/presence',
+  // Overwrites the user's one presence record, and answers everyone's: clients ping it every minute.
+  grows: false,
   operationId: 'updatePresence',
   auth: 'user',
   summary: "Report the caller's presence and fetch everyone's",

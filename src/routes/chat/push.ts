@@ -132,6 +132,7 @@ export const registerClientDevice = route({
 export const removeClientDevice = route({
   method: 'POST',
   path: '/api/v1/remove_client_device',
+  grows: false,
   operationId: 'removeClientDevice',
   auth: 'user',
   summary: "Remove one of the caller's client devices",

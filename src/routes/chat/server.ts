@@ -47,6 +47,8 @@ export const getServerSettings = route({
 export const fetchApiKey = route({
   method: 'POST',
   path: '/api/v1/fetch_api_key',
+  // A login stores nothing: users under memory pressure can still sign in and read.
+  grows: false,
   operationId: 'fetchApiKey',
   auth: 'none',
   rateClass: 'authenticate_by_username',
@@ -71,6 +73,7 @@ export const fetchApiKey = route({
 export const devFetchApiKey = route({
   method: 'POST',
   path: '/api/v1/dev_fetch_api_key',
+  grows: false,
   operationId: 'devFetchApiKey',
   auth: 'none',
   summary: 'Fetch an API key without a password (development servers only: refused here, as on a Zulip production server)',

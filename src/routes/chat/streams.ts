@@ -311,6 +311,8 @@ export const createChannel = route({
 export const deleteTopic = route({
   method: 'POST',
   path: '/api/v1/streams/{stream_id}/delete_topic',
+  // Deleting frees memory: allowed under memory pressure.
+  grows: false,
   operationId: 'deleteTopic',
   auth: 'user',
   summary: 'Delete every message of a topic the administrator can read, in batches; `complete` is false when the time limit stopped it first',

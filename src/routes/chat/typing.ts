@@ -13,6 +13,8 @@ import { Enum, route, S } from '../../http/route.js';
 export const setTypingStatus = route({
   method: 'POST',
   path: '/api/v1/typing',
+  // Typing notices are events only, stored nowhere.
+  grows: false,
   operationId: 'setTypingStatus',
   auth: 'user',
   summary: 'Tell the recipients of a direct message or a channel topic that the user is typing',
@@ -41,6 +43,7 @@ export const setTypingStatus = route({
 export const setTypingStatusForEdit = route({
   method: 'POST',
   path: '/api/v1/messages/{message_id}/typing',
+  grows: false,
   operationId: 'setTypingStatusForMessageEdit',
   auth: 'user',
   summary: "Tell a message's recipients that the user is editing it",
