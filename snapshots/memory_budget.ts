@@ -8,7 +8,7 @@
  * after each major GC, the one figure that is not inflated by garbage.
  */
 import { PerformanceObserver, constants as perf } from 'node:perf_hooks';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 
 /**
  * Heap taken per byte of snapshot loaded, and per byte of log replayed: the live heap
@@ -28,9 +28,30 @@ export const BASE_HEAP_BYTES = 64 * 1024 * 1024;
  */
 export const RECOVERY_HEAP_SHARE = 0.85;
 
-/** The heap limit of this process (V8's, which `--max-old-space-size` sets), in bytes. */
-export function heapLimitBytes(): number {
-  return getHeapStatistics().heap_size_limit;
+const MIB = 1024 * 1024;
+
+/**
+ * What V8 adds to `--max-old-space-size` in `heap_size_limit`: the young generation,
+ * three semi-spaces of 16 MiB on 64-bit Node 20 whatever the old space's size.
+ */
+export const YOUNG_GENERATION_MIB = 48;
+
+/**
+ * The old generation's ceiling of this process, in bytes: what `--max-old-space-size`
+ * (`--memory-limit-mib`) set, and what runs out at an OOM. Recovery and admission
+ * control (`src/memory/pressure.ts`) measure against it.
+ */
+export function oldGenerationLimitBytes(): number {
+  return getHeapStatistics().heap_size_limit - YOUNG_GENERATION_MIB * MIB;
+}
+
+/** The old generation in use, in bytes: every heap space but the young generation's (about 0.5 µs). */
+export function oldGenerationUsedBytes(): number {
+  let used = 0;
+  for (const space of getHeapSpaceStatistics()) {
+    if (space.space_name !== 'new_space' && space.space_name !== 'new_large_object_space') used += space.space_used_size;
+  }
+  return used;
 }
 
 /** The heap recovering `snapshotBytes` of snapshot and `logBytes` of log is expected to take. */
@@ -42,8 +63,6 @@ export function recoveryHeapEstimate(snapshotBytes: number, logBytes: number): n
 export function recoveryHeapBudget(limitBytes: number): number {
   return Math.floor(limitBytes * RECOVERY_HEAP_SHARE);
 }
-
-const MIB = 1024 * 1024;
 
 /** Bytes as MiB, rounded up, for messages. */
 export function mib(bytes: number): number {
@@ -79,9 +98,9 @@ export class RecoveryTooLarge extends Error {
   }
 }
 
-/** The live heap as the last major GC left it, watched while recovery runs. */
+/** The live heap (old generation) as the last major GC left it, watched while recovery runs. */
 export interface LiveHeapWatch {
-  /** Live heap after the last major GC, in bytes (0 before the first one). */
+  /** The old generation in use after the last major GC, in bytes (0 before the first one). */
   liveBytes(): number;
   stop(): void;
 }
@@ -95,7 +114,7 @@ export function watchLiveHeap(): LiveHeapWatch {
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
-      if (kind === perf.NODE_PERFORMANCE_GC_MAJOR) live = getHeapStatistics().used_heap_size;
+      if (kind === perf.NODE_PERFORMANCE_GC_MAJOR) live = oldGenerationUsedBytes();
     }
   });
   observer.observe({ entryTypes: ['gc'] });

@@ -10,7 +10,7 @@ import type { Logger } from '../actors/core/logger.js';
 import type { FactSink } from '../actors/runtime/runtime.js';
 import { listSegments, LogCorruption, LogWriter, NO_LOG_OBSERVER, readLogInSlices, runSlices, runSlicesAsync, truncateTorn, type FsyncPolicy, type LogObserver } from './log.js';
 import { defaultWriteOptions, listSnapshots, pruneSnapshots, walkSnapshotFile, writeSnapshot, type Snapshottable, type SnapshotInfo } from './snapshot.js';
-import { heapLimitBytes, mib, recoveryHeapBudget, recoveryHeapEstimate, RecoveryTooLarge, watchLiveHeap } from './memory_budget.js';
+import { mib, oldGenerationLimitBytes, recoveryHeapBudget, recoveryHeapEstimate, RecoveryTooLarge, watchLiveHeap } from './memory_budget.js';
 
 /** State that recovery rebuilds: it takes snapshot chunks back and replays facts. */
 export interface Recoverable extends Snapshottable {
@@ -95,7 +95,7 @@ function logBytesAfter(dir: string, startSeq: number): number {
 
 /** What a recovery may do with the heap: the limit it must fit in, and the live heap now. */
 export interface RecoveryMemory {
-  /** The heap limit, in bytes (V8's by default). */
+  /** The heap limit, in bytes (by default this process's old generation limit, `--memory-limit-mib`). */
   limitBytes: number;
   /** The live heap as the last major GC left it (0: not known yet). */
   liveBytes(): number;
@@ -220,7 +220,7 @@ export function recover(state: Recoverable, dir: string, opts: RecoverOptions): 
 export function* recoverInSlices(state: Recoverable, dir: string, opts: RecoverOptions): Generator<void, Recovery> {
   const started = Date.now();
   const watch = opts.memory === undefined ? watchLiveHeap() : undefined;
-  const memory: RecoveryMemory = opts.memory ?? { limitBytes: heapLimitBytes(), liveBytes: watch!.liveBytes };
+  const memory: RecoveryMemory = opts.memory ?? { limitBytes: oldGenerationLimitBytes(), liveBytes: watch!.liveBytes };
   const budget = recoveryHeapBudget(memory.limitBytes);
   try {
     const snap = yield* restoreNewestSnapshot(state, dir, opts.log, memory, opts.toSeq, opts.onlySnapshot);

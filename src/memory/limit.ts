@@ -12,17 +12,14 @@
  */
 import { totalmem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
+import { YOUNG_GENERATION_MIB } from '../../snapshots/memory_budget.js';
 
 export const MiB = 1024 * 1024;
 
 /** The smallest limit accepted: an empty server uses about 20 MiB of heap. */
 export const MIN_MEMORY_LIMIT_MIB = 64;
 
-/**
- * What V8 adds to `--max-old-space-size` in `heap_size_limit`: the young generation,
- * three semi-spaces of 16 MiB on 64-bit Node 20 whatever the old space's size.
- */
-export const YOUNG_GENERATION_MIB = 48;
+export { YOUNG_GENERATION_MIB };
 
 /** Where the default comes from: the memory the process may use, and what bounds it. */
 export function memoryBasis(): { bytes: number; source: 'machine' | 'cgroup' } {
@@ -49,11 +46,6 @@ export function parseMemoryLimitMib(v: string): number {
   const n = Number(v);
   if (n < MIN_MEMORY_LIMIT_MIB) throw new Error(`expected at least ${MIN_MEMORY_LIMIT_MIB} (MiB), got '${v}'`);
   return n;
-}
-
-/** The old generation's ceiling of this process, in bytes: what `--max-old-space-size` set. */
-export function oldGenerationLimitBytes(): number {
-  return getHeapStatistics().heap_size_limit - YOUNG_GENERATION_MIB * MiB;
 }
 
 /**

@@ -22,9 +22,9 @@
  * pressure while 15% of the limit is still free.
  */
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
-import { getHeapSpaceStatistics } from 'node:v8';
 import type { Logger } from '../../actors/core/logger.js';
-import { MiB, oldGenerationLimitBytes } from './limit.js';
+import { oldGenerationLimitBytes, oldGenerationUsedBytes } from '../../snapshots/memory_budget.js';
+import { MiB } from './limit.js';
 
 /** Pressure starts at this share of the limit, read after a major GC. */
 export const HIGH_WATERMARK = 0.85;
@@ -45,15 +45,6 @@ export interface PressureSource {
 
 /** Never under pressure: the pipeline's default, for apps built without a server. */
 export const NO_PRESSURE: PressureSource = { active: false, refused: 0 };
-
-/** The old generation in use, in bytes: every heap space but the young generation's. */
-export function oldGenerationUsedBytes(): number {
-  let used = 0;
-  for (const space of getHeapSpaceStatistics()) {
-    if (space.space_name !== 'new_space' && space.space_name !== 'new_large_object_space') used += space.space_used_size;
-  }
-  return used;
-}
 
 /** The pressure of one server's heap; see the top of this module. */
 export class MemoryPressure implements PressureSource {
