@@ -14,19 +14,21 @@ import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
  * Heap taken per byte of snapshot loaded, and per byte of log replayed: the live heap
  * after recovery divided by the bytes read, measured with realistic messages (40–80
  * words, some Markdown) by `node --expose-gc dist/bench/recovery_heap.js --messages
- * 150000`: 1.32 per snapshot byte and 1.11 per log byte (at 30,000 messages, 1.29 and
- * 1.09), with margin.
+ * 150000`: 1.32 per snapshot byte and 1.11 per log byte (at 30,000 and 100,000
+ * messages, 1.29 and 1.09 to 1.10), with margin.
  */
-export const HEAP_PER_SNAPSHOT_BYTE = 1.5;
-export const HEAP_PER_LOG_BYTE = 1.3;
-/** The heap a started Parley takes before any data (code, tables, caches). */
-export const BASE_HEAP_BYTES = 64 * 1024 * 1024;
+export const HEAP_PER_SNAPSHOT_BYTE = 1.4;
+export const HEAP_PER_LOG_BYTE = 1.2;
+/** The heap a started Parley takes before any data (code, tables, caches: about 20 MiB), with margin. */
+export const BASE_HEAP_BYTES = 24 * 1024 * 1024;
 /**
- * Recovery may fill this share of the heap limit at most. Past it, the server would
- * start already refusing writes (its admission control's high watermark), with little
- * room for the requests it still serves.
+ * Recovery may fill this share of the heap limit at most. It is above admission
+ * control's high watermark (85%, `src/memory/pressure.ts`), so that a server that
+ * filled its heap up to the refusal of writes starts again under the same limit (and
+ * refuses writes at once, serving reads), and below the limit by enough for the
+ * requests it still serves.
  */
-export const RECOVERY_HEAP_SHARE = 0.85;
+export const RECOVERY_HEAP_SHARE = 0.92;
 
 const MIB = 1024 * 1024;
 

@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import type { Stamped } from '../actors/areas/index.js';
 import type { Logger } from '../actors/core/logger.js';
 import type { FactSink } from '../actors/runtime/runtime.js';
-import { listSegments, LogCorruption, LogWriter, NO_LOG_OBSERVER, readLogInSlices, runSlices, runSlicesAsync, truncateTorn, type FsyncPolicy, type LogObserver } from './log.js';
+import { listSegments, LogCorruption, LogWriter, SegmentFile, NO_LOG_OBSERVER, readLogInSlices, runSlices, runSlicesAsync, truncateTorn, type FsyncPolicy, type LogObserver } from './log.js';
 import { defaultWriteOptions, listSnapshots, pruneSnapshots, walkSnapshotFile, writeSnapshot, type Snapshottable, type SnapshotInfo } from './snapshot.js';
+import { findValidFrame, SEGMENT_HEADER_BYTES } from './codec.js';
 import { mib, oldGenerationLimitBytes, recoveryHeapBudget, recoveryHeapEstimate, RecoveryTooLarge, watchLiveHeap } from './memory_budget.js';
 
 /** State that recovery rebuilds: it takes snapshot chunks back and replays facts. */
@@ -81,16 +82,41 @@ export function lockHolder(dataDir: string): number | undefined {
   }
 }
 
-/** The bytes of log that replay after `startSeq` reads (whole segments: a slight overestimate). */
+/**
+ * The bytes of log that replay after `startSeq` reads: the segments after the one
+ * holding it, and the part of that one past it, found by a binary search over its
+ * frames (a few probes, each a short forward scan to the next frame).
+ */
 function logBytesAfter(dir: string, startSeq: number): number {
   const segments = listSegments(dir);
   let bytes = 0;
   for (let i = 0; i < segments.length; i++) {
     const next = segments[i + 1];
     if (next !== undefined && next.firstSeq - 1 <= startSeq) continue;
-    bytes += statSync(join(dir, segments[i].name)).size;
+    const path = join(dir, segments[i].name);
+    bytes += segments[i].firstSeq > startSeq ? statSync(path).size : bytesPastSeq(path, startSeq);
   }
   return bytes;
+}
+
+/** About how many bytes of a segment hold records after `seq` (to within a few KB). */
+function bytesPastSeq(path: string, seq: number): number {
+  const file = SegmentFile.open(path);
+  try {
+    // The first record after `seq` starts in [lo, hi].
+    let lo = SEGMENT_HEADER_BYTES;
+    let hi = file.length;
+    while (hi - lo > 4096) {
+      const mid = Math.floor((lo + hi) / 2);
+      const at = findValidFrame(file, mid, 0);
+      if (at < 0) hi = mid;
+      else if (Number(file.view(at + 8, at + 16).readBigUInt64LE(0)) <= seq) lo = at + 1;
+      else hi = at;
+    }
+    return file.length - hi;
+  } finally {
+    file.close();
+  }
 }
 
 /** What a recovery may do with the heap: the limit it must fit in, and the live heap now. */
