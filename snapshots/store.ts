@@ -76,10 +76,17 @@ export function lockHolder(dataDir: string): number | undefined {
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return undefined;
   try {
     process.kill(pid, 0);
-    return pid;
   } catch {
     return undefined;
   }
+  // A process killed but not yet reaped (a zombie) still answers signal 0: it holds nothing.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') return undefined;
+  } catch {
+    // No /proc (not Linux), or the process is gone since: signal 0's answer stands.
+  }
+  return pid;
 }
 
 /**
