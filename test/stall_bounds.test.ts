@@ -8,6 +8,7 @@
  */
 import t, { type Test } from 'tap';
 import { MAX_DRAFTS_PER_REQUEST } from '../actors/areas/drafts.js';
+import { MAX_PROPERTY_CHANGES_PER_REQUEST } from '../actors/areas/subscriptions.js';
 import { chatFixture, type ApiResult } from './helpers.js';
 
 function refused(t: Test, r: ApiResult, status: number, code: string, msg: string): void {
@@ -25,4 +26,21 @@ t.test('one POST /drafts creates at most 1000 drafts; more are refused before an
   t.equal((await f.call(f.owner, 'GET', '/api/v1/drafts')).json.count, 0, 'nothing created');
   const ok = await f.call(f.owner, 'POST', '/api/v1/drafts', { drafts: drafts(MAX_DRAFTS_PER_REQUEST) });
   t.equal(ok.json.ids.length, MAX_DRAFTS_PER_REQUEST, 'at the limit: all created');
+});
+
+t.test('one subscription properties request asks for at most 1000 changes', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  await f.subscribe(f.owner, 'general');
+  const streamId = (await f.call(f.owner, 'GET', '/api/v1/get_stream_id', { stream: 'general' })).json.stream_id as number;
+  const changes = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ stream_id: streamId, property: 'pin_to_top', value: i % 2 === 0 })));
+  const msg = `Invalid subscription_data: must NOT have more than ${MAX_PROPERTY_CHANGES_PER_REQUEST} items`;
+  refused(t, await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions/properties', { subscription_data: changes(MAX_PROPERTY_CHANGES_PER_REQUEST + 1) }), 400, 'BAD_REQUEST', msg);
+  refused(t, await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions/properties', { subscription_data: changes(40_000) }), 400, 'BAD_REQUEST', msg);
+  const sub = async () => (await f.call(f.owner, 'GET', '/api/v1/users/me/subscriptions')).json.subscriptions.find((s: { stream_id: number }) => s.stream_id === streamId);
+  t.equal((await sub()).pin_to_top, false, 'nothing changed');
+  const ok = await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions/properties', { subscription_data: changes(MAX_PROPERTY_CHANGES_PER_REQUEST) });
+  t.equal(ok.status, 200, 'at the limit: accepted');
+  t.equal(ok.json.subscription_data.length, MAX_PROPERTY_CHANGES_PER_REQUEST);
+  t.equal((await sub()).pin_to_top, false, 'the last change wins (an even count ends with false)');
 });
