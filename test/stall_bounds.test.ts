@@ -9,7 +9,7 @@
 import t, { type Test } from 'tap';
 import { MAX_DRAFTS_PER_REQUEST } from '../actors/areas/drafts.js';
 import { MAX_PROPERTY_CHANGES_PER_REQUEST } from '../actors/areas/subscriptions.js';
-import { chatFixture, type ApiResult } from './helpers.js';
+import { chatFixture, type ApiResult, type Credentials } from './helpers.js';
 
 function refused(t: Test, r: ApiResult, status: number, code: string, msg: string): void {
   t.same([r.status, r.json?.result, r.json?.code, r.json?.msg], [status, 'error', code, msg], msg);
@@ -43,4 +43,21 @@ t.test('one subscription properties request asks for at most 1000 changes', asyn
   t.equal(ok.status, 200, 'at the limit: accepted');
   t.equal(ok.json.subscription_data.length, MAX_PROPERTY_CHANGES_PER_REQUEST);
   t.equal((await sub()).pin_to_top, false, 'the last change wins (an even count ends with false)');
+});
+
+t.test('bot storage is refused to a human before the body is decoded', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const msg = 'This endpoint is only available to bots.';
+  const many = JSON.stringify(Object.fromEntries(Array.from({ length: 87_000 }, (_, i) => [`k${i}`, 'v'])));
+  refused(t, await f.call(f.owner, 'PUT', '/api/v1/bot_storage', { storage: many }), 403, 'PERMISSION_DENIED', msg);
+  // Not JSON, and a parameter missing: a human still gets the 403, so nothing was decoded.
+  refused(t, await f.call(f.owner, 'PUT', '/api/v1/bot_storage', { storage: '{"unterminated' }), 403, 'PERMISSION_DENIED', msg);
+  refused(t, await f.call(f.owner, 'PUT', '/api/v1/bot_storage'), 403, 'PERMISSION_DENIED', msg);
+  refused(t, await f.call(f.owner, 'GET', '/api/v1/bot_storage', { keys: '[[[' }), 403, 'PERMISSION_DENIED', msg);
+  refused(t, await f.call(f.owner, 'DELETE', '/api/v1/bot_storage', { keys: '[[[' }), 403, 'PERMISSION_DENIED', msg);
+  const made = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Keeper', short_name: 'keeper' })).json;
+  const bot: Credentials = { user_id: made.user_id, email: f.runtime.org(1)!.users.get(made.user_id)!.email, api_key: made.api_key };
+  refused(t, await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: '{"unterminated' }), 400, 'BAD_REQUEST', 'Argument "storage" is not valid JSON.');
+  t.equal((await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ a: 'b' }) })).status, 200, 'a bot is served');
 });

@@ -8,7 +8,7 @@
 import { area, command, fact } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { ApiError, badRequest } from '../errors.js';
+import { badRequest, botsOnly } from '../errors.js';
 import type { UserContext } from '../kinds/user.js';
 import { entryChars } from '../personal.js';
 
@@ -25,7 +25,7 @@ export interface RemoveBotStorage { type: 'REMOVE_BOT_STORAGE'; org: number; key
 
 /** Refuses anyone but an active bot. */
 export function checkBot(view: StateView, org: number, userId: number): void {
-  if (view.org(org)?.users.get(userId)?.is_bot !== true) throw new ApiError('PERMISSION_DENIED', 'This endpoint is only available to bots.');
+  if (view.org(org)?.users.get(userId)?.is_bot !== true) throw botsOnly();
 }
 
 export const setBotStorage = command({

@@ -10,6 +10,7 @@ export const getStorage = route({
   path: '/api/v1/bot_storage',
   operationId: 'getBotStorage',
   auth: 'user',
+  botsOnly: true,
   summary: "The calling bot's storage, or the entries of `keys`",
   params: { keys: { schema: S.strArray } },
   handler({ params, org, user, runtime }) {
@@ -22,6 +23,7 @@ export const updateStorage = route({
   path: '/api/v1/bot_storage',
   operationId: 'updateBotStorage',
   auth: 'user',
+  botsOnly: true,
   summary: 'Set entries of the calling bot\'s storage, overwriting existing keys (10,000,000 characters in all)',
   params: { storage: { schema: Type.Record(Type.String(), Type.String()), required: true } },
   async handler({ params, org, user, runtime }) {
@@ -35,6 +37,7 @@ export const removeStorage = route({
   path: '/api/v1/bot_storage',
   operationId: 'removeBotStorage',
   auth: 'user',
+  botsOnly: true,
   summary: "Remove the entries of `keys`, or the whole of the calling bot's storage",
   params: { keys: { schema: S.strArray } },
   async handler({ params, org, user, runtime }) {
