@@ -61,3 +61,22 @@ t.test('bot storage is refused to a human before the body is decoded', async (t)
   refused(t, await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: '{"unterminated' }), 400, 'BAD_REQUEST', 'Argument "storage" is not valid JSON.');
   t.equal((await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ a: 'b' }) })).status, 200, 'a bot is served');
 });
+
+t.test('GET /messages: topic links follow the linkifiers, though kept by topic', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  await f.subscribe(f.owner, 'general');
+  const send = (topic: string) => f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic, content: 'hello' });
+  for (const topic of ['T-1 here', 'T-2 there', 'T-1 here', 'see https://example.com/x']) t.equal((await send(topic)).status, 200);
+  const links = async () => (await f.call(f.owner, 'GET', '/api/v1/messages', { anchor: 'newest', num_before: 10, num_after: 0 })).json.messages.map((m: { topic_links: unknown }) => m.topic_links);
+  t.same(await links(), [[], [], [], [{ text: 'https://example.com/x', url: 'https://example.com/x' }]], 'no linkifiers: only URLs');
+  const added = await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: 'T-(?P<id>[0-9]+)', url_template: 'https://t.example/{id}' });
+  t.equal(added.status, 200, added.body);
+  const one = [{ text: 'T-1', url: 'https://t.example/1' }];
+  t.same(await links(), [one, [{ text: 'T-2', url: 'https://t.example/2' }], one, [{ text: 'https://example.com/x', url: 'https://example.com/x' }]], 'a new linkifier applies at once');
+  const page = await links();
+  page[0][0].text = 'changed';
+  t.same((await links())[0], one, 'each answer has its own copy');
+  t.equal((await f.call(f.owner, 'DELETE', `/api/v1/realm/filters/${added.json.id}`)).status, 200);
+  t.same((await links())[0], [], 'a removed linkifier no longer applies');
+});
