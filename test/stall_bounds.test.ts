@@ -9,6 +9,7 @@
 import t, { type Test } from 'tap';
 import { MAX_DRAFTS_PER_REQUEST } from '../actors/areas/drafts.js';
 import { MAX_PROPERTY_CHANGES_PER_REQUEST } from '../actors/areas/subscriptions.js';
+import { highlighter } from '../actors/render/highlight.js';
 import { chatFixture, type ApiResult, type Credentials } from './helpers.js';
 
 function refused(t: Test, r: ApiResult, status: number, code: string, msg: string): void {
@@ -79,4 +80,27 @@ t.test('GET /messages: topic links follow the linkifiers, though kept by topic',
   t.same((await links())[0], one, 'each answer has its own copy');
   t.equal((await f.call(f.owner, 'DELETE', `/api/v1/realm/filters/${added.json.id}`)).status, 200);
   t.same((await links())[0], [], 'a removed linkifier no longer applies');
+});
+
+t.test('search highlighting compiles its pattern once, however many messages it marks', async (t) => {
+  const Native = globalThis.RegExp;
+  let compiled = 0;
+  globalThis.RegExp = class extends Native {
+    constructor(...args: ConstructorParameters<typeof RegExp>) {
+      super(...args);
+      compiled++;
+    }
+  } as RegExpConstructor;
+  try {
+    const h = highlighter(['pie', 'a.b', 'x&y']);
+    const html = Array.from({ length: 500 }, () => h.html('<p>apple pie, a.b and <a href="pie">PIE</a> x&amp;y</p>'));
+    const topics = Array.from({ length: 500 }, () => h.text('pie & a.b <x&y>'));
+    t.equal(compiled, 1, 'one pattern for 1,000 texts');
+    t.equal(html[499], '<p>apple <span class="highlight">pie</span>, <span class="highlight">a.b</span> and <a href="pie"><span class="highlight">PIE</span></a> <span class="highlight">x&amp;y</span></p>', 'never inside a tag');
+    t.equal(topics[499], '<span class="highlight">pie</span> &amp; <span class="highlight">a.b</span> &lt;<span class="highlight">x&amp;y</span>&gt;', 'a topic is escaped, then marked');
+  } finally {
+    globalThis.RegExp = Native;
+  }
+  t.equal(highlighter([]).text('<b>'), '&lt;b&gt;', 'no words: the topic escaped');
+  t.equal(highlighter(['']).html('<p>x</p>'), '<p>x</p>', 'no words: the HTML as it is');
 });
