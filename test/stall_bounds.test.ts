@@ -10,6 +10,7 @@ import t, { type Test } from 'tap';
 import { MAX_DRAFTS_PER_REQUEST } from '../actors/areas/drafts.js';
 import { MAX_PROPERTY_CHANGES_PER_REQUEST } from '../actors/areas/subscriptions.js';
 import { highlighter } from '../actors/render/highlight.js';
+import { ANSWER_SLICE } from '../src/http/slices.js';
 import { chatFixture, type ApiResult, type Credentials } from './helpers.js';
 
 function refused(t: Test, r: ApiResult, status: number, code: string, msg: string): void {
@@ -103,4 +104,31 @@ t.test('search highlighting compiles its pattern once, however many messages it 
   }
   t.equal(highlighter([]).text('<b>'), '&lt;b&gt;', 'no words: the topic escaped');
   t.equal(highlighter(['']).html('<p>x</p>'), '<p>x</p>', 'no words: the HTML as it is');
+});
+
+t.test('GET /messages builds its page in slices, and the answer is the same byte for byte', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  await f.subscribe(f.owner, 'general');
+  t.equal((await f.call(f.owner, 'POST', '/api/v1/realm/filters', { pattern: 'T-(?P<id>[0-9]+)', url_template: 'https://t.example/{id}' })).status, 200);
+  for (let i = 0; i < 40; i++) {
+    const content = i % 3 === 0 ? `the quick **brown** fox ${i}` : `a lazy dog ${i}, T-${i}`;
+    t.equal((await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: `T-${i % 4} fox`, content })).status, 200);
+  }
+  const get = (narrow: unknown[]) => f.call(f.owner, 'GET', '/api/v1/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow: JSON.stringify(narrow) });
+  const narrows = [[], [{ operator: 'channel', operand: 'general' }, { operator: 'search', operand: 'fox brown' }]];
+  const saved = { ...ANSWER_SLICE };
+  t.teardown(() => Object.assign(ANSWER_SLICE, saved));
+  for (const narrow of narrows) {
+    Object.assign(ANSWER_SLICE, { items: 1_000_000, ms: Infinity, onYield: undefined });
+    const whole = await get(narrow);
+    t.equal(whole.status, 200);
+    let slices = 1;
+    Object.assign(ANSWER_SLICE, { items: 3, onYield: () => slices++ });
+    const sliced = await get(narrow);
+    const n = whole.json.messages.length;
+    t.ok(n > 10, `${n} messages`);
+    t.equal(slices, Math.ceil(n / 3), 'three messages a slice');
+    t.equal(sliced.body, whole.body, 'the same answer');
+  }
 });
