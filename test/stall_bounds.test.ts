@@ -7,10 +7,17 @@
  * error shape, or its work is counted, or its output is compared with the plain way's.
  */
 import t, { type Test } from 'tap';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { extract } from 'tar-stream';
+import { inject } from '../src/http/dispatch.js';
 import { MAX_DRAFTS_PER_REQUEST } from '../actors/areas/drafts.js';
 import { MAX_PROPERTY_CHANGES_PER_REQUEST } from '../actors/areas/subscriptions.js';
 import { highlighter } from '../actors/render/highlight.js';
 import { ANSWER_SLICE } from '../src/http/slices.js';
+import { EXPORT_SLICE } from '../src/exports/realm_export.js';
 import { chatFixture, type ApiResult, type Credentials } from './helpers.js';
 
 function refused(t: Test, r: ApiResult, status: number, code: string, msg: string): void {
@@ -131,4 +138,53 @@ t.test('GET /messages builds its page in slices, and the answer is the same byte
     t.equal(slices, Math.ceil(n / 3), 'three messages a slice');
     t.equal(sliced.body, whole.body, 'the same answer');
   }
+});
+
+/** The files of a gzipped tar archive, by name below its one directory. */
+async function untar(gz: Buffer): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  const reader = extract();
+  const done = new Promise<void>((resolve, reject) => {
+    reader.on('entry', (header, stream, next) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (d) => chunks.push(d as Buffer));
+      stream.on('end', () => {
+        files.set(header.name.split('/').slice(1).join('/'), Buffer.concat(chunks).toString());
+        next();
+      });
+    });
+    reader.on('finish', resolve);
+    reader.on('error', reject);
+  });
+  reader.end(gunzipSync(gz));
+  await done;
+  return files;
+}
+
+t.test('a realm export gathers its messages in slices, with the same archive', async (t) => {
+  const f = await chatFixture({ config: { dataDir: mkdtempSync(join(tmpdir(), 'parley-stall-export-')) } });
+  t.teardown(f.stop);
+  await f.subscribe(f.owner, 'general');
+  await f.subscribe(f.owner, 'other');
+  for (let i = 0; i < 24; i++) t.equal((await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: i % 3 === 0 ? 'other' : 'general', topic: 't', content: `m ${i}` })).status, 200);
+  const saved = { ...EXPORT_SLICE };
+  t.teardown(() => Object.assign(EXPORT_SLICE, saved));
+  const build = async (): Promise<Map<string, string>> => {
+    const id = (await f.call(f.owner, 'POST', '/api/v1/export/realm')).json.id as number;
+    for (let i = 0; i < 2000 && f.runtime.org(1)!.exports.get(id)?.status === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
+    const done = (await f.call(f.owner, 'GET', '/api/v1/export/realm')).json.exports.find((e: { id: number }) => e.id === id);
+    const res = await inject(f.app, { method: 'GET', url: new URL(done.export_url).pathname, headers: {} });
+    return untar(Buffer.from(res.body, 'latin1'));
+  };
+  let yields = 0;
+  Object.assign(EXPORT_SLICE, { cover: 1_000_000, onYield: () => yields++ });
+  const whole = await build();
+  const baseline = yields;
+  yields = 0;
+  Object.assign(EXPORT_SLICE, { cover: 4 });
+  const sliced = await build();
+  t.ok(yields - baseline >= 24 / 4 - 1, `${yields - baseline} more yields while 24 messages were gathered, 4 at a time`);
+  t.equal(JSON.parse(sliced.get('messages-000001.json')!).messages.length, 24);
+  t.equal(sliced.get('messages-000001.json'), whole.get('messages-000001.json'), 'the same messages, in id order');
+  t.equal(sliced.get('channels.json'), whole.get('channels.json'));
 });
