@@ -16,6 +16,9 @@ import { inject } from '../src/http/dispatch.js';
 import { MAX_DRAFTS_PER_REQUEST } from '../actors/areas/drafts.js';
 import { MAX_PROPERTY_CHANGES_PER_REQUEST } from '../actors/areas/subscriptions.js';
 import { highlighter } from '../actors/render/highlight.js';
+import { renderMarkdown, type MarkdownEnv } from '../actors/markdown/index.js';
+import { LINK_RULE_BOUND } from '../actors/markdown/links.js';
+import fc from 'fast-check';
 import { ANSWER_SLICE } from '../src/http/slices.js';
 import { EXPORT_SLICE } from '../src/exports/realm_export.js';
 import { chatFixture, type ApiResult, type Credentials } from './helpers.js';
@@ -187,4 +190,37 @@ t.test('a realm export gathers its messages in slices, with the same archive', a
   t.equal(JSON.parse(sliced.get('messages-000001.json')!).messages.length, 24);
   t.equal(sliced.get('messages-000001.json'), whole.get('messages-000001.json'), 'the same messages, in id order');
   t.equal(sliced.get('channels.json'), whole.get('channels.json'));
+});
+
+t.test("markdown-it's link rule runs only where a `]` follows, with the same HTML", async (t) => {
+  const env: MarkdownEnv = { user: () => undefined, group: () => undefined, channel: () => undefined };
+  const runs = (source: string): number => {
+    LINK_RULE_BOUND.runs = 0;
+    renderMarkdown(source, env);
+    return LINK_RULE_BOUND.runs;
+  };
+  t.equal(runs('['.repeat(10_000)), 0, '10,000 `[` and no `]`: never run');
+  t.equal(runs('!['.repeat(5000)), 0, 'nor for `![`');
+  t.equal(runs('[a](http://e.com) ' + '['.repeat(1000)), 1, 'only the `[` a `]` follows');
+  const closed = '['.repeat(100) + ']';
+  const bounded = runs(closed);
+  LINK_RULE_BOUND.enabled = false;
+  const unbounded = runs(closed);
+  LINK_RULE_BOUND.enabled = true;
+  t.ok(bounded >= 100 && bounded === unbounded, `a \`]\` at the end: the rule runs as before (${bounded} times)`);
+  LINK_RULE_BOUND.enabled = false;
+  t.ok(runs('['.repeat(1000)) >= 1000, 'without the bound, 1,000 `[` ran it at least 1,000 times');
+  LINK_RULE_BOUND.enabled = true;
+  const pieces = ['[', ']', '(', ')', '!', 'a', ' ', '\n', '`', '**', '@**x**', '#**c**', 'http://e.com', '$$', '<time:1>', '\\', ':smile:', '> '];
+  fc.assert(
+    fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 60 }), (parts) => {
+      const source = parts.join('');
+      LINK_RULE_BOUND.enabled = false;
+      const plain = renderMarkdown(source, env).html;
+      LINK_RULE_BOUND.enabled = true;
+      return renderMarkdown(source, env).html === plain;
+    }),
+    { numRuns: 2000, seed: 24 },
+  );
+  LINK_RULE_BOUND.enabled = true;
 });

@@ -16,7 +16,7 @@
  *   inside a link. The HTML is `<a href="…">url</a>`.
  */
 import type { MarkdownIt } from 'markdown-it';
-import type { StateCore, Token } from 'markdown-it';
+import type { StateCore, StateInline, Token } from 'markdown-it';
 import type { RenderState } from './env.js';
 
 const ALLOWED_SCHEMES = new Set(['http', 'https', 'ftp', 'mailto', 'tel', 'sms', 'bitcoin', 'irc']);
@@ -159,7 +159,38 @@ function fillEmptyLinks(state: StateCore, children: Token[]): void {
   }
 }
 
+/** The bound's switch and its count of link rule runs, for tests that compare and count. */
+export const LINK_RULE_BOUND = { enabled: true, runs: 0 };
+
+/**
+ * markdown-it's `link` rule, tried only where a label could close: it scans for the
+ * `]` that ends the label from every `[`, so 10,000 `[` and no `]` were 10,000 scans
+ * that could only fail. Where no `]` follows before the end of the text being parsed,
+ * the rule would fail, so it is not run; anywhere else it runs as it is.
+ */
+function boundedLinkRule(md: MarkdownIt): void {
+  const rules = (md.inline.ruler as unknown as { __rules__: Array<{ name: string; fn: InlineRule }> }).__rules__;
+  const link = rules.find((r) => r.name === 'link')!.fn;
+  // The last `]` before each end a text is parsed to (a label is parsed to its own end).
+  const lastClose = new WeakMap<StateInline, Map<number, number>>();
+  md.inline.ruler.at('link', (state, silent) => {
+    if (state.src.charCodeAt(state.pos) !== 0x5b /* [ */) return false;
+    if (LINK_RULE_BOUND.enabled) {
+      let byEnd = lastClose.get(state);
+      if (!byEnd) lastClose.set(state, (byEnd = new Map()));
+      let at = byEnd.get(state.posMax);
+      if (at === undefined) byEnd.set(state.posMax, (at = state.src.lastIndexOf(']', state.posMax - 1)));
+      if (at <= state.pos) return false;
+    }
+    LINK_RULE_BOUND.runs++;
+    return link(state, silent);
+  });
+}
+
+type InlineRule = (state: StateInline, silent: boolean) => boolean;
+
 export function links(md: MarkdownIt): void {
+  boundedLinkRule(md);
   md.normalizeLink = (url: string) => sanitizeUrl(url.trim()) ?? REFUSED;
   md.validateLink = (url: string) => url !== REFUSED;
   md.core.ruler.after('inline', 'zulip_links', (state) => {
