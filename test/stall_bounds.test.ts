@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { extract } from 'tar-stream';
 import { inject } from '../src/http/dispatch.js';
+import { MAX_BOT_STORAGE_ENTRIES_PER_REQUEST } from '../actors/areas/bot_storage.js';
 import { MAX_DRAFTS_PER_REQUEST } from '../actors/areas/drafts.js';
 import { MAX_PROPERTY_CHANGES_PER_REQUEST } from '../actors/areas/subscriptions.js';
 import { highlighter } from '../actors/render/highlight.js';
@@ -72,6 +73,13 @@ t.test('bot storage is refused to a human before the body is decoded', async (t)
   const bot: Credentials = { user_id: made.user_id, email: f.runtime.org(1)!.users.get(made.user_id)!.email, api_key: made.api_key };
   refused(t, await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: '{"unterminated' }), 400, 'BAD_REQUEST', 'Argument "storage" is not valid JSON.');
   t.equal((await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ a: 'b' }) })).status, 200, 'a bot is served');
+  const entries = (n: number) => JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 'v'])));
+  const tooMany = `Invalid storage: must NOT have more than ${MAX_BOT_STORAGE_ENTRIES_PER_REQUEST} properties`;
+  refused(t, await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: entries(MAX_BOT_STORAGE_ENTRIES_PER_REQUEST + 1) }), 400, 'BAD_REQUEST', tooMany);
+  refused(t, await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: many }), 400, 'BAD_REQUEST', tooMany);
+  t.same(Object.keys((await f.call(bot, 'GET', '/api/v1/bot_storage')).json.storage), ['a'], 'nothing set');
+  t.equal((await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: entries(MAX_BOT_STORAGE_ENTRIES_PER_REQUEST) })).status, 200, 'at the limit: set');
+  t.equal(Object.keys((await f.call(bot, 'GET', '/api/v1/bot_storage')).json.storage).length, MAX_BOT_STORAGE_ENTRIES_PER_REQUEST + 1);
 });
 
 t.test('GET /messages: topic links follow the linkifiers, though kept by topic', async (t) => {

@@ -15,6 +15,14 @@ import { entryChars } from '../personal.js';
 /** Zulip's `USER_STATE_SIZE_LIMIT`, in characters. */
 export const BOT_STORAGE_LIMIT = 10_000_000;
 
+/**
+ * The most entries one `PUT /bot_storage` may set (Parley's own cap; Zulip caps only the
+ * size, `BOT_STORAGE_LIMIT`). Each is checked against the limit and applied on the one
+ * event loop: 87,000 tiny entries (1.4 MB) held it for about 300 ms. The route's schema
+ * refuses more, before any is looked at.
+ */
+export const MAX_BOT_STORAGE_ENTRIES_PER_REQUEST = 1000;
+
 /** Entries were set, overwriting any of the same key. */
 export interface BotStorageSet { type: 'BotStorageSet'; org: number; user_id: number; entries: Array<[string, string]> }
 export interface BotStorageRemoved { type: 'BotStorageRemoved'; org: number; user_id: number; keys: string[] }

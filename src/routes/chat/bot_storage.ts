@@ -2,7 +2,7 @@
  * A bot's storage: read, write, remove entries. Bots only.
  */
 import { Type } from '@sinclair/typebox';
-import { getBotStorage } from '../../../actors/areas/bot_storage.js';
+import { getBotStorage, MAX_BOT_STORAGE_ENTRIES_PER_REQUEST } from '../../../actors/areas/bot_storage.js';
 import { route, S } from '../../http/route.js';
 
 export const getStorage = route({
@@ -24,8 +24,8 @@ export const updateStorage = route({
   operationId: 'updateBotStorage',
   auth: 'user',
   botsOnly: true,
-  summary: 'Set entries of the calling bot\'s storage, overwriting existing keys (10,000,000 characters in all)',
-  params: { storage: { schema: Type.Record(Type.String(), Type.String()), required: true } },
+  summary: `Set entries of the calling bot's storage, overwriting existing keys (at most ${MAX_BOT_STORAGE_ENTRIES_PER_REQUEST} a request; 10,000,000 characters in all)`,
+  params: { storage: { schema: Type.Record(Type.String(), Type.String(), { maxProperties: MAX_BOT_STORAGE_ENTRIES_PER_REQUEST }), required: true } },
   async handler({ params, org, user, runtime }) {
     await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'SET_BOT_STORAGE', org: org.id, storage: params.storage } });
     return { json: {} };
