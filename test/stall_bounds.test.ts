@@ -210,7 +210,9 @@ t.test("markdown-it's link rule runs only where a `]` follows, with the same HTM
   t.equal(runs('['.repeat(10_000)), 0, '10,000 `[` and no `]`: never run');
   t.equal(runs('!['.repeat(5000)), 0, 'nor for `![`');
   t.equal(runs('[a](http://e.com) ' + '['.repeat(1000)), 1, 'only the `[` a `]` follows');
-  const closed = '['.repeat(100) + ']';
+  t.equal(runs('['.repeat(10_000) + '\n[message truncated]'), 1, 'a cut message: only the `[` its `]` can close');
+  t.ok(runs('['.repeat(1000) + ' `]` ]') >= 1000, 'a code span after it may hide a bracket: every `[` is tried');
+  const closed = '['.repeat(100) + '`x`]';
   const bounded = runs(closed);
   LINK_RULE_BOUND.enabled = false;
   const unbounded = runs(closed);
@@ -219,16 +221,16 @@ t.test("markdown-it's link rule runs only where a `]` follows, with the same HTM
   LINK_RULE_BOUND.enabled = false;
   t.ok(runs('['.repeat(1000)) >= 1000, 'without the bound, 1,000 `[` ran it at least 1,000 times');
   LINK_RULE_BOUND.enabled = true;
-  const pieces = ['[', ']', '(', ')', '!', 'a', ' ', '\n', '`', '**', '@**x**', '#**c**', 'http://e.com', '$$', '<time:1>', '\\', ':smile:', '> '];
+  const pieces = ['[', '[', ']', ']', '[x]', '](http://e.com)', '(', ')', '!', 'a', ' ', '\n', '`', '**', '@**x**', '#**c**', 'http://e.com', '$$', '<time:1>', '\\', ':smile:', '> '];
   fc.assert(
-    fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 60 }), (parts) => {
+    fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 80 }), (parts) => {
       const source = parts.join('');
       LINK_RULE_BOUND.enabled = false;
       const plain = renderMarkdown(source, env).html;
       LINK_RULE_BOUND.enabled = true;
       return renderMarkdown(source, env).html === plain;
     }),
-    { numRuns: 2000, seed: 24 },
+    { numRuns: 4000, seed: 24 },
   );
   LINK_RULE_BOUND.enabled = true;
 });
