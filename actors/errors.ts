@@ -77,6 +77,8 @@ export const invalidArgument = (name: string, why: string): ApiError =>
   new ApiError('BAD_REQUEST', why.includes(name) ? why : `Invalid ${name}: ${why}`, { var_name: name });
 export const badQueue = (queueId: string): ApiError =>
   new ApiError('BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queueId}`, { queue_id: queueId });
+/** Zulip's `@require_bot` refusal (bot storage). */
+export const botsOnly = (): ApiError => new ApiError('PERMISSION_DENIED', 'This endpoint is only available to bots.');
 export const adminRequired = (): ApiError => new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
 
 /** Every code the message board answers with (its statuses: `src/board/errors.ts`). */

@@ -16,7 +16,7 @@
  *   inside a link. The HTML is `<a href="…">url</a>`.
  */
 import type { MarkdownIt } from 'markdown-it';
-import type { StateCore, Token } from 'markdown-it';
+import type { StateCore, StateInline, Token } from 'markdown-it';
 import type { RenderState } from './env.js';
 
 const ALLOWED_SCHEMES = new Set(['http', 'https', 'ftp', 'mailto', 'tel', 'sms', 'bitcoin', 'irc']);
@@ -159,7 +159,87 @@ function fillEmptyLinks(state: StateCore, children: Token[]): void {
   }
 }
 
+/** The bound's switch and its count of link rule runs, for tests that compare and count. */
+export const LINK_RULE_BOUND = { enabled: true, runs: 0 };
+
+/**
+ * markdown-it's `link` rule, tried only where a label could close. From every `[` it
+ * scans for the `]` that ends the label (up to 100 nested scans deep), so 10,000 `[`
+ * followed by `[message truncated]` (a cut message) cost ~13 ms a render, all in
+ * scans that could only fail. The rule is not run where it would fail for certain:
+ *
+ * - no `]` follows before the end of the text being parsed; or
+ * - (at the inline text's own end) the brackets after it never close it: counting `[`
+ *   as +1 and `]` as -1, the count never falls below its value at the `[`, and no
+ *   character that starts a token able to hold a bracket (`` ` @ # $ < ``) follows.
+ *   Without those, every bracket is seen by the scan, each `[` either raising the
+ *   level or ending the scan (a nested link), so the count is the scan's level.
+ *
+ * Anywhere else it runs as it is.
+ */
+function boundedLinkRule(md: MarkdownIt): void {
+  const rules = (md.inline.ruler as unknown as { __rules__: Array<{ name: string; fn: InlineRule }> }).__rules__;
+  const link = rules.find((r) => r.name === 'link')!.fn;
+  const bounds = new WeakMap<StateInline, Bounds>();
+  md.inline.ruler.at('link', (state, silent) => {
+    if (state.src.charCodeAt(state.pos) !== 0x5b /* [ */) return false;
+    if (LINK_RULE_BOUND.enabled) {
+      let b = bounds.get(state);
+      if (!b) bounds.set(state, (b = new Bounds(state.src, state.posMax)));
+      if (!b.mayClose(state.pos, state.posMax)) return false;
+    }
+    LINK_RULE_BOUND.runs++;
+    return link(state, silent);
+  });
+}
+
+/** Characters that start an inline token able to contain a bracket (code, mention, channel link, TeX, time). */
+const HIDES_BRACKETS = new Set([0x60, 0x40, 0x23, 0x24, 0x3c]);
+
+/** What one inline text says about where a link label opened at some `[` could close. */
+class Bounds {
+  /** The last `]` before each end a text is parsed to (a label is parsed to its own end). */
+  private readonly lastClose = new Map<number, number>();
+  /** `[` minus `]` up to and including each position, up to `end`. */
+  private readonly depth: Int32Array;
+  /** The least `depth` after each position, up to `end`. */
+  private readonly leastAfter: Int32Array;
+  /** Whether a character of `HIDES_BRACKETS` is at or after each position, up to `end`. */
+  private readonly hiderAfter: Uint8Array;
+
+  constructor(private readonly src: string, private readonly end: number) {
+    this.depth = new Int32Array(end);
+    this.leastAfter = new Int32Array(end);
+    this.hiderAfter = new Uint8Array(end + 1);
+    let d = 0;
+    for (let i = 0; i < end; i++) {
+      const c = src.charCodeAt(i);
+      if (c === 0x5b) d++;
+      else if (c === 0x5d) d--;
+      this.depth[i] = d;
+    }
+    let least = 0x7fffffff;
+    for (let i = end - 1; i >= 0; i--) {
+      this.leastAfter[i] = least;
+      least = Math.min(least, this.depth[i]);
+      this.hiderAfter[i] = this.hiderAfter[i + 1] | (HIDES_BRACKETS.has(src.charCodeAt(i)) ? 1 : 0);
+    }
+  }
+
+  /** False only where a label opened by the `[` at `pos` certainly does not close before `posMax`. */
+  mayClose(pos: number, posMax: number): boolean {
+    let close = this.lastClose.get(posMax);
+    if (close === undefined) this.lastClose.set(posMax, (close = this.src.lastIndexOf(']', posMax - 1)));
+    if (close <= pos) return false;
+    if (posMax !== this.end || this.hiderAfter[pos + 1] === 1) return true;
+    return this.leastAfter[pos] <= this.depth[pos] - 1;
+  }
+}
+
+type InlineRule = (state: StateInline, silent: boolean) => boolean;
+
 export function links(md: MarkdownIt): void {
+  boundedLinkRule(md);
   md.normalizeLink = (url: string) => sanitizeUrl(url.trim()) ?? REFUSED;
   md.validateLink = (url: string) => url !== REFUSED;
   md.core.ruler.after('inline', 'zulip_links', (state) => {

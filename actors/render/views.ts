@@ -194,6 +194,27 @@ export function visibleHistory(history: EditHistoryEntry[], policy: 'all' | 'mov
  */
 export function topicLinks(org: OrgContext, topic: string): Array<{ text: string; url: string }> {
   if (topic === '' || (org.linkifiers.length === 0 && !topic.includes('://'))) return [];
+  // A page of messages repeats a few topics, and each search runs every linkifier:
+  // 2,500 messages under 100 linkifiers were 250,000 searches (~90 ms) without this.
+  let known = topicLinksCache.get(org.linkifiers);
+  if (!known) topicLinksCache.set(org.linkifiers, (known = new Map()));
+  let links = known.get(topic);
+  if (!links) {
+    if (known.size >= TOPIC_LINKS_CACHE_SIZE) known.clear();
+    links = findTopicLinks(org, topic);
+    known.set(topic, links);
+  }
+  return links.map((l) => ({ text: l.text, url: l.url }));
+}
+
+/**
+ * Topic links by topic, for each version of an organization's linkifier list (a change
+ * replaces the list, so the old entries go with it). A copy is handed out each time.
+ */
+const topicLinksCache = new WeakMap<OrgContext['linkifiers'], Map<string, ReadonlyArray<{ text: string; url: string }>>>();
+const TOPIC_LINKS_CACHE_SIZE = 4096;
+
+function findTopicLinks(org: OrgContext, topic: string): Array<{ text: string; url: string }> {
   const found = linkifierMatches(topic, compileLinkifiers(org.linkifiers)).map((m) => ({ start: m.start, text: topic.slice(m.start, m.end), url: m.url }));
   for (const m of topic.matchAll(/https?:\/\/[^\s]+/g)) {
     if (!found.some((f) => m.index >= f.start && m.index < f.start + f.text.length)) found.push({ start: m.index, text: m[0], url: m[0] });

@@ -12,7 +12,7 @@ import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { OrgRecord, UserRecord } from '../../actors/types.js';
 import type { Config } from '../config.js';
 import { mailerFor, type Mailer } from '../mail/mailer.js';
-import { ApiError } from '../../actors/errors.js';
+import { ApiError, botsOnly } from '../../actors/errors.js';
 import { CHAT_API } from './api.js';
 import { App, type Limit } from './app.js';
 import type { Checked } from './params.js';
@@ -72,7 +72,11 @@ export class ChatApp extends App<Caller> {
 
   protected admit(route: RouteRecord, req: IncomingRequest): Caller {
     const org = this.organization(req);
-    if (route.auth === 'user') return { org, user: this.authenticate(req, org) };
+    if (route.auth === 'user') {
+      const user = this.authenticate(req, org);
+      if (route.botsOnly && !user.is_bot) throw botsOnly();
+      return { org, user };
+    }
     if (org.deactivated && !route.deactivatedOrg) throw new ApiError('REALM_DEACTIVATED', REALM_DEACTIVATED_MSG);
     return { org, user: undefined as unknown as UserRecord };
   }

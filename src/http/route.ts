@@ -150,6 +150,12 @@ export interface RouteRecord<M extends ParamMap = ParamMap, B = any, A extends A
   /** Chat: `user` needs HTTP Basic; `none` still chooses the organization by Host. */
   auth?: 'user' | 'none';
   /**
+   * Chat, `auth: 'user'`: only bots may call it (Zulip's `@require_bot`); anyone else is
+   * refused once authenticated, before the parameters are decoded, so that a large body
+   * from a human costs nothing (87,000 keys to `PUT /bot_storage` were parsed and checked first).
+   */
+  botsOnly?: boolean;
+  /**
    * Chat: exempt from rate limiting (the event queue endpoints, Parley's hot path: a
    * client polls once per event batch). Zulip's Tornado counts them in buckets of its
    * own, apart from the other endpoints', under the same `api_by_user` rules.

@@ -2,7 +2,7 @@
  * A bot's storage: read, write, remove entries. Bots only.
  */
 import { Type } from '@sinclair/typebox';
-import { getBotStorage } from '../../../actors/areas/bot_storage.js';
+import { getBotStorage, MAX_BOT_STORAGE_ENTRIES_PER_REQUEST } from '../../../actors/areas/bot_storage.js';
 import { route, S } from '../../http/route.js';
 
 export const getStorage = route({
@@ -10,6 +10,7 @@ export const getStorage = route({
   path: '/api/v1/bot_storage',
   operationId: 'getBotStorage',
   auth: 'user',
+  botsOnly: true,
   summary: "The calling bot's storage, or the entries of `keys`",
   params: { keys: { schema: S.strArray } },
   handler({ params, org, user, runtime }) {
@@ -22,8 +23,9 @@ export const updateStorage = route({
   path: '/api/v1/bot_storage',
   operationId: 'updateBotStorage',
   auth: 'user',
-  summary: 'Set entries of the calling bot\'s storage, overwriting existing keys (10,000,000 characters in all)',
-  params: { storage: { schema: Type.Record(Type.String(), Type.String()), required: true } },
+  botsOnly: true,
+  summary: `Set entries of the calling bot's storage, overwriting existing keys (at most ${MAX_BOT_STORAGE_ENTRIES_PER_REQUEST} a request; 10,000,000 characters in all)`,
+  params: { storage: { schema: Type.Record(Type.String(), Type.String(), { maxProperties: MAX_BOT_STORAGE_ENTRIES_PER_REQUEST }), required: true } },
   async handler({ params, org, user, runtime }) {
     await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'SET_BOT_STORAGE', org: org.id, storage: params.storage } });
     return { json: {} };
@@ -35,6 +37,7 @@ export const removeStorage = route({
   path: '/api/v1/bot_storage',
   operationId: 'removeBotStorage',
   auth: 'user',
+  botsOnly: true,
   summary: "Remove the entries of `keys`, or the whole of the calling bot's storage",
   params: { keys: { schema: S.strArray } },
   async handler({ params, org, user, runtime }) {

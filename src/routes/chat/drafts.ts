@@ -2,7 +2,7 @@
  * The caller's drafts: list, create, edit, delete (while `enable_drafts_synchronization` is on).
  */
 import { Type } from '@sinclair/typebox';
-import { checkDraftsSynchronized, listDrafts } from '../../../actors/areas/drafts.js';
+import { checkDraftsSynchronized, listDrafts, MAX_DRAFTS_PER_REQUEST } from '../../../actors/areas/drafts.js';
 import { Enum, route, S } from '../../http/route.js';
 
 /** A draft as clients send it (Zulip's `DraftData`: no other fields). */
@@ -31,8 +31,8 @@ export const createDrafts = route({
   path: '/api/v1/drafts',
   operationId: 'createDrafts',
   auth: 'user',
-  summary: 'Create drafts; their ids come back in the order given',
-  params: { drafts: { schema: Type.Array(DraftSchema) } },
+  summary: `Create drafts (at most ${MAX_DRAFTS_PER_REQUEST} a request); their ids come back in the order given`,
+  params: { drafts: { schema: Type.Array(DraftSchema, { maxItems: MAX_DRAFTS_PER_REQUEST }) } },
   async handler({ params, org, user, runtime }) {
     const value = await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'CREATE_DRAFTS', org: org.id, drafts: params.drafts ?? [] } });
     return { json: value };

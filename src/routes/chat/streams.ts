@@ -2,7 +2,7 @@
  * Channels and subscriptions: list channels, fetch one by id, look one up by name, list, add and
  * remove subscriptions. Subscribing to a missing channel creates it where permitted.
  */
-import { channelEmailAddress, channelMembers, getChannel, listChannels, listSubscriptions, listTopics, subscriptionStatus, visibleChannelId } from '../../../actors/areas/subscriptions.js';
+import { channelEmailAddress, channelMembers, getChannel, listChannels, listSubscriptions, listTopics, MAX_PROPERTY_CHANGES_PER_REQUEST, subscriptionStatus, visibleChannelId } from '../../../actors/areas/subscriptions.js';
 import { resolveUserIds } from '../../../actors/areas/users.js';
 import { Type } from '@sinclair/typebox';
 import { CHANNEL_GROUP_DEFAULTS } from '../../../actors/kinds/channel.js';
@@ -201,10 +201,10 @@ export const updateSubscriptionProperties = route({
   path: '/api/v1/users/me/subscriptions/properties',
   operationId: 'updateSubscriptionSettings',
   auth: 'user',
-  summary: "Change settings of the user's own subscriptions (color, muting, pinning, notifications)",
+  summary: `Change settings of the user's own subscriptions (color, muting, pinning, notifications; at most ${MAX_PROPERTY_CHANGES_PER_REQUEST} changes a request)`,
   params: {
     subscription_data: {
-      schema: Type.Array(Type.Object({ stream_id: Type.Integer(), property: Type.String(), value: Type.Unknown() }, { additionalProperties: true })),
+      schema: Type.Array(Type.Object({ stream_id: Type.Integer(), property: Type.String(), value: Type.Unknown() }, { additionalProperties: true }), { maxItems: MAX_PROPERTY_CHANGES_PER_REQUEST }),
       required: true,
     },
   },
