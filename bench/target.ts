@@ -64,6 +64,23 @@ const SERVING = /is serving the chat API on http:\/\/[^:]+:(\d+)\//;
 const SERVING_BOARD = /is serving the message board on http:\/\/[^:]+:(\d+)/;
 const STARTUP_MS = 30000;
 
+/** The heap limit a bench server runs under unless its node flags name one (Node 20's own default, about). */
+const BENCH_HEAP_MIB = 4096;
+
+/**
+ * The server's node flags with its heap limit, and that limit: the one the flags name,
+ * else BENCH_HEAP_MIB added. `--memory-limit-mib` is set to the same, so the server
+ * serves in the process the bench started (no relaunch under another heap limit), whose
+ * pid the CPU and memory readings follow.
+ */
+function serverHeap(nodeArgs: string[]): { args: string[]; mib: number } {
+  for (let i = 0; i < nodeArgs.length; i++) {
+    const m = /^--max[-_]old[-_]space[-_]size(?:=(\d+))?$/.exec(nodeArgs[i]);
+    if (m) return { args: nodeArgs, mib: Number(m[1] ?? nodeArgs[i + 1]) };
+  }
+  return { args: [...nodeArgs, `--max-old-space-size=${BENCH_HEAP_MIB}`], mib: BENCH_HEAP_MIB };
+}
+
 /** Starts Parley as a child process on a free loopback port and logs in as its owner. */
 export async function startParley(opts: LocalOptions = {}): Promise<Target> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
@@ -73,10 +90,11 @@ export async function startParley(opts: LocalOptions = {}): Promise<Target> {
     forgetTempDir(dataDir);
   };
   const prepared = opts.prepare ? await opts.prepare(dataDir).catch((err: Error) => (removeDataDir(), Promise.reject(err))) : undefined;
-  const child = spawnTracked(process.execPath, [...(opts.noGc ? [] : ['--expose-gc']), ...(opts.nodeArgs ?? []), '--import', './dist/bench/probe.js', 'dist/src/main.js'], {
+  const heap = serverHeap(opts.nodeArgs ?? []);
+  const child = spawnTracked(process.execPath, [...(opts.noGc ? [] : ['--expose-gc']), ...heap.args, '--import', './dist/bench/probe.js', 'dist/src/main.js'], {
     role: 'server',
     cwd: REPO_ROOT,
-    env: { ...process.env, ...UNLIMITED, PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '0', PARLEY_DATA_DIR: dataDir, PARLEY_BOARD_PORT: '0', PARLEY_FSYNC: opts.fsync ?? 'always', ...opts.env },
+    env: { ...process.env, ...UNLIMITED, PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '0', PARLEY_DATA_DIR: dataDir, PARLEY_BOARD_PORT: '0', PARLEY_FSYNC: opts.fsync ?? 'always', PARLEY_MEMORY_LIMIT_MIB: String(heap.mib), ...opts.env },
   });
   const probes: Array<(r: ProbeReading) => void> = [];
   const tail: string[] = [];
