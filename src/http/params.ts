@@ -6,7 +6,7 @@
  * - chat (Zulip): parameters come from the query string or a form body (urlencoded or
  *   multipart, `body.ts`). Values are strings: each is first converted by what its
  *   schema allows (integers, booleans, JSON-encoded lists and objects, as Zulip sends
- *   them), then validated. Unknown names are reported back as
+ *   them; a string declared `json` is unquoted), then validated. Unknown names are reported back as
  *   `ignored_parameters_unsupported`. A path parameter of the wrong shape is a 404.
  * - board: parameters come from a strict query string (no duplicates, valid UTF-8);
  *   integers must be plain decimal digits; the query is validated as one object that
@@ -76,6 +76,8 @@ export function typesOf(schema: Schema): Set<string> {
 
 const INTEGER = /^-?\d{1,16}$/;
 const LOOKS_LIKE_JSON = /^\s*[[{"]|^null$/;
+/** What may start a JSON value; a bare string that cannot be JSON is not parsed (a thrown SyntaxError is costly). */
+const MAY_BE_JSON = /^\s*[[{"\d-]|^(true|false|null)$/;
 const NUMBER = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
 
 /** What a parameter's schema admits, as the conversion reads it (decided once per route, not per request). */
@@ -88,9 +90,11 @@ interface Admits {
   /** JSON arrays or objects. */
   structured: boolean;
   null: boolean;
+  /** Declared JSON-encoded (`ParamSpec.json`) and admits a string: JSON first, the bare string as a fallback. */
+  jsonString: boolean;
 }
 
-function admits(types: Set<string>): Admits {
+function admits(types: Set<string>, json = false): Admits {
   return {
     integer: types.has('integer'),
     number: types.has('number') && !types.has('integer'),
@@ -98,6 +102,7 @@ function admits(types: Set<string>): Admits {
     string: types.has('string'),
     structured: types.has('array') || types.has('object'),
     null: types.has('null'),
+    jsonString: json && types.has('string'),
   };
 }
 
@@ -134,6 +139,15 @@ function convert(name: string, raw: string, a: Admits): unknown {
   if (a.integer && INTEGER.test(raw)) return Number(raw);
   if (a.number && NUMBER.test(raw)) return Number(raw);
   if (a.boolean && (raw === 'true' || raw === 'false')) return raw === 'true';
+  if (a.jsonString) {
+    if (!MAY_BE_JSON.test(raw)) return raw;
+    if (!nestedWithin(raw, MAX_JSON_DEPTH)) throw new ApiError('BAD_REQUEST', `Argument "${name}" is nested too deeply (at most ${MAX_JSON_DEPTH} levels).`, { var_name: name });
+    try {
+      return JSON.parse(raw);
+    } catch {
+      return raw;
+    }
+  }
   // A parameter that may also be a plain string (a channel name in `to`) is parsed as JSON
   // only when it looks like JSON: a thrown SyntaxError costs more than the rest of a request.
   if ((a.structured || (a.null && raw === 'null')) && (!a.string || LOOKS_LIKE_JSON.test(raw))) {
@@ -165,7 +179,7 @@ function compileChat(route: RouteRecord): ParamChecker {
   const known = new Set<string>();
   for (const [name, spec] of Object.entries(route.params)) {
     const validate = compileSchema('chat', `Route ${route.method} ${route.path}: parameter '${name}'`, spec.schema);
-    compiled.push({ name, spec, admits: admits(typesOf(spec.schema)), aliases: spec.aliases ?? NO_ALIASES, validate });
+    compiled.push({ name, spec, admits: admits(typesOf(spec.schema), spec.json === true), aliases: spec.aliases ?? NO_ALIASES, validate });
     known.add(name);
     for (const alias of spec.aliases ?? []) known.add(alias);
   }
@@ -202,8 +216,15 @@ function compileChat(route: RouteRecord): ParamChecker {
         params[p.name] = value;
         continue;
       }
-      const value = convert(p.name, raw, p.admits);
-      if (!p.validate(value)) throw new ApiError('BAD_REQUEST', describe(p.name, p.validate), { var_name: p.name });
+      let value = convert(p.name, raw, p.admits);
+      if (!p.validate(value)) {
+        // A JSON-encoded string parameter also takes the bare form, where its JSON reading is refused (`123` as a name).
+        if (!p.admits.jsonString || value === raw || !p.validate(raw)) {
+          if (p.admits.jsonString) p.validate(value);
+          throw new ApiError('BAD_REQUEST', describe(p.name, p.validate), { var_name: p.name });
+        }
+        value = raw;
+      }
       params[p.name] = value;
     }
     const ignored: string[] = [];

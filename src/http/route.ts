@@ -34,6 +34,14 @@ export type Schema = TSchema;
 export interface ParamSpec<T extends TSchema = TSchema> {
   schema: T;
   required?: boolean;
+  /**
+   * Chat: the value is JSON-encoded text, as Zulip's `Json[...]` parameters are (the
+   * description's `content: application/json`). Needed only where the schema admits a
+   * string, since other types are decoded as JSON anyway: a JSON string is unquoted
+   * (`"allow_empty_topic"`), and a value that is not valid JSON, or whose JSON the
+   * schema refuses, is taken as the bare string if the schema admits that.
+   */
+  json?: boolean;
   /** Older names accepted for the same parameter (e.g. `subject` for `topic`); chat only. */
   aliases?: readonly string[];
   /**

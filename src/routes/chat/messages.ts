@@ -36,7 +36,7 @@ export const sendMessage = route({
   summary: 'Send a channel message or a direct message',
   params: {
     type: { schema: Enum(['stream', 'channel', 'private', 'direct']), required: true },
-    to: { schema: recipientSchema, required: true },
+    to: { schema: recipientSchema, required: true, json: true },
     topic: { schema: S.str, aliases: ['subject'] },
     content: { schema: S.str, required: true },
     queue_id: { schema: S.str },
