@@ -3,6 +3,7 @@
  * deprecated mark-as-read endpoints that clients still call (Zulip's
  * `zerver/views/message_flags.py`).
  */
+import { Type } from '@sinclair/typebox';
 import { accessMessage } from '../../../actors/areas/messages.js';
 import { getChannel } from '../../../actors/areas/subscriptions.js';
 import { badRequest } from '../../../actors/errors.js';
@@ -58,7 +59,8 @@ export const updateFlagsForNarrow = route({
     include_anchor: { schema: S.bool },
     num_before: { schema: S.nonNegInt, required: true },
     num_after: { schema: S.nonNegInt, required: true },
-    narrow: { schema: S.list },
+    // Required, as Zulip's description says (no default); null is taken as an empty narrow.
+    narrow: { schema: Type.Union([S.list, Type.Null()]), required: true },
     op: { schema: Enum(['add', 'remove']), required: true },
     flag: { schema: S.str, required: true },
   },
