@@ -74,6 +74,15 @@ export function typesOf(schema: Schema): Set<string> {
   return out;
 }
 
+/**
+ * Whether a chat parameter is decoded as JSON text, as a Zulip `Json[...]` parameter is:
+ * declared so (`json`), or its schema admits no string (integers, booleans, numbers,
+ * lists, objects and null are read as their JSON text). A string one is taken verbatim.
+ */
+export function decodesJson(spec: ParamSpec): boolean {
+  return spec.json === true || !typesOf(spec.schema).has('string');
+}
+
 const INTEGER = /^-?\d{1,16}$/;
 const LOOKS_LIKE_JSON = /^\s*[[{"]|^null$/;
 /** What may start a JSON value; a bare string that cannot be JSON is not parsed (a thrown SyntaxError is costly). */
