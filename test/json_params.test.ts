@@ -45,3 +45,12 @@ t.test('to on POST /messages: a quoted channel name and a bare one', async (t) =
     t.equal(r.status, 200, `${to}: ${r.body}`);
   }
 });
+
+t.test('the OpenAPI document says a declared string is JSON-encoded', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const doc = (await f.call(null, 'GET', '/api/v1/openapi.json')).json;
+  const param = (path: string, method: string, name: string) => doc.paths[path][method].parameters.find((p: any) => p.name === name);
+  t.same(param('/api/v1/channels/create', 'post', 'topics_policy').content, { 'application/json': { schema: { type: 'string' } } }, 'topics_policy on create');
+  t.same(param('/api/v1/streams/{stream_id}', 'patch', 'topics_policy').schema, { type: 'string' }, 'but not on PATCH, where Zulip takes it verbatim');
+});

@@ -41,14 +41,14 @@ function responseOf(api: ApiName, status: number, doc: ResponseDoc): Record<stri
   return { description: doc.description, content: { [mediaType]: { schema } } };
 }
 
-/** One parameter. Chat values that are JSON-encoded (lists, objects) are documented as such. */
+/** One parameter. Chat values that are JSON-encoded (lists, objects, strings declared `json`) are documented as such. */
 function parameterOf(r: RouteRecord, name: string): Record<string, unknown> {
   const p = r.params[name];
   const where = p.in === 'path' ? 'path' : 'query';
   const out: Record<string, unknown> = { name, in: where, required: where === 'path' || (p.required ?? false) };
   if (p.description !== undefined) out.description = p.description;
   const types = typesOf(p.schema);
-  if (r.api === 'chat' && where === 'query' && (types.has('array') || types.has('object'))) out.content = { 'application/json': { schema: p.schema } };
+  if (r.api === 'chat' && where === 'query' && (types.has('array') || types.has('object') || p.json === true)) out.content = { 'application/json': { schema: p.schema } };
   else out.schema = p.schema;
   if (p.aliases && p.aliases.length > 0) out['x-aliases'] = p.aliases;
   return out;
