@@ -170,12 +170,21 @@ export function loadSnapshot(state: Snapshottable, snap: VerifiedSnapshot): numb
   return snap.header.startSeq;
 }
 
+/** A snapshot file open for reading by position. */
+type SnapshotFile = ByteSource & { close(): void };
+
 /**
- * A snapshot file open for reading by position. Never read whole: a snapshot may be
- * larger than a buffer can be (2 GiB for one read) or than the heap can spare.
+ * Opens a snapshot file for reading by position, or says why it cannot be. Never read
+ * whole: a snapshot may be larger than a buffer can be (2 GiB for one read) or than the
+ * heap can spare.
  */
-export function openSnapshotFile(path: string): ByteSource & { close(): void } {
-  const fd = openSync(path, 'r');
+function openSnapshotFile(path: string): SnapshotFile | string {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    return `cannot be read: ${(err as Error).message}`;
+  }
   const size = fstatSync(fd).size;
   return {
     size,
@@ -194,12 +203,8 @@ export function openSnapshotFile(path: string): ByteSource & { close(): void } {
 
 /** Walks a snapshot file (see `walkSnapshot`), closing it at the end. A read that fails (or an `onChunk` that throws) throws. */
 export function* walkSnapshotFile(path: string, onChunk?: (chunk: unknown) => void): Generator<void, SnapshotSummary | string> {
-  let file: ReturnType<typeof openSnapshotFile>;
-  try {
-    file = openSnapshotFile(path);
-  } catch (err) {
-    return `cannot be read: ${(err as Error).message}`;
-  }
+  const file = openSnapshotFile(path);
+  if (typeof file === 'string') return file;
   try {
     return yield* walkSnapshot(file, onChunk);
   } finally {
@@ -213,12 +218,8 @@ export function* walkSnapshotFile(path: string, onChunk?: (chunk: unknown) => vo
  * and `parley verify` walk the file instead.
  */
 export function readSnapshot(path: string, decode = true): VerifiedSnapshot | string {
-  let file: ReturnType<typeof openSnapshotFile>;
-  try {
-    file = openSnapshotFile(path);
-  } catch (err) {
-    return `cannot be read: ${(err as Error).message}`;
-  }
+  const file = openSnapshotFile(path);
+  if (typeof file === 'string') return file;
   try {
     return verifySnapshot(file, decode);
   } finally {
