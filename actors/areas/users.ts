@@ -22,6 +22,7 @@ import { directSystemGroups } from '../group_settings.js';
 import { hasGroupPermission } from '../group_settings.js';
 import { realmSettings } from '../realm_settings.js';
 import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
+import { accessUser, inaccessibleUserView, userAccessOf } from '../user_access.js';
 
 /** A user joined an organization. */
 export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }
@@ -183,15 +184,22 @@ export function findUserByEmail(rt: StateView, org: number, email: string): User
   return ctx && userByEmail(ctx, email);
 }
 
-/** Every user of an organization, as `GET /users` lists them. */
+/**
+ * Every user of an organization, as `GET /users` lists them. A guest limited by
+ * `can_access_all_users_group` gets the users they may access only (Zulip's
+ * `get_users_for_api` with `user_list_incomplete`, its default).
+ */
 export function listUsers(rt: StateView, org: number, viewer: UserRecord, profileData = false, clientGravatar = false): Record<string, unknown>[] {
-  return [...rt.org(org)!.users.values()].map((u) => userView(u, { profileData, clientGravatar, viewer }));
+  const access = userAccessOf(rt, org, viewer);
+  const all = [...rt.org(org)!.users.values()];
+  return (access ? all.filter(access) : all).map((u) => userView(u, { profileData, clientGravatar, viewer }));
 }
 
-/** One user by id, or `BAD_REQUEST` "No such user". */
+/** One user by id, or `BAD_REQUEST` "No such user" (or "Insufficient permission" for a user the viewer may not access). */
 export function getUser(rt: StateView, org: number, viewer: UserRecord, userId: number, profileData = false, clientGravatar = false): Record<string, unknown> {
   const user = rt.org(org)!.users.get(userId);
   if (!user) throw badRequest('No such user');
+  accessUser(rt, org, viewer, user);
   return userView(user, { profileData, clientGravatar, viewer });
 }
 
@@ -205,6 +213,7 @@ export function getUserByEmail(rt: StateView, org: number, viewer: UserRecord, e
   const dummy = /^user([0-9]{1,15})@[^@]+$/i.exec(email);
   const user = userByEmail(ctx, email) ?? (dummy ? ctx.users.get(Number(dummy[1])) : undefined);
   if (!user) throw badRequest('No such user');
+  accessUser(rt, org, viewer, user);
   return userView(user, { profileData, clientGravatar, viewer });
 }
 
@@ -232,8 +241,15 @@ export const users = area({
       fill(state, r, view) {
         const all = [...view.org(r.org.id)!.users.values()];
         const shown = { profileData: true, clientGravatar: r.clientGravatar, viewer: r.user };
-        state.realm_users = all.filter((u) => u.is_active).map((u) => userView(u, shown));
-        state.realm_non_active_users = all.filter((u) => !u.is_active).map((u) => userView(u, shown));
+        // A limited guest gets the users they may not access as "Unknown user", active, unless
+        // the client copes with an incomplete list (Zulip's `user_list_incomplete`).
+        const access = userAccessOf(view, r.org.id, r.user);
+        const accessible = access ? all.filter(access) : all;
+        state.realm_users = accessible.filter((u) => u.is_active).map((u) => userView(u, shown));
+        state.realm_non_active_users = accessible.filter((u) => !u.is_active).map((u) => userView(u, shown));
+        if (access && !r.userListIncomplete) {
+          for (const u of all) if (!access(u)) (state.realm_users as unknown[]).push(inaccessibleUserView(r.org, u.user_id));
+        }
         state.cross_realm_bots = [...SYSTEM_BOTS.values()].map((bot) => ({ ...userView(bot), is_system_bot: true }));
         Object.assign(state, {
           user_id: r.user.user_id,

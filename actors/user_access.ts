@@ -1,0 +1,66 @@
+/**
+ * Who may access whom under `can_access_all_users_group` (Zulip's
+ * `zerver/lib/users.py`: `check_can_access_user`, `get_inaccessible_user_ids`,
+ * `get_data_for_inaccessible_user`). A guest outside the group accesses only
+ * themself, bots, and the users they share a channel or a direct message
+ * conversation with; the others are refused, or named as "Unknown user" where a
+ * payload must name them. The accessible set is `accessibleUserIds` of
+ * `presence_rules.ts`, computed only for such a guest.
+ */
+import { BOT_DOMAIN } from './bots.js';
+import type { StateView } from './core/state_view.js';
+import { badRequest } from './errors.js';
+import { accessibleUserIds, canAccessAllUsers } from './presence_rules.js';
+import { Role, type OrgRecord, type UserRecord } from './types.js';
+
+/** Zulip's `UserProfile.INACCESSIBLE_USER_NAME`. */
+export const INACCESSIBLE_USER_NAME = 'Unknown user';
+
+/** Whether one user is accessible to a given viewer. */
+export type AccessCheck = (user: UserRecord) => boolean;
+
+/**
+ * The viewer's access check, or null when the viewer may access every user (every
+ * non-guest, and every guest while `can_access_all_users_group` includes them).
+ */
+export function userAccessOf(view: StateView, orgId: number, viewer: UserRecord): AccessCheck | null {
+  const org = view.org(orgId);
+  if (!org || canAccessAllUsers(org, viewer)) return null;
+  const ids = accessibleUserIds(view, orgId, viewer);
+  // Bots are accessible to all (Zulip's `user_access_restricted_in_realm` is false for them).
+  return (user) => user.is_bot || ids.has(user.user_id);
+}
+
+/** Zulip's `check_can_access_user` as API code uses it: 400 "Insufficient permission" otherwise. */
+export function accessUser(view: StateView, orgId: number, viewer: UserRecord, target: UserRecord): void {
+  if (target.user_id === viewer.user_id || target.is_bot) return;
+  const check = userAccessOf(view, orgId, viewer);
+  if (check && !check(target)) throw badRequest('Insufficient permission');
+}
+
+/** The placeholder email of an inaccessible user (`user{id}@` the organization's fake email domain). */
+export function inaccessibleUserEmail(org: OrgRecord, userId: number): string {
+  return `user${userId}@${org.subdomain ? `${org.subdomain}.` : ''}${BOT_DOMAIN}`;
+}
+
+/** An inaccessible user as payloads name them (Zulip's `get_data_for_inaccessible_user`). */
+export function inaccessibleUserView(org: OrgRecord, userId: number): Record<string, unknown> {
+  return {
+    email: inaccessibleUserEmail(org, userId),
+    user_id: userId,
+    avatar_version: 1,
+    is_admin: false,
+    is_owner: false,
+    is_guest: false,
+    role: Role.MEMBER,
+    is_bot: false,
+    full_name: INACCESSIBLE_USER_NAME,
+    timezone: '',
+    is_active: true,
+    date_joined: '1970-01-01T00:00:00+00:00',
+    delivery_email: null,
+    avatar_url: '/static/images/unknown-user-avatar.png',
+    profile_data: {},
+    is_imported_stub: false,
+  };
+}

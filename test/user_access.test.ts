@@ -1,0 +1,99 @@
+/**
+ * Guests and `can_access_all_users_group`, path by path: with the setting at
+ * `role:members`, a guest accesses themself, bots, and the users they share a
+ * channel or a direct message conversation with. Each path is checked with the
+ * restriction off and on, for the guest and for a member.
+ */
+import t from 'tap';
+import { chatFixture, withRole, type ChatFixture, type Credentials } from './helpers.js';
+
+/** The people of one test organization, seen from the guest. */
+interface World {
+  f: ChatFixture;
+  guest: Credentials;
+  /** Shares the channel "shared" with the guest. */
+  alice: Credentials;
+  /** Shares nothing with the guest. */
+  bob: Credentials;
+  /** Shares a direct message conversation with the guest. */
+  carol: Credentials;
+  bot: number;
+}
+
+/** An organization with the restriction on (`role:members`, group 6) or off (the default `role:everyone`). */
+async function world(restricted: boolean): Promise<World> {
+  const f = await chatFixture();
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const carol = await f.createUser('carol@example.com', 'Carol');
+  const guest = await withRole(f, 'guest@example.com', 600);
+  await f.subscribe(f.owner, 'shared', [guest.user_id, alice.user_id]);
+  await f.subscribe(f.owner, 'others', [bob.user_id]);
+  const dm = await f.call(carol, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([guest.user_id]), content: 'hi' });
+  if (dm.status !== 200) throw new Error(dm.body);
+  const bot = await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Helper', short_name: 'helper' });
+  if (bot.status !== 200) throw new Error(bot.body);
+  if (restricted) {
+    const patched = await f.call(f.owner, 'PATCH', '/api/v1/realm', { can_access_all_users_group: JSON.stringify({ new: 6 }) });
+    if (patched.status !== 200) throw new Error(patched.body);
+  }
+  return { f, guest, alice, bob, carol, bot: bot.json.user_id };
+}
+
+const cases = [false, true] as const;
+
+t.test('GET /users: a limited guest lists only the users they may access', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const ids = async (who: Credentials) => ((await w.f.call(who, 'GET', '/api/v1/users')).json.members as Array<{ user_id: number }>).map((m) => m.user_id).sort((a, b) => a - b);
+    const everyone = [w.f.owner.user_id, w.alice.user_id, w.bob.user_id, w.carol.user_id, w.guest.user_id, w.bot].sort((a, b) => a - b);
+    t.same(await ids(w.guest), restricted ? [w.alice.user_id, w.carol.user_id, w.guest.user_id, w.bot].sort((a, b) => a - b) : everyone, `restricted=${restricted}: guest`);
+    t.same(await ids(w.alice), everyone, `restricted=${restricted}: a member sees everyone`);
+    const some = await w.f.call(w.guest, 'GET', '/api/v1/users', { user_ids: JSON.stringify([w.alice.user_id, w.bob.user_id]) });
+    t.same(some.json.members.map((m: { user_id: number }) => m.user_id), restricted ? [w.alice.user_id] : [w.alice.user_id, w.bob.user_id], `restricted=${restricted}: user_ids`);
+    w.f.stop();
+  }
+});
+
+t.test('GET /users/{id} and /users/{email}: "Insufficient permission" for a user the guest may not access', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    for (const path of [`/api/v1/users/${w.bob.user_id}`, '/api/v1/users/bob@example.com', `/api/v1/users/user${w.bob.user_id}@parley.invalid`]) {
+      const r = await w.f.call(w.guest, 'GET', path);
+      if (restricted) t.same([r.status, r.json.code, r.json.msg], [400, 'BAD_REQUEST', 'Insufficient permission'], path);
+      else t.equal(r.json.user?.full_name, 'Bob', path);
+      t.equal((await w.f.call(w.alice, 'GET', path)).json.user?.full_name, 'Bob', `${path}: a member`);
+    }
+    for (const id of [w.alice.user_id, w.carol.user_id, w.bot, w.guest.user_id]) {
+      t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${id}`)).status, 200, `restricted=${restricted}: ${id} is accessible`);
+    }
+    t.equal((await w.f.call(w.guest, 'GET', '/api/v1/users/nobody@example.com')).json.msg, 'No such user', 'unknown stays unknown');
+    w.f.stop();
+  }
+});
+
+t.test("register: realm_users names an inaccessible user as Zulip's \"Unknown user\", unless user_list_incomplete", async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const users = async (who: Credentials, caps?: object) => {
+      const r = await w.f.call(who, 'POST', '/api/v1/register', { fetch_event_types: JSON.stringify(['realm_user']), ...(caps ? { client_capabilities: JSON.stringify(caps) } : {}) });
+      return r.json.realm_users as Array<Record<string, unknown>>;
+    };
+    const bob = (await users(w.guest)).find((u) => u.user_id === w.bob.user_id);
+    if (restricted) {
+      t.same(bob, {
+        email: `user${w.bob.user_id}@parley.invalid`, user_id: w.bob.user_id, avatar_version: 1, is_admin: false, is_owner: false, is_guest: false,
+        role: 400, is_bot: false, full_name: 'Unknown user', timezone: '', is_active: true, date_joined: '1970-01-01T00:00:00+00:00',
+        delivery_email: null, avatar_url: '/static/images/unknown-user-avatar.png', profile_data: {}, is_imported_stub: false,
+      }, 'the placeholder');
+      t.notOk((await users(w.guest, { user_list_incomplete: true })).some((u) => u.user_id === w.bob.user_id), 'left out with user_list_incomplete');
+      const owner = (await users(w.guest)).find((u) => u.user_id === w.f.owner.user_id);
+      t.equal(owner?.full_name, 'Unknown user', 'the owner shares nothing with the guest either');
+    } else {
+      t.equal(bob?.full_name, 'Bob', 'unrestricted: the real user');
+    }
+    for (const id of [w.alice.user_id, w.carol.user_id]) t.not((await users(w.guest)).find((u) => u.user_id === id)?.full_name, 'Unknown user', `${id} is named`);
+    t.equal((await users(w.alice)).find((u) => u.user_id === w.bob.user_id)?.full_name, 'Bob', 'a member sees Bob');
+    w.f.stop();
+  }
+});
