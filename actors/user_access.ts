@@ -64,3 +64,9 @@ export function inaccessibleUserView(org: OrgRecord, userId: number): Record<str
     is_imported_stub: false,
   };
 }
+
+/** Zulip's `check_sender_can_access_recipients`: a limited guest may address only users they may access. */
+export function checkCanAccessRecipients(view: StateView, orgId: number, sender: UserRecord, recipients: readonly UserRecord[]): void {
+  const access = userAccessOf(view, orgId, sender);
+  if (access && recipients.some((u) => !access(u))) throw badRequest('You do not have permission to access some of the recipients.');
+}

@@ -97,3 +97,23 @@ t.test("register: realm_users names an inaccessible user as Zulip's \"Unknown us
     w.f.stop();
   }
 });
+
+t.test('direct messages: a limited guest may not address a user they may not access', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const send = (who: Credentials, to: number[]) => w.f.call(who, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify(to), content: 'hello' });
+    for (const to of [[w.bob.user_id], [w.alice.user_id, w.bob.user_id]]) {
+      const r = await send(w.guest, to);
+      if (restricted) t.same([r.status, r.json.code, r.json.msg], [400, 'BAD_REQUEST', 'You do not have permission to access some of the recipients.'], `restricted: to ${to}`);
+      else t.equal(r.status, 200, `unrestricted: to ${to}`);
+    }
+    for (const to of [[w.alice.user_id], [w.carol.user_id], [w.bot], [w.guest.user_id], [w.alice.user_id, w.carol.user_id]]) {
+      t.equal((await send(w.guest, to)).status, 200, `restricted=${restricted}: to ${to} is allowed`);
+    }
+    // A member may write to the guest, who then shares that conversation with them.
+    t.equal((await send(w.f.owner, [w.guest.user_id])).status, 200, 'the owner writes to the guest');
+    t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${w.f.owner.user_id}`)).status, 200, 'and is accessible to the guest from then on');
+    t.equal((await send(w.guest, [w.f.owner.user_id])).status, 200, 'who may answer');
+    w.f.stop();
+  }
+});

@@ -31,6 +31,7 @@ import { channelGroupSetting, dropMessages, received } from '../kinds/channel.js
 import { flagsOf } from '../kinds/user.js';
 import { linkChanges, type AttachmentLinksChanged } from './attachments.js';
 import { removedEvent, type ScheduledKind } from '../scheduled_rules.js';
+import { checkCanAccessRecipients } from '../user_access.js';
 import { checkWidgetContent, widgetOfContent, widgetSubmessageContent, type WidgetContent } from '../widgets.js';
 
 /**
@@ -277,12 +278,15 @@ export const sendDirect = command({
     if (!sender || !sender.is_active) throw badRequest('Invalid sender');
     if (command.to.length === 0) throw badRequest('Message must have recipients');
     const participants = new Set<number>([sender.user_id]);
+    const recipients: UserRecord[] = [];
     for (const id of command.to) {
       const user = ctx.users.get(id);
       if (!user) throw badRequest(`Invalid user ID ${id}`);
       if (!user.is_active) throw badRequest(`'${user.email}' is no longer using Zulip.`);
       participants.add(id);
+      recipients.push(user);
     }
+    checkCanAccessRecipients(world, ctx.org.id, sender, recipients);
     const dmUserIds = [...participants].sort((a, b) => a - b);
     const content = checkContent(command.content);
     const widget = widgetOfSend(command, content);
