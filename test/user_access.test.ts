@@ -117,3 +117,17 @@ t.test('direct messages: a limited guest may not address a user they may not acc
     w.f.stop();
   }
 });
+
+t.test('typing: a limited guest may not notify a user they may not access', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const typing = (who: Credentials, to: number[]) => w.f.call(who, 'POST', '/api/v1/typing', { op: 'start', to: JSON.stringify(to) });
+    const r = await typing(w.guest, [w.bob.user_id]);
+    if (restricted) t.same([r.status, r.json.msg], [400, 'You do not have permission to access some of the recipients.'], 'restricted: refused');
+    else t.equal(r.status, 200, 'unrestricted: sent');
+    for (const to of [[w.alice.user_id], [w.carol.user_id, w.alice.user_id], [w.bot]]) t.equal((await typing(w.guest, to)).status, 200, `restricted=${restricted}: to ${to}`);
+    t.equal((await typing(w.alice, [w.bob.user_id])).status, 200, 'a member notifies anyone');
+    t.equal((await typing(w.guest, [999])).json.msg, 'Invalid user ID 999', 'an unknown id first');
+    w.f.stop();
+  }
+});
