@@ -70,3 +70,22 @@ export function checkCanAccessRecipients(view: StateView, orgId: number, sender:
   const access = userAccessOf(view, orgId, sender);
   if (access && recipients.some((u) => !access(u))) throw badRequest('You do not have permission to access some of the recipients.');
 }
+
+/**
+ * The active users who may access `target` (Zulip's `get_user_ids_who_can_access_user`):
+ * everyone for a bot or while guests access all users; otherwise everyone but the
+ * limited guests who share no channel or conversation with the target. The target's
+ * own shared set is computed once, and only when a limited guest is met.
+ */
+export function usersWhoCanAccess(view: StateView, orgId: number, target: UserRecord): number[] {
+  const org = view.org(orgId);
+  if (!org) return [];
+  let shared: Set<number> | undefined;
+  const ids: number[] = [];
+  for (const u of org.users.values()) {
+    if (!u.is_active) continue;
+    if (target.is_bot || u.user_id === target.user_id || canAccessAllUsers(org, u)) ids.push(u.user_id);
+    else if ((shared ??= accessibleUserIds(view, orgId, target)).has(u.user_id)) ids.push(u.user_id);
+  }
+  return ids;
+}

@@ -5,7 +5,7 @@
  * restriction off and on, for the guest and for a member.
  */
 import t from 'tap';
-import { chatFixture, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
 
 /** The people of one test organization, seen from the guest. */
 interface World {
@@ -128,6 +128,27 @@ t.test('typing: a limited guest may not notify a user they may not access', asyn
     for (const to of [[w.alice.user_id], [w.carol.user_id, w.alice.user_id], [w.bot]]) t.equal((await typing(w.guest, to)).status, 200, `restricted=${restricted}: to ${to}`);
     t.equal((await typing(w.alice, [w.bob.user_id])).status, 200, 'a member notifies anyone');
     t.equal((await typing(w.guest, [999])).json.msg, 'Invalid user ID 999', 'an unknown id first');
+    w.f.stop();
+  }
+});
+
+t.test('user status: a limited guest sees, fetches and hears of the statuses of the users they may access only', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const q = (await w.f.call(w.guest, 'POST', '/api/v1/register', { event_types: JSON.stringify(['user_status']) })).json.queue_id;
+    const qMember = (await w.f.call(w.alice, 'POST', '/api/v1/register', { event_types: JSON.stringify(['user_status']) })).json.queue_id;
+    for (const who of [w.alice, w.bob]) t.equal((await w.f.call(who, 'POST', '/api/v1/users/me/status', { status_text: `busy ${who.user_id}` })).status, 200);
+    t.equal((await w.f.call(w.bob, 'PATCH', '/api/v1/settings', { presence_enabled: false })).status, 200);
+    const heard = (await queueEvents(w.f, w.guest, q, 'user_status')).map((e) => e.user_id);
+    t.same(heard, restricted ? [w.alice.user_id] : [w.alice.user_id, w.bob.user_id, w.bob.user_id], `restricted=${restricted}: events`);
+    t.same((await queueEvents(w.f, w.alice, qMember, 'user_status')).map((e) => e.user_id), [w.alice.user_id, w.bob.user_id, w.bob.user_id], 'a member hears of everyone');
+    const state = (await w.f.call(w.guest, 'POST', '/api/v1/register', { fetch_event_types: JSON.stringify(['user_status']) })).json.user_status;
+    t.same(Object.keys(state).map(Number), restricted ? [w.alice.user_id] : [w.alice.user_id, w.bob.user_id], `restricted=${restricted}: register`);
+    const bobs = await w.f.call(w.guest, 'GET', `/api/v1/users/${w.bob.user_id}/status`);
+    if (restricted) t.same([bobs.status, bobs.json.msg], [400, 'Insufficient permission'], 'restricted: refused');
+    else t.same(bobs.json.status, { away: true, status_text: `busy ${w.bob.user_id}` }, 'unrestricted: fetched');
+    t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${w.alice.user_id}/status`)).json.status?.status_text, `busy ${w.alice.user_id}`, 'alice is accessible');
+    t.equal((await w.f.call(w.alice, 'GET', `/api/v1/users/${w.bob.user_id}/status`)).status, 200, 'a member fetches anyone');
     w.f.stop();
   }
 });
