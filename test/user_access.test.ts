@@ -152,3 +152,44 @@ t.test('user status: a limited guest sees, fetches and hears of the statuses of 
     w.f.stop();
   }
 });
+
+/** A guest's `realm_users` with `realm_user` events applied, as a client keeps it. */
+function applyRealmUser(users: Array<Record<string, unknown>>, events: any[]): Array<Record<string, unknown>> {
+  const byId = new Map(users.map((u) => [u.user_id as number, { ...u }]));
+  for (const e of events) {
+    if (e.op === 'add') byId.set(e.person.user_id, e.person);
+    else if (e.op === 'update') {
+      const u = byId.get(e.person.user_id);
+      if (!u) throw new Error(`update of a user the client does not know: ${JSON.stringify(e)}`);
+      const { new_email: email, ...rest } = e.person;
+      Object.assign(u, rest, email !== undefined ? { email } : {});
+    }
+  }
+  return [...byId.values()].sort((a, b) => (a.user_id as number) - (b.user_id as number));
+}
+
+t.test('realm_user events: a limited guest hears of the users they may access, and of others as "Unknown user"', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const register = async (who: Credentials) => (await w.f.call(who, 'POST', '/api/v1/register', { fetch_event_types: JSON.stringify(['realm_user']), event_types: JSON.stringify(['realm_user']), client_gravatar: 'false' })).json;
+    const before = await register(w.guest);
+    const member = await register(w.alice);
+    for (const who of [w.alice, w.bob]) t.equal((await w.f.call(who, 'PATCH', '/api/v1/settings', { full_name: `Renamed ${who.user_id}`, timezone: 'Europe/Paris' })).status, 200);
+    t.equal((await w.f.call(w.f.owner, 'PATCH', `/api/v1/users/${w.bob.user_id}`, { role: 300 })).status, 200);
+    t.equal((await w.f.call(w.f.owner, 'PATCH', `/api/v1/users/${w.alice.user_id}`, { role: 300 })).status, 200);
+    const dave = await w.f.createUser('dave@example.com', 'Dave');
+    t.equal((await w.f.call(w.f.owner, 'DELETE', `/api/v1/users/${w.bob.user_id}`)).status, 200);
+    const events = await queueEvents(w.f, w.guest, before.queue_id, 'realm_user');
+    const about = (id: number) => events.filter((e) => e.person.user_id === id);
+    t.equal(about(w.bob.user_id).length, restricted ? 0 : 4, `restricted=${restricted}: events about bob`);
+    t.equal(about(w.alice.user_id).length, 3, 'events about alice, who shares a channel');
+    const daves = about(dave.user_id);
+    t.equal(daves.length, 1, 'one add for a new user');
+    t.equal(daves[0].person.full_name, restricted ? 'Unknown user' : 'Dave', `restricted=${restricted}: the new user's name`);
+    t.equal((await queueEvents(w.f, w.alice, member.queue_id, 'realm_user')).filter((e) => e.person.user_id === w.bob.user_id).length, 4, 'a member hears all about bob');
+    const after = await register(w.guest);
+    const apply = (state: any) => applyRealmUser([...state.realm_users, ...state.realm_non_active_users], events);
+    t.same(apply(before), applyRealmUser([...after.realm_users, ...after.realm_non_active_users], []), `restricted=${restricted}: events converge on a fresh register`);
+    w.f.stop();
+  }
+});

@@ -22,7 +22,8 @@ import { directSystemGroups } from '../group_settings.js';
 import { hasGroupPermission } from '../group_settings.js';
 import { realmSettings } from '../realm_settings.js';
 import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
-import { accessUser, inaccessibleUserView, userAccessOf } from '../user_access.js';
+import { accessUser, inaccessibleUserView, userAccessOf, usersWhoCanAccess } from '../user_access.js';
+import { canAccessAllUsers } from '../presence_rules.js';
 
 /** A user joined an organization. */
 export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }
@@ -82,6 +83,19 @@ export const createUser = command({
   },
 });
 
+/**
+ * The limited guests who may not access a new user. The new user joins the default
+ * channels in the same commit, so a guest subscribed to one of them gets the user
+ * itself: what Zulip's placeholder and the `add` its subscription sends end at.
+ */
+function guestsWithoutAccessToNewUser(view: StateView, org: OrgContext, newUserId: number, everyone: number[]): number[] {
+  const limited = everyone.filter((id) => id !== newUserId && !canAccessAllUsers(org, org.users.get(id)!));
+  if (limited.length === 0) return [];
+  const sharing = new Set<number>();
+  for (const streamId of defaultChannelIds(org, view)) for (const id of view.channel(org.org.id, streamId)?.subscribers ?? []) sharing.add(id);
+  return limited.filter((id) => !sharing.has(id));
+}
+
 /** The organization's default channels that are not archived, in id order. */
 export function defaultChannelIds(ctx: OrgContext, view: StateView): number[] {
   return view.channelIdsOf(ctx.org.id).filter((id) => {
@@ -125,15 +139,20 @@ const userCreated = fact<UserCreated>({
   notify(f, seq, view) {
     const org = view.org(f.org)!;
     const everyone = [...org.users.values()].filter((u) => u.is_active).map((u) => u.user_id);
+    const unknownTo = f.user.is_bot ? [] : guestsWithoutAccessToNewUser(view, org, f.user.user_id, everyone);
+    const unknown = new Set(unknownTo);
+    const knownTo = unknown.size === 0 ? everyone : everyone.filter((id) => !unknown.has(id));
     const variants: ReturnType<typeof eventJson>[] = [];
     const out: Delivery[] = [{
-      org: f.org, seq, type: 'realm_user', user_ids: everyone,
+      org: f.org, seq, type: 'realm_user', user_ids: knownTo,
       event: (userId, { client_gravatar: clientGravatar }) => {
         const viewer = org.users.get(userId)!;
         const visible = deliveryEmailFor(f.user, viewer) !== null;
         return (variants[(clientGravatar ? 1 : 0) + (visible ? 2 : 0)] ??= eventJson('realm_user', { op: 'add', person: userView(f.user, { profileData: true, clientGravatar, viewer }) }));
       },
     }];
+    // Zulip's notify_created_user: limited guests learn of a user they may not access as "Unknown user".
+    if (unknownTo.length > 0) out.push({ org: f.org, seq, type: 'realm_user', user_ids: unknownTo, event: eventJson('realm_user', { op: 'add', person: inaccessibleUserView(org.org, f.user.user_id) }) });
     if (f.user.is_bot) out.push({ org: f.org, seq, type: 'realm_bot', user_ids: botAdministrators(org, f.user), event: eventJson('realm_bot', { op: 'add', bot: botView(view, f.org, f.user) }) });
     out.push(...systemGroupDeliveries(f.org, seq, view, f.user.user_id, [], directSystemGroups(f.user)));
     // A new human's consent, which the realm_user event does not carry (Zulip's realm_export_consent on creation).
@@ -161,7 +180,10 @@ const userActivationChanged = fact<UserActivationChanged>({
   notify(f, seq, view) {
     const org = view.org(f.org)!;
     const everyone = [...org.users.values()].map((u) => u.user_id).filter((id) => id !== f.user_id || f.active);
-    const out: Delivery[] = [{ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, is_active: f.active } }) }];
+    const target = org.users.get(f.user_id);
+    // Those who may access the user (Zulip's send_events_for_user_deactivation, do_reactivate_user).
+    const audience = target ? usersWhoCanAccess(view, f.org, target).filter((id) => id !== f.user_id || f.active) : [];
+    const out: Delivery[] = [{ org: f.org, seq, type: 'realm_user', user_ids: audience, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, is_active: f.active } }) }];
     const user = org.users.get(f.user_id);
     if (user?.is_bot) {
       // A deactivated bot leaves everyone's bot lists; a reactivated one returns to its administrators'.
