@@ -89,3 +89,30 @@ export function usersWhoCanAccess(view: StateView, orgId: number, target: UserRe
   }
   return ids;
 }
+
+/**
+ * The users a direct message makes accessible to the limited guests among its
+ * participants, who shared no channel and no other conversation with them (Zulip's
+ * `get_recipients_for_user_creation_events`): by guest, the users they now learn of.
+ */
+export function revealedByDirectMessage(view: StateView, orgId: number, messageId: number, participants: readonly number[]): Map<number, UserRecord[]> {
+  const out = new Map<number, UserRecord[]>();
+  const org = view.org(orgId);
+  if (!org || participants.length < 2) return out;
+  for (const guestId of participants) {
+    const guest = org.users.get(guestId);
+    if (!guest || canAccessAllUsers(org, guest)) continue;
+    const shared = new Set<number>();
+    for (const streamId of view.user(orgId, guestId)?.subs.keys() ?? []) for (const id of view.channel(orgId, streamId)?.subscribers ?? []) shared.add(id);
+    for (const id of org.directIdsByUser.get(guestId) ?? []) {
+      if (id !== messageId) for (const u of org.directMessages.get(id)?.dm_user_ids ?? []) shared.add(u);
+    }
+    const revealed: UserRecord[] = [];
+    for (const id of participants) {
+      const u = org.users.get(id);
+      if (u && id !== guestId && !u.is_bot && !shared.has(id)) revealed.push(u);
+    }
+    if (revealed.length > 0) out.set(guestId, revealed);
+  }
+  return out;
+}

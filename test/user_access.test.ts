@@ -193,3 +193,24 @@ t.test('realm_user events: a limited guest hears of the users they may access, a
     w.f.stop();
   }
 });
+
+t.test('a direct message to a limited guest from someone they shared nothing with: the guest learns of its participants first', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const register = async (who: Credentials) => (await w.f.call(who, 'POST', '/api/v1/register', { fetch_event_types: JSON.stringify(['realm_user']), event_types: JSON.stringify(['realm_user', 'message']), client_gravatar: 'false' })).json;
+    const before = await register(w.guest);
+    const send = (who: Credentials, to: number[]) => w.f.call(who, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify(to), content: 'hello' });
+    t.equal((await send(w.f.owner, [w.guest.user_id])).status, 200);
+    t.equal((await send(w.f.owner, [w.guest.user_id])).status, 200, 'a second message');
+    t.equal((await send(w.alice, [w.guest.user_id, w.bob.user_id])).status, 200, 'a group with bob, from alice');
+    const events = await queueEvents(w.f, w.guest, before.queue_id);
+    const shape = events.map((e) => (e.type === 'realm_user' ? `add ${e.person.user_id} ${e.person.full_name}` : `message ${e.message.sender_id}`));
+    t.same(shape, restricted
+      ? [`add ${w.f.owner.user_id} Olivia Owner`, `message ${w.f.owner.user_id}`, `message ${w.f.owner.user_id}`, `add ${w.bob.user_id} Bob`, `message ${w.alice.user_id}`]
+      : [`message ${w.f.owner.user_id}`, `message ${w.f.owner.user_id}`, `message ${w.alice.user_id}`], `restricted=${restricted}: events in order`);
+    const after = await register(w.guest);
+    const applied = applyRealmUser([...before.realm_users, ...before.realm_non_active_users], events.filter((e) => e.type === 'realm_user'));
+    t.same(applied, applyRealmUser([...after.realm_users, ...after.realm_non_active_users], []), `restricted=${restricted}: converges on a fresh register`);
+    w.f.stop();
+  }
+});
