@@ -116,3 +116,39 @@ export function revealedByDirectMessage(view: StateView, orgId: number, messageI
   }
   return out;
 }
+
+/**
+ * The users each limited guest newly accesses because of the subscriptions just added
+ * (Zulip's `send_user_creation_events_on_adding_subscriptions`): read from the state
+ * after them, with the added pairs taken out to see the state before.
+ */
+export function revealedBySubscriptions(view: StateView, orgId: number, additions: ReadonlyArray<{ stream_id: number; user_ids: readonly number[] }>): Map<number, UserRecord[]> {
+  const out = new Map<number, UserRecord[]>();
+  const org = view.org(orgId);
+  if (!org) return out;
+  const addedTo = new Map<number, Set<number>>();
+  const guests = new Set<number>();
+  for (const a of additions) {
+    addedTo.set(a.stream_id, new Set(a.user_ids));
+    for (const id of view.channel(orgId, a.stream_id)?.subscribers ?? []) {
+      const u = org.users.get(id);
+      if (u?.role === Role.GUEST && u.is_active && !canAccessAllUsers(org, u)) guests.add(id);
+    }
+  }
+  for (const guestId of guests) {
+    const before = new Set<number>([guestId]);
+    for (const streamId of view.user(orgId, guestId)?.subs.keys() ?? []) {
+      const added = addedTo.get(streamId);
+      if (added?.has(guestId)) continue;
+      for (const id of view.channel(orgId, streamId)?.subscribers ?? []) if (!added?.has(id)) before.add(id);
+    }
+    for (const id of org.directIdsByUser.get(guestId) ?? []) for (const u of org.directMessages.get(id)?.dm_user_ids ?? []) before.add(u);
+    const revealed: UserRecord[] = [];
+    for (const id of accessibleUserIds(view, orgId, org.users.get(guestId)!)) {
+      const u = org.users.get(id);
+      if (u && !before.has(id) && !u.is_bot) revealed.push(u);
+    }
+    if (revealed.length > 0) out.set(guestId, revealed);
+  }
+  return out;
+}

@@ -214,3 +214,24 @@ t.test('a direct message to a limited guest from someone they shared nothing wit
     w.f.stop();
   }
 });
+
+t.test('subscriptions: a limited guest learns of the users they come to share a channel with', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const register = async (who: Credentials) => (await w.f.call(who, 'POST', '/api/v1/register', { fetch_event_types: JSON.stringify(['realm_user']), event_types: JSON.stringify(['realm_user']), client_gravatar: 'false' })).json;
+    const sharedId = (await w.f.call(w.f.owner, 'GET', '/api/v1/get_stream_id', { stream: 'shared' })).json.stream_id;
+    t.equal((await w.f.call(w.f.owner, 'POST', '/api/v1/default_streams', { stream_id: sharedId })).status, 200);
+    const before = await register(w.guest);
+    t.equal((await w.f.subscribe(w.f.owner, 'shared', [w.bob.user_id])).status, 200, 'bob joins the guest');
+    t.equal((await w.f.subscribe(w.f.owner, 'shared', [w.bob.user_id])).status, 200, 'again: nothing new');
+    const erin = await w.f.createUser('erin@example.com', 'Erin');
+    t.equal((await w.f.subscribe(w.f.owner, 'third', [w.guest.user_id, w.f.owner.user_id])).status, 200, 'the guest joins the owner');
+    const events = await queueEvents(w.f, w.guest, before.queue_id, 'realm_user');
+    t.same(events.map((e) => `${e.person.user_id} ${e.person.full_name}`), restricted
+      ? [`${w.bob.user_id} Bob`, `${erin.user_id} Unknown user`, `${erin.user_id} Erin`, `${w.f.owner.user_id} Olivia Owner`]
+      : [`${erin.user_id} Erin`], `restricted=${restricted}: adds`);
+    const after = await register(w.guest);
+    t.same(applyRealmUser([...before.realm_users, ...before.realm_non_active_users], events), applyRealmUser([...after.realm_users, ...after.realm_non_active_users], []), `restricted=${restricted}: converges on a fresh register`);
+    w.f.stop();
+  }
+});

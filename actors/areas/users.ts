@@ -84,16 +84,12 @@ export const createUser = command({
 });
 
 /**
- * The limited guests who may not access a new user. The new user joins the default
- * channels in the same commit, so a guest subscribed to one of them gets the user
- * itself: what Zulip's placeholder and the `add` its subscription sends end at.
+ * The limited guests, who may not access a new user: it shares nothing with anyone yet.
+ * Those in the default channels it then joins get the user itself from that
+ * subscription's events, as in Zulip.
  */
-function guestsWithoutAccessToNewUser(view: StateView, org: OrgContext, newUserId: number, everyone: number[]): number[] {
-  const limited = everyone.filter((id) => id !== newUserId && !canAccessAllUsers(org, org.users.get(id)!));
-  if (limited.length === 0) return [];
-  const sharing = new Set<number>();
-  for (const streamId of defaultChannelIds(org, view)) for (const id of view.channel(org.org.id, streamId)?.subscribers ?? []) sharing.add(id);
-  return limited.filter((id) => !sharing.has(id));
+function guestsWithoutAccessToNewUser(org: OrgContext, newUserId: number, everyone: number[]): number[] {
+  return everyone.filter((id) => id !== newUserId && !canAccessAllUsers(org, org.users.get(id)!));
 }
 
 /** The organization's default channels that are not archived, in id order. */
@@ -139,7 +135,7 @@ const userCreated = fact<UserCreated>({
   notify(f, seq, view) {
     const org = view.org(f.org)!;
     const everyone = [...org.users.values()].filter((u) => u.is_active).map((u) => u.user_id);
-    const unknownTo = f.user.is_bot ? [] : guestsWithoutAccessToNewUser(view, org, f.user.user_id, everyone);
+    const unknownTo = f.user.is_bot ? [] : guestsWithoutAccessToNewUser(org, f.user.user_id, everyone);
     const unknown = new Set(unknownTo);
     const knownTo = unknown.size === 0 ? everyone : everyone.filter((id) => !unknown.has(id));
     const variants: ReturnType<typeof eventJson>[] = [];
