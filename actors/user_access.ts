@@ -152,3 +152,44 @@ export function revealedBySubscriptions(view: StateView, orgId: number, addition
   }
   return out;
 }
+
+/**
+ * The limited guests who lose access to a user that left channels they are in (Zulip's
+ * `send_user_remove_events_on_removing_subscriptions`), by that user: read from the
+ * state after the removals.
+ */
+export function hiddenBySubscriptionRemovals(view: StateView, orgId: number, removals: ReadonlyArray<{ stream_id: number; user_ids: readonly number[] }>): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  const org = view.org(orgId);
+  if (!org) return out;
+  const sets = new Map<number, Set<number> | null>();
+  const accessOf = (guestId: number): Set<number> | null => {
+    let s = sets.get(guestId);
+    if (s === undefined) {
+      const g = org.users.get(guestId);
+      s = g && g.role === Role.GUEST && g.is_active && !canAccessAllUsers(org, g) ? accessibleUserIds(view, orgId, g) : null;
+      sets.set(guestId, s);
+    }
+    return s;
+  };
+  const leftBy = new Map<number, Set<number>>();
+  for (const r of removals) {
+    for (const id of r.user_ids) {
+      if (org.users.get(id)?.is_bot !== false) continue;
+      let channels = leftBy.get(id);
+      if (!channels) leftBy.set(id, (channels = new Set()));
+      channels.add(r.stream_id);
+    }
+  }
+  for (const [userId, channels] of leftBy) {
+    const losing = new Set<number>();
+    for (const streamId of channels) {
+      for (const id of view.channel(orgId, streamId)?.subscribers ?? []) {
+        const access = id === userId ? null : accessOf(id);
+        if (access && !access.has(userId)) losing.add(id);
+      }
+    }
+    if (losing.size > 0) out.set(userId, [...losing]);
+  }
+  return out;
+}

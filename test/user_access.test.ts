@@ -153,11 +153,21 @@ t.test('user status: a limited guest sees, fetches and hears of the statuses of 
   }
 });
 
-/** A guest's `realm_users` with `realm_user` events applied, as a client keeps it. */
+/** Zulip's "Unknown user" placeholder, as `realm_users` names an inaccessible user. */
+function placeholder(id: number): Record<string, unknown> {
+  return {
+    email: `user${id}@parley.invalid`, user_id: id, avatar_version: 1, is_admin: false, is_owner: false, is_guest: false,
+    role: 400, is_bot: false, full_name: 'Unknown user', timezone: '', is_active: true, date_joined: '1970-01-01T00:00:00+00:00',
+    delivery_email: null, avatar_url: '/static/images/unknown-user-avatar.png', profile_data: {}, is_imported_stub: false,
+  };
+}
+
+/** A guest's `realm_users` with `realm_user` events applied, as a client keeps it (Zulip's `apply_event`). */
 function applyRealmUser(users: Array<Record<string, unknown>>, events: any[]): Array<Record<string, unknown>> {
   const byId = new Map(users.map((u) => [u.user_id as number, { ...u }]));
   for (const e of events) {
     if (e.op === 'add') byId.set(e.person.user_id, e.person);
+    else if (e.op === 'remove') byId.set(e.person.user_id, placeholder(e.person.user_id));
     else if (e.op === 'update') {
       const u = byId.get(e.person.user_id);
       if (!u) throw new Error(`update of a user the client does not know: ${JSON.stringify(e)}`);
@@ -230,6 +240,21 @@ t.test('subscriptions: a limited guest learns of the users they come to share a 
     t.same(events.map((e) => `${e.person.user_id} ${e.person.full_name}`), restricted
       ? [`${w.bob.user_id} Bob`, `${erin.user_id} Unknown user`, `${erin.user_id} Erin`, `${w.f.owner.user_id} Olivia Owner`]
       : [`${erin.user_id} Erin`], `restricted=${restricted}: adds`);
+    const after = await register(w.guest);
+    t.same(applyRealmUser([...before.realm_users, ...before.realm_non_active_users], events), applyRealmUser([...after.realm_users, ...after.realm_non_active_users], []), `restricted=${restricted}: converges on a fresh register`);
+    w.f.stop();
+  }
+});
+
+t.test('unsubscribing: limited guests who no longer share anything with the user get a realm_user remove', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const register = async (who: Credentials) => (await w.f.call(who, 'POST', '/api/v1/register', { fetch_event_types: JSON.stringify(['realm_user']), event_types: JSON.stringify(['realm_user']), client_gravatar: 'false' })).json;
+    t.equal((await w.f.subscribe(w.f.owner, 'shared', [w.carol.user_id])).status, 200, 'carol joins too');
+    const before = await register(w.guest);
+    for (const who of [w.alice, w.carol]) t.equal((await w.f.call(who, 'DELETE', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify(['shared']) })).status, 200);
+    const events = await queueEvents(w.f, w.guest, before.queue_id, 'realm_user');
+    t.same(events, restricted ? [{ type: 'realm_user', op: 'remove', person: { user_id: w.alice.user_id, full_name: 'Unknown user' } }] : [], `restricted=${restricted}: alice is removed, carol (a direct message) stays`);
     const after = await register(w.guest);
     t.same(applyRealmUser([...before.realm_users, ...before.realm_non_active_users], events), applyRealmUser([...after.realm_users, ...after.realm_non_active_users], []), `restricted=${restricted}: converges on a fresh register`);
     w.f.stop();

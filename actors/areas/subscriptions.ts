@@ -20,7 +20,7 @@ import { mentionResolver } from './messages.js';
 import { checkChannelName, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
 import { activeUsersWhere, eventJson, listEvent, seesNewChannel } from '../render/events.js';
 import { channelView, SubscriptionJson, subscriptionView, userView } from '../render/views.js';
-import { revealedBySubscriptions } from '../user_access.js';
+import { hiddenBySubscriptionRemovals, INACCESSIBLE_USER_NAME, revealedBySubscriptions } from '../user_access.js';
 import { Role, type ChannelRecord, type SubscriptionProps, type UserRecord } from '../types.js';
 
 
@@ -627,6 +627,10 @@ function notifySubscriptionsRemoved(world: StateView, fact: SubscriptionsRemoved
     });
   }
   peerEvents(world, fact.org, seq, 'peer_remove', fact.removals, out);
+  // Limited guests who no longer share anything with a user who left see them as "Unknown user".
+  for (const [userId, guests] of hiddenBySubscriptionRemovals(world, fact.org, fact.removals)) {
+    out.push({ org: fact.org, seq, type: 'realm_user', user_ids: guests, event: eventJson('realm_user', { op: 'remove', person: { user_id: userId, full_name: INACCESSIBLE_USER_NAME } }) });
+  }
   return out;
 }
 
