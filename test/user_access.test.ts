@@ -260,3 +260,25 @@ t.test('unsubscribing: limited guests who no longer share anything with the user
     w.f.stop();
   }
 });
+
+t.test('deactivation: limited guests who shared only channels with the user get a realm_user remove, those in a conversation the update', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const register = async (who: Credentials) => (await w.f.call(who, 'POST', '/api/v1/register', { fetch_event_types: JSON.stringify(['realm_user']), event_types: JSON.stringify(['realm_user']), client_gravatar: 'false' })).json;
+    t.equal((await w.f.subscribe(w.f.owner, 'shared', [w.carol.user_id])).status, 200, 'carol shares the channel too');
+    const before = await register(w.guest);
+    for (const who of [w.alice, w.carol]) t.equal((await w.f.call(w.f.owner, 'DELETE', `/api/v1/users/${who.user_id}`)).status, 200);
+    const events = await queueEvents(w.f, w.guest, before.queue_id, 'realm_user');
+    t.same(events, [
+      restricted
+        ? { type: 'realm_user', op: 'remove', person: { user_id: w.alice.user_id, full_name: 'Unknown user' } }
+        : { type: 'realm_user', op: 'update', person: { user_id: w.alice.user_id, is_active: false } },
+      { type: 'realm_user', op: 'update', person: { user_id: w.carol.user_id, is_active: false } },
+    ], `restricted=${restricted}: events`);
+    const after = await register(w.guest);
+    t.same(applyRealmUser([...before.realm_users, ...before.realm_non_active_users], events), applyRealmUser([...after.realm_users, ...after.realm_non_active_users], []), `restricted=${restricted}: converges on a fresh register`);
+    t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${w.alice.user_id}`)).status, restricted ? 400 : 200, 'alice is out of reach');
+    t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${w.carol.user_id}`)).status, 200, 'carol is not');
+    w.f.stop();
+  }
+});

@@ -22,7 +22,7 @@ import { directSystemGroups } from '../group_settings.js';
 import { hasGroupPermission } from '../group_settings.js';
 import { realmSettings } from '../realm_settings.js';
 import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
-import { accessUser, inaccessibleUserView, userAccessOf, usersWhoCanAccess } from '../user_access.js';
+import { accessUser, INACCESSIBLE_USER_NAME, inaccessibleUserView, userAccessOf, usersWhoCanAccess } from '../user_access.js';
 import { canAccessAllUsers } from '../presence_rules.js';
 
 /** A user joined an organization. */
@@ -180,6 +180,18 @@ const userActivationChanged = fact<UserActivationChanged>({
     // Those who may access the user (Zulip's send_events_for_user_deactivation, do_reactivate_user).
     const audience = target ? usersWhoCanAccess(view, f.org, target).filter((id) => id !== f.user_id || f.active) : [];
     const out: Delivery[] = [{ org: f.org, seq, type: 'realm_user', user_ids: audience, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, is_active: f.active } }) }];
+    // Limited guests who shared only channels with a deactivated user lose access: Zulip's send_events_for_user_deactivation.
+    if (target && !f.active && !target.is_bot) {
+      const told = new Set(audience);
+      const losing = new Set<number>();
+      for (const streamId of view.user(f.org, f.user_id)?.subs.keys() ?? []) {
+        for (const id of view.channel(f.org, streamId)?.subscribers ?? []) {
+          const u = org.users.get(id);
+          if (u && u.is_active && !told.has(id) && !canAccessAllUsers(org, u)) losing.add(id);
+        }
+      }
+      if (losing.size > 0) out.push({ org: f.org, seq, type: 'realm_user', user_ids: [...losing], event: eventJson('realm_user', { op: 'remove', person: { user_id: f.user_id, full_name: INACCESSIBLE_USER_NAME } }) });
+    }
     const user = org.users.get(f.user_id);
     if (user?.is_bot) {
       // A deactivated bot leaves everyone's bot lists; a reactivated one returns to its administrators'.
