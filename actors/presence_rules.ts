@@ -64,15 +64,18 @@ export function canAccessAllUsers(org: OrgContext, viewer: UserRecord): boolean 
 
 /**
  * The users a guest without `can_access_all_users_group` may access (Zulip's
- * `get_accessible_user_ids`): themself, the subscribers of their channels, and the
- * people they share direct messages with.
+ * `get_accessible_user_ids`): themself, the active subscribers of their channels (a
+ * deactivated user's subscriptions stop counting, as Zulip's `is_user_active`), and
+ * the people they share direct messages with, deactivated or not.
  */
 export function accessibleUserIds(view: StateView, orgId: number, viewer: UserRecord): Set<number> {
   const ids = new Set<number>([viewer.user_id]);
-  for (const streamId of view.user(orgId, viewer.user_id)?.subs.keys() ?? []) {
-    for (const id of view.channel(orgId, streamId)?.subscribers ?? []) ids.add(id);
-  }
   const org = view.org(orgId)!;
+  if (viewer.is_active) {
+    for (const streamId of view.user(orgId, viewer.user_id)?.subs.keys() ?? []) {
+      for (const id of view.channel(orgId, streamId)?.subscribers ?? []) if (org.users.get(id)?.is_active) ids.add(id);
+    }
+  }
   for (const messageId of org.directIdsByUser.get(viewer.user_id) ?? []) {
     for (const id of org.directMessages.get(messageId)?.dm_user_ids ?? []) ids.add(id);
   }

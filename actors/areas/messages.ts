@@ -17,7 +17,7 @@ import { renderMarkdown, type MarkdownEnv, type Rendered } from '../markdown/ind
 import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME, LIMITS, MESSAGE_TRUNCATED, truncateCodePoints } from '../message_rules.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import type { OutgoingEvent } from '../event_queues/queue_actor.js';
-import { messageView, type MessageViewOptions } from '../render/views.js';
+import { messageView, userView, type MessageViewOptions } from '../render/views.js';
 import { Role, type ChannelRecord, type GroupSettingValue, type MessageRecord, type UserRecord } from '../types.js';
 import { groupMemberIds, hasGroupPermission, SYSTEM_GROUP_INFO, SYSTEM_GROUPS } from '../group_settings.js';
 import { realmSettings } from '../realm_settings.js';
@@ -31,6 +31,7 @@ import { channelGroupSetting, dropMessages, received } from '../kinds/channel.js
 import { flagsOf } from '../kinds/user.js';
 import { linkChanges, type AttachmentLinksChanged } from './attachments.js';
 import { removedEvent, type ScheduledKind } from '../scheduled_rules.js';
+import { checkCanAccessRecipients, revealedByDirectMessage } from '../user_access.js';
 import { checkWidgetContent, widgetOfContent, widgetSubmessageContent, type WidgetContent } from '../widgets.js';
 
 /**
@@ -277,12 +278,15 @@ export const sendDirect = command({
     if (!sender || !sender.is_active) throw badRequest('Invalid sender');
     if (command.to.length === 0) throw badRequest('Message must have recipients');
     const participants = new Set<number>([sender.user_id]);
+    const recipients: UserRecord[] = [];
     for (const id of command.to) {
       const user = ctx.users.get(id);
       if (!user) throw badRequest(`Invalid user ID ${id}`);
       if (!user.is_active) throw badRequest(`'${user.email}' is no longer using Zulip.`);
       participants.add(id);
+      recipients.push(user);
     }
+    checkCanAccessRecipients(world, ctx.org.id, sender, recipients);
     const dmUserIds = [...participants].sort((a, b) => a - b);
     const content = checkContent(command.content);
     const widget = widgetOfSend(command, content);
@@ -358,7 +362,17 @@ const messageSent = fact<MessageSent>({
     if (f.scheduled) to.user(f.org, f.scheduled.owner_id);
   },
   notify(f, seq, view) {
-    const out: Delivery[] = [notifyMessage(view, f, seq)];
+    const out: Delivery[] = [];
+    // A limited guest meeting someone through this message learns of them first (Zulip's notify_created_user).
+    if (f.message.dm_user_ids) {
+      for (const [guestId, users] of revealedByDirectMessage(view, f.org, f.message.id, f.message.dm_user_ids)) {
+        const viewer = view.org(f.org)!.users.get(guestId)!;
+        for (const u of users) {
+          out.push({ org: f.org, seq, type: 'realm_user', user_ids: [guestId], event: (_id, { client_gravatar: clientGravatar }) => eventJson('realm_user', { op: 'add', person: userView(u, { profileData: true, clientGravatar, viewer }) }) });
+        }
+      }
+    }
+    out.push(notifyMessage(view, f, seq));
     if (f.scheduled) out.push({ org: f.org, seq, user_ids: [f.scheduled.owner_id], ...removedEvent(f.scheduled.kind, f.scheduled.id) });
     // A channel's first message: clients learn its `first_message_id` (Zulip sends this update too).
     const ch = f.message.stream_id === null ? undefined : view.channel(f.org, f.message.stream_id);

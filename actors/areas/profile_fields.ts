@@ -14,6 +14,7 @@ import type { OrgContext } from '../kinds/organization.js';
 import { renderMarkdown } from '../markdown/index.js';
 import { codePointLength } from '../message_rules.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
+import { usersWhoCanAccess } from '../user_access.js';
 import { Role, type ProfileFieldRecord, type ProfileValue, type UserRecord } from '../types.js';
 import { mentionResolver } from './messages.js';
 import { DEFAULT_EXTERNAL_ACCOUNTS } from '../external_accounts.js';
@@ -408,7 +409,9 @@ const profileDataChanged = fact<ProfileDataChanged>({
   },
   route: (f, to) => to.org(f.org),
   notify(f, seq, view) {
-    const users = activeUsersWhere(view, f.org);
+    // Zulip's notify_user_update_custom_profile_data: those who may access the user.
+    const target = view.org(f.org)?.users.get(f.user_id);
+    const users = target ? usersWhoCanAccess(view, f.org, target) : [];
     return f.changes.map((change) => {
       const data: Record<string, unknown> = { id: change.id, value: change.value?.value ?? null };
       if (change.value?.rendered_value) data.rendered_value = change.value.rendered_value;

@@ -20,6 +20,7 @@ import { checkFullName } from '../user_rules.js';
 import { exportConsentDelivery } from './realm_exports.js';
 import { presenceToggled, type PresenceNotified } from './presence.js';
 import { DEFAULTABLE_SETTINGS, effectiveSettings, EMOJISETS, LANGUAGES, NOTIFICATION_SOUNDS, storedSettings, USER_SETTINGS } from '../user_settings.js';
+import { usersWhoCanAccess } from '../user_access.js';
 
 /** A user's settings changed (only the settings that did), and perhaps their name, time zone or password. */
 export interface UserSettingsChanged {
@@ -141,16 +142,18 @@ const userSettingsChanged = fact<UserSettingsChanged>({
     };
     for (const [key, value] of Object.entries(f.settings)) setting(key, value);
     if (f.timezone !== undefined) setting('timezone', f.timezone);
-    const everyone = activeUsersWhere(view, f.org);
+    // Those who may access the user (Zulip's get_user_ids_who_can_access_user), computed once if needed.
+    let who: number[] | undefined;
+    const audience = (): number[] => (who ??= usersWhoCanAccess(view, f.org, view.org(f.org)!.users.get(f.user_id)!));
     if (f.full_name !== undefined) {
-      out.push({ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, full_name: f.full_name } }) });
+      out.push({ org: f.org, seq, type: 'realm_user', user_ids: audience(), event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, full_name: f.full_name } }) });
     }
     if ('presence_enabled' in f.settings) {
       // The legacy `away` of user status is this setting, inverted.
-      out.push({ org: f.org, seq, type: 'user_status', user_ids: everyone, event: eventJson('user_status', { user_id: f.user_id, away: !f.settings.presence_enabled }) });
+      out.push({ org: f.org, seq, type: 'user_status', user_ids: audience(), event: eventJson('user_status', { user_id: f.user_id, away: !f.settings.presence_enabled }) });
     }
     if (f.timezone !== undefined) {
-      out.push({ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, timezone: f.timezone } }) });
+      out.push({ org: f.org, seq, type: 'realm_user', user_ids: audience(), event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, timezone: f.timezone } }) });
     }
     const user = view.org(f.org)?.users.get(f.user_id);
     if ('email_address_visibility' in f.settings && user) out.push(deliveryEmailDelivery(view, f.org, seq, user));

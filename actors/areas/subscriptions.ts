@@ -19,7 +19,8 @@ import { renderDescription, upgradeDescription } from '../channel_description.js
 import { mentionResolver } from './messages.js';
 import { checkChannelName, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
 import { activeUsersWhere, eventJson, listEvent, seesNewChannel } from '../render/events.js';
-import { channelView, SubscriptionJson, subscriptionView } from '../render/views.js';
+import { channelView, SubscriptionJson, subscriptionView, userView } from '../render/views.js';
+import { hiddenBySubscriptionRemovals, INACCESSIBLE_USER_NAME, revealedBySubscriptions } from '../user_access.js';
 import { Role, type ChannelRecord, type SubscriptionProps, type UserRecord } from '../types.js';
 
 
@@ -548,6 +549,13 @@ function notifySubscriptionsAdded(world: StateView, fact: SubscriptionsAdded, se
   const org = world.org(fact.org)!;
   const index = subscriptionIndex(fact);
   const out: Delivery[] = [];
+  // Limited guests learn of the users they now share a channel with, first (Zulip's notify_created_user).
+  for (const [guestId, users] of revealedBySubscriptions(world, fact.org, fact.additions)) {
+    const viewer = org.users.get(guestId)!;
+    for (const u of users) {
+      out.push({ org: fact.org, seq, type: 'realm_user', user_ids: [guestId], event: (_id, { client_gravatar: clientGravatar }) => eventJson('realm_user', { op: 'add', person: userView(u, { profileData: true, clientGravatar, viewer }) }) });
+    }
+  }
   for (const inviteOnly of [false, true]) {
     const created = fact.created.filter((c) => c.invite_only === inviteOnly).map((channel) => JSON.stringify(channelView({ ...PRISTINE, channel })));
     if (created.length > 0) out.push({ org: fact.org, seq, type: 'stream', user_ids: activeUsersWhere(world, fact.org, seesNewChannel(inviteOnly)), event: listEvent('stream', 'create', 'streams', created) });
@@ -619,6 +627,10 @@ function notifySubscriptionsRemoved(world: StateView, fact: SubscriptionsRemoved
     });
   }
   peerEvents(world, fact.org, seq, 'peer_remove', fact.removals, out);
+  // Limited guests who no longer share anything with a user who left see them as "Unknown user".
+  for (const [userId, guests] of hiddenBySubscriptionRemovals(world, fact.org, fact.removals)) {
+    out.push({ org: fact.org, seq, type: 'realm_user', user_ids: guests, event: eventJson('realm_user', { op: 'remove', person: { user_id: userId, full_name: INACCESSIBLE_USER_NAME } }) });
+  }
   return out;
 }
 

@@ -14,6 +14,7 @@ import { canAccessChannel, hasContentAccess } from '../kinds/channel.js';
 import type { UserContext } from '../kinds/user.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../message_rules.js';
 import { eventJson } from '../render/events.js';
+import { checkCanAccessRecipients } from '../user_access.js';
 
 /** Channels with more active subscribers than this get no typing notifications (Zulip's `MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS`). */
 export const MAX_CHANNEL_SIZE_FOR_TYPING = 100;
@@ -51,7 +52,13 @@ export const sendTyping = command({
     let where = c.where;
     if (where.kind === 'direct') {
       if (where.user_ids.length === 0) throw badRequest("Empty 'to' list");
-      for (const id of where.user_ids) if (!org.users.has(id)) throw badRequest(`Invalid user ID ${id}`);
+      const recipients = where.user_ids.map((id) => {
+        const user = org.users.get(id);
+        if (!user) throw badRequest(`Invalid user ID ${id}`);
+        return user;
+      });
+      // As Zulip's check_send_typing_notification; typing an edit needs access to the message only.
+      if (c.message_id === null) checkCanAccessRecipients(view, c.org, sender, recipients);
       where = { kind: 'direct', user_ids: [...new Set([...where.user_ids, sender.user_id])] };
     } else {
       const ch = view.channel(c.org, where.stream_id);

@@ -8,7 +8,8 @@ import { area, command, fact, type Delivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import { adminRequired, ApiError, badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { activeUsersWhere, deliveryEmailDelivery, deliveryEmailsForRole, eventJson } from '../render/events.js';
+import { deliveryEmailDelivery, deliveryEmailsForRole, eventJson } from '../render/events.js';
+import { usersWhoCanAccess } from '../user_access.js';
 import { Role, type RoleNumber, type UserRecord } from '../types.js';
 import { directSystemGroups } from '../group_settings.js';
 import { systemGroupDeliveries } from './user_groups.js';
@@ -130,7 +131,9 @@ const userUpdated = fact<UserUpdated>({
   },
   route: (f, to) => to.org(f.org),
   notify(f, seq, view) {
-    const everyone = activeUsersWhere(view, f.org);
+    // Zulip's get_user_ids_who_can_access_user: limited guests hear only of users they may access.
+    const target = view.org(f.org)?.users.get(f.user_id);
+    const everyone = target ? usersWhoCanAccess(view, f.org, target) : [];
     const person = (fields: Record<string, unknown>): Delivery => ({ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, ...fields } }) });
     const out: Delivery[] = [];
     if (f.full_name !== undefined) out.push(person({ full_name: f.full_name }));

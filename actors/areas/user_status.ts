@@ -10,7 +10,9 @@ import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { codePointLength } from '../message_rules.js';
-import { activeUsersWhere, eventJson } from '../render/events.js';
+import { eventJson } from '../render/events.js';
+import { accessibleUserIds, canAccessAllUsers } from '../presence_rules.js';
+import { usersWhoCanAccess } from '../user_access.js';
 import { Role, type UserRecord, type UserStatus } from '../types.js';
 import { effectiveSettings } from '../user_settings.js';
 import type { UserSettingsChanged } from './settings.js';
@@ -89,15 +91,27 @@ export function statusView(user: UserRecord): Record<string, unknown> {
   return view;
 }
 
-/** Every active user's status that has anything set, by user id. */
-export function allStatuses(view: StateView, org: number): Record<string, Record<string, unknown>> {
+/**
+ * Every active user's status that has anything set, by user id; for a guest limited by
+ * `can_access_all_users_group`, only the humans they may access (Zulip's
+ * `get_all_users_status_dict` filters by `get_accessible_user_ids`, bots left out).
+ */
+export function allStatuses(view: StateView, org: number, viewer: UserRecord): Record<string, Record<string, unknown>> {
   const out: Record<string, Record<string, unknown>> = {};
-  for (const user of view.org(org)!.users.values()) {
-    if (!user.is_active) continue;
+  const ctx = view.org(org)!;
+  const accessible = canAccessAllUsers(ctx, viewer) ? null : accessibleUserIds(view, org, viewer);
+  for (const user of ctx.users.values()) {
+    if (!user.is_active || (accessible && !accessible.has(user.user_id))) continue;
     const s = statusView(user);
     if (Object.keys(s).length > 0) out[user.user_id] = s;
   }
   return out;
+}
+
+/** Who hears of a user's status change. */
+function statusAudience(view: StateView, org: number, userId: number): number[] {
+  const target = view.org(org)?.users.get(userId);
+  return target ? usersWhoCanAccess(view, org, target) : [];
 }
 
 const userStatusChanged = fact<UserStatusChanged>({
@@ -109,12 +123,13 @@ const userStatusChanged = fact<UserStatusChanged>({
     },
   },
   route: (f, to) => to.org(f.org),
-  notify: (f, seq, view) => [{ org: f.org, seq, type: 'user_status', user_ids: activeUsersWhere(view, f.org), event: eventJson('user_status', { user_id: f.user_id, ...f.status }) }],
+  // Zulip's get_user_ids_who_can_access_user: limited guests hear only of users they may access.
+  notify: (f, seq, view) => [{ org: f.org, seq, type: 'user_status', user_ids: statusAudience(view, f.org, f.user_id), event: eventJson('user_status', { user_id: f.user_id, ...f.status }) }],
 });
 
 export const userStatus = area({
   name: 'user status',
   commands: [updateStatus],
   facts: [userStatusChanged],
-  register: [{ types: ['user_status'], fill: (state, r, view) => void (state.user_status = allStatuses(view, r.org.id)) }],
+  register: [{ types: ['user_status'], fill: (state, r, view) => void (state.user_status = allStatuses(view, r.org.id, r.user)) }],
 });

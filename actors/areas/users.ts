@@ -22,6 +22,8 @@ import { directSystemGroups } from '../group_settings.js';
 import { hasGroupPermission } from '../group_settings.js';
 import { realmSettings } from '../realm_settings.js';
 import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
+import { accessUser, INACCESSIBLE_USER_NAME, inaccessibleUserView, userAccessOf, usersWhoCanAccess } from '../user_access.js';
+import { canAccessAllUsers } from '../presence_rules.js';
 
 /** A user joined an organization. */
 export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }
@@ -81,6 +83,15 @@ export const createUser = command({
   },
 });
 
+/**
+ * The limited guests, who may not access a new user: it shares nothing with anyone yet.
+ * Those in the default channels it then joins get the user itself from that
+ * subscription's events, as in Zulip.
+ */
+function guestsWithoutAccessToNewUser(org: OrgContext, newUserId: number, everyone: number[]): number[] {
+  return everyone.filter((id) => id !== newUserId && !canAccessAllUsers(org, org.users.get(id)!));
+}
+
 /** The organization's default channels that are not archived, in id order. */
 export function defaultChannelIds(ctx: OrgContext, view: StateView): number[] {
   return view.channelIdsOf(ctx.org.id).filter((id) => {
@@ -124,15 +135,20 @@ const userCreated = fact<UserCreated>({
   notify(f, seq, view) {
     const org = view.org(f.org)!;
     const everyone = [...org.users.values()].filter((u) => u.is_active).map((u) => u.user_id);
+    const unknownTo = f.user.is_bot ? [] : guestsWithoutAccessToNewUser(org, f.user.user_id, everyone);
+    const unknown = new Set(unknownTo);
+    const knownTo = unknown.size === 0 ? everyone : everyone.filter((id) => !unknown.has(id));
     const variants: ReturnType<typeof eventJson>[] = [];
     const out: Delivery[] = [{
-      org: f.org, seq, type: 'realm_user', user_ids: everyone,
+      org: f.org, seq, type: 'realm_user', user_ids: knownTo,
       event: (userId, { client_gravatar: clientGravatar }) => {
         const viewer = org.users.get(userId)!;
         const visible = deliveryEmailFor(f.user, viewer) !== null;
         return (variants[(clientGravatar ? 1 : 0) + (visible ? 2 : 0)] ??= eventJson('realm_user', { op: 'add', person: userView(f.user, { profileData: true, clientGravatar, viewer }) }));
       },
     }];
+    // Zulip's notify_created_user: limited guests learn of a user they may not access as "Unknown user".
+    if (unknownTo.length > 0) out.push({ org: f.org, seq, type: 'realm_user', user_ids: unknownTo, event: eventJson('realm_user', { op: 'add', person: inaccessibleUserView(org.org, f.user.user_id) }) });
     if (f.user.is_bot) out.push({ org: f.org, seq, type: 'realm_bot', user_ids: botAdministrators(org, f.user), event: eventJson('realm_bot', { op: 'add', bot: botView(view, f.org, f.user) }) });
     out.push(...systemGroupDeliveries(f.org, seq, view, f.user.user_id, [], directSystemGroups(f.user)));
     // A new human's consent, which the realm_user event does not carry (Zulip's realm_export_consent on creation).
@@ -160,7 +176,22 @@ const userActivationChanged = fact<UserActivationChanged>({
   notify(f, seq, view) {
     const org = view.org(f.org)!;
     const everyone = [...org.users.values()].map((u) => u.user_id).filter((id) => id !== f.user_id || f.active);
-    const out: Delivery[] = [{ org: f.org, seq, type: 'realm_user', user_ids: everyone, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, is_active: f.active } }) }];
+    const target = org.users.get(f.user_id);
+    // Those who may access the user (Zulip's send_events_for_user_deactivation, do_reactivate_user).
+    const audience = target ? usersWhoCanAccess(view, f.org, target).filter((id) => id !== f.user_id || f.active) : [];
+    const out: Delivery[] = [{ org: f.org, seq, type: 'realm_user', user_ids: audience, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, is_active: f.active } }) }];
+    // Limited guests who shared only channels with a deactivated user lose access: Zulip's send_events_for_user_deactivation.
+    if (target && !f.active && !target.is_bot) {
+      const told = new Set(audience);
+      const losing = new Set<number>();
+      for (const streamId of view.user(f.org, f.user_id)?.subs.keys() ?? []) {
+        for (const id of view.channel(f.org, streamId)?.subscribers ?? []) {
+          const u = org.users.get(id);
+          if (u && u.is_active && !told.has(id) && !canAccessAllUsers(org, u)) losing.add(id);
+        }
+      }
+      if (losing.size > 0) out.push({ org: f.org, seq, type: 'realm_user', user_ids: [...losing], event: eventJson('realm_user', { op: 'remove', person: { user_id: f.user_id, full_name: INACCESSIBLE_USER_NAME } }) });
+    }
     const user = org.users.get(f.user_id);
     if (user?.is_bot) {
       // A deactivated bot leaves everyone's bot lists; a reactivated one returns to its administrators'.
@@ -183,15 +214,22 @@ export function findUserByEmail(rt: StateView, org: number, email: string): User
   return ctx && userByEmail(ctx, email);
 }
 
-/** Every user of an organization, as `GET /users` lists them. */
+/**
+ * Every user of an organization, as `GET /users` lists them. A guest limited by
+ * `can_access_all_users_group` gets the users they may access only (Zulip's
+ * `get_users_for_api` with `user_list_incomplete`, its default).
+ */
 export function listUsers(rt: StateView, org: number, viewer: UserRecord, profileData = false, clientGravatar = false): Record<string, unknown>[] {
-  return [...rt.org(org)!.users.values()].map((u) => userView(u, { profileData, clientGravatar, viewer }));
+  const access = userAccessOf(rt, org, viewer);
+  const all = [...rt.org(org)!.users.values()];
+  return (access ? all.filter(access) : all).map((u) => userView(u, { profileData, clientGravatar, viewer }));
 }
 
-/** One user by id, or `BAD_REQUEST` "No such user". */
+/** One user by id, or `BAD_REQUEST` "No such user" (or "Insufficient permission" for a user the viewer may not access). */
 export function getUser(rt: StateView, org: number, viewer: UserRecord, userId: number, profileData = false, clientGravatar = false): Record<string, unknown> {
   const user = rt.org(org)!.users.get(userId);
   if (!user) throw badRequest('No such user');
+  accessUser(rt, org, viewer, user);
   return userView(user, { profileData, clientGravatar, viewer });
 }
 
@@ -205,6 +243,7 @@ export function getUserByEmail(rt: StateView, org: number, viewer: UserRecord, e
   const dummy = /^user([0-9]{1,15})@[^@]+$/i.exec(email);
   const user = userByEmail(ctx, email) ?? (dummy ? ctx.users.get(Number(dummy[1])) : undefined);
   if (!user) throw badRequest('No such user');
+  accessUser(rt, org, viewer, user);
   return userView(user, { profileData, clientGravatar, viewer });
 }
 
@@ -232,8 +271,15 @@ export const users = area({
       fill(state, r, view) {
         const all = [...view.org(r.org.id)!.users.values()];
         const shown = { profileData: true, clientGravatar: r.clientGravatar, viewer: r.user };
-        state.realm_users = all.filter((u) => u.is_active).map((u) => userView(u, shown));
-        state.realm_non_active_users = all.filter((u) => !u.is_active).map((u) => userView(u, shown));
+        // A limited guest gets the users they may not access as "Unknown user", active, unless
+        // the client copes with an incomplete list (Zulip's `user_list_incomplete`).
+        const access = userAccessOf(view, r.org.id, r.user);
+        const accessible = access ? all.filter(access) : all;
+        state.realm_users = accessible.filter((u) => u.is_active).map((u) => userView(u, shown));
+        state.realm_non_active_users = accessible.filter((u) => !u.is_active).map((u) => userView(u, shown));
+        if (access && !r.userListIncomplete) {
+          for (const u of all) if (!access(u)) (state.realm_users as unknown[]).push(inaccessibleUserView(r.org, u.user_id));
+        }
         state.cross_realm_bots = [...SYSTEM_BOTS.values()].map((bot) => ({ ...userView(bot), is_system_bot: true }));
         Object.assign(state, {
           user_id: r.user.user_id,

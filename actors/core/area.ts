@@ -137,6 +137,8 @@ export interface InitialStateRequest {
   includeDeactivatedGroups: boolean;
   /** The client keeps archived channels (capability `archived_channels`): they are in `streams` and `subscriptions`. */
   archivedChannels: boolean;
+  /** The client copes with users missing from `realm_users` (capability `user_list_incomplete`): no "Unknown user" placeholders. */
+  userListIncomplete: boolean;
   /** Unix seconds now, with fractions (`server_timestamp`). */
   nowPrecise: number;
   /** How the `presence` section is fetched. */

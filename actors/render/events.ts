@@ -7,6 +7,7 @@ import type { OutgoingEvent } from '../event_queues/queue_actor.js';
 import { Role, type UserRecord } from '../types.js';
 import type { Delivery } from '../core/area.js';
 import { deliveryEmailFor } from './views.js';
+import { usersWhoCanAccess } from '../user_access.js';
 
 /** An event with the given type and body, serialized once. */
 export function eventJson(type: string, body: Record<string, unknown>): OutgoingEvent {
@@ -42,7 +43,8 @@ export function deliveryEmailDelivery(view: StateView, org: number, seq: number,
   const directory = view.org(org)!.users;
   const built: OutgoingEvent[] = [];
   return {
-    org, seq, type: 'realm_user', user_ids: activeUsersWhere(view, org),
+    // Zulip's get_users_with_access_to_real_email: only those who may access the user.
+    org, seq, type: 'realm_user', user_ids: usersWhoCanAccess(view, org, user),
     event: (viewerId) => {
       const email = deliveryEmailFor(user, directory.get(viewerId)!);
       return (built[email === null ? 0 : 1] ??= eventJson('realm_user', { op: 'update', person: { user_id: user.user_id, delivery_email: email } }));

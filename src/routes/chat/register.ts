@@ -74,6 +74,7 @@ export function registerResponse(runtime: Runtime, config: Config, org: OrgRecor
     clientGravatar: params.client_gravatar ?? true,
     includeDeactivatedGroups: params.client_capabilities?.include_deactivated_groups === true,
     archivedChannels: params.client_capabilities?.archived_channels === true,
+    userListIncomplete: params.client_capabilities?.user_list_incomplete === true,
     nowPrecise: runtime.nowMs() / 1000,
     presence: {
       // As in Zulip, the capability implies the modern format for the initial state too.

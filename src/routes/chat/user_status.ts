@@ -7,6 +7,7 @@ import type { StateView } from '../../../actors/core/state_view.js';
 import { checkEmojiRequest, emojiByName } from '../../../actors/emoji.js';
 import { customEmojiOf } from '../../../actors/areas/realm_emoji.js';
 import { badRequest } from '../../../actors/errors.js';
+import { accessUser } from '../../../actors/user_access.js';
 import { route, S } from '../../http/route.js';
 
 type EmojiParams = { emoji_name?: string; emoji_code?: string; reaction_type?: string };
@@ -46,9 +47,10 @@ export const getUserStatus = route({
   auth: 'user',
   summary: "A user's status",
   params: { user_id: { schema: S.nonNegInt, in: 'path', required: true } },
-  handler({ params, org, runtime }) {
+  handler({ params, org, user, runtime }) {
     const target = runtime.org(org.id)!.users.get(params.user_id);
     if (!target) throw badRequest('No such user');
+    accessUser(runtime, org.id, user, target);
     return { json: { status: statusView(target) } };
   },
 });
