@@ -253,8 +253,11 @@ export abstract class App<W> {
   /** Adds the API's common headers, and logs the request (see the top of this module). */
   private finish(out: OutgoingResponse, req: IncomingRequest, trace: Trace<W>): OutgoingResponse {
     if (this.api.commonHeaders) out.headers.push(...this.api.commonHeaders(trace.route, req));
-    // A 503 is the server saying "not now" (memory pressure), never a failure of its own: logged as a 4xx is.
-    if (out.status >= 400 || this.logEvery) this.logRequest(out.status >= 500 && out.status !== 503 ? 'error' : out.status >= 400 ? 'info' : 'debug', req, trace, out.status);
+    // A 503 is the server saying "not now" (memory pressure), never a failure of its own. It
+    // is logged at debug, like a success: under pressure every write is refused, a line each
+    // would flood the log (and grow the heap while the log's pipe is slow), and the pressure's
+    // start and end are logged, its refusals counted (parley_memory_refused_total).
+    if (out.status >= 400 || this.logEvery) this.logRequest(out.status === 503 ? 'debug' : out.status >= 500 ? 'error' : out.status >= 400 ? 'info' : 'debug', req, trace, out.status);
     return out;
   }
 
