@@ -67,7 +67,7 @@ t.test('the memory limit: half the machine by default, said where it came from; 
   const fromFile = resolveConfig([], {}, withConfigFile('[server]\nmemory_limit_mib = 500\n'));
   t.equal(fromFile.config.memoryLimitMib, 500);
   t.match(renderConfig(fromFile), /^memory_limit_mib = 500 +# file, line 2$/m);
-  t.throws(() => resolveConfig(['--memory-limit-mib', '63'], {}, withConfigFile('')), /--memory-limit-mib: expected at least 64 \(MiB\), got '63'/);
+  t.throws(() => resolveConfig(['--memory-limit-mib', '127'], {}, withConfigFile('')), /--memory-limit-mib: expected at least 128 \(MiB\), got '127'/);
   t.throws(() => resolveConfig([], { PARLEY_MEMORY_LIMIT_MIB: '1.5G' }, withConfigFile('')), /PARLEY_MEMORY_LIMIT_MIB: expected a whole number of MiB/);
 });
 

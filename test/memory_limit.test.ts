@@ -7,10 +7,10 @@ import { getHeapStatistics } from 'node:v8';
 import { heapLimitMatches, MiB, parseMemoryLimitMib, YOUNG_GENERATION_MIB } from '../src/memory/limit.js';
 import { nodeArgs } from '../src/memory/relaunch.js';
 
-t.test('a limit is a whole number of MiB, at least 64', async (t) => {
-  t.equal(parseMemoryLimitMib('64'), 64);
+t.test('a limit is a whole number of MiB, at least 128', async (t) => {
+  t.equal(parseMemoryLimitMib('128'), 128);
   t.equal(parseMemoryLimitMib('16384'), 16384);
-  for (const bad of ['63', '0', '-1', '1.5', '1G', '']) t.throws(() => parseMemoryLimitMib(bad), `'${bad}' is refused`);
+  for (const bad of ['127', '64', '0', '-1', '1.5', '1G', '']) t.throws(() => parseMemoryLimitMib(bad), `'${bad}' is refused`);
 });
 
 t.test("this process's heap limit matches the --max-old-space-size it was started with, and no other", async (t) => {

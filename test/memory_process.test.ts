@@ -4,7 +4,7 @@
  *   served heap's limit is the setting; a `kill -9` of the pid the test holds leaves no
  *   server behind, holding the data directory; SIGTERM still drains; a Node already
  *   under the limit serves itself;
- * - at a 64 MiB limit, messages fill the heap until sends are refused with 503 and
+ * - at a 128 MiB limit, messages fill the heap until sends are refused with 503 and
  *   Retry-After, while reads, `GET /events`, `/readyz` and the metrics are served and
  *   the process stays alive; deleting the messages brings the writes back.
  */
@@ -54,15 +54,15 @@ function exited(pid: number): boolean {
 
 t.test('npm start serves under --memory-limit-mib: it starts Node again with the limit, and never outlives a kill -9', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-memlimit-'));
-  const env = { PARLEY_DATA_DIR: dir, PARLEY_FSYNC: 'none', PARLEY_MEMORY_LIMIT_MIB: '96' };
+  const env = { PARLEY_DATA_DIR: dir, PARLEY_FSYNC: 'none', PARLEY_MEMORY_LIMIT_MIB: '160' };
   const first = await startServerProcess(env);
   t.teardown(() => void first.child.kill('SIGKILL'));
-  t.equal(await metric(first.base, 'parley_memory_limit_bytes'), 96 * MiB, "the served heap's limit is the setting");
+  t.equal(await metric(first.base, 'parley_memory_limit_bytes'), 160 * MiB, "the served heap's limit is the setting");
   const served = lockPid(dir);
   t.not(served, first.child.pid, 'a child serves: this Node had another heap limit');
   t.equal(first.pid, served, 'the log names the serving process');
-  t.ok(readFileSync(`/proc/${served}/cmdline`, 'utf8').split('\0').includes('--max-old-space-size=96'), 'started with --max-old-space-size');
-  t.ok(await logged(first, /"event":"memory\.limit","limit_mib":96/), 'the limit is logged');
+  t.ok(readFileSync(`/proc/${served}/cmdline`, 'utf8').split('\0').includes('--max-old-space-size=160'), 'started with --max-old-space-size');
+  t.ok(await logged(first, /"event":"memory\.limit","limit_mib":160/), 'the limit is logged');
 
   first.child.kill('SIGKILL');
   t.equal((await first.exited).signal, 'SIGKILL');
@@ -75,17 +75,17 @@ t.test('npm start serves under --memory-limit-mib: it starts Node again with the
   t.same(await second.exited, { code: 0, signal: null }, 'SIGTERM reaches the child, which drains and exits 0, and so does the parent');
   t.match(second.stderr(), /"event":"shutdown\.complete"/);
 
-  const third = await startServerProcess(env, 30000, undefined, ['--max-old-space-size=96']);
+  const third = await startServerProcess(env, 30000, undefined, ['--max-old-space-size=160']);
   t.teardown(() => void third.child.kill('SIGKILL'));
   t.equal(lockPid(dir), third.child.pid, 'a Node already under the limit serves itself');
-  t.equal(await metric(third.base, 'parley_memory_limit_bytes'), 96 * MiB);
+  t.equal(await metric(third.base, 'parley_memory_limit_bytes'), 160 * MiB);
   third.child.kill('SIGTERM');
   t.equal((await third.exited).code, 0);
 });
 
-t.test('at a 64 MiB limit: sends are refused with 503 before the heap runs out, reads and events go on, and a delete brings writes back', async (t) => {
+t.test('at a 128 MiB limit: sends are refused with 503 before the heap runs out, reads and events go on, and a delete brings writes back', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-pressure-'));
-  const server = await startServerProcess({ PARLEY_DATA_DIR: dir, PARLEY_FSYNC: 'none', PARLEY_RATE_LIMIT: '0', PARLEY_MEMORY_LIMIT_MIB: '64' });
+  const server = await startServerProcess({ PARLEY_DATA_DIR: dir, PARLEY_FSYNC: 'none', PARLEY_RATE_LIMIT: '0', PARLEY_MEMORY_LIMIT_MIB: '128' });
   t.teardown(() => void server.child.kill('SIGKILL'));
   const auth = await ownerAuth(server);
   const queue = await processApi(server.base, auth, 'POST', '/api/v1/register', { event_types: JSON.stringify(['realm_user']) });
@@ -93,12 +93,12 @@ t.test('at a 64 MiB limit: sends are refused with 503 before the heap runs out, 
   t.equal(await metric(server.base, 'parley_memory_pressure'), 0);
 
   // Messages of 10,000 characters (source and rendered HTML: about 18 KiB of heap each),
-  // 8 at a time, until one is refused: at most 6,000 (over 100 MiB), and two minutes.
+  // 8 at a time, until one is refused: at most 12,000 (over 200 MiB), and two minutes.
   const content = (i: number): string => `${i} ${'lorem ipsum dolor sit amet '.repeat(370)}`.slice(0, 9990);
   let sent = 0;
   let refusal: { status: number; json: any; retryAfter: string | null } | undefined;
   const deadline = Date.now() + 120_000;
-  while (!refusal && sent < 6000 && Date.now() < deadline) {
+  while (!refusal && sent < 12000 && Date.now() < deadline) {
     const answers = await Promise.all(
       Array.from({ length: 8 }, async (_, k) => {
         const res = await fetch(`${server.base}/api/v1/messages`, {
