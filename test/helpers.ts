@@ -13,6 +13,8 @@ import { memoryMailer } from '../src/mail/mailer.js';
 import { captureLogger, noteSecret } from './log_guard.js';
 import { openStore, type Store } from '../src/store.js';
 import { quietLogger } from '../actors/core/logger.js';
+import { gunzipSync } from 'node:zlib';
+import { extract } from 'tar-stream';
 
 /** A user's credentials. */
 export interface Credentials {
@@ -157,4 +159,25 @@ export function storeClient(store: Store, who: { email: string; api_key: string 
 /** A store over `dir` as the restart tests open it: fsync always, quiet, any fatal error thrown. */
 export function openTestStore(dir: string): Store {
   return openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+}
+
+/** The files of a gzipped tar archive, by name below its one directory (read with tar-stream, pax names included). */
+export async function untar(gz: Buffer): Promise<Map<string, Buffer>> {
+  const files = new Map<string, Buffer>();
+  const reader = extract();
+  const done = new Promise<void>((resolve, reject) => {
+    reader.on('entry', (header, stream, next) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (d) => chunks.push(d as Buffer));
+      stream.on('end', () => {
+        files.set(header.name.split('/').slice(1).join('/'), Buffer.concat(chunks));
+        next();
+      });
+    });
+    reader.on('finish', resolve);
+    reader.on('error', reject);
+  });
+  reader.end(gunzipSync(gz));
+  await done;
+  return files;
 }

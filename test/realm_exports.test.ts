@@ -14,36 +14,13 @@ import t from 'tap';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
-import { extract } from 'tar-stream';
 import type { Runtime } from '../actors/runtime/runtime.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { resumeExports } from '../src/exports/realm_export.js';
 import { inject } from '../src/http/dispatch.js';
 import { type Store } from '../src/store.js';
 import { collectUploads } from '../src/uploads/collect.js';
-import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
-
-/** The files of a gzipped tar archive, by name below its one directory (read with tar-stream, pax names included). */
-async function untar(gz: Buffer): Promise<Map<string, Buffer>> {
-  const files = new Map<string, Buffer>();
-  const reader = extract();
-  const done = new Promise<void>((resolve, reject) => {
-    reader.on('entry', (header, stream, next) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (d) => chunks.push(d as Buffer));
-      stream.on('end', () => {
-        files.set(header.name.split('/').slice(1).join('/'), Buffer.concat(chunks));
-        next();
-      });
-    });
-    reader.on('finish', resolve);
-    reader.on('error', reject);
-  });
-  reader.end(gunzipSync(gz));
-  await done;
-  return files;
-}
+import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials, openTestStore, untar } from './helpers.js';
 
 /** Waits until an export is no longer pending (the build runs off the request). */
 async function finished(runtime: Runtime, org: number, id: number): Promise<void> {

@@ -10,8 +10,6 @@ import t, { type Test } from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
-import { extract } from 'tar-stream';
 import { inject } from '../src/http/dispatch.js';
 import { MAX_BOT_STORAGE_ENTRIES_PER_REQUEST } from '../actors/areas/bot_storage.js';
 import { MAX_DRAFTS_PER_REQUEST } from '../actors/areas/drafts.js';
@@ -22,7 +20,7 @@ import { LINK_RULE_BOUND } from '../actors/markdown/links.js';
 import fc from 'fast-check';
 import { ANSWER_SLICE } from '../src/http/slices.js';
 import { EXPORT_SLICE } from '../src/exports/realm_export.js';
-import { chatFixture, type ApiResult, type Credentials } from './helpers.js';
+import { chatFixture, untar, type ApiResult, type Credentials } from './helpers.js';
 
 function refused(t: Test, r: ApiResult, status: number, code: string, msg: string): void {
   t.same([r.status, r.json?.result, r.json?.code, r.json?.msg], [status, 'error', code, msg], msg);
@@ -151,25 +149,9 @@ t.test('GET /messages builds its page in slices, and the answer is the same byte
   }
 });
 
-/** The files of a gzipped tar archive, by name below its one directory. */
-async function untar(gz: Buffer): Promise<Map<string, string>> {
-  const files = new Map<string, string>();
-  const reader = extract();
-  const done = new Promise<void>((resolve, reject) => {
-    reader.on('entry', (header, stream, next) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (d) => chunks.push(d as Buffer));
-      stream.on('end', () => {
-        files.set(header.name.split('/').slice(1).join('/'), Buffer.concat(chunks).toString());
-        next();
-      });
-    });
-    reader.on('finish', resolve);
-    reader.on('error', reject);
-  });
-  reader.end(gunzipSync(gz));
-  await done;
-  return files;
+/** The files of a gzipped tar archive, as text. */
+async function untarText(gz: Buffer): Promise<Map<string, string>> {
+  return new Map([...(await untar(gz))].map(([name, bytes]) => [name, bytes.toString()]));
 }
 
 t.test('a realm export gathers its messages in slices, with the same archive', async (t) => {
@@ -185,7 +167,7 @@ t.test('a realm export gathers its messages in slices, with the same archive', a
     for (let i = 0; i < 2000 && f.runtime.org(1)!.exports.get(id)?.status === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
     const done = (await f.call(f.owner, 'GET', '/api/v1/export/realm')).json.exports.find((e: { id: number }) => e.id === id);
     const res = await inject(f.app, { method: 'GET', url: new URL(done.export_url).pathname, headers: {} });
-    return untar(Buffer.from(res.body, 'latin1'));
+    return untarText(Buffer.from(res.body, 'latin1'));
   };
   let yields = 0;
   Object.assign(EXPORT_SLICE, { cover: 1_000_000, onYield: () => yields++ });
