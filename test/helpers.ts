@@ -15,6 +15,7 @@ import { openStore, type Store } from '../src/store.js';
 import { quietLogger } from '../actors/core/logger.js';
 import { gunzipSync } from 'node:zlib';
 import { extract } from 'tar-stream';
+import { checkResponse } from './zulip_responses.js';
 
 /** A user's credentials. */
 export interface Credentials {
@@ -101,13 +102,16 @@ export async function chatFixture(opts: FixtureOptions = {}): Promise<ChatFixtur
       if (typeof v === 'string' && v.length >= 6) noteSecret(v);
     }
     if (!inQuery && encoded) headers['content-type'] = 'application/x-www-form-urlencoded';
-    return inject(app, {
+    const res = await inject(app, {
       method: m,
       url: inQuery && encoded ? `${path}?${encoded}` : path,
       body: inQuery ? undefined : encoded,
       ...extra,
       headers: { ...headers, ...(extra.headers ?? {}) },
     });
+    // Every body is checked against Zulip's description (zulip_responses.ts).
+    checkResponse(m, extra.url ?? path, res);
+    return res;
   };
   const createUser: ChatFixture['createUser'] = async (email, fullName) => {
     const created = await call(owner, 'POST', '/api/v1/users', { email, password: 'pw-' + email, full_name: fullName ?? email.split('@')[0] });
@@ -152,6 +156,7 @@ export function storeClient(store: Store, who: { email: string; api_key: string 
     const res = await inject(app, method === 'GET'
       ? { method, url: `${path}?${q}`, headers: { authorization: basicAuth(who) } }
       : { method, url: path, body: q, headers: { authorization: basicAuth(who), 'content-type': 'application/x-www-form-urlencoded' } });
+    checkResponse(method, path, res);
     return res.json;
   };
 }

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { checkProcessLog } from './log_guard.js';
+import { checkResponse } from './zulip_responses.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -76,7 +77,9 @@ export async function processApi(base: string, auth: string, method: string, pat
     body: method === 'GET' ? undefined : body,
     signal: AbortSignal.timeout(10000),
   });
-  return { status: res.status, json: await res.json() };
+  const answer = { status: res.status, json: await res.json() };
+  checkResponse(method, path, answer);
+  return answer;
 }
 
 /**

@@ -1,0 +1,52 @@
+/**
+ * Where Parley's responses deliberately differ from Zulip's description (feature level
+ * 420), by schema of the description: the fields Parley adds to an object the description
+ * closes (`additionalProperties: false`), or, with `as`, a field whose description is
+ * wrong. The README's "Differences from Zulip's description" lists the same entries
+ * (`response_differences.test.ts` holds them equal); the response validator
+ * (`zulip_responses.ts`) admits these and nothing else.
+ */
+
+/** One difference: in `schema` (a component of the description), `fields` are admitted (as `as`, when given). */
+export interface ResponseDifference {
+  schema: string;
+  fields: string[];
+  /** The schema the fields take instead of the description's; admitted as anything when absent. */
+  as?: object;
+  why: string;
+}
+
+export const RESPONSE_DIFFERENCES: ResponseDifference[] = [
+  {
+    schema: 'get_server_settings_200_response',
+    fields: ['service_version', 'service_feature_level', 'service_merge_base'],
+    why: 'the version under the service\'s own names, beside `zulip_*`',
+  },
+  {
+    schema: 'register_queue_200_response',
+    fields: ['service_version', 'service_feature_level', 'service_merge_base'],
+    why: 'the version under the service\'s own names, beside `zulip_*`',
+  },
+  {
+    schema: 'CodedError',
+    fields: ['errors'],
+    why: 'description incomplete: Zulip\'s `ValidationFailureError` (a linkifier\'s or playground\'s URL template refused) adds `errors`, Django\'s messages by field',
+  },
+  // Shapes of feature levels above the one Parley reports (the README says which and why):
+  // extra fields, which clients of the reported level ignore.
+  ...['User', 'get_own_user_200_response', 'register_queue_200_response_allOf_cross_realm_bots_inner'].map((schema) => ({
+    schema,
+    fields: ['is_imported_stub'],
+    why: 'feature level 433 (always false: Parley imports no stub users)',
+  })),
+  {
+    schema: 'get_own_user_200_response',
+    fields: ['bot_type'],
+    why: 'a later level (Zulip\'s unreleased changelog): `null` for a human',
+  },
+  ...['BasicChannel', 'Subscription', 'get_streams_200_response_allOf_streams_inner', 'register_queue_200_response_allOf_never_subscribed_inner'].map((schema) => ({
+    schema,
+    fields: ['can_create_topic_group'],
+    why: 'a later level (Zulip\'s unreleased changelog): who may start a topic, which Parley enforces',
+  })),
+];
