@@ -16,6 +16,7 @@ import { loadConfig } from '../src/config.js';
 import { basicAuth, encodeParams } from './helpers.js';
 import { boardOn } from './board_helpers.js';
 import { lineLogger, quietLogger } from '../actors/core/logger.js';
+import { versionFields } from '../actors/render/register_payloads.js';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'format-v1');
 const EXPECTED = join(FIXTURE, 'views.json');
@@ -36,9 +37,12 @@ function stable(value: any): any {
  * channel's own permission groups that only add to the organization's now default to
  * nobody (group 1), as Zulip's do; they were shown with the organization's groups.
  * And `is_default` left channel objects: Zulip shows it only in
- * `GET /streams?include_default=true` (clients read `realm_default_streams`).
+ * `GET /streams?include_default=true` (clients read `realm_default_streams`). And
+ * `register` lost its top-level `role` (Zulip's has none: the role is in `realm_users`),
+ * and reports the feature level Parley now serves.
  */
 const DROPPED = new Set(['is_default']);
+const VERSION = versionFields();
 const CORRECTED: Record<string, number> = {
   can_add_subscribers_group: 1,
   can_administer_channel_group: 1,
@@ -49,9 +53,15 @@ function corrected(value: any): any {
   if (Array.isArray(value)) return value.map(corrected);
   if (!value || typeof value !== 'object') return value;
   const isChannel = 'stream_id' in value && 'invite_only' in value;
+  const isRegister = 'last_event_id' in value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     if (isChannel && DROPPED.has(k)) continue;
+    if (isRegister && k === 'role') continue;
+    if (k in VERSION) {
+      out[k] = VERSION[k];
+      continue;
+    }
     out[k] = isChannel && k in CORRECTED ? CORRECTED[k] : corrected(v);
   }
   return out;

@@ -52,7 +52,6 @@ t.test('one subscription properties request asks for at most 1000 changes', asyn
   t.equal((await sub()).pin_to_top, false, 'nothing changed');
   const ok = await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions/properties', { subscription_data: changes(MAX_PROPERTY_CHANGES_PER_REQUEST) });
   t.equal(ok.status, 200, 'at the limit: accepted');
-  t.equal(ok.json.subscription_data.length, MAX_PROPERTY_CHANGES_PER_REQUEST);
   t.equal((await sub()).pin_to_top, false, 'the last change wins (an even count ends with false)');
 });
 

@@ -61,7 +61,6 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_push_notifications_enabled: false,
     realm_push_notifications_enabled_end_timestamp: null,
     realm_enable_spectator_access: false,
-    realm_web_public_access_enabled: false,
     realm_enable_guest_user_indicator: true,
     realm_enable_guest_user_dm_warning: true,
     realm_require_unique_names: false,
