@@ -10,10 +10,10 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/store.js';
-import { ChatApp, inject } from '../src/http/dispatch.js';
+import { ChatApp } from '../src/http/dispatch.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { loadConfig } from '../src/config.js';
-import { basicAuth, encodeParams } from './helpers.js';
+import { basicAuth, encodeParams, injectChecked } from './helpers.js';
 import { boardOn } from './board_helpers.js';
 import { lineLogger, quietLogger } from '../actors/core/logger.js';
 import { versionFields } from '../actors/render/register_payloads.js';
@@ -81,7 +81,7 @@ t.test('a snapshot and log written by commit 748db87 recover to the state it ser
   const creds = JSON.parse(readFileSync(join(FIXTURE, 'credentials.json'), 'utf8'));
   const get = async (who: any, path: string, params: Record<string, unknown> = {}) => {
     const q = encodeParams(params);
-    const res = await inject(app, { method: 'GET', url: q ? `${path}?${q}` : path, headers: { authorization: basicAuth(who) } });
+    const res = await injectChecked(app, { method: 'GET', url: q ? `${path}?${q}` : path, headers: { authorization: basicAuth(who) } });
     return { status: res.status, json: stable(res.json) };
   };
   const views: Record<string, unknown> = {};
@@ -90,7 +90,7 @@ t.test('a snapshot and log written by commit 748db87 recover to the state it ser
     views[`${who.email} messages`] = await get(who, '/api/v1/messages', { anchor: 'oldest', num_before: 0, num_after: 1000, narrow: [], client_gravatar: false });
     views[`${who.email} subscriptions`] = await get(who, '/api/v1/users/me/subscriptions', { include_subscribers: true });
     views[`${who.email} me`] = await get(who, '/api/v1/users/me');
-    const reg = await inject(app, { method: 'POST', url: '/api/v1/register', body: encodeParams({ fetch_event_types: ['message', 'subscription', 'realm_user', 'update_message_flags', 'stream'], client_gravatar: false }), headers: { authorization: basicAuth(who), 'content-type': 'application/x-www-form-urlencoded' } });
+    const reg = await injectChecked(app, { method: 'POST', url: '/api/v1/register', body: encodeParams({ fetch_event_types: ['message', 'subscription', 'realm_user', 'update_message_flags', 'stream'], client_gravatar: false }), headers: { authorization: basicAuth(who), 'content-type': 'application/x-www-form-urlencoded' } });
     views[`${who.email} register`] = { status: reg.status, json: stable(reg.json) };
   }
   views['users'] = await get(creds.owner, '/api/v1/users', { client_gravatar: false });
