@@ -19,7 +19,7 @@ import {
   RESOLVED_TOPIC_PREFIX, resolves, unresolves,
 } from '../edit_rules.js';
 import { ApiError, badRequest } from '../errors.js';
-import type { OutgoingEvent } from '../event_queues/queue_actor.js';
+import type { OutgoingEvent } from '../core/area.js';
 import { hasGroupPermission } from '../group_settings.js';
 import { channelGroupSetting, dropMessages, hasContentAccess, putMessages, received, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';

@@ -16,7 +16,7 @@ import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organiz
 import { renderMarkdown, type MarkdownEnv, type Rendered } from '../markdown/index.js';
 import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME, LIMITS, MESSAGE_TRUNCATED, truncateCodePoints } from '../message_rules.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import type { OutgoingEvent } from '../event_queues/queue_actor.js';
+import type { OutgoingEvent } from '../core/area.js';
 import { messageView, userView, type MessageViewOptions } from '../render/views.js';
 import { Role, type ChannelRecord, type GroupSettingValue, type MessageRecord, type UserRecord } from '../types.js';
 import { groupMemberIds, hasGroupPermission, SYSTEM_GROUP_INFO, SYSTEM_GROUPS } from '../group_settings.js';
