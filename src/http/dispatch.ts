@@ -12,11 +12,11 @@ import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { OrgRecord, UserRecord } from '../../actors/types.js';
 import type { Config } from '../config.js';
 import { mailerFor, type Mailer } from '../mail/mailer.js';
-import { ApiError, botsOnly } from '../../actors/errors.js';
+import { ApiError } from '../../actors/errors.js';
 import { CHAT_API } from './api.js';
 import { App, type Limit } from './app.js';
 import type { Checked } from './params.js';
-import type { ChatContext, RateClass, Reply, RouteRecord } from './route.js';
+import { refusal, type ChatContext, type RateClass, type Reply, type RouteRecord } from './route.js';
 import { RateLimiter, type RateLimit } from './rate_limit.js';
 import { subdomainOf } from './host.js';
 import { Abortable, type Exchange, type IncomingRequest, type OutgoingResponse } from './types.js';
@@ -74,7 +74,8 @@ export class ChatApp extends App<Caller> {
     const org = this.organization(req);
     if (route.auth === 'user') {
       const user = this.authenticate(req, org);
-      if (route.botsOnly && !user.is_bot) throw botsOnly();
+      const refused = refusal(route.requires, user);
+      if (refused) throw refused;
       return { org, user };
     }
     if (org.deactivated && !route.deactivatedOrg) throw new ApiError('REALM_DEACTIVATED', REALM_DEACTIVATED_MSG);
