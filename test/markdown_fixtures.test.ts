@@ -3,7 +3,7 @@
  * (`test/fixtures/zulip_markdown_test_cases.json`, see its SOURCE.md).
  *
  * Each case is either out of scope — it needs something Parley does not have
- * (Pygments, link/image previews, a per-user setting) — or in scope, and
+ * (link/image previews, a per-user setting) — or in scope, and
  * then `renderMarkdown(input).html` must equal Zulip's `expected_output` exactly.
  * The linkify cases are expanded as Zulip's test does (`<a href="…">url</a>`).
  * The test asserts the pass ratio's floor and that the failing cases are exactly
@@ -63,12 +63,11 @@ const KNOWN_FAILURES: Record<string, string> = {
   spoilers_with_header_markdown: 'emoji table: Zulip :smile: is 1f642, iamcal 1f604',
 };
 
-type Category = 'Pygments (syntax highlighting)' | 'link/image previews' | 'translate_emoticons (a user setting Parley lacks)' | 'ignored by Zulip';
+type Category = 'link/image previews' | 'translate_emoticons (a user setting Parley lacks)' | 'ignored by Zulip';
 
 /** Why a case is out of scope, or null when it is in scope. */
 function outOfScope(c: RegularCase): Category | null {
   if (c.ignore) return 'ignored by Zulip';
-  if (/<code><span class="/.test(c.expected_output)) return 'Pygments (syntax highlighting)';
   if (c.expected_output.includes('message_inline_image') || c.expected_output.includes('message_embed')) return 'link/image previews';
   if (c.translate_emoticons && c.expected_output.includes('class="emoji')) return 'translate_emoticons (a user setting Parley lacks)';
   return null;
