@@ -59,15 +59,23 @@ export function lexerName(lang: string): string | undefined {
 const HEADER = /^(?:::+|#!)(?:(?:\/\w+)*[/ ])?([\w#.+-]*)/;
 
 /**
+ * Pygments' HTML for `code` lexed by the lexer of `alias` (plain text when Parley
+ * has none): `quotes` false leaves quotes unescaped (see the module comment).
+ */
+export function highlight(alias: string, source: string, quotes = true): string {
+  const code = source.replace(/^\n+|\n+$/g, '');
+  const lexer = BY_ALIAS.get(alias);
+  const inner = lexer ? formatTokens((sink) => lexer.lex(code + '\n', sink), quotes) : escapeCode(code, quotes) + '\n';
+  return `<div class="codehilite"><pre><span></span><code>${inner}</code></pre></div>`;
+}
+
+/**
  * The HTML of a code block: `lang` is the fence's language, lower case, or null.
  * `text` has its lines right-trimmed.
  */
 export function codeBlockHtml(lang: string | null, text: string): string {
   const code = text.replace(/^\n+|\n+$/g, '');
-  const lexAs = lang ?? HEADER.exec(code)?.[1].toLowerCase() ?? '';
-  const lexer = BY_ALIAS.get(lexAs);
-  const quotes = !lang;
-  const inner = lexer ? formatTokens((sink) => lexer.lex(code + '\n', sink), quotes) : escapeCode(code, quotes) + '\n';
-  const attr = lang ? ` data-code-language="${escapeCode(lexerName(lang) ?? lang, false)}"` : '';
-  return `<div class="codehilite"${attr}><pre><span></span><code>${inner}</code></pre></div>`;
+  if (lang === null) return highlight(HEADER.exec(code)?.[1].toLowerCase() ?? '', code);
+  const html = highlight(lang, code, false);
+  return `<div class="codehilite" data-code-language="${escapeCode(lexerName(lang) ?? lang, false)}">${html.slice('<div class="codehilite">'.length)}`;
 }

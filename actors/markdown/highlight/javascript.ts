@@ -9,12 +9,12 @@ import { otherwise, rule, type Grammar, type Rule } from './lexer.js';
 
 const LETTER = '\\p{Lu}\\p{Ll}\\p{Lt}\\p{Lm}\\p{Lo}\\p{Nl}';
 const IDENT = `(?:[$_${LETTER}]|\\\\u[a-fA-F0-9]{4})(?:[$${LETTER}\\p{Mn}\\p{Mc}\\p{Nd}\\p{Pc}\\u200c\\u200d]|\\\\u[a-fA-F0-9]{4})*`;
-/** Pygments' JavaScript lexer is DOTALL and MULTILINE; `u` for the Unicode classes. */
-const js = (source: string, token: string | readonly string[], next?: string | readonly string[]): Rule => rule(source, token, next, 'su');
+/** Pygments' JavaScript lexer is DOTALL: its `.` is written `[^]` here. */
+const js = rule;
 /** A string rule that, once it finds no closing quote, cannot find one from any later quote either. */
-const once = (r: Rule): Rule => ({ ...r, once: r.re.source[0] });
+const once = (r: Rule): Rule => ({ ...r, once: r.source[0] });
 
-const COMMENTS: Rule[] = [js('\\s+', ''), js('<!--', 'c'), js('//.*?$', 'c1'), js('/\\*.*?\\*/', 'cm')];
+const COMMENTS: Rule[] = [js('\\s+', ''), js('<!--', 'c'), js('//.*?$', 'c1'), js('/\\*[^]*?\\*/', 'cm')];
 
 const BUILTINS = ['Array', 'Boolean', 'Date', 'BigInt', 'Function', 'Math', 'ArrayBuffer', 'Number', 'Object', 'RegExp', 'String', 'Promise', 'Proxy',
   'decodeURI', 'decodeURIComponent', 'encodeURI', 'encodeURIComponent', 'eval', 'isFinite', 'isNaN', 'parseFloat', 'parseInt', 'DataView',
@@ -57,12 +57,12 @@ function grammar(root: Rule[]): Grammar {
     root,
     slashstartsregex: [
       ...COMMENTS,
-      js('/(?:\\\\.|[^[/\\\\\\n]|\\[(?:\\\\.|[^\\]\\\\\\n])*\\])+/(?:[gimuysd]+\\b|\\B)', 'sr', '#pop'),
+      js('/(?:\\\\[^]|[^[/\\\\\\n]|\\[(?:\\\\[^]|[^\\]\\\\\\n])*\\])+/(?:[gimuysd]+\\b|\\B)', 'sr', '#pop'),
       js('(?=/)', '', ['#pop', 'badregex']),
       otherwise('#pop'),
     ],
     badregex: [js('\\n', '', '#pop')],
-    interp: [js('`', 'sb', '#pop'), js('\\\\.', 'sb'), js('\\$\\{', 'si', 'interp-inside'), js('\\$', 'sb'), js('[^`\\\\$]+', 'sb')],
+    interp: [js('`', 'sb', '#pop'), js('\\\\[^]', 'sb'), js('\\$\\{', 'si', 'interp-inside'), js('\\$', 'sb'), js('[^`\\\\$]+', 'sb')],
     'interp-inside': [js('\\}', 'si', '#pop'), ...root],
   };
 }

@@ -20,7 +20,8 @@ export type Next = string | readonly string[];
 
 /** One rule of a state. */
 export interface Rule {
-  re: RegExp;
+  /** A regex source, compiled with the flags `m` (line anchors, Pygments' default) and `u`; `[^]` is any character. */
+  source: string;
   /** The class of the whole match, or of each capture group in turn (Pygments' `bygroups`). */
   token: string | readonly string[];
   next?: Next;
@@ -38,17 +39,14 @@ export interface Rule {
 /** A lexer's states; lexing starts in `root`. */
 export type Grammar = Readonly<Record<string, readonly Rule[]>>;
 
-/**
- * A rule from a regex source. `flags` add to `y` (sticky) and `m` (line anchors,
- * Pygments' default); pass `s` where Pygments' lexer sets DOTALL.
- */
-export function rule(source: string, token: string | readonly string[], next?: Next, flags = ''): Rule {
-  return { re: new RegExp(source, 'ym' + flags), token, next };
+/** A rule from a regex source (see `Rule.source`). */
+export function rule(source: string, token: string | readonly string[], next?: Next): Rule {
+  return { source, token, next };
 }
 
 /** A rule that matches nothing and only moves the state (Pygments' `default`). */
 export function otherwise(next: Next): Rule {
-  return { re: /(?:)/y, token: '', next };
+  return { source: '', token: '', next };
 }
 
 /** An alternation of literal words, as a regex source (Pygments' `words`). */
@@ -59,25 +57,84 @@ export function words(list: readonly string[], prefix = '', suffix = '\\b'): str
 /** Receives tokens in order. */
 export type Sink = (token: string, text: string) => void;
 
-/** Lexes `text` by `grammar`, passing each token to `sink`. */
-export function lex(text: string, grammar: Grammar, sink: Sink): void {
-  let stack = ['root'];
-  let pos = 0;
-  let rules = grammar.root;
-  let failed: Set<Rule> | null = null;
-  next: while (pos < text.length) {
+/**
+ * A run of a state's rules compiled to one sticky alternation, tried in order as
+ * the rules are: one regex execution per token instead of one per rule. A `once`
+ * rule is a segment of its own, so it can be skipped.
+ */
+interface Segment {
+  re: RegExp;
+  rules: readonly Rule[];
+  /** For each rule, the index of the group that wraps it. */
+  groups: number[];
+  once?: string;
+}
+
+const compiled = new WeakMap<Grammar, Map<string, Segment[]>>();
+
+function groupCount(source: string): number {
+  return new RegExp(`${source}|`, 'u').exec('')!.length - 1;
+}
+
+function segment(rules: readonly Rule[]): Segment {
+  const groups: number[] = [];
+  let next = 1;
+  const parts = rules.map((r) => {
+    groups.push(next);
+    next += 1 + groupCount(r.source);
+    return `(${r.atStart ? '(?<![^])' : ''}${r.source})`;
+  });
+  return { re: new RegExp(parts.join('|'), 'ymu'), rules, groups, once: rules.length === 1 ? rules[0].once : undefined };
+}
+
+/** The segments of each state of `grammar`, compiled once. */
+function compile(grammar: Grammar): Map<string, Segment[]> {
+  let states = compiled.get(grammar);
+  if (states) return states;
+  states = new Map();
+  for (const [name, rules] of Object.entries(grammar)) {
+    const segments: Segment[] = [];
+    let run: Rule[] = [];
     for (const r of rules) {
-      if ((r.atStart && pos !== 0) || failed?.has(r)) continue;
-      r.re.lastIndex = pos;
-      const m = r.re.exec(text);
-      if (m === null) {
-        if (r.once !== undefined && text[pos] === r.once) (failed ??= new Set()).add(r);
+      if (r.once === undefined) {
+        run.push(r);
         continue;
       }
+      if (run.length) segments.push(segment(run));
+      segments.push(segment([r]));
+      run = [];
+    }
+    if (run.length) segments.push(segment(run));
+    states.set(name, segments);
+  }
+  compiled.set(grammar, states);
+  return states;
+}
+
+/** Lexes `text` by `grammar`, passing each token to `sink`. */
+export function lex(text: string, grammar: Grammar, sink: Sink): void {
+  const states = compile(grammar);
+  let stack = ['root'];
+  let pos = 0;
+  let segments = states.get('root')!;
+  let failed: Set<Segment> | null = null;
+  next: while (pos < text.length) {
+    for (const seg of segments) {
+      if (failed?.has(seg)) continue;
+      seg.re.lastIndex = pos;
+      const m = seg.re.exec(text);
+      if (m === null) {
+        if (seg.once !== undefined && text[pos] === seg.once) (failed ??= new Set()).add(seg);
+        continue;
+      }
+      let i = 0;
+      while (m[seg.groups[i]] === undefined) i++;
+      const r = seg.rules[i];
+      const g = seg.groups[i];
       if (typeof r.token === 'string') {
         if (m[0]) sink(r.token, m[0]);
       } else {
-        for (let i = 0; i < r.token.length; i++) if (m[i + 1]) sink(r.token[i], m[i + 1]);
+        for (let k = 0; k < r.token.length; k++) if (m[g + 1 + k]) sink(r.token[k], m[g + 1 + k]);
       }
       pos += m[0].length;
       if (r.next !== undefined) {
@@ -85,7 +142,7 @@ export function lex(text: string, grammar: Grammar, sink: Sink): void {
           if (s !== '#pop') stack.push(s);
           else if (stack.length > 1) stack.pop();
         }
-        rules = grammar[stack[stack.length - 1]];
+        segments = states.get(stack[stack.length - 1])!;
       } else if (m[0] === '') {
         // A zero-width rule that moves no state would loop; Pygments' grammars have none.
         throw new Error('zero-width rule without a state change');
@@ -94,7 +151,7 @@ export function lex(text: string, grammar: Grammar, sink: Sink): void {
     }
     if (text[pos] === '\n') {
       stack = ['root'];
-      rules = grammar.root;
+      segments = states.get('root')!;
       sink('', '\n');
     } else sink('err', text[pos]);
     pos++;
@@ -102,6 +159,10 @@ export function lex(text: string, grammar: Grammar, sink: Sink): void {
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const SPECIAL = /[&<>]/;
+const SPECIAL_ALL = /[&<>]/g;
+const SPECIAL_Q = /[&<>"']/;
+const SPECIAL_Q_ALL = /[&<>"']/g;
 
 /**
  * Escapes code as Pygments does (`& < > " '`), or, with `quotes` false, only
@@ -109,10 +170,17 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
  * which writes quotes in text as they are.
  */
 export function escapeCode(s: string, quotes: boolean): string {
-  const re = quotes ? /[&<>"']/g : /[&<>]/g;
-  re.lastIndex = 0;
-  return re.test(s) ? s.replace(re, (c) => ESCAPES[c]) : s;
+  if (!(quotes ? SPECIAL_Q : SPECIAL).test(s)) return s;
+  return s.replace(quotes ? SPECIAL_Q_ALL : SPECIAL_ALL, (c) => ESCAPES[c]);
 }
+
+const OPENERS = new Map<string, string>();
+const opener = (cls: string): string => {
+  let tag = OPENERS.get(cls);
+  if (tag === undefined) OPENERS.set(cls, (tag = cls ? `<span class="${cls}">` : ''));
+  return tag;
+};
+const closer = (cls: string): string => (cls ? '</span>' : '');
 
 /**
  * Pygments' HtmlFormatter lines: a run of tokens of the same class is one span,
@@ -120,27 +188,30 @@ export function escapeCode(s: string, quotes: boolean): string {
  * inside of `<code>`.
  */
 export function formatTokens(lexText: (sink: Sink) => void, quotes: boolean): string {
-  const out: string[] = [];
+  let out = '';
+  /** The current line so far, its last span left open. */
   let line = '';
   let open = '';
-  const close = (cls: string): string => (cls ? '</span>' : '');
-  const start = (cls: string): string => (cls ? `<span class="${cls}">` : '');
+  const add = (cls: string, part: string): void => {
+    if (!line) line = opener(cls) + part;
+    else if (open !== cls) line += closer(open) + opener(cls) + part;
+    else line += part;
+    open = cls;
+  };
   lexText((cls, value) => {
-    const parts = escapeCode(value, quotes).split('\n');
+    const text = escapeCode(value, quotes);
+    if (!text.includes('\n')) {
+      add(cls, text);
+      return;
+    }
+    const parts = text.split('\n');
     for (let i = 0; i < parts.length - 1; i++) {
-      const part = parts[i];
-      if (line) {
-        out.push(open !== cls && part ? line + close(open) + start(cls) + part + close(cls) + '\n' : line + part + close(open) + '\n');
-        line = '';
-      } else out.push(part ? start(cls) + part + close(cls) + '\n' : '\n');
+      if (parts[i]) add(cls, parts[i]);
+      out += line ? line + closer(open) + '\n' : '\n';
+      line = '';
     }
     const last = parts[parts.length - 1];
-    if (!last) return;
-    if (!line) line = start(cls) + last;
-    else if (open !== cls) line += close(open) + start(cls) + last;
-    else line += last;
-    open = cls;
+    if (last) add(cls, last);
   });
-  if (line) out.push(line + close(open) + '\n');
-  return out.join('');
+  return line ? out + line + closer(open) + '\n' : out;
 }

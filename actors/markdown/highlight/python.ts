@@ -8,7 +8,6 @@
 import { otherwise, rule, words, type Grammar, type Rule } from './lexer.js';
 
 const NAME = '[_\\p{XID_Start}]\\p{XID_Continue}*';
-const u = 'u';
 
 const KEYWORDS = ['assert', 'async', 'await', 'break', 'continue', 'del', 'elif', 'else', 'except', 'finally', 'for', 'global', 'if', 'lambda',
   'pass', 'raise', 'nonlocal', 'return', 'try', 'while', 'yield from', 'yield', 'as', 'with'];
@@ -121,9 +120,9 @@ const EXPR: Rule[] = [
   rule(words(EXCEPTIONS, '(?<!\\.)'), 'ne'),
   rule(words(MAGIC_VARS), 'vm'),
   rule(MAGIC_FUNC, 'fm'),
-  rule('@' + NAME, 'nd', undefined, u),
+  rule('@' + NAME, 'nd'),
   rule('@', 'o'),
-  rule(NAME, 'n', undefined, u),
+  rule(NAME, 'n'),
 ];
 
 /** Pygments' `PythonLexer` as a grammar. */
@@ -156,12 +155,12 @@ export const PYTHON: Grammar = {
     rule('\\s+', ''),
     ...EXPR,
   ],
-  funcname: [rule(MAGIC_FUNC, 'fm'), rule(NAME, 'nf', '#pop', u), otherwise('#pop')],
-  classname: [rule(NAME, 'nc', '#pop', u)],
+  funcname: [rule(MAGIC_FUNC, 'fm'), rule(NAME, 'nf', '#pop'), otherwise('#pop')],
+  classname: [rule(NAME, 'nc', '#pop')],
   import: [
     rule('(\\s+)(as)(\\s+)', ['', 'k', '']),
     rule('\\.', 'nn'),
-    rule(NAME, 'nn', undefined, u),
+    rule(NAME, 'nn'),
     rule('(\\s*)(,)(\\s*)', ['', 'o', '']),
     otherwise('#pop'),
   ],
@@ -169,7 +168,7 @@ export const PYTHON: Grammar = {
     rule('(\\s+)(import)\\b', ['', 'kn'], '#pop'),
     rule('\\.', 'nn'),
     rule('None\\b', 'kc', '#pop'),
-    rule(NAME, 'nn', undefined, u),
+    rule(NAME, 'nn'),
     otherwise('#pop'),
   ],
   ...stringStates(),

@@ -29,14 +29,14 @@ const BASIC: Rule[] = [
   rule('(\\b\\w+)(\\s*)(\\+?=)', ['nv', '', 'o']),
   rule('[\\[\\]{}()=]', 'o'),
   rule('<<<', 'o'),
-  rule("<<-?\\s*('?)\\\\?(\\w+)[^]+?\\2", 's'),
+  rule("<<-?\\s*'?\\\\?(?<heredoc>\\w+)[^]+?\\k<heredoc>", 's'),
   rule('&&|\\|\\|', 'o'),
 ];
 
 const DATA: Rule[] = [
-  rule('\\$?"(?:\\\\.|[^"\\\\$])*"', 's2', undefined, 's'),
+  rule('\\$?"(?:\\\\[^]|[^"\\\\$])*"', 's2'),
   rule('"', 's2', 'string'),
-  rule("\\$'(?:\\\\\\\\|\\\\[0-7]+|\\\\.|[^'\\\\])*'", 's1', undefined, 's'),
+  rule("\\$'(?:\\\\\\\\|\\\\[0-7]+|\\\\[^]|[^'\\\\])*'", 's1'),
   rule("'[^]*?'", 's1'),
   rule(';', 'p'),
   rule('&', 'p'),
@@ -52,7 +52,7 @@ const ROOT: Rule[] = [...BASIC, rule('`', 'sb', 'backticks'), ...DATA, ...INTERP
 /** Pygments' `BashLexer` as a grammar. */
 export const BASH: Grammar = {
   root: ROOT,
-  string: [rule('"', 's2', '#pop'), rule('(?:\\\\\\\\|\\\\[0-7]+|\\\\.|[^"\\\\$])+', 's2', undefined, 's'), ...INTERP],
+  string: [rule('"', 's2', '#pop'), rule('(?:\\\\\\\\|\\\\[0-7]+|\\\\[^]|[^"\\\\$])+', 's2'), ...INTERP],
   curly: [rule('\\}', 'si', '#pop'), rule(':-', 'k'), rule('\\w+', 'nv'), rule('[^}:"\'`$\\\\]+', 'p'), rule(':', 'p'), ...ROOT],
   paren: [rule('\\)', 'k', '#pop'), ...ROOT],
   math: [
