@@ -9,7 +9,14 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderMarkdown, type MarkdownEnv } from '../actors/markdown/index.js';
+import fc from 'fast-check';
 import { highlight } from '../actors/markdown/highlight/index.js';
+import { lex, type Grammar } from '../actors/markdown/highlight/lexer.js';
+import { firstChars } from '../actors/markdown/highlight/first_chars.js';
+import { PYTHON } from '../actors/markdown/highlight/python.js';
+import { JAVASCRIPT, TYPESCRIPT } from '../actors/markdown/highlight/javascript.js';
+import { BASH } from '../actors/markdown/highlight/shell.js';
+import { TEX } from '../actors/markdown/highlight/tex.js';
 
 const recorded = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'pygments_highlight_cases.json'), 'utf8')) as {
   cases: { lang: string; code: string; html: string }[];
@@ -85,6 +92,39 @@ t.test('escaping inside tokens', async (t) => {
 t.test('a span never crosses a line end', async (t) => {
   t.equal(highlight('python', 's = """a\nb"""'),
     '<div class="codehilite"><pre><span></span><code><span class="n">s</span> <span class="o">=</span> <span class="s2">&quot;&quot;&quot;a</span>\n<span class="s2">b&quot;&quot;&quot;</span>\n</code></pre></div>');
+});
+
+t.test('first characters of a regex source', async (t) => {
+  const chars = (source: string) => {
+    const f = firstChars(source);
+    return f && String.fromCharCode(...[...f].sort((a, b) => a - b));
+  };
+  t.equal(chars('(def)((?:\\s|\\\\\\s)+)'), 'd');
+  t.equal(chars("([uU]?)(''')"), "'Uu");
+  t.equal(chars('(?<!\\.)(?:self|cls)\\b'), 'cs');
+  t.equal(chars('\\$\\{#?'), '$');
+  t.equal(chars('[^]'), String.fromCharCode(...Array.from({ length: 128 }, (_, i) => i)));
+  t.equal(chars('(?:)'), null, 'an empty match: any position');
+  t.equal(chars('^(?=\\s|/)'), null, 'a lookahead alone: any position');
+  t.equal(chars("<<-?\\s*'?(?<h>\\w+)[^]+?\\k<h>"), '<');
+});
+
+t.test('trying only the rules that can start with the character gives the same tokens as trying all', async (t) => {
+  const grammars: Record<string, Grammar> = { PYTHON, JAVASCRIPT, TYPESCRIPT, BASH, TEX };
+  const pieces = [...'ab_1 .,:;()[]{}<>=+-*/%&|^~!?@#$`\'"\\\nfrdefxé0e9', 'def ', 'class ', 'import ', 'from ', '"""', "'''", 'self', '${', '$((', '<<EOF\n', '\\frac', '//', '/*', '*/'];
+  for (const [name, grammar] of Object.entries(grammars)) {
+    const mismatches: string[] = [];
+    fc.assert(fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 60 }), (parts) => {
+      const text = parts.join('');
+      const tokens = (dispatch: boolean) => {
+        const out: string[] = [];
+        lex(text, grammar, (c, v) => out.push(c, v), dispatch);
+        return out.join('\u0000');
+      };
+      if (tokens(true) !== tokens(false)) mismatches.push(text);
+    }), { numRuns: 300 });
+    t.same(mismatches, [], name);
+  }
 });
 
 t.test('long blocks cost linear time: no pathological input holds the event loop', async (t) => {

@@ -15,6 +15,8 @@
  * the text from many positions (see `test/code_highlight.test.ts` for the bound).
  */
 
+import { firstChars, type FirstChars } from './first_chars.js';
+
 /** Where a rule leaves the state stack: push a state, pop one, or several of these in turn. */
 export type Next = string | readonly string[];
 
@@ -70,8 +72,6 @@ interface Segment {
   once?: string;
 }
 
-const compiled = new WeakMap<Grammar, Map<string, Segment[]>>();
-
 function groupCount(source: string): number {
   return new RegExp(`${source}|`, 'u').exec('')!.length - 1;
 }
@@ -87,39 +87,72 @@ function segment(rules: readonly Rule[]): Segment {
   return { re: new RegExp(parts.join('|'), 'ymu'), rules, groups, once: rules.length === 1 ? rules[0].once : undefined };
 }
 
-/** The segments of each state of `grammar`, compiled once. */
-function compile(grammar: Grammar): Map<string, Segment[]> {
-  let states = compiled.get(grammar);
-  if (states) return states;
-  states = new Map();
-  for (const [name, rules] of Object.entries(grammar)) {
-    const segments: Segment[] = [];
-    let run: Rule[] = [];
-    for (const r of rules) {
-      if (r.once === undefined) {
-        run.push(r);
-        continue;
-      }
-      if (run.length) segments.push(segment(run));
-      segments.push(segment([r]));
-      run = [];
+/** Splits rules into segments: runs of plain rules, and each `once` rule alone. */
+function segments(rules: readonly Rule[]): Segment[] {
+  const out: Segment[] = [];
+  let run: Rule[] = [];
+  for (const r of rules) {
+    if (r.once === undefined) {
+      run.push(r);
+      continue;
     }
-    if (run.length) segments.push(segment(run));
-    states.set(name, segments);
+    if (run.length) out.push(segment(run));
+    out.push(segment([r]));
+    run = [];
   }
-  compiled.set(grammar, states);
+  if (run.length) out.push(segment(run));
+  return out;
+}
+
+/**
+ * A state compiled lazily by first character: for each ASCII character, the
+ * segments of the rules that can match starting with it (`first_chars.ts`);
+ * index 128 is every other character, where all rules are tried.
+ */
+class State {
+  private readonly byChar: (Segment[] | undefined)[] = [];
+  private readonly bySubset = new Map<string, Segment[]>();
+  private readonly first: FirstChars[];
+  constructor(private readonly rules: readonly Rule[], dispatch: boolean) {
+    this.first = rules.map((r) => (dispatch && !r.atStart ? firstChars(r.source) : null));
+  }
+
+  at(code: number): Segment[] {
+    const i = code < 128 ? code : 128;
+    const cached = this.byChar[i];
+    if (cached) return cached;
+    const picked = this.rules.filter((_, k) => i === 128 || this.first[k] === null || this.first[k]!.has(i));
+    const key = picked.map((r) => this.rules.indexOf(r)).join(',');
+    let segs = this.bySubset.get(key);
+    if (!segs) this.bySubset.set(key, (segs = segments(picked)));
+    return (this.byChar[i] = segs);
+  }
+}
+
+const compiled = [new WeakMap<Grammar, Map<string, State>>(), new WeakMap<Grammar, Map<string, State>>()];
+
+function compile(grammar: Grammar, dispatch: boolean): Map<string, State> {
+  const cache = compiled[dispatch ? 1 : 0];
+  let states = cache.get(grammar);
+  if (!states) {
+    states = new Map(Object.entries(grammar).map(([name, rules]) => [name, new State(rules, dispatch)]));
+    cache.set(grammar, states);
+  }
   return states;
 }
 
-/** Lexes `text` by `grammar`, passing each token to `sink`. */
-export function lex(text: string, grammar: Grammar, sink: Sink): void {
-  const states = compile(grammar);
+/**
+ * Lexes `text` by `grammar`, passing each token to `sink`. `dispatch` false tries
+ * every rule at every position (the same tokens, slower; for tests).
+ */
+export function lex(text: string, grammar: Grammar, sink: Sink, dispatch = true): void {
+  const states = compile(grammar, dispatch);
   let stack = ['root'];
   let pos = 0;
-  let segments = states.get('root')!;
+  let state = states.get('root')!;
   let failed: Set<Segment> | null = null;
   next: while (pos < text.length) {
-    for (const seg of segments) {
+    for (const seg of state.at(text.charCodeAt(pos))) {
       if (failed?.has(seg)) continue;
       seg.re.lastIndex = pos;
       const m = seg.re.exec(text);
@@ -142,7 +175,7 @@ export function lex(text: string, grammar: Grammar, sink: Sink): void {
           if (s !== '#pop') stack.push(s);
           else if (stack.length > 1) stack.pop();
         }
-        segments = states.get(stack[stack.length - 1])!;
+        state = states.get(stack[stack.length - 1])!;
       } else if (m[0] === '') {
         // A zero-width rule that moves no state would loop; Pygments' grammars have none.
         throw new Error('zero-width rule without a state change');
@@ -151,7 +184,7 @@ export function lex(text: string, grammar: Grammar, sink: Sink): void {
     }
     if (text[pos] === '\n') {
       stack = ['root'];
-      segments = states.get('root')!;
+      state = states.get('root')!;
       sink('', '\n');
     } else sink('err', text[pos]);
     pos++;
