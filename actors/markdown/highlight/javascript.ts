@@ -12,9 +12,10 @@ const IDENT = `(?:[$_${LETTER}]|\\\\u[a-fA-F0-9]{4})(?:[$${LETTER}\\p{Mn}\\p{Mc}
 /** Pygments' JavaScript lexer is DOTALL: its `.` is written `[^]` here. */
 const js = rule;
 /** A string rule that, once it finds no closing quote, cannot find one from any later quote either. */
-const once = (r: Rule): Rule => ({ ...r, once: r.source[0] });
+const once = (r: Rule): Rule => ({ ...r, once: { opener: r.source[0], times: 1 } });
 
-const COMMENTS: Rule[] = [js('\\s+', ''), js('<!--', 'c'), js('//.*?$', 'c1'), js('/\\*[^]*?\\*/', 'cm')];
+/** An unclosed block comment has no `*` `/` after it, so no later one closes either. */
+const COMMENTS: Rule[] = [js('\\s+', ''), js('<!--', 'c'), js('//.*?$', 'c1'), { ...js('/\\*[^]*?\\*/', 'cm'), once: { opener: '/*', times: 1 } }];
 
 const BUILTINS = ['Array', 'Boolean', 'Date', 'BigInt', 'Function', 'Math', 'ArrayBuffer', 'Number', 'Object', 'RegExp', 'String', 'Promise', 'Proxy',
   'decodeURI', 'decodeURIComponent', 'encodeURI', 'encodeURIComponent', 'eval', 'isFinite', 'isNaN', 'parseFloat', 'parseInt', 'DataView',

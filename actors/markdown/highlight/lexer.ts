@@ -30,12 +30,14 @@ export interface Rule {
   /** Only at the start of the text (Pygments' `\A`). */
   atStart?: boolean;
   /**
-   * The rule's opening character, when a failure at that character means failure at
-   * every later one (a quoted string that finds no closing quote finds none from a
-   * later quote either): the rule is not tried again, which keeps a text of many
-   * unclosed quotes from costing quadratic time.
+   * For a rule that scans ahead for its end (a quoted string, a heredoc): its
+   * opening text and how many times it may fail there before it is no longer
+   * tried. A failed scan reads the rest of the text, so without a limit a text of
+   * many unclosed openers costs quadratic time. With `times` 1 nothing changes: a
+   * string that finds no closing quote finds none from a later quote either. A
+   * larger `times` keeps Pygments' tokens for all but texts of that many failures.
    */
-  once?: string;
+  once?: { opener: string; times: number };
 }
 
 /** A lexer's states; lexing starts in `root`. */
@@ -69,7 +71,7 @@ interface Segment {
   rules: readonly Rule[];
   /** For each rule, the index of the group that wraps it. */
   groups: number[];
-  once?: string;
+  once?: Rule['once'];
 }
 
 function groupCount(source: string): number {
@@ -150,14 +152,14 @@ export function lex(text: string, grammar: Grammar, sink: Sink, dispatch = true)
   let stack = ['root'];
   let pos = 0;
   let state = states.get('root')!;
-  let failed: Set<Segment> | null = null;
+  let failures: Map<Segment, number> | null = null;
   next: while (pos < text.length) {
     for (const seg of state.at(text.charCodeAt(pos))) {
-      if (failed?.has(seg)) continue;
+      if (seg.once && (failures?.get(seg) ?? 0) >= seg.once.times) continue;
       seg.re.lastIndex = pos;
       const m = seg.re.exec(text);
       if (m === null) {
-        if (seg.once !== undefined && text[pos] === seg.once) (failed ??= new Set()).add(seg);
+        if (seg.once && text.startsWith(seg.once.opener, pos)) (failures ??= new Map()).set(seg, (failures.get(seg) ?? 0) + 1);
         continue;
       }
       let i = 0;

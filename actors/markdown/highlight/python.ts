@@ -64,14 +64,16 @@ function strings(): Rule[] {
 }
 
 const BYTES_ESCAPE = rule('\\\\(?:[\\\\abfnrtv"\']|\\n|x[a-fA-F0-9]{2}|[0-7]{1,3})', 'se');
-const STRING_ESCAPE = rule('\\\\(?:N\\{.*?\\}|u[a-fA-F0-9]{4}|U[a-fA-F0-9]{8})', 'se');
+// Pygments reads `\N{…}` and a format field's `[…]` to the first close however far it is;
+// here at most 200 characters, so a long line of unclosed ones is not a quadratic scan.
+const STRING_ESCAPE = rule('\\\\(?:N\\{[^}\\n]{0,200}\\}|u[a-fA-F0-9]{4}|U[a-fA-F0-9]{8})', 'se');
 const BRACE_ESCAPE = rule('\\{\\{|\\}\\}', 'se');
 
 /** The inside of a string of class `cls`, `%`- and `{}`-formatting included (Pygments' `innerstring_rules`). */
 function inner(cls: string): Rule[] {
   return [
     rule('%(?:\\(\\w+\\))?[-#0 +]*(?:[0-9]+|[*])?(?:\\.(?:[0-9]+|[*]))?[hlL]?[E-GXc-giorsaux%]', 'si'),
-    rule('\\{(?:\\w+(?:\\.\\w+|\\[[^\\]]+\\])*)?(?:![sra])?(?::(?:.?[<>=^])?[-+ ]?#?0?(?:\\d+)?,?(?:\\.\\d+)?[E-GXb-gnosx%]?)?\\}', 'si'),
+    rule('\\{(?:\\w+(?:\\.\\w+|\\[[^\\]]{1,200}\\])*)?(?:![sra])?(?::(?:.?[<>=^])?[-+ ]?#?0?(?:\\d+)?,?(?:\\.\\d+)?[E-GXb-gnosx%]?)?\\}', 'si'),
     rule('[^\\\\\'"%{\\n]+', cls),
     rule('[\'"\\\\]', cls),
     rule('%|\\{{1,2}', cls),

@@ -29,7 +29,11 @@ const BASIC: Rule[] = [
   rule('(\\b\\w+)(\\s*)(\\+?=)', ['nv', '', 'o']),
   rule('[\\[\\]{}()=]', 'o'),
   rule('<<<', 'o'),
-  rule("<<-?\\s*'?\\\\?(?<heredoc>\\w+)[^]+?\\k<heredoc>", 's'),
+  // A heredoc runs to the next occurrence of its word. Pygments backtracks into the word
+  // (`<<EOF` may end at a later `E`), which makes every unclosed heredoc a scan of the rest
+  // of the text per letter; here the word is taken whole, and after 8 heredocs that never
+  // end no more are looked for (see `Rule.once`).
+  { ...rule("<<-?\\s*'?\\\\?(?=(?<heredoc>\\w+))\\k<heredoc>[^]+?\\k<heredoc>", 's'), once: { opener: '<<', times: 8 } },
   rule('&&|\\|\\|', 'o'),
 ];
 

@@ -30,5 +30,6 @@ export const TEX: Grammar = {
   ],
   inlinemath: [rule('\\\\\\)', 's', '#pop'), rule('\\$', 's', '#pop'), ...MATH],
   displaymath: [rule('\\\\\\]', 's', '#pop'), rule('\\$\\$', 's', '#pop'), rule('\\$', 'nb'), ...MATH],
-  command: [rule('\\[.*?\\]', 'na'), rule('\\*', 'k'), otherwise('#pop')],
+  // An optional argument: Pygments reads to the first `]` on the line; here within 1000 characters (no quadratic scans).
+  command: [rule('\\[.{0,1000}?\\]', 'na'), rule('\\*', 'k'), otherwise('#pop')],
 };
