@@ -77,7 +77,9 @@ t.test('shebang: a block without a language is lexed by the language of its firs
   t.match(html('```\n#!/bin/bash\necho hi\n```'), '<span class="ch">#!/bin/bash</span>\n<span class="nb">echo</span> hi');
   t.equal(html('```\n#!/bin/unknown\nx\n```'), '<div class="codehilite"><pre><span></span><code>#!/bin/unknown\nx\n</code></pre></div>');
   t.match(html('```text\n#!python\nprint(1)\n```'), '<code>#!python\nprint(1)\n</code>', 'a named language wins');
-  t.match(html('    #!python\n    print(1)'), '<span class="ch">#!python</span>', 'indented code blocks too');
+  t.equal(html('    #!python\n    print(1)'), `<div class="codehilite"><pre><span></span><code>${body}`, 'an indented block drops a header without a path');
+  t.equal(html('    :::python\n    print(1)'), `<div class="codehilite"><pre><span></span><code>${body}`);
+  t.match(html('    #!/usr/bin/python\n    print(1)'), '<span class="ch">#!/usr/bin/python</span>\n<span class="nb">print</span>', 'and keeps one with a path');
 });
 
 t.test('escaping inside tokens', async (t) => {

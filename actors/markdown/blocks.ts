@@ -140,5 +140,5 @@ export function blocks(md: MarkdownIt): void {
       return prev && prev.type === 'paragraph_close' && prev.hidden ? html.replace(/^\n/, '') : html;
     };
   }
-  md.renderer.rules.code_block = (tokens, idx) => codeBlockHtml(null, tokens[idx].content.replace(/[ \t]+$/gm, '')) + '\n';
+  md.renderer.rules.code_block = (tokens, idx) => codeBlockHtml(null, tokens[idx].content.replace(/[ \t]+$/gm, ''), true) + '\n';
 }

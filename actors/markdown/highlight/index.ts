@@ -56,7 +56,7 @@ export function lexerName(lang: string): string | undefined {
 }
 
 /** Python-Markdown's header line: a shebang or two or more colons, an optional path, the language. */
-const HEADER = /^(?:::+|#!)(?:(?:\/\w+)*[/ ])?([\w#.+-]*)/;
+const HEADER = /^(?:::+|#!)((?:\/\w+)*[/ ])?([\w#.+-]*)/;
 
 /**
  * Pygments' HTML for `code` lexed by the lexer of `alias` (plain text when Parley
@@ -71,11 +71,17 @@ export function highlight(alias: string, source: string, quotes = true): string 
 
 /**
  * The HTML of a code block: `lang` is the fence's language, lower case, or null.
- * `text` has its lines right-trimmed.
+ * `text` has its lines right-trimmed. An `indented` block (four spaces) goes through
+ * Python-Markdown's own `CodeHilite` in Zulip, which drops a header line that has
+ * no path (`#!python`, `:::python`); Zulip's fences keep it.
  */
-export function codeBlockHtml(lang: string | null, text: string): string {
-  const code = text.replace(/^\n+|\n+$/g, '');
-  if (lang === null) return highlight(HEADER.exec(code)?.[1].toLowerCase() ?? '', code);
+export function codeBlockHtml(lang: string | null, text: string, indented = false): string {
+  let code = text.replace(/^\n+|\n+$/g, '');
+  if (lang === null) {
+    const header = HEADER.exec(code);
+    if (header && indented && !header[1]) code = code.slice(code.indexOf('\n') + 1 || code.length);
+    return highlight(header?.[2].toLowerCase() ?? '', code);
+  }
   const html = highlight(lang, code, false);
   return `<div class="codehilite" data-code-language="${escapeCode(lexerName(lang) ?? lang, false)}">${html.slice('<div class="codehilite">'.length)}`;
 }
