@@ -40,6 +40,9 @@ export interface Rule {
   once?: { opener: string; times: number };
 }
 
+/** As a group's class: the group is lexed by the same grammar from its `root` (Pygments' `using(this)`). */
+export const SELF = '@self';
+
 /** A lexer's states; lexing starts in `root`. */
 export type Grammar = Readonly<Record<string, readonly Rule[]>>;
 
@@ -169,7 +172,12 @@ export function lex(text: string, grammar: Grammar, sink: Sink, dispatch = true)
       if (typeof r.token === 'string') {
         if (m[0]) sink(r.token, m[0]);
       } else {
-        for (let k = 0; k < r.token.length; k++) if (m[g + 1 + k]) sink(r.token[k], m[g + 1 + k]);
+        for (let k = 0; k < r.token.length; k++) {
+          const value = m[g + 1 + k];
+          if (!value) continue;
+          if (r.token[k] === SELF) lex(value, grammar, sink, dispatch);
+          else sink(r.token[k], value);
+        }
       }
       pos += m[0].length;
       if (r.next !== undefined) {

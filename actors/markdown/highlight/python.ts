@@ -5,7 +5,7 @@
  * numbers `mi`/`mf`/`mh`/`mo`/`mb`, strings `s2`/`s1` with prefixes `sa`, escapes `se`
  * and `%`/`{}` interpolation `si`, docstrings `sd`, comments `c1`, the hashbang `ch`.
  */
-import { otherwise, rule, words, type Grammar, type Rule } from './lexer.js';
+import { otherwise, rule, SELF, words, type Grammar, type Rule } from './lexer.js';
 
 const NAME = '[_\\p{XID_Start}]\\p{XID_Continue}*';
 
@@ -37,6 +37,10 @@ const MAGIC_FUNCS = ['abs', 'add', 'aenter', 'aexit', 'aiter', 'and', 'anext', '
   'subclasscheck', 'truediv', 'xor'].map((n) => `__${n}__`);
 /** Dunder methods (`__init__`…), Pygments' `magicfuncs`. */
 const MAGIC_FUNC = words(MAGIC_FUNCS);
+
+/** Python's lower-case keywords: after one, `match` or `case` is a name. */
+const SOFT_NOT_AFTER = ['and', 'as', 'assert', 'async', 'await', 'break', 'class', 'continue', 'def', 'del', 'elif', 'else', 'except', 'finally',
+  'for', 'from', 'global', 'if', 'import', 'in', 'is', 'lambda', 'nonlocal', 'not', 'or', 'pass', 'raise', 'return', 'try', 'while', 'with', 'yield'];
 
 const NUMBERS: Rule[] = [
   rule('(?:\\d(?:_?\\d)*\\.(?:\\d(?:_?\\d)*)?|(?:\\d(?:_?\\d)*)?\\.\\d(?:_?\\d)*)(?:[eE][+-]?\\d(?:_?\\d)*)?j?', 'mf'),
@@ -138,6 +142,8 @@ export const PYTHON: Grammar = {
     rule('\\\\\\n|\\\\', ''),
     rule(words(KEYWORDS), 'k'),
     rule(words(['True', 'False', 'None']), 'kc'),
+    // `match` and `case` starting a statement, unless what follows shows they are names.
+    rule(`(^[ \\t]*)(match|case)\\b(?![ \\t]*(?:[:,;=^&|@~)\\]}]|(?:${SOFT_NOT_AFTER.join('|')})\\b))`, ['', 'k'], 'soft-keyword'),
     rule('(def)((?:\\s|\\\\\\s)+)', ['k', ''], 'funcname'),
     rule('(class)((?:\\s|\\\\\\s)+)', ['k', ''], 'classname'),
     rule('(from)((?:\\s|\\\\\\s)+)', ['kn', ''], 'fromimport'),
@@ -157,6 +163,8 @@ export const PYTHON: Grammar = {
     rule('\\s+', ''),
     ...EXPR,
   ],
+  // After `case`: a `_` wildcard later on the line is a keyword; the text before it is lexed as Python.
+  'soft-keyword': [rule('(\\s+)([^\\n_]*)(_\\b)', ['', SELF, 'k']), otherwise('#pop')],
   funcname: [rule(MAGIC_FUNC, 'fm'), rule(NAME, 'nf', '#pop'), otherwise('#pop')],
   classname: [rule(NAME, 'nc', '#pop')],
   import: [
