@@ -45,3 +45,10 @@ export interface QueueFactTarget {
   applyRegistered(fact: QueueRegistered, seq: number): void;
   applyDropped(fact: QueuesDropped): void;
 }
+
+declare module './core/area.js' {
+  interface FactRecipients {
+    /** Facts about event queues are applied by the queue module. */
+    readonly queues: QueueFactTarget;
+  }
+}

@@ -16,7 +16,7 @@ import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organiz
 import { renderMarkdown, type MarkdownEnv, type Rendered } from '../markdown/index.js';
 import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME, LIMITS, MESSAGE_TRUNCATED, truncateCodePoints } from '../message_rules.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import type { OutgoingEvent } from '../event_queues/queue_actor.js';
+import type { OutgoingEvent } from '../core/area.js';
 import { messageView, userView, type MessageViewOptions } from '../render/views.js';
 import { Role, type ChannelRecord, type GroupSettingValue, type MessageRecord, type UserRecord } from '../types.js';
 import { groupMemberIds, hasGroupPermission, SYSTEM_GROUP_INFO, SYSTEM_GROUPS } from '../group_settings.js';
@@ -98,6 +98,16 @@ export interface SendDirect {
   read_by_sender: boolean;
   /** A widget an API client attaches (Zulip's `widget_content`), as JSON text. */
   widget_content?: string;
+}
+
+/**
+ * What Markdown may look up for a message of `sender`: the organization's names, and
+ * the sender's `translate_emoticons` setting (Zulip renders with the sender's).
+ */
+export function senderResolver(org: OrgContext, sender: Readonly<UserRecord>): MarkdownEnv {
+  const lookup = mentionResolver(org);
+  if (sender.settings?.translate_emoticons === true) lookup.translateEmoticons = true;
+  return lookup;
 }
 
 /** What Markdown may look up in an organization: its active users (`@**Name**`, `@**Name|id**`) and channels (`#**channel**`). */
@@ -262,7 +272,7 @@ export const sendChannelMessage = command({
     checkTopicsPolicy(channel.topics_policy, topic);
     const content = checkContent(command.content);
     const widget = widgetOfSend(command, content);
-    const rendered = renderMarkdown(content, mentionResolver(org));
+    const rendered = renderMarkdown(content, senderResolver(org, sender));
     checkGroupMentions(org, sender, rendered);
     const to = { stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id };
     const decision = sent(env, command.org, command, sender.user_id, content, rendered, rendered.mentioned, alertedUsers(org, content, (id) => ctx.subscribers.has(id)), to, widget);
@@ -291,7 +301,7 @@ export const sendDirect = command({
     const dmUserIds = [...participants].sort((a, b) => a - b);
     const content = checkContent(command.content);
     const widget = widgetOfSend(command, content);
-    const rendered = renderMarkdown(content, mentionResolver(ctx));
+    const rendered = renderMarkdown(content, senderResolver(ctx, sender));
     checkGroupMentions(ctx, sender, rendered);
     let recipientId: number;
     if (dmUserIds.length === 1) recipientId = sender.recipient_id;
@@ -470,13 +480,15 @@ export function messageForViewer(rt: StateView, org: number, viewerId: number, m
 }
 
 /**
- * Renders Markdown as a message would be (`POST /messages/render`), resolving mentions in
- * the organization. Content over `max_message_length` is cut as a send cuts it: rendering
+ * Renders Markdown as a message of `userId` would be (`POST /messages/render`), resolving
+ * mentions in the organization. Content over `max_message_length` is cut as a send cuts it: rendering
  * costs grow with the text (12 MB of `[` held the loop for seconds), and no message is longer.
  */
-export function renderPreview(rt: StateView, org: number, content: string): string {
+export function renderPreview(rt: StateView, org: number, userId: number, content: string): string {
   const bounded = truncateCodePoints(content, LIMITS.max_message_length, MESSAGE_TRUNCATED);
-  return renderMarkdown(bounded, mentionResolver(rt.org(org)!)).html;
+  const ctx = rt.org(org)!;
+  const user = ctx.users.get(userId);
+  return renderMarkdown(bounded, user ? senderResolver(ctx, user) : mentionResolver(ctx)).html;
 }
 
 // Deletion (Zulip's `do_delete_messages`).

@@ -6,26 +6,11 @@
  * code and `/register` are lookups over these declarations; none of them switches
  * on a command or fact type.
  */
-import type { BoardContext } from '../kinds/board.js';
-import type { ChannelContext } from '../kinds/channel.js';
-import type { OrgContext } from '../kinds/organization.js';
-import type { ServerContext } from '../kinds/server.js';
-import type { UserContext } from '../kinds/user.js';
-import type { OutgoingEvent } from '../event_queues/queue_actor.js';
-import type { QueueFactTarget } from '../queue_facts.js';
 import type { MessageRecord, OrgRecord, UserRecord } from '../types.js';
 import type { AnyFact, DecideEnv, Decision } from './domain_logic.js';
-import type { StateView } from './state_view.js';
+import type { ActorKind, Contexts, StateView } from './state_view.js';
 
-/** The context of each kind of domain actor. */
-export interface Contexts {
-  server: ServerContext;
-  board: BoardContext;
-  org: OrgContext;
-  channel: ChannelContext;
-  user: UserContext;
-}
-export type ActorKind = keyof Contexts;
+export type { ActorKind, Contexts } from './state_view.js';
 
 /** How a command names the one actor that decides it. */
 export interface Addresses {
@@ -48,6 +33,12 @@ export function command<K extends ActorKind, C extends { type: string }, R, F ex
   return def;
 }
 
+/** An event on its way into the queues, before it has an id: its type and its JSON members. */
+export interface OutgoingEvent {
+  type: string;
+  json: string;
+}
+
 /** Sends a fact to the actors that apply it. Each actor gets it once; `create` brings an actor into being. */
 export interface FactRecipients {
   readonly seq: number;
@@ -57,8 +48,8 @@ export interface FactRecipients {
   org(orgId: number, opts?: { create?: boolean }): void;
   channel(orgId: number, streamId: number, opts?: { create?: boolean }): void;
   user(orgId: number, userId: number, opts?: { create?: boolean }): void;
-  /** Facts about event queues are applied by the queue module. */
-  readonly queues: QueueFactTarget;
+  // `queues`, where the queue module applies facts about event queues, is added by
+  // queue_facts.ts, as the kinds add their contexts.
 }
 
 /** What a client declared it handles, where events differ by it (`client_capabilities`, `client_gravatar`). */

@@ -36,7 +36,7 @@ import { QueueRegistry, restoredContext, type Cell, type QueueCell } from './reg
 export type { Cell } from './registry.js';
 export type { DeliveryObserver, Routing } from './fanout.js';
 export type { Waiter } from './parked_polls.js';
-export type { OutgoingEvent, QueueContext, QueuedEvent, SequencedEvent } from './queue_actor.js';
+export type { QueueContext, QueuedEvent, SequencedEvent } from './queue_actor.js';
 
 /** Tunables of the queue system. Times are milliseconds. */
 export interface QueueOptions {

@@ -9,6 +9,7 @@
  * log into a queue restored from a snapshot therefore rebuilds it exactly, ids included.
  */
 import type { Actor } from 'xstate';
+import type { OutgoingEvent } from '../core/area.js';
 import { fromInPlaceTransition } from '../core/in_place_transition.js';
 import type { NarrowTerm } from '../narrow.js';
 
@@ -17,12 +18,6 @@ export interface QueuedEvent {
   id: number;
   type: string;
   /** JSON members of the event without braces and without `id`. */
-  json: string;
-}
-
-/** An event on its way into a queue, before it has an id. */
-export interface OutgoingEvent {
-  type: string;
   json: string;
 }
 

@@ -13,7 +13,8 @@ import { FACTS, type Stamped } from '../areas/index.js';
 import type { Delivery, NamedQueuesDelivery, UserDelivery } from '../core/area.js';
 import type { StateView } from '../core/state_view.js';
 import { narrowPredicate } from '../narrow.js';
-import type { Cell, OutgoingEvent, QueueDelivery, Routing, SequencedEvent } from '../event_queues/index.js';
+import type { OutgoingEvent } from '../core/area.js';
+import type { Cell, QueueDelivery, Routing, SequencedEvent } from '../event_queues/index.js';
 
 /** Where resolved events go, one queue and event at a time. */
 type Visit = (cell: Cell, event: SequencedEvent) => void;

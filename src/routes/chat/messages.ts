@@ -166,8 +166,8 @@ export const renderMessage = route({
   auth: 'user',
   summary: 'Render Markdown as a message would be, without sending it',
   params: { content: { schema: S.str, required: true } },
-  handler({ params, org, runtime }) {
-    return { json: { rendered: renderPreview(runtime, org.id, params.content) } };
+  handler({ params, org, user, runtime }) {
+    return { json: { rendered: renderPreview(runtime, org.id, user.user_id, params.content) } };
   },
 });
 
