@@ -89,7 +89,9 @@ t.test('channel, topic and message links', async (t) => {
 });
 
 t.test('fences: code, quote, spoiler, math', async (t) => {
-  t.equal(html('```python\nprint("<hi>")  \n```'), '<div class="codehilite" data-code-language="Python"><pre><span></span><code>print(&quot;&lt;hi&gt;&quot;)\n</code></pre></div>');
+  t.equal(html('```python\nprint("<hi>")  \n```'),
+    '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="nb">print</span><span class="p">(</span><span class="s2">"&lt;hi&gt;"</span><span class="p">)</span>\n</code></pre></div>',
+    'highlighted (test/code_highlight.test.ts); quotes as lxml writes them in Zulip');
   t.equal(html('~~~ made-up\nx\n~~~'), '<div class="codehilite" data-code-language="made-up"><pre><span></span><code>x\n</code></pre></div>');
   t.equal(html('```\nunclosed'), '<div class="codehilite"><pre><span></span><code>unclosed\n</code></pre></div>', 'an unclosed fence runs to the end');
   t.equal(html('```quote\n**hi** @**Alice Anders**\n```'), '<blockquote>\n<p><strong>hi</strong> <span class="user-mention" data-user-id="7">@Alice Anders</span></p>\n</blockquote>');

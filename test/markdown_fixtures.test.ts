@@ -3,7 +3,7 @@
  * (`test/fixtures/zulip_markdown_test_cases.json`, see its SOURCE.md).
  *
  * Each case is either out of scope — it needs something Parley does not have
- * (Pygments, link/image previews, a per-user setting) — or in scope, and
+ * (link/image previews) — or in scope, and
  * then `renderMarkdown(input).html` must equal Zulip's `expected_output` exactly.
  * The linkify cases are expanded as Zulip's test does (`<a href="…">url</a>`).
  * The test asserts the pass ratio's floor and that the failing cases are exactly
@@ -37,12 +37,11 @@ const FLOOR = 0.9;
 /** In-scope cases Parley renders differently from Zulip, each with why (none today). */
 const KNOWN_FAILURES: Record<string, string> = {};
 
-type Category = 'Pygments (syntax highlighting)' | 'link/image previews' | 'ignored by Zulip';
+type Category = 'link/image previews' | 'ignored by Zulip';
 
 /** Why a case is out of scope, or null when it is in scope. */
 function outOfScope(c: RegularCase): Category | null {
   if (c.ignore) return 'ignored by Zulip';
-  if (/<code><span class="/.test(c.expected_output)) return 'Pygments (syntax highlighting)';
   if (c.expected_output.includes('message_inline_image') || c.expected_output.includes('message_embed')) return 'link/image previews';
   return null;
 }

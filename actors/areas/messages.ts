@@ -129,6 +129,7 @@ export function mentionResolver(org: OrgContext, channelName?: (id: number) => s
       return { id, name: group?.name ?? SYSTEM_GROUP_INFO[id].name, members: groupMemberIds(org, id) };
     },
     linkifiers: compileLinkifiers(org.linkifiers),
+    defaultCodeBlockLanguage: realmSettings(org).default_code_block_language,
     realmEmoji(name) {
       const e = activeEmojiNamed(org, name);
       return e && { source_url: emojiSourceUrl(org.org.id, e) };

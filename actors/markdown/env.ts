@@ -26,6 +26,8 @@ export interface MarkdownEnv {
   translateEmoticons?: boolean;
   /** The organization's linkifiers, compiled, in the order they apply. */
   linkifiers?: CompiledLinkifier[];
+  /** The organization's `default_code_block_language`: the language of a fence that names none (empty: none). */
+  defaultCodeBlockLanguage?: string;
 }
 
 /** The HTML of a message and what it mentions. */

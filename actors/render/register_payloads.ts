@@ -47,7 +47,6 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_mandatory_topics: false,
     realm_message_retention_days: -1,
     realm_default_language: 'en',
-    realm_default_code_block_language: '',
     realm_invite_required: true,
     realm_disallow_disposable_email_addresses: true,
     realm_email_auth_enabled: true,
