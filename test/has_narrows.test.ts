@@ -8,7 +8,7 @@ import t from 'tap';
 import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject } from '../src/http/dispatch.js';
+import { inject } from '../src/http/inject.js';
 import { basicAuth, chatFixture, openTestStore, storeClient, type ChatFixture, type Credentials } from './helpers.js';
 
 const BOUNDARY = 'has-boundary';

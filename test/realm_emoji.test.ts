@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { basicAuth, chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
-import { inject } from '../src/http/dispatch.js';
+import { inject } from '../src/http/inject.js';
 import { collectUploads } from '../src/uploads/collect.js';
 import { uploadStore } from '../src/uploads/store.js';
 import { SYSTEM_GROUPS } from '../actors/group_settings.js';

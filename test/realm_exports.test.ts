@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type { Runtime } from '../actors/runtime/runtime.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { resumeExports } from '../src/exports/realm_export.js';
-import { inject } from '../src/http/dispatch.js';
+import { inject } from '../src/http/inject.js';
 import { type Store } from '../src/store.js';
 import { collectUploads } from '../src/uploads/collect.js';
 import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials, openTestStore, untar } from './helpers.js';

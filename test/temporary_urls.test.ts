@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
-import { inject } from '../src/http/dispatch.js';
+import { inject } from '../src/http/inject.js';
 import { basicAuth, chatFixture, type ChatFixture, type Credentials } from './helpers.js';
 
 const BOUNDARY = 'tmp-url-boundary';

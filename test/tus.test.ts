@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { inject } from '../src/http/dispatch.js';
+import { inject } from '../src/http/inject.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { uploadStore } from '../src/uploads/store.js';
 import { TUS_IDLE_MS, tusStore } from '../src/uploads/tus.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { basicAuth, chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
-import { inject } from '../src/http/dispatch.js';
+import { inject } from '../src/http/inject.js';
 import { Role } from '../actors/types.js';
 import { createOrganization } from '../src/bootstrap.js';
 

@@ -11,7 +11,7 @@ import { createWriteStream, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { inject } from '../src/http/dispatch.js';
+import { inject } from '../src/http/inject.js';
 import { fileSink, uploadStore, type OpenSink } from '../src/uploads/store.js';
 import { tusStore } from '../src/uploads/tus.js';
 import { basicAuth, chatFixture, type ChatFixture } from './helpers.js';

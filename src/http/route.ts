@@ -82,7 +82,7 @@ export function queryParamsOf(r: { params: ParamMap }): Array<[string, ParamSpec
 /**
  * Chat: Zulip's rate limit domains for particular endpoints, each counted besides the
  * general per-user or per-address limit (`api_by_user`, `api_by_ip`), with Zulip's
- * default rules; what each counts per is in `RATE_CLASSES` (`dispatch.ts`).
+ * default rules; what each counts per is in `RATE_CLASSES` (`chat_app.ts`).
  */
 export type RateClass = 'authenticate_by_username';
 
