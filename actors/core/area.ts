@@ -8,6 +8,7 @@
  */
 import type { MessageRecord, OrgRecord, UserRecord } from '../types.js';
 import type { AnyFact, DecideEnv, Decision } from './domain_logic.js';
+import type { ClientCapabilities } from './capabilities.js';
 import type { ActorKind, Contexts, StateView } from './state_view.js';
 
 export type { ActorKind, Contexts } from './state_view.js';
@@ -52,23 +53,7 @@ export interface FactRecipients {
   // queue_facts.ts, as the kinds add their contexts.
 }
 
-/** What a client declared it handles, where events differ by it (`client_capabilities`, `client_gravatar`). */
-export interface ClientCapabilities {
-  /** The empty topic is shown as `""`, not by its display name. */
-  readonly empty_topic_name: boolean;
-  /** `delete_message` events list `message_ids`. */
-  readonly bulk_message_deletion: boolean;
-  /** Gravatar URLs are left to the client: users' `avatar_url` is null. */
-  readonly client_gravatar: boolean;
-  /** Deactivated user groups are kept: their deactivation is an `update`, not a `remove`. */
-  readonly include_deactivated_groups: boolean;
-  /** Archived channels are kept: archiving is an `update` of `is_archived`, not a `delete`. */
-  readonly archived_channels: boolean;
-  /** `presence` events without `email` (`slim_presence`). */
-  readonly slim_presence: boolean;
-  /** `presence` events in the modern format (capability `simplified_presence_events`). */
-  readonly simplified_presence_events: boolean;
-}
+export type { ClientCapabilities } from './capabilities.js';
 
 /** Events for some users of one organization, from one fact. */
 export interface UserDelivery {
