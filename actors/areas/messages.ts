@@ -365,7 +365,7 @@ const messageSent = fact<MessageSent>({
     const out: Delivery[] = [];
     // A limited guest meeting someone through this message learns of them first (Zulip's notify_created_user).
     if (f.message.dm_user_ids) {
-      for (const [guestId, users] of revealedByDirectMessage(view, f.org, f.message.id, f.message.dm_user_ids)) {
+      for (const [guestId, users] of revealedByDirectMessage(view, f.org, f.message.id, f.message.sender_id, f.message.dm_user_ids)) {
         const viewer = view.org(f.org)!.users.get(guestId)!;
         for (const u of users) {
           out.push({ org: f.org, seq, type: 'realm_user', user_ids: [guestId], event: (_id, { client_gravatar: clientGravatar }) => eventJson('realm_user', { op: 'add', person: userView(u, { profileData: true, clientGravatar, viewer }) }) });
