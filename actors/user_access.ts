@@ -43,6 +43,14 @@ export function inaccessibleUserEmail(org: OrgRecord, userId: number): string {
   return `user${userId}@${org.subdomain ? `${org.subdomain}.` : ''}${BOT_DOMAIN}`;
 }
 
+/** Zulip's `get_avatar_for_inaccessible_user`. */
+export const INACCESSIBLE_USER_AVATAR_URL = '/static/images/unknown-user-avatar.png';
+
+/** A message's sender the viewer may not access, as Zulip's `finalize_payload` names them. */
+export function inaccessibleSender(org: OrgRecord, userId: number): { full_name: string; email: string; avatar_url: string } {
+  return { full_name: INACCESSIBLE_USER_NAME, email: inaccessibleUserEmail(org, userId), avatar_url: INACCESSIBLE_USER_AVATAR_URL };
+}
+
 /** An inaccessible user as payloads name them (Zulip's `get_data_for_inaccessible_user`). */
 export function inaccessibleUserView(org: OrgRecord, userId: number): Record<string, unknown> {
   return {
@@ -59,7 +67,7 @@ export function inaccessibleUserView(org: OrgRecord, userId: number): Record<str
     is_active: true,
     date_joined: '1970-01-01T00:00:00+00:00',
     delivery_email: null,
-    avatar_url: '/static/images/unknown-user-avatar.png',
+    avatar_url: INACCESSIBLE_USER_AVATAR_URL,
     profile_data: {},
     is_imported_stub: false,
   };

@@ -376,3 +376,39 @@ t.test('role changes: a user becoming a limited guest loses the users they share
   t.same((await queueEvents(w.f, w.alice, other.queue_id, 'realm_user')).map((e) => e.op), ['update'], 'nothing else');
   w.f.stop();
 });
+
+t.test('message payloads: a sender a limited guest may not access is "Unknown user" in GET /messages and in channel message events', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const q = (await w.f.call(w.guest, 'POST', '/api/v1/register', { event_types: JSON.stringify(['message']) })).json.queue_id;
+    const qMember = (await w.f.call(w.alice, 'POST', '/api/v1/register', { event_types: JSON.stringify(['message']) })).json.queue_id;
+    const post = async (who: Credentials, content: string) => (await w.f.call(who, 'POST', '/api/v1/messages', { type: 'stream', to: 'shared', topic: 't', content })).json.id as number;
+    const fromBob = await post(w.bob, 'from outside the channel');
+    const fromAlice = await post(w.alice, 'from a subscriber');
+    const dm = (await w.f.call(w.f.owner, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([w.guest.user_id]), content: '1:1' })).json.id as number;
+    const unknown = { sender_full_name: 'Unknown user', sender_email: `user${w.bob.user_id}@parley.invalid`, avatar_url: '/static/images/unknown-user-avatar.png' };
+    const named = (m: any) => ({ sender_full_name: m.sender_full_name, sender_email: m.sender_email, avatar_url: m.avatar_url });
+    const events = await queueEvents(w.f, w.guest, q, 'message');
+    const bobEvent = events.find((e) => e.message.id === fromBob).message;
+    if (restricted) t.same(named(bobEvent), unknown, 'restricted: the event hides bob (Zulip: sender not subscribed to the channel)');
+    else t.equal(bobEvent.sender_full_name, 'Bob', 'unrestricted: the event names bob');
+    t.equal(events.find((e) => e.message.id === fromAlice).message.sender_full_name, 'Alice', 'a subscriber is named');
+    t.equal(events.find((e) => e.message.id === dm).message.sender_full_name, 'Olivia Owner', 'a 1:1 sender is named in the event, after the realm_user add');
+    t.equal((await queueEvents(w.f, w.alice, qMember, 'message')).find((e) => e.message.id === fromBob).message.sender_full_name, 'Bob', 'a member sees bob');
+
+    const fetched = (await w.f.call(w.guest, 'GET', '/api/v1/messages', { anchor: 'oldest', num_after: 100, narrow: JSON.stringify([]), client_gravatar: 'false' })).json.messages as any[];
+    const byId = (id: number) => fetched.find((m) => m.id === id);
+    if (restricted) {
+      t.same(named(byId(fromBob)), unknown, 'restricted: GET /messages hides bob');
+      t.same(named(byId(dm)), { sender_full_name: 'Unknown user', sender_email: `user${w.f.owner.user_id}@parley.invalid`, avatar_url: '/static/images/unknown-user-avatar.png' }, 'and the 1:1 sender, whom a 1:1 conversation does not make accessible');
+    } else {
+      t.equal(byId(fromBob).sender_full_name, 'Bob', 'unrestricted: GET /messages names bob');
+      t.equal(byId(dm).sender_full_name, 'Olivia Owner', 'and the 1:1 sender');
+    }
+    t.equal(byId(fromAlice).sender_full_name, 'Alice', 'alice is named');
+    const one = (await w.f.call(w.guest, 'GET', `/api/v1/messages/${fromBob}`)).json.message;
+    t.equal(one.sender_full_name, restricted ? 'Unknown user' : 'Bob', `restricted=${restricted}: GET /messages/{id}`);
+    t.equal((await w.f.call(w.alice, 'GET', `/api/v1/messages/${fromBob}`)).json.message.sender_full_name, 'Bob', 'a member fetches bob');
+    w.f.stop();
+  }
+});

@@ -12,6 +12,7 @@ import { mapInSlices } from '../../http/slices.js';
 import { checkNarrow, searchWords as operandWords, type NarrowTerm } from '../../../actors/narrow.js';
 import type { MessageRecord } from '../../../actors/types.js';
 import { accessMessage, messageForViewer, renderPreview } from '../../../actors/areas/messages.js';
+import { userAccessOf } from '../../../actors/user_access.js';
 import { channelIdByName, checkChannelId } from '../../../actors/areas/subscriptions.js';
 import { resolveUserIds } from '../../../actors/areas/users.js';
 import { ApiError, badRequest } from '../../../actors/errors.js';
@@ -120,8 +121,9 @@ export const getMessages = route({
     const view = { applyMarkdown: params.apply_markdown ?? true, allowEmptyTopicName: params.allow_empty_topic_name ?? false, clientGravatar: params.client_gravatar ?? true };
     const words = searchWords(narrow);
     const highlight = words.length > 0 ? highlighter(words) : null;
+    const access = userAccessOf(runtime, org.id, user);
     const render = (m: MessageRecord): Record<string, unknown> => {
-      const out = messageForViewer(runtime, org.id, user.user_id, m, view);
+      const out = messageForViewer(runtime, org.id, user.user_id, m, view, access);
       if (highlight) {
         out.match_content = highlight.html(m.rendered);
         out.match_subject = highlight.text(out.subject as string);
@@ -153,7 +155,7 @@ export const getMessage = route({
     const m = accessMessage(runtime, org.id, user, params.message_id);
     // Zulip answers this one with client_gravatar always on.
     const view = { applyMarkdown: params.apply_markdown ?? true, allowEmptyTopicName: params.allow_empty_topic_name ?? false, clientGravatar: true };
-    return { json: { raw_content: m.content, message: messageForViewer(runtime, org.id, user.user_id, m, view) } };
+    return { json: { raw_content: m.content, message: messageForViewer(runtime, org.id, user.user_id, m, view, userAccessOf(runtime, org.id, user)) } };
   },
 });
 
