@@ -412,3 +412,34 @@ t.test('message payloads: a sender a limited guest may not access is "Unknown us
     w.f.stop();
   }
 });
+
+t.test('scheduled messages and drafts to users a limited guest may not access', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const at = Math.floor(w.f.clock.t / 1000) + 3600;
+    const schedule = (to: number[]) => w.f.call(w.guest, 'POST', '/api/v1/scheduled_messages', { type: 'direct', to: JSON.stringify(to), content: 'later', scheduled_delivery_timestamp: at });
+    // Zulip's check_schedule_message runs check_message, and so check_sender_can_access_recipients.
+    const toBob = await schedule([w.bob.user_id]);
+    if (restricted) t.same([toBob.status, toBob.json.msg], [400, 'You do not have permission to access some of the recipients.'], 'restricted: scheduling to bob is refused');
+    else t.equal(toBob.status, 200, 'unrestricted: scheduled');
+    const toAlice = await schedule([w.alice.user_id]);
+    t.equal(toAlice.status, 200, 'to alice, who shares a channel');
+    const edited = await w.f.call(w.guest, 'PATCH', `/api/v1/scheduled_messages/${toAlice.json.scheduled_message_id}`, { to: JSON.stringify([w.bob.user_id]) });
+    t.equal(edited.status, restricted ? 400 : 200, `restricted=${restricted}: readdressing to bob`);
+    // Alice leaves the channel: at delivery the guest may no longer address her.
+    t.equal((await w.f.call(w.alice, 'DELETE', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify(['shared']) })).status, 200);
+    if (!restricted) t.equal((await w.f.call(w.guest, 'PATCH', `/api/v1/scheduled_messages/${toAlice.json.scheduled_message_id}`, { to: JSON.stringify([w.alice.user_id]) })).status, 200, 'back to alice');
+    w.f.clock.t += 3600_000;
+    await w.f.runtime.scheduled.sweep();
+    const listed = (await w.f.call(w.guest, 'GET', '/api/v1/scheduled_messages')).json.scheduled_messages as any[];
+    const mine = listed.find((m) => m.scheduled_message_id === toAlice.json.scheduled_message_id);
+    if (restricted) t.same([mine?.failed], [true], 'restricted: delivery fails, kept as failed');
+    else t.equal(mine, undefined, 'unrestricted: delivered');
+
+    // Zulip's further_validated_draft_dict checks only that the users exist: a draft may name anyone.
+    const draft = await w.f.call(w.guest, 'POST', '/api/v1/drafts', { drafts: JSON.stringify([{ type: 'private', to: [w.bob.user_id], topic: '', content: 'unsent' }]) });
+    t.equal(draft.status, 200, `restricted=${restricted}: a draft to bob is kept`);
+    t.equal((await w.f.call(w.guest, 'POST', '/api/v1/drafts', { drafts: JSON.stringify([{ type: 'private', to: [99999], topic: '', content: 'x' }]) })).status, 400, 'an unknown user is refused');
+    w.f.stop();
+  }
+});
