@@ -63,8 +63,6 @@ const REQUIRED_THOUGH_OPTIONAL = new Map([
 
 /** `METHOD /path name`: in the description, not declared by Parley (so reported in `ignored_parameters_unsupported`). */
 const NOT_DECLARED = new Map([
-  // GET /messages by ids (Zulip 10.0, level 300): not served yet.
-  ['GET /messages message_ids', 'not served yet'],
   // Creating channels through a subscription request: only the older settings are taken;
   // the channel-creation settings Zulip added since are served by POST /channels/create.
   ...['topics_policy', 'folder_id', 'send_new_subscription_messages', 'can_add_subscribers_group', 'can_remove_subscribers_group',
