@@ -70,7 +70,6 @@ const NOT_DECLARED = new Map([
     'can_move_messages_within_channel_group', 'can_send_message_group', 'can_subscribe_group', 'can_resolve_topics_group']
     .map((n): [string, string] => [`POST /users/me/subscriptions ${n}`, 'channel creation settings: use POST /channels/create']),
   ['POST /channels/create send_new_subscription_messages', 'new subscribers are always told, as by default'],
-  ['POST /mobile_push/e2ee/test_notification push_account_id', 'every push account of the caller is notified'],
 ]);
 
 interface DescribedParam {
