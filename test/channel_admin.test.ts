@@ -251,6 +251,21 @@ t.test('POST /channels/create: every parameter, and its events', async (t) => {
   t.equal((await f.call(alice, 'PATCH', `/api/v1/streams/${priv.json.id}`, { description: 'mine' })).status, 200, 'its creator administers it');
 });
 
+t.test('POST /channels/create send_new_subscription_messages: taken, and no Notification Bot DM either way (Zulip sends none for a channel the request creates)', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const q = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['message'] })).json.queue_id;
+  for (const [name, send] of [['asked', 'true'], ['not-asked', 'false']]) {
+    const r = await f.call(f.owner, 'POST', '/api/v1/channels/create', { name, subscribers: JSON.stringify([f.owner.user_id, alice.user_id]), send_new_subscription_messages: send });
+    t.equal(r.status, 200, r.body);
+    t.same(Object.keys(r.json).sort(), ['id', 'msg', 'result'], `${name}: the parameter is taken, and the answer is the id alone`);
+  }
+  const messages = await queueEvents(f, alice, q, 'message');
+  t.same(messages.map((e: any) => [e.message.type, e.message.subject]), [['stream', 'channel events'], ['stream', 'channel events']], 'the creation notices in the channels, no direct message');
+  t.equal((await f.call(f.owner, 'POST', '/api/v1/channels/create', { name: 'bad', subscribers: '[]', send_new_subscription_messages: 'maybe' })).status, 400, 'a boolean');
+});
+
 t.test('is_recently_active: the periodic check, a message waking a channel, and convergence', async (t) => {
   const { f, alice, id } = await world();
   t.teardown(f.stop);
