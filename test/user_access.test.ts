@@ -443,3 +443,26 @@ t.test('scheduled messages and drafts to users a limited guest may not access', 
     w.f.stop();
   }
 });
+
+t.test("can_access_all_users_group takes role:everyone or role:members only (Zulip's require_system_group and allowed_system_groups)", async (t) => {
+  const w = await world(false);
+  const group = await w.f.call(w.f.owner, 'POST', '/api/v1/user_groups/create', { name: 'Friends', description: '', members: JSON.stringify([w.guest.user_id]) });
+  t.equal(group.status, 200, group.body);
+  const set = (value: unknown) => w.f.call(w.f.owner, 'PATCH', '/api/v1/realm', { can_access_all_users_group: JSON.stringify({ new: value }) });
+  const systemOnly = "'can_access_all_users_group' must be a system user group.";
+  for (const [value, msg] of [
+    [{ direct_members: [w.guest.user_id], direct_subgroups: [] }, systemOnly],
+    [group.json.group_id, systemOnly],
+    [{ direct_members: [], direct_subgroups: [6, 3] }, systemOnly],
+    [1, "'can_access_all_users_group' setting cannot be set to 'role:nobody' group."],
+    [3, "'can_access_all_users_group' setting cannot be set to 'role:administrators' group."],
+    [8, "'can_access_all_users_group' setting cannot be set to 'role:internet' group."],
+  ] as const) {
+    const r = await set(value);
+    t.same([r.status, r.json.msg], [400, msg], JSON.stringify(value));
+  }
+  t.equal((await set({ direct_members: [], direct_subgroups: [6] })).status, 200, 'one system subgroup is that group');
+  t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${w.bob.user_id}`)).status, 400, 'role:members it is');
+  t.equal((await set(7)).status, 200);
+  w.f.stop();
+});

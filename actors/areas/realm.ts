@@ -12,7 +12,7 @@ import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { canAccessChannel } from '../kinds/channel.js';
 import { ApiError, adminRequired, badRequest } from '../errors.js';
-import { groupSettingChange, hasGroupPermission } from '../group_settings.js';
+import { groupSettingChange, hasGroupPermission, isSystemGroup, SYSTEM_GROUP_INFO, SYSTEM_GROUPS } from '../group_settings.js';
 import { canAccessAllUsers } from '../presence_rules.js';
 import { accessChangeDeliveries } from '../render/access_events.js';
 import type { OrgContext } from '../kinds/organization.js';
@@ -62,6 +62,19 @@ function checkModerationChannel(view: StateView, ctx: OrgContext, actor: UserRec
   return request;
 }
 
+/**
+ * Zulip's `GroupPermissionSetting` of `can_access_all_users_group` (`require_system_group`,
+ * `allow_nobody_group: false`, `allowed_system_groups` everyone and members): whom guests
+ * may access changes only with the setting or a role, the two changes that send the
+ * `realm_user` events of `render/access_events.ts`, never with a group's membership.
+ */
+function checkSettingGroups(name: string, value: GroupSettingValue): GroupSettingValue {
+  if (name !== 'can_access_all_users_group') return value;
+  if (typeof value !== 'number' || !isSystemGroup(value)) throw badRequest(`'${name}' must be a system user group.`);
+  if (value !== SYSTEM_GROUPS.everyone && value !== SYSTEM_GROUPS.members) throw badRequest(`'${name}' setting cannot be set to '${SYSTEM_GROUP_INFO[value].name}' group.`);
+  return value;
+}
+
 export const updateRealm = command({
   type: 'UPDATE_REALM',
   actor: 'org',
@@ -84,7 +97,7 @@ export const updateRealm = command({
       if (!(REALM_SETTING_NAMES as string[]).includes(name)) continue;
       const key = name as RealmSettingName;
       if (OWNER_ONLY.has(key) && actor.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
-      const value = isGroupSetting(key) ? groupSettingChange(ctx, key, request, current[key] as GroupSettingValue)
+      const value = isGroupSetting(key) ? checkSettingGroups(key, groupSettingChange(ctx, key, request, current[key] as GroupSettingValue))
         : isChannelSetting(key) ? checkModerationChannel(view, ctx, actor, request)
         : checkRealmValue(key, request);
       if (key === 'video_chat_provider' && !(c.video_chat_providers ?? [0]).includes(value as number)) throw badRequest(`Invalid video_chat_provider ${String(value)}`);
