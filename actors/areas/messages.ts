@@ -411,7 +411,8 @@ function notifyMessage(world: StateView, fact: MessageSent, seq: number): UserDe
   // the sender as "Unknown user" (Zulip's user_ids_without_access_to_sender).
   const sender = org.users.get(m.sender_id);
   let hiddenFrom: Set<number> | null = null;
-  if (channel && sender && !sender.is_bot && !channel.subscribers.has(m.sender_id)) {
+  const restricted = realmSettings(org).can_access_all_users_group !== SYSTEM_GROUPS.everyone;
+  if (restricted && channel && sender && !sender.is_bot && !channel.subscribers.has(m.sender_id)) {
     const can = new Set(usersWhoCanAccess(world, fact.org, sender));
     const without = recipients.filter((id) => !can.has(id));
     if (without.length > 0) hiddenFrom = new Set(without);
