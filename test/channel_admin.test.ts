@@ -247,6 +247,10 @@ t.test('POST /channels/create: every parameter, and its events', async (t) => {
   await err(guest, { name: 'g' }, 400, 'Insufficient permission');
   const priv = await f.call(alice, 'POST', '/api/v1/channels/create', { name: 'hidden', subscribers: JSON.stringify([alice.user_id]), invite_only: true });
   t.equal(priv.status, 200, 'members create private channels by default');
+  const notices = async (name: string) => (await f.call(alice, 'GET', '/api/v1/messages', { anchor: 'newest', num_before: 5, narrow: JSON.stringify([{ operator: 'channel', operand: name }]), apply_markdown: false })).json.messages.map((m: any) => m.content.split('.')[0]);
+  t.same(await notices('hidden'), [`**Private, protected history** channel created by @_**Alice|${alice.user_id}**`], "Zulip's policy names in the notice");
+  t.equal((await f.call(alice, 'POST', '/api/v1/channels/create', { name: 'shared', subscribers: JSON.stringify([alice.user_id]), invite_only: true, history_public_to_subscribers: true })).status, 200);
+  t.same(await notices('shared'), [`**Private, shared history** channel created by @_**Alice|${alice.user_id}**`]);
   t.equal((await f.call(bob, 'GET', `/api/v1/streams/${priv.json.id}`)).json.msg, 'Invalid channel ID');
   t.equal((await f.call(alice, 'PATCH', `/api/v1/streams/${priv.json.id}`, { description: 'mine' })).status, 200, 'its creator administers it');
 });

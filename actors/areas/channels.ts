@@ -286,7 +286,8 @@ export const createChannel = command({
     };
     const facts: AnyFact[] = [added];
     // Zulip posts the channel's creation in its "channel events" topic.
-    const kind = c.invite_only ? '**Private**' : '**Public**';
+    // Its policy as Zulip's `get_stream_permission_policy_key` names it (web-public channels are off).
+    const kind = !c.invite_only ? '**Public**' : history ? '**Private, shared history**' : '**Private, protected history**';
     facts.push(notificationBotMessage(env, ctx, channel, CHANNEL_EVENTS_TOPIC,
       `${kind} channel created by @_**${actor.full_name}|${actor.user_id}**. **Description:**\n\`\`\`\` quote\n${description === '' ? '*No description.*' : description}\n\`\`\`\``));
     return { facts, value: { id: channel.stream_id } };
