@@ -277,6 +277,7 @@ export const S = {
   bool: Type.Boolean(),
   str: Type.String(),
   intArray: Type.Array(Type.Integer()),
+  nonNegIntArray: Type.Array(Type.Integer({ minimum: 0 })),
   strArray: Type.Array(Type.String()),
   /** Any JSON array. */
   list: Type.Array(Type.Unknown()),
