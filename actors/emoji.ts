@@ -1,40 +1,57 @@
 /**
- * Unicode emoji names and codes, for reactions (and later `:name:` in Markdown).
- * The table is iamcal's (Slack-style) short names from the `emojibase-data` npm
- * package (`en/shortcodes/iamcal.json`), the set Zulip's own names grew from; codes
- * are Zulip's form: lower-case hex code points joined by `-`, without U+FE0F.
+ * Unicode emoji names and codes: Zulip's own table (`emoji_table/table.json`, built by
+ * `emoji_table/build.ts` from the sources Zulip builds its table from). Codes are
+ * Zulip's form: lower-case hex code points joined by `-`, without U+FE0F. Each emoji has
+ * a canonical name and aliases; a name names one emoji.
  */
-import { createRequire } from 'node:module';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { badRequest } from './errors.js';
+import { TABLE_DIR, type EmojiTable } from './emoji_table/build.js';
+export { emojiCode } from './emoji_table/build.js';
 import type { Reaction } from './types.js';
 
 type ReactionType = Reaction['reaction_type'];
 
-const require = createRequire(import.meta.url);
-const IAMCAL = require('emojibase-data/en/shortcodes/iamcal.json') as Record<string, string | string[]>;
-
-/** Zulip's form of an emoji code. */
-function zulipCode(hexcode: string): string {
-  return hexcode.toLowerCase().split('-').filter((part) => part !== 'fe0f').join('-');
-}
+const TABLE = JSON.parse(readFileSync(join(TABLE_DIR, 'table.json'), 'utf8')) as EmojiTable;
 
 const byName = new Map<string, string>();
-const codes = new Set<string>();
-for (const [hexcode, names] of Object.entries(IAMCAL)) {
-  const code = zulipCode(hexcode);
-  codes.add(code);
-  for (const name of Array.isArray(names) ? names : [names]) if (!byName.has(name)) byName.set(name, code);
+const canonicalOf = new Map<string, string>();
+for (const [code, names] of Object.entries(TABLE.code_to_names)) {
+  canonicalOf.set(code, names[0]);
+  for (const name of names) byName.set(name, code);
 }
 
-/** The code of a Unicode emoji by name, if the table has it. */
+/** The code of a Unicode emoji by any of its names (Zulip's `name_to_codepoint`). */
 export function emojiCodeOf(name: string): string | undefined {
   return byName.get(name);
 }
 
+/** The canonical name of a Unicode emoji code (Zulip's `codepoint_to_name`). */
+export function emojiNameOf(code: string): string | undefined {
+  return canonicalOf.get(code);
+}
+
 /** Whether `code` is a Unicode emoji's code, in Zulip's form. */
 export function isEmojiCode(code: string): boolean {
-  return codes.has(code);
+  return canonicalOf.has(code);
 }
+
+/**
+ * Zulip's emoticons and the emoji they become when the sender turns on
+ * `translate_emoticons` (its `EMOTICON_CONVERSIONS`, of the table's time).
+ */
+export const EMOTICON_CONVERSIONS: Readonly<Record<string, string>> = {
+  ':)': 'smile', '(:': 'smile', ':(': 'frown', '<3': 'heart', ':|': 'neutral', ':/': 'confused',
+  ';)': 'wink', ':D': 'grinning', ':o': 'open_mouth', ':O': 'open_mouth', ':p': 'stuck_out_tongue', ':P': 'stuck_out_tongue',
+};
+
+/** `{code_to_names}`, the document behind `server_emoji_data_url` (Zulip's `emoji_api.json`). */
+export const EMOJI_API_DOCUMENT = JSON.stringify({ code_to_names: TABLE.code_to_names });
+
+/** Where the document is served: its content's hash in the name, as Zulip's static files, so it can be cached for good. */
+export const EMOJI_API_PATH = `/static/generated/emoji/emoji_api.${createHash('sha256').update(EMOJI_API_DOCUMENT).digest('hex').slice(0, 16)}.json`;
 
 export const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'] as const;
 
@@ -62,19 +79,24 @@ export function emojiByName(name: string, custom: CustomEmoji): { code: string; 
 /**
  * Zulip's `check_emoji_request`: the type is known, a Unicode code is a real emoji, a
  * custom emoji's code is the id of an active one of the organization with that name,
- * and the one extra emoji is `zulip`. A Unicode emoji's name is the client's: Zulip
- * clients name emoji from their own table, which differs from ours in places, so it is
- * not checked against the code.
+ * and the one extra emoji is `zulip`; a Unicode emoji's name is one of its code's names.
  */
 export function checkEmojiRequest(name: string, code: string, type: string, custom: CustomEmoji): ReactionType {
   if (!(REACTION_TYPES as readonly string[]).includes(type)) throw badRequest('Invalid emoji type.');
   if (name.trim() === '') throw badRequest('Invalid emoji name.');
-  if (type === 'unicode_emoji' && !isEmojiCode(code)) throw badRequest('Invalid emoji code.');
+  if (type === 'unicode_emoji') {
+    if (!isEmojiCode(code)) throw badRequest('Invalid emoji code.');
+    if (emojiCodeOf(name) !== code) throw badRequest('Invalid emoji name.');
+  }
   if (type === 'realm_emoji') {
     const own = /^[0-9]{1,9}$/.test(code) ? custom.byId(Number(code)) : undefined;
-    if (!own || own.deactivated) throw badRequest('Invalid custom emoji.');
+    if (!own) throw badRequest('Invalid custom emoji.');
     if (own.name !== name) throw badRequest('Invalid custom emoji name.');
+    if (own.deactivated) throw badRequest('This custom emoji has been deactivated.');
   }
-  if (type === 'zulip_extra_emoji' && name !== 'zulip') throw badRequest('Invalid emoji name.');
+  if (type === 'zulip_extra_emoji') {
+    if (code !== 'zulip') throw badRequest('Invalid emoji code.');
+    if (name !== code) throw badRequest('Invalid emoji name.');
+  }
   return type as ReactionType;
 }

@@ -11,7 +11,6 @@
  * makes (`UserGroupRecord`) may hold users and any groups as subgroups, without cycles.
  */
 import { ApiError, badRequest } from './errors.js';
-import type { OrgContext } from './kinds/organization.js';
 import { Role, type GroupSettingValue, type UserGroupRecord, type UserGroupSettingName, type UserRecord } from './types.js';
 
 /** Ids of the system user groups, the same in every organization. */
@@ -50,8 +49,11 @@ const WITHIN: ReadonlyMap<number, ReadonlySet<number>> = new Map(Object.keys(SYS
   return [Number(key), within];
 }));
 
-/** What group lookups need of an organization. */
-export type GroupDirectory = Pick<OrgContext, 'users' | 'userGroups'>;
+/** What group lookups need of an organization (its context has both). */
+export interface GroupDirectory {
+  users: ReadonlyMap<number, UserRecord>;
+  userGroups: ReadonlyMap<number, UserGroupRecord>;
+}
 type Member = Pick<UserRecord, 'user_id' | 'role' | 'is_active' | 'probation'>;
 
 export function isSystemGroup(id: number): boolean {

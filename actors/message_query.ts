@@ -270,7 +270,7 @@ function messageAt(sources: Source[], anchor: number, keep: (m: MessageRecord) =
 /** Runs a message query for one user, scanning in slices (see `SCAN_SLICE`). */
 export async function queryMessages(world: StateView, q: MessageQuery, opts: ScanOptions = {}): Promise<MessagePage> {
   if (q.num_before < 0 || q.num_after < 0) throw badRequest('num_before and num_after must be non-negative');
-  if (q.num_before + q.num_after > 5000) throw badRequest('Too many messages requested (maximum 5000).');
+  if (q.num_before + q.num_after > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   const org = world.org(q.org)!;
   const viewer = world.user(q.org, q.user_id);
   q = { ...q, narrow: resolveWith(world, q.org, q.user_id, q.narrow) };
@@ -299,6 +299,28 @@ export async function queryMessages(world: StateView, q: MessageQuery, opts: Sca
     found_newest: !after.more,
     history_limited: false,
   };
+}
+
+/** Zulip's `MAX_MESSAGES_PER_FETCH`. */
+export const MAX_MESSAGES_PER_FETCH = 5000;
+
+/**
+ * The messages among `ids` a query with this narrow would return, in ascending id order
+ * (`GET /messages` with `message_ids`, Zulip's `fetch_messages` with
+ * `client_requested_message_ids`): the ids the viewer may not read, or that the
+ * narrow leaves out, are silently omitted.
+ */
+export function messagesByIds(world: StateView, org: number, userId: number, ids: number[], narrow: NarrowTerm[]): MessageRecord[] {
+  if (ids.length > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+  const q: MessageQuery = { org, user_id: userId, anchor: 0, num_before: 0, num_after: 0, include_anchor: false, narrow: resolveWith(world, org, userId, narrow) };
+  const sources = sourcesFor(world, q);
+  const keep = narrowPredicate(world.org(org)!, q.narrow, world.user(org, userId), true, publicChannelTest(world, org));
+  const out: MessageRecord[] = [];
+  for (const id of [...new Set(ids)].sort((a, b) => a - b)) {
+    const m = messageAt(sources, id, keep);
+    if (m) out.push(m);
+  }
+  return out;
 }
 
 /**

@@ -66,9 +66,12 @@ export function canAccessAllUsers(org: OrgContext, viewer: UserRecord): boolean 
  * The users a guest without `can_access_all_users_group` may access (Zulip's
  * `get_accessible_user_ids`): themself, the active subscribers of their channels (a
  * deactivated user's subscriptions stop counting, as Zulip's `is_user_active`), and
- * the people they share direct messages with, deactivated or not.
+ * the people they share group direct messages with, deactivated or not. A 1:1
+ * conversation grants nothing: Zulip counts only `STREAM` and `DIRECT_MESSAGE_GROUP`
+ * subscriptions, and a 1:1 message has a `PERSONAL` recipient. `exceptMessage`: the
+ * set as it was before that direct message.
  */
-export function accessibleUserIds(view: StateView, orgId: number, viewer: UserRecord): Set<number> {
+export function accessibleUserIds(view: StateView, orgId: number, viewer: UserRecord, exceptMessage?: number): Set<number> {
   const ids = new Set<number>([viewer.user_id]);
   const org = view.org(orgId)!;
   if (viewer.is_active) {
@@ -76,10 +79,19 @@ export function accessibleUserIds(view: StateView, orgId: number, viewer: UserRe
       for (const id of view.channel(orgId, streamId)?.subscribers ?? []) if (org.users.get(id)?.is_active) ids.add(id);
     }
   }
-  for (const messageId of org.directIdsByUser.get(viewer.user_id) ?? []) {
-    for (const id of org.directMessages.get(messageId)?.dm_user_ids ?? []) ids.add(id);
-  }
+  addGroupDirectPartners(org, viewer.user_id, ids, exceptMessage);
   return ids;
+}
+
+/**
+ * Adds to `into` the participants of the user's group direct messages (three people or
+ * more), those of message `except` left out: Zulip's `DIRECT_MESSAGE_GROUP` subscriptions.
+ */
+export function addGroupDirectPartners(org: OrgContext, userId: number, into: Set<number>, except?: number): void {
+  for (const messageId of org.directIdsByUser.get(userId) ?? []) {
+    const ids = messageId === except ? undefined : org.directMessages.get(messageId)?.dm_user_ids;
+    if (ids && ids.length > 2) for (const id of ids) into.add(id);
+  }
 }
 
 /** Who may see a user's presence: everyone active, or with the limit on, those who may access the user. */

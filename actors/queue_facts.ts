@@ -3,10 +3,11 @@
  * so queues survive crashes; these facts are applied by the event-queue module, not
  * by a domain actor.
  */
+import type { StoredCapabilities } from './core/capabilities.js';
 import type { NarrowTerm } from './narrow.js';
 
-/** A client registered an event queue. */
-export interface QueueRegistered {
+/** A client registered an event queue, with its capabilities (each one a field; facts written before one existed lack it: off). */
+export interface QueueRegistered extends StoredCapabilities {
   type: 'QueueRegistered';
   org: number;
   user_id: number;
@@ -15,18 +16,6 @@ export interface QueueRegistered {
   narrow: NarrowTerm[];
   client: string;
   lifespan_ms: number;
-  empty_topic_name: boolean;
-  /** Capability `bulk_message_deletion` (absent in facts written before it existed: false). */
-  bulk_message_deletion?: boolean;
-  /** The client computes Gravatar URLs itself (`client_gravatar`; absent in older facts: false). */
-  client_gravatar?: boolean;
-  /** Capability `include_deactivated_groups` (absent in older facts: false). */
-  include_deactivated_groups?: boolean;
-  /** Capability `archived_channels` (absent in older facts: false). */
-  archived_channels?: boolean;
-  /** `slim_presence` and capability `simplified_presence_events` (absent in older facts: false). */
-  slim_presence?: boolean;
-  simplified_presence_events?: boolean;
 }
 /** The `QueuesDropped` reason of a queue its client deleted (`DELETE /events`). */
 export const DELETED_BY_CLIENT = 'deleted by its client';
@@ -44,4 +33,11 @@ export type QueueFact = QueueRegistered | QueuesDropped | HeartbeatsDue | Server
 export interface QueueFactTarget {
   applyRegistered(fact: QueueRegistered, seq: number): void;
   applyDropped(fact: QueuesDropped): void;
+}
+
+declare module './core/area.js' {
+  interface FactRecipients {
+    /** Facts about event queues are applied by the queue module. */
+    readonly queues: QueueFactTarget;
+  }
 }

@@ -19,7 +19,8 @@ type Kind =
   | { kind: 'enum'; values: readonly string[] }
   | { kind: 'group' }
   /** A channel id, or `-1` for none (checked against the organization, see `areas/realm.ts`). */
-  | { kind: 'channel' };
+  | { kind: 'channel' }
+  | { kind: 'string' };
 
 const bool: Kind = { kind: 'bool' };
 const group: Kind = { kind: 'group' };
@@ -61,6 +62,8 @@ const TABLE = {
   create_multiuse_invite_group: { default: SYSTEM_GROUPS.administrators as GroupSettingValue, ...group },
   direct_message_initiator_group: { default: SYSTEM_GROUPS.everyone as GroupSettingValue, ...group },
   direct_message_permission_group: { default: SYSTEM_GROUPS.everyone as GroupSettingValue, ...group },
+  // The language of code blocks that name none ('' for none); Zulip does not check it names a lexer.
+  default_code_block_language: { default: '' as string, kind: 'string' },
 } satisfies Record<string, { default: unknown } & Kind>;
 
 export type RealmSettingName = keyof typeof TABLE;
@@ -112,6 +115,9 @@ export function checkRealmValue(name: RealmSettingName, value: unknown): unknown
     case 'seconds':
       if (value === 'unlimited' && def.unlimited) return null;
       if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) throw badRequest(`Bad value for '${name}': ${JSON.stringify(value)}`);
+      return value;
+    case 'string':
+      if (typeof value !== 'string') throw badRequest(`${name} is not a string`);
       return value;
     case 'group':
     case 'channel':

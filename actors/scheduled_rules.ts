@@ -3,7 +3,7 @@
  * with its two delivery types), and how clients see them. A reminder is a scheduled
  * direct message from the notification bot to its owner about another message.
  */
-import type { OutgoingEvent } from './event_queues/queue_actor.js';
+import type { OutgoingEvent } from './core/area.js';
 import { eventJson } from './render/events.js';
 
 /** What a scheduled item becomes when due: a message its owner sends, or a reminder the notification bot sends them. */
@@ -35,6 +35,12 @@ export interface ScheduledRecord {
   /** Reminders: the owner's note, if any. */
   note?: string;
 }
+
+/**
+ * A new scheduled message or reminder: the fact both areas write (scheduled_messages.ts
+ * applies it; reminders.ts creates reminders with it), so it lives below both.
+ */
+export interface ScheduledMessageAdded { type: 'ScheduledMessageAdded'; org: number; user_id: number; record: ScheduledRecord }
 
 /** Zulip's `MAX_REMINDER_NOTE_LENGTH`. */
 export const MAX_REMINDER_NOTE_LENGTH = 1000;

@@ -10,7 +10,7 @@
 import { BOT_DOMAIN } from './bots.js';
 import type { StateView } from './core/state_view.js';
 import { badRequest } from './errors.js';
-import { accessibleUserIds, canAccessAllUsers } from './presence_rules.js';
+import { accessibleUserIds, addGroupDirectPartners, canAccessAllUsers } from './presence_rules.js';
 import { Role, type OrgRecord, type UserRecord } from './types.js';
 
 /** Zulip's `UserProfile.INACCESSIBLE_USER_NAME`. */
@@ -43,6 +43,14 @@ export function inaccessibleUserEmail(org: OrgRecord, userId: number): string {
   return `user${userId}@${org.subdomain ? `${org.subdomain}.` : ''}${BOT_DOMAIN}`;
 }
 
+/** Zulip's `get_avatar_for_inaccessible_user`. */
+export const INACCESSIBLE_USER_AVATAR_URL = '/static/images/unknown-user-avatar.png';
+
+/** A message's sender the viewer may not access, as Zulip's `finalize_payload` names them. */
+export function inaccessibleSender(org: OrgRecord, userId: number): { full_name: string; email: string; avatar_url: string } {
+  return { full_name: INACCESSIBLE_USER_NAME, email: inaccessibleUserEmail(org, userId), avatar_url: INACCESSIBLE_USER_AVATAR_URL };
+}
+
 /** An inaccessible user as payloads name them (Zulip's `get_data_for_inaccessible_user`). */
 export function inaccessibleUserView(org: OrgRecord, userId: number): Record<string, unknown> {
   return {
@@ -59,7 +67,7 @@ export function inaccessibleUserView(org: OrgRecord, userId: number): Record<str
     is_active: true,
     date_joined: '1970-01-01T00:00:00+00:00',
     delivery_email: null,
-    avatar_url: '/static/images/unknown-user-avatar.png',
+    avatar_url: INACCESSIBLE_USER_AVATAR_URL,
     profile_data: {},
     is_imported_stub: false,
   };
@@ -91,26 +99,27 @@ export function usersWhoCanAccess(view: StateView, orgId: number, target: UserRe
 }
 
 /**
- * The users a direct message makes accessible to the limited guests among its
- * participants, who shared no channel and no other conversation with them (Zulip's
- * `get_recipients_for_user_creation_events`): by guest, the users they now learn of.
+ * The users a direct message introduces to the limited guests among its participants,
+ * by guest (Zulip's `get_recipients_for_user_creation_events`). In a 1:1 conversation,
+ * the guest it is addressed to learns of a sender they may not access, at every
+ * message, since a 1:1 conversation grants no access. In a group, each guest learns of
+ * the others they could not access before this message. (Zulip also spares the users
+ * a guest exchanged 1:1 messages with; their client may hold them as "Unknown user",
+ * so Parley sends them too and the client converges on a fresh register.)
  */
-export function revealedByDirectMessage(view: StateView, orgId: number, messageId: number, participants: readonly number[]): Map<number, UserRecord[]> {
+export function revealedByDirectMessage(view: StateView, orgId: number, messageId: number, senderId: number, participants: readonly number[]): Map<number, UserRecord[]> {
   const out = new Map<number, UserRecord[]>();
   const org = view.org(orgId);
   if (!org || participants.length < 2) return out;
-  for (const guestId of participants) {
+  const learners = participants.length === 2 ? participants.filter((id) => id !== senderId) : participants;
+  for (const guestId of learners) {
     const guest = org.users.get(guestId);
     if (!guest || canAccessAllUsers(org, guest)) continue;
-    const shared = new Set<number>();
-    for (const streamId of view.user(orgId, guestId)?.subs.keys() ?? []) for (const id of view.channel(orgId, streamId)?.subscribers ?? []) shared.add(id);
-    for (const id of org.directIdsByUser.get(guestId) ?? []) {
-      if (id !== messageId) for (const u of org.directMessages.get(id)?.dm_user_ids ?? []) shared.add(u);
-    }
+    const before = accessibleUserIds(view, orgId, guest, messageId);
     const revealed: UserRecord[] = [];
-    for (const id of participants) {
+    for (const id of participants.length === 2 ? [senderId] : participants) {
       const u = org.users.get(id);
-      if (u && id !== guestId && !u.is_bot && !shared.has(id)) revealed.push(u);
+      if (u && !u.is_bot && !before.has(id)) revealed.push(u);
     }
     if (revealed.length > 0) out.set(guestId, revealed);
   }
@@ -142,7 +151,7 @@ export function revealedBySubscriptions(view: StateView, orgId: number, addition
       if (added?.has(guestId)) continue;
       for (const id of view.channel(orgId, streamId)?.subscribers ?? []) if (!added?.has(id)) before.add(id);
     }
-    for (const id of org.directIdsByUser.get(guestId) ?? []) for (const u of org.directMessages.get(id)?.dm_user_ids ?? []) before.add(u);
+    addGroupDirectPartners(org, guestId, before);
     const revealed: UserRecord[] = [];
     for (const id of accessibleUserIds(view, orgId, org.users.get(guestId)!)) {
       const u = org.users.get(id);

@@ -13,7 +13,8 @@ import { defaultRuntimeOptions, Runtime, type FactSink } from '../actors/runtime
 import type { Waiter } from '../actors/event_queues/index.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { loadConfig } from '../src/config.js';
-import { ChatApp, inject } from '../src/http/dispatch.js';
+import { ChatApp } from '../src/http/chat_app.js';
+import { inject } from '../src/http/inject.js';
 import { quietLogger } from '../actors/core/logger.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 

@@ -17,7 +17,7 @@ import { defaultRuntimeOptions, Runtime, type FactSink } from '../actors/runtime
 import { encodeRecord } from '../snapshots/codec.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { ChatApp } from '../src/http/dispatch.js';
+import { ChatApp } from '../src/http/chat_app.js';
 import { Abortable, type IncomingRequest, type OutgoingResponse } from '../src/http/types.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 

@@ -68,6 +68,9 @@ export const MARKDOWN: Record<string, (n: number, fx: Fixture) => string> = {
   'md linkifier matches': (n, fx) => fill(n, (i) => `L${i % Math.max(1, fx.linkifierIds.length)}-${i} `),
   'md emphasis and links': (n) => fill(n, (i) => (i % 2 ? `*a **b [x](http://e.com/${i} _c ` : '`` <a ')),
   'md mentions and alert words': (n) => fill(n, (i) => `@**User ${i}** #**stall-${i % 50}** alert${i % 100} :smile: `),
+  // Highlighted code: dense Python tokens and unclosed quotes, and shell heredocs that never close.
+  'md python code block': (n) => '```python\n' + fill(n - 10, (i) => (i % 8 ? `a.b(x[${i}], "y\\` : `'\n`)),
+  'md shell code block': (n) => '```sh\n' + fill(n - 6, (i) => `<<e${i} `),
 };
 
 function fill(n: number, piece: (i: number) => string): string {

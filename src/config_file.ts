@@ -7,7 +7,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, TomlError } from 'smol-toml';
-import type { Setting } from './config.js';
+
+/** What reading the configuration file needs to know of a setting (config.ts's `Setting` has it). */
+export interface FileSetting {
+  key: string;
+  /** Its key in the file, `section.key`, when the naming rule below would not give it. */
+  file?: string;
+  /** The value's type, when the default does not show it. */
+  type?: 'integer' | 'boolean' | 'string';
+  def: unknown;
+}
 
 /** Setting-name prefixes that put a setting in a section of its own; the rest of the name is its key there. */
 const SECTION_PREFIXES: Array<[prefix: string, section: string]> = [
@@ -35,7 +44,7 @@ const snake = (camel: string): string => camel.replace(/[A-Z]/g, (c) => `_${c.to
  * section (`smtpHost` is `smtp.host`, `bbbUrl` is `calls.bigbluebutton.url`); the rest
  * are in `[server]` (`dataDir` is `server.data_dir`).
  */
-export function fileKeyOf(s: Pick<Setting, 'key' | 'file'>): string {
+export function fileKeyOf(s: Pick<FileSetting, 'key' | 'file'>): string {
   if (s.file) return s.file;
   const rate = /^(?:(.*)RateLimit|rateLimit)(.*)$/.exec(s.key);
   if (rate) return `rate_limits.${snake(`${rate[1] ?? ''}${rate[2]}`) || 'api'}`;
@@ -68,7 +77,7 @@ export interface FileValue {
  * value of the setting's type (an integer, a boolean, or a string; rate limits are
  * strings such as "200/60"). Errors name the file, the key and the line.
  */
-export function readConfigFile(path: string, settings: Setting[]): Map<Setting, FileValue> {
+export function readConfigFile<S extends FileSetting>(path: string, settings: S[]): Map<S, FileValue> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -84,7 +93,7 @@ export function readConfigFile(path: string, settings: Setting[]): Map<Setting, 
   }
   const byKey = new Map(settings.map((s) => [fileKeyOf(s), s]));
   const lines = keyLines(text);
-  const out = new Map<Setting, FileValue>();
+  const out = new Map<S, FileValue>();
   for (const [key, value] of leaves(doc, '', byKey)) {
     const where = `${path}${lines.has(key) ? `:${lines.get(key)}` : ''}: ${key}`;
     const s = byKey.get(key);
@@ -99,7 +108,7 @@ export function readConfigFile(path: string, settings: Setting[]): Map<Setting, 
 }
 
 /** Each value of the document with its dotted key; tables are descended only where a setting's key continues. */
-function* leaves(table: Record<string, unknown>, prefix: string, known: Map<string, Setting>): Generator<[string, unknown]> {
+function* leaves(table: Record<string, unknown>, prefix: string, known: Map<string, FileSetting>): Generator<[string, unknown]> {
   for (const [name, value] of Object.entries(table)) {
     const key = prefix + name;
     if (tomlType(value) === 'table' && !known.has(key)) yield* leaves(value as Record<string, unknown>, `${key}.`, known);
@@ -143,7 +152,7 @@ function keyLines(text: string): Map<string, number> {
 }
 
 /** A setting's value type, as the configuration file and `--help` take it. */
-export function settingType(s: Setting): 'integer' | 'boolean' | 'string' | 'rate' {
+export function settingType(s: FileSetting): 'integer' | 'boolean' | 'string' | 'rate' {
   if (s.type) return s.type;
   if (typeof s.def === 'number') return 'integer';
   if (typeof s.def === 'boolean') return 'boolean';

@@ -14,7 +14,7 @@ import { createOrganization, createStarterChannels, randomPassword, type Created
 import type { Config } from './config.js';
 import { startControl, type ControlHandler } from './control.js';
 import { BOARD_API, CHAT_API } from './http/api.js';
-import { ChatApp, errorResponse } from './http/dispatch.js';
+import { ChatApp, errorResponse } from './http/chat_app.js';
 import { Lifecycle } from './http/lifecycle.js';
 import { ApiError } from '../actors/errors.js';
 import { listen, type Listener } from './http/uws.js';

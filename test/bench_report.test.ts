@@ -14,6 +14,7 @@ import { htmlReport } from '../bench/html.js';
 import type { BenchRecord } from '../bench/report.js';
 import { linearFit, Timeline } from '../bench/stats.js';
 import { wrkPercentiles } from '../bench/wrk.js';
+import { built } from './built.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'bench');
 const A = join(FIXTURES, 'a.json');
@@ -52,7 +53,7 @@ t.test('--compare: says when a tool was installed for one run only', async (t) =
 });
 
 t.test('--compare from the command line: exit status 0, no server', async (t) => {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--compare', A, B], { encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [built('bench/run.ts'), '--compare', A, B], { encoding: 'utf8' });
   t.equal(run.status, 0, run.stderr);
   t.match(run.stdout, /REGRESSION <<</);
 });

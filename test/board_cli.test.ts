@@ -12,11 +12,12 @@ import { join } from 'node:path';
 import { openStore } from '../src/store.js';
 import { startServerProcess, type ServerProcess } from './server_process.js';
 import { quietLogger } from '../actors/core/logger.js';
+import { built } from './built.js';
 
 const root = join(import.meta.dirname, '..');
 
 function parley(args: string[]): { status: number | null; stdout: string; stderr: string; json: any } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 120000 });
+  const r = spawnSync(process.execPath, [built('src/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 120000 });
   let json: unknown;
   try {
     json = JSON.parse(r.stdout);

@@ -6,7 +6,7 @@ import type { BoardSwitch } from '../actors/board_types.js';
 import { defaultRuntimeOptions, Runtime, volatileSink, type FactSink } from '../actors/runtime/runtime.js';
 import { BoardApp } from '../src/board/app.js';
 import type { BoardSettings } from '../src/http/route.js';
-import { inject } from '../src/http/dispatch.js';
+import { inject } from '../src/http/inject.js';
 import { boardRoutes } from '../src/routes/board/index.js';
 import { lineLogger } from '../actors/core/logger.js';
 

@@ -247,8 +247,27 @@ t.test('POST /channels/create: every parameter, and its events', async (t) => {
   await err(guest, { name: 'g' }, 400, 'Insufficient permission');
   const priv = await f.call(alice, 'POST', '/api/v1/channels/create', { name: 'hidden', subscribers: JSON.stringify([alice.user_id]), invite_only: true });
   t.equal(priv.status, 200, 'members create private channels by default');
+  const notices = async (name: string) => (await f.call(alice, 'GET', '/api/v1/messages', { anchor: 'newest', num_before: 5, narrow: JSON.stringify([{ operator: 'channel', operand: name }]), apply_markdown: false })).json.messages.map((m: any) => m.content.split('.')[0]);
+  t.same(await notices('hidden'), [`**Private, protected history** channel created by @_**Alice|${alice.user_id}**`], "Zulip's policy names in the notice");
+  t.equal((await f.call(alice, 'POST', '/api/v1/channels/create', { name: 'shared', subscribers: JSON.stringify([alice.user_id]), invite_only: true, history_public_to_subscribers: true })).status, 200);
+  t.same(await notices('shared'), [`**Private, shared history** channel created by @_**Alice|${alice.user_id}**`]);
   t.equal((await f.call(bob, 'GET', `/api/v1/streams/${priv.json.id}`)).json.msg, 'Invalid channel ID');
   t.equal((await f.call(alice, 'PATCH', `/api/v1/streams/${priv.json.id}`, { description: 'mine' })).status, 200, 'its creator administers it');
+});
+
+t.test('POST /channels/create send_new_subscription_messages: taken, and no Notification Bot DM either way (Zulip sends none for a channel the request creates)', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const q = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['message'] })).json.queue_id;
+  for (const [name, send] of [['asked', 'true'], ['not-asked', 'false']]) {
+    const r = await f.call(f.owner, 'POST', '/api/v1/channels/create', { name, subscribers: JSON.stringify([f.owner.user_id, alice.user_id]), send_new_subscription_messages: send });
+    t.equal(r.status, 200, r.body);
+    t.same(Object.keys(r.json).sort(), ['id', 'msg', 'result'], `${name}: the parameter is taken, and the answer is the id alone`);
+  }
+  const messages = await queueEvents(f, alice, q, 'message');
+  t.same(messages.map((e: any) => [e.message.type, e.message.subject]), [['stream', 'channel events'], ['stream', 'channel events']], 'the creation notices in the channels, no direct message');
+  t.equal((await f.call(f.owner, 'POST', '/api/v1/channels/create', { name: 'bad', subscribers: '[]', send_new_subscription_messages: 'maybe' })).status, 400, 'a boolean');
 });
 
 t.test('is_recently_active: the periodic check, a message waking a channel, and convergence', async (t) => {

@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/store.js';
 import { quietLogger } from '../actors/core/logger.js';
+import { built } from './built.js';
 
 const root = join(import.meta.dirname, '..');
 
 function parley(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 60000 });
+  const r = spawnSync(process.execPath, [built('src/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 60000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -57,7 +58,7 @@ t.test('serve stops with a clear message where uWebSockets.js would fall back to
   // The fallback (used on a Node without a native uWS binary, or with UWS_USE_FALLBACK set)
   // throws "Not implemented" at the first request; the server refuses to start instead.
   const dir = mkdtempSync(join(tmpdir(), 'parley-cli-'));
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), 'serve', '--port', '0', '--data-dir', dir], {
+  const r = spawnSync(process.execPath, [built('src/cli.ts'), 'serve', '--port', '0', '--data-dir', dir], {
     cwd: root,
     encoding: 'utf8',
     timeout: 60000,

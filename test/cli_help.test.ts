@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { allCommands, buildProgram } from '../src/operator/program.js';
 import { completionScript } from '../src/operator/completion.js';
+import { built } from './built.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -23,7 +24,7 @@ function captured(): { program: ReturnType<typeof buildProgram>; take: () => str
 }
 
 function run(script: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(process.execPath, ['--import', 'tsx', join(root, script), ...args], { cwd: root, encoding: 'utf8', timeout: 60000 });
+  return spawnSync(process.execPath, [built(script), ...args], { cwd: root, encoding: 'utf8', timeout: 60000 });
 }
 
 t.test('--help of the top level and of every command', async (t) => {

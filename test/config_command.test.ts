@@ -10,6 +10,7 @@ import { isSecret, resolveConfig, SETTINGS, showValue } from '../src/config.js';
 import { MASKED, renderConfig } from '../src/operator/config_command.js';
 import { parseRateLimit } from '../src/http/rate_limit.js';
 import { memoryBasis, MiB, MIN_MEMORY_LIMIT_MIB } from '../src/memory/limit.js';
+import { built } from './built.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -37,7 +38,7 @@ t.test('the report: each value with its source, secrets masked', async (t) => {
 
 t.test('parley config: the process reports file, environment and flag sources', async (t) => {
   const cwd = withConfigFile('[calls.bigbluebutton]\nurl = "https://bbb.example/bigbluebutton"\nsecret = "s3cret"\n');
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), 'config', '--smtp-password', 'pw-flag', '--port=0'], {
+  const r = spawnSync(process.execPath, [built('src/cli.ts'), 'config', '--smtp-password', 'pw-flag', '--port=0'], {
     cwd: root, encoding: 'utf8', timeout: 60000, env: { ...process.env, PARLEY_CONFIG: join(cwd, 'parley.toml'), PARLEY_EXTERNAL_HOST: 'env.example' },
   });
   t.equal(r.status, 0, r.stderr);
@@ -47,7 +48,7 @@ t.test('parley config: the process reports file, environment and flag sources', 
   t.match(r.stdout, /^external_host = "env\.example" +# environment PARLEY_EXTERNAL_HOST$/m);
   t.match(r.stdout, /^port = 0 +# flag --port$/m);
   t.notMatch(r.stdout, /s3cret|pw-flag/);
-  const bad = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), 'config', '--frob'], { cwd: root, encoding: 'utf8', timeout: 60000 });
+  const bad = spawnSync(process.execPath, [built('src/cli.ts'), 'config', '--frob'], { cwd: root, encoding: 'utf8', timeout: 60000 });
   t.equal(bad.status, 2);
   t.match(bad.stderr, /^parley: unknown option '--frob'\n\nUsage: parley config \[options\]/, 'a usage error, with the help');
 });
@@ -72,7 +73,7 @@ t.test('the memory limit: half the machine by default, said where it came from; 
 });
 
 t.test('parley config shows the memory limit of the process', async (t) => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), 'config', '--memory-limit-mib', '256'], { cwd: root, encoding: 'utf8', timeout: 60000 });
+  const r = spawnSync(process.execPath, [built('src/cli.ts'), 'config', '--memory-limit-mib', '256'], { cwd: root, encoding: 'utf8', timeout: 60000 });
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, /^\[server\][^[]*^memory_limit_mib = 256 +# flag --memory-limit-mib$/m);
 });

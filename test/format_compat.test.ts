@@ -10,7 +10,7 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/store.js';
-import { ChatApp } from '../src/http/dispatch.js';
+import { ChatApp } from '../src/http/chat_app.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { loadConfig } from '../src/config.js';
 import { basicAuth, encodeParams, injectChecked } from './helpers.js';

@@ -5,7 +5,8 @@
 import { defaultRuntimeOptions, Runtime, volatileSink, type FactSink, type RuntimeOptions } from '../actors/runtime/runtime.js';
 import { createOrganization, type CreatedOrg } from '../src/bootstrap.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { ChatApp, inject, type InjectRequest } from '../src/http/dispatch.js';
+import { ChatApp } from '../src/http/chat_app.js';
+import { inject, type InjectRequest } from '../src/http/inject.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { Abortable } from '../src/http/types.js';
 import type { RoleNumber } from '../actors/types.js';

@@ -4,7 +4,7 @@
  */
 import t from 'tap';
 import { createOrganization } from '../src/bootstrap.js';
-import { type InjectRequest } from '../src/http/dispatch.js';
+import { type InjectRequest } from '../src/http/inject.js';
 import { Abortable } from '../src/http/types.js';
 import { basicAuth, chatFixture, type ApiResult, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
 

@@ -206,7 +206,8 @@ t.test('accepting: the account, its role and channels, the referrer told, used o
   const lobby: number = created.json.id;
   t.ok(f.runtime.channel(1, lobby)!.channel.is_default, 'a default channel');
   await channel(f, 'not default');
-  await f.subscribe(f.owner, 'general', [member.user_id]);
+  // Quietly: Notification Bot would otherwise tell the member of it (send_new_subscription_messages).
+  await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'general' }], principals: [member.user_id], send_new_subscription_messages: false });
   const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['invites_changed'] })).json;
   const regMember = (await f.call(member, 'POST', '/api/v1/register', { event_types: ['invites_changed', 'message'] })).json;
   const other = await withRole(f, 'other@example.com', 400);

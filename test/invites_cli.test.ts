@@ -10,17 +10,18 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
-import { ChatApp } from '../src/http/dispatch.js';
+import { ChatApp } from '../src/http/chat_app.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { openStore } from '../src/store.js';
 import { basicAuth, encodeParams, injectChecked } from './helpers.js';
 import { startServerProcess } from './server_process.js';
 import { quietLogger } from '../actors/core/logger.js';
+import { built } from './built.js';
 
 const root = join(import.meta.dirname, '..');
 
 function parley(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 60000 });
+  const r = spawnSync(process.execPath, [built('src/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 60000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

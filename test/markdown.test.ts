@@ -89,7 +89,9 @@ t.test('channel, topic and message links', async (t) => {
 });
 
 t.test('fences: code, quote, spoiler, math', async (t) => {
-  t.equal(html('```python\nprint("<hi>")  \n```'), '<div class="codehilite" data-code-language="Python"><pre><span></span><code>print(&quot;&lt;hi&gt;&quot;)\n</code></pre></div>');
+  t.equal(html('```python\nprint("<hi>")  \n```'),
+    '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="nb">print</span><span class="p">(</span><span class="s2">"&lt;hi&gt;"</span><span class="p">)</span>\n</code></pre></div>',
+    'highlighted (test/code_highlight.test.ts); quotes as lxml writes them in Zulip');
   t.equal(html('~~~ made-up\nx\n~~~'), '<div class="codehilite" data-code-language="made-up"><pre><span></span><code>x\n</code></pre></div>');
   t.equal(html('```\nunclosed'), '<div class="codehilite"><pre><span></span><code>unclosed\n</code></pre></div>', 'an unclosed fence runs to the end');
   t.equal(html('```quote\n**hi** @**Alice Anders**\n```'), '<blockquote>\n<p><strong>hi</strong> <span class="user-mention" data-user-id="7">@Alice Anders</span></p>\n</blockquote>');
@@ -112,7 +114,10 @@ t.test('Zulip block rules', async (t) => {
 });
 
 t.test('emoji', async (t) => {
-  t.equal(html(':smile: :not_an_emoji:'), '<p><span aria-label="smile" class="emoji emoji-1f604" role="img" title="smile">:smile:</span> :not_an_emoji:</p>');
+  t.equal(html(':smile: :not_an_emoji:'), '<p><span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span> :not_an_emoji:</p>', "Zulip's smile is 1f642");
+  t.equal(html(':thumbs_up: :+1:'), '<p><span aria-label="thumbs up" class="emoji emoji-1f44d" role="img" title="thumbs up">:thumbs_up:</span> <span aria-label="+1" class="emoji emoji-1f44d" role="img" title="+1">:+1:</span></p>', 'an alias keeps its own name');
+  t.equal(html('🤷‍♀️'), '<p><span aria-label="woman shrugging" class="emoji emoji-1f937-200d-2640" role="img" title="woman shrugging">:woman_shrugging:</span></p>', 'a literal emoji takes its canonical name');
+  t.equal(html(':man-girl-girl: 🐦‍🔥'), '<p>:man-girl-girl: 🐦‍🔥</p>', 'family sequences and emoji newer than the table stay text');
   t.equal(html('a 🚀 b'), '<p>a <span aria-label="rocket" class="emoji emoji-1f680" role="img" title="rocket">:rocket:</span> b</p>');
   t.equal(html('`:smile:` ↔'), '<p><code>:smile:</code> ↔</p>', 'not in code; text-presentation symbols stay');
 });

@@ -3,7 +3,7 @@
  * (`test/fixtures/zulip_markdown_test_cases.json`, see its SOURCE.md).
  *
  * Each case is either out of scope — it needs something Parley does not have
- * (Pygments, link/image previews, a per-user setting) — or in scope, and
+ * (link/image previews) — or in scope, and
  * then `renderMarkdown(input).html` must equal Zulip's `expected_output` exactly.
  * The linkify cases are expanded as Zulip's test does (`<a href="…">url</a>`).
  * The test asserts the pass ratio's floor and that the failing cases are exactly
@@ -34,52 +34,25 @@ const env: MarkdownEnv = { user: () => undefined, group: () => undefined, channe
 /** The minimum share of in-scope cases that must pass. */
 const FLOOR = 0.9;
 
-/**
- * In-scope cases Parley renders differently from Zulip, and why. All are the emoji
- * table: Parley names emoji by iamcal's short names (`actors/emoji.ts`, emojibase),
- * Zulip by its own table (e.g. Zulip's `smile` is 1f642, iamcal's 1f604).
- */
-const KNOWN_FAILURES: Record<string, string> = {
-  star_emoji: 'emoji table: Zulip :smile: is 1f642, iamcal 1f604',
-  many_emoji: 'emoji table: Zulip :smile: is 1f642, iamcal 1f604',
-  emoji_sequence_one: 'emoji table: iamcal names 1f937-200d-2640 woman-shrugging, Zulip woman_shrugging',
-  emoji_sequence_two: 'emoji table: iamcal names 1f441-200d-1f5e8 eye-in-speech-bubble, Zulip eye_in_speech_bubble',
-  unrecognized_emoji_sequence_one: 'emoji table: emojibase 17 knows Unicode 15.1 phoenix; Zulip does not',
-  unrecognized_emoji_sequence_two: 'emoji table: emojibase 17 knows Unicode 15.1 lime; Zulip does not',
-  emojis_without_space: 'emoji table: Zulip :cat:/:dog:/:rabbit: are 1f408/1f415/1f407, iamcal 1f431/1f436/1f430',
-  emojis_newline: 'emoji table: Zulip :cat:/:dog: are 1f408/1f415, iamcal 1f431/1f436',
-  unicode_emoji: 'emoji table: iamcal names 1f4a9 hankey, Zulip poop',
-  two_unicode_emoji: 'emoji table: iamcal names 1f4a9 hankey, Zulip poop',
-  two_unicode_emoji_separated_by_text: 'emoji table: iamcal names 1f4a9 hankey, Zulip poop',
-  miscellaneous_symbols_and_pictographs: 'emoji table: iamcal names 1f384 christmas_tree, Zulip holiday_tree',
-  miscellaneous_and_dingbats_emoji: 'emoji table: iamcal names 2797 heavy_division_sign, Zulip division',
-  supplemental_symbols_and_pictographs: 'emoji table: iamcal names 1f916 robot_face, Zulip robot',
-  miscellaneous_symbols_and_arrows: 'emoji table: iamcal names 2b06 arrow_up, Zulip up',
-  emoji_alongside_punctuation: 'emoji table: Zulip :smile: is 1f642, iamcal 1f604',
-  new_emoji_test: 'emoji table: iamcal has no :kiwi: or :gold: (kiwifruit, first_place_medal)',
-  fried_egg_emoji_nonexistent: 'emoji table: iamcal has :fried_egg:, Zulip does not',
-  emojis_with_zwj_are_banned: 'emoji table: iamcal has :man-girl-girl:, Zulip does not',
-  valid_emoji_preceded_by_invalid_emoji: 'emoji table: Zulip :smile: is 1f642, iamcal 1f604',
-  spoilers_with_header_markdown: 'emoji table: Zulip :smile: is 1f642, iamcal 1f604',
-};
+/** In-scope cases Parley renders differently from Zulip, each with why (none today). */
+const KNOWN_FAILURES: Record<string, string> = {};
 
-type Category = 'Pygments (syntax highlighting)' | 'link/image previews' | 'translate_emoticons (a user setting Parley lacks)' | 'ignored by Zulip';
+type Category = 'link/image previews' | 'ignored by Zulip';
 
 /** Why a case is out of scope, or null when it is in scope. */
 function outOfScope(c: RegularCase): Category | null {
   if (c.ignore) return 'ignored by Zulip';
-  if (/<code><span class="/.test(c.expected_output)) return 'Pygments (syntax highlighting)';
   if (c.expected_output.includes('message_inline_image') || c.expected_output.includes('message_embed')) return 'link/image previews';
-  if (c.translate_emoticons && c.expected_output.includes('class="emoji')) return 'translate_emoticons (a user setting Parley lacks)';
   return null;
 }
 
-interface Case { name: string; input: string; expected: string }
+/** `translate`: the case's sender turned on `translate_emoticons`. */
+interface Case { name: string; input: string; expected: string; translate?: boolean }
 const inScope: Case[] = [];
 const skipped = new Map<Category, string[]>();
 for (const c of fixture.regular_tests) {
   const category = outOfScope(c);
-  if (category === null) inScope.push({ name: c.name, input: c.input, expected: c.expected_output });
+  if (category === null) inScope.push({ name: c.name, input: c.input, expected: c.expected_output, translate: c.translate_emoticons === true });
   else skipped.set(category, [...(skipped.get(category) ?? []), c.name]);
 }
 fixture.linkify_tests.forEach(([input, template, url], i) => {
@@ -91,7 +64,7 @@ fixture.linkify_tests.forEach(([input, template, url], i) => {
 t.test('Zulip fixture: in-scope cases render as Zulip renders them', async (t) => {
   const failing: string[] = [];
   for (const c of inScope) {
-    const got = renderMarkdown(c.input, env).html;
+    const got = renderMarkdown(c.input, c.translate ? { ...env, translateEmoticons: true } : env).html;
     if (got !== c.expected) {
       failing.push(c.name);
       if (!(c.name in KNOWN_FAILURES)) t.comment(`${c.name}\n  input:    ${JSON.stringify(c.input)}\n  expected: ${JSON.stringify(c.expected)}\n  got:      ${JSON.stringify(got)}`);

@@ -860,6 +860,42 @@ t.test('messages sent before one subscribed are history, not part of the persona
   t.strictSame(channel.json.messages[1].flags, []);
 });
 
+t.test('GET /messages message_ids: the listed messages one may read, in id order, without an anchor', async (t) => {
+  const { f, owner, alice, bob, carol } = await org(t);
+  const inGeneral = await send(f, owner, { type: 'stream', to: 'general', topic: 't', content: 'public' });
+  await privateChannel(f, 'secret', [owner.user_id, alice.user_id]);
+  const inSecret = await send(f, owner, { type: 'stream', to: 'secret', topic: 't', content: 'private' });
+  const toBob = await send(f, owner, { type: 'direct', to: JSON.stringify([bob.user_id]), content: 'dm' });
+  const byIds = (who: Credentials, messageIds: unknown, extra: Record<string, unknown> = {}) => getMessages(f, who, { message_ids: JSON.stringify(messageIds), ...extra });
+
+  const r = await byIds(alice, [toBob, inSecret, inGeneral, inGeneral, 99999999]);
+  t.equal(r.status, 200, r.body);
+  t.strictSame(r.json.messages.map((m: any) => m.id), [inGeneral, inSecret], "ascending, once each; bob's direct message and an unknown id left out silently");
+  // Zulip answers found_* false and no anchor for a fetch by ids.
+  t.strictSame(Object.keys(r.json).sort(), ['found_anchor', 'found_newest', 'found_oldest', 'history_limited', 'messages', 'msg', 'result']);
+  t.strictSame([r.json.found_anchor, r.json.found_oldest, r.json.found_newest, r.json.history_limited], [false, false, false, false]);
+  t.equal(r.json.ignored_parameters_unsupported, undefined, 'message_ids is a parameter Parley takes');
+  t.strictSame(r.json.messages[0].flags, [], 'flags as a range fetch gives them: unread');
+  t.strictSame((await byIds(bob, [toBob, inSecret])).json.messages.map((m: any) => m.id), [toBob], 'bob reads his direct message, not the private channel');
+  t.strictSame((await byIds(alice, [inGeneral, inSecret], { narrow: JSON.stringify([{ operator: 'channel', operand: 'secret' }]) })).json.messages.map((m: any) => m.id), [inSecret], 'a narrow filters them');
+  t.strictSame((await byIds(carol, [inGeneral])).json.messages, [], 'carol never received the channel message');
+  const history = await byIds(carol, [inGeneral], { narrow: JSON.stringify([{ operator: 'channel', operand: 'general' }]) });
+  t.strictSame(history.json.messages.map((m: any) => [m.id, m.flags]), [[inGeneral, ['read', 'historical']]], 'with the public channel narrowed to, history is included');
+  t.strictSame((await byIds(alice, [])).json.messages, [], 'no ids, no messages');
+  t.equal((await byIds(alice, [inGeneral], { num_before: 0, num_after: 0 })).status, 200, 'zero counts are no range');
+
+  const incompatible = 'Unsupported parameter combination: num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor';
+  for (const extra of [{ anchor: 'newest' }, { num_before: 1 }, { num_after: 2 }, { use_first_unread_anchor: true }]) {
+    const bad = await byIds(alice, [inGeneral], extra);
+    expectError(t, bad, 400, 'BAD_REQUEST', incompatible);
+    t.equal(bad.json.parameters, 'num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor', `${Object.keys(extra)[0]}: the parameters named`);
+  }
+  expectError(t, await byIds(alice, Array.from({ length: 5001 }, (_, i) => i + 1)), 400, 'BAD_REQUEST', 'Too many messages requested (maximum 5000).');
+  t.equal((await byIds(alice, [-1])).status, 400, 'a negative id');
+  t.equal((await byIds(alice, 'x')).status, 400, 'not a list');
+  expectError(t, await getMessages(f, alice, {}), 400, 'BAD_REQUEST', "Missing 'anchor' argument.");
+});
+
 // ---------------------------------------------------------------------------
 // POST /messages/flags
 // ---------------------------------------------------------------------------

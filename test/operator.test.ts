@@ -15,11 +15,12 @@ import { appendFileSync } from 'node:fs';
 import { decodeFrame, encodeRecord, SEGMENT_HEADER_BYTES } from '../snapshots/codec.js';
 import { LogCorruption } from '../snapshots/log.js';
 import { lineLogger, quietLogger } from '../actors/core/logger.js';
+import { built } from './built.js';
 
 const root = join(import.meta.dirname, '..');
 
 function parley(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 120000 });
+  const r = spawnSync(process.execPath, [built('src/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 120000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -7,13 +7,14 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { processApi as api, startServerProcess, type ServerProcess } from './server_process.js';
+import { built } from './built.js';
 
 export { api };
 
 export const root = join(import.meta.dirname, '..');
 const GUIDE = join(root, 'README.md');
-/** How the tests run `npx parley`: the same CLI, from the sources. */
-const PARLEY = `${process.execPath} --import tsx ${join(root, 'src/cli.ts')}`;
+/** How the tests run `npx parley`: the same CLI, built. */
+const PARLEY = `${process.execPath} ${built('src/cli.ts')}`;
 
 export interface Run {
   status: number | null;
@@ -41,7 +42,7 @@ export function run(command: string, args: string[], env: Record<string, string>
 
 /** `npx parley ARGS`. */
 export function parley(args: string[]): Promise<Run> {
-  return run(process.execPath, ['--import', 'tsx', join(root, 'src/cli.ts'), ...args]);
+  return run(process.execPath, [built('src/cli.ts'), ...args]);
 }
 
 /** The guide's fenced block between `<!-- begin NAME` and `<!-- end NAME -->`. */

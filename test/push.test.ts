@@ -199,6 +199,21 @@ t.test("E2EE registration in the form of the level Parley reports (406's push_ac
   const state: Record<string, any> = structuredClone(before.json.push_devices);
   for (const e of events) state[e.push_account_id] = { status: e.status, error_code: e.error_code ?? null };
   t.same(state, fresh, 'register + events == fresh register');
+
+  // The E2EE test notification for one push account (Zulip 11.0's push_account_id), or all.
+  const other = await f.createUser('other@example.com');
+  bouncer.requests.length = 0;
+  t.equal((await f.call(me, 'POST', '/api/v1/mobile_push/e2ee/test_notification', { push_account_id: 7 })).status, 200);
+  t.match(bouncer.requests, [{ path: '/api/v1/remotes/push/e2ee/test_notification', body: { user_id: me.user_id, devices: [{ push_account_id: 7 }] } }], 'that account only');
+  t.equal(bouncer.requests[0].body.devices.length, 1);
+  bouncer.requests.length = 0;
+  t.equal((await f.call(me, 'POST', '/api/v1/mobile_push/e2ee/test_notification')).status, 200);
+  t.same(bouncer.requests[0].body.devices.map((d: any) => d.push_account_id).sort((a: number, b: number) => a - b), [7, 2408], 'every active account');
+  bouncer.requests.length = 0;
+  t.match(await f.call(me, 'POST', '/api/v1/mobile_push/e2ee/test_notification', { push_account_id: 99 }), { status: 400, json: { code: 'NO_ACTIVE_PUSH_DEVICE', msg: 'No active registered push device' } }, 'an account of nobody');
+  t.match(await f.call(other, 'POST', '/api/v1/mobile_push/e2ee/test_notification', { push_account_id: 7 }), { status: 400, json: { code: 'NO_ACTIVE_PUSH_DEVICE' } }, "another user's account");
+  t.match(await f.call(me, 'POST', '/api/v1/mobile_push/e2ee/test_notification', { push_account_id: 'x' }), { status: 400, json: { code: 'BAD_REQUEST' } }, 'not an integer');
+  t.equal(bouncer.requests.length, 0, 'nothing sent for a refusal');
 });
 
 t.test('E2EE registration needs a relay; e2ee test errors without one or with it down', async (t) => {

@@ -145,3 +145,22 @@ t.test('settings survive a restart, from the log and from a snapshot', async (t)
   t.equal(snap(), expected, 'and from a fresh snapshot');
   await store.close();
 });
+
+t.test('default_code_block_language: fences without a language take it, with the update event', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  await f.subscribe(f.owner, 'general', [f.owner.user_id]);
+  const q = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['realm'] })).json.queue_id;
+  t.equal((await realmState(f, f.owner)).realm_default_code_block_language, '', "Zulip's default: none");
+  const send = async () => {
+    const id = (await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content: '```\nx = 1\n```' })).json.id as number;
+    return (await f.call(f.owner, 'GET', `/api/v1/messages/${id}`)).json.message.content as string;
+  };
+  t.equal(await send(), '<div class="codehilite"><pre><span></span><code>x = 1\n</code></pre></div>');
+  t.equal((await patchRealm(f, f.owner, { default_code_block_language: 'python' })).status, 200);
+  t.same(await queueEvents(f, f.owner, q, 'realm'), [{ type: 'realm', op: 'update', property: 'default_code_block_language', value: 'python' }]);
+  t.equal((await realmState(f, f.owner)).realm_default_code_block_language, 'python');
+  t.equal(await send(), '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="n">x</span> <span class="o">=</span> <span class="mi">1</span>\n</code></pre></div>');
+  t.equal((await patchRealm(f, f.owner, { default_code_block_language: '' })).status, 200);
+  t.equal(await send(), '<div class="codehilite"><pre><span></span><code>x = 1\n</code></pre></div>', 'back to none');
+});

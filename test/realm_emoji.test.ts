@@ -84,7 +84,11 @@ t.test('Markdown and reactions use custom emoji; deactivation by its author or a
   t.equal(react.status, 200, react.body);
   t.match((await f.call(bob, 'GET', `/api/v1/messages/${sent.json.id}`)).json.message.reactions, [{ emoji_name: 'parleybird', emoji_code: '1', reaction_type: 'realm_emoji', user_id: bob.user_id }]);
   const wrong = await f.call(bob, 'POST', `/api/v1/messages/${sent.json.id}/reactions`, { emoji_name: 'other', emoji_code: '1', reaction_type: 'realm_emoji' });
-  t.same(wrong.json.msg, 'Invalid custom emoji name.');
+  t.same(wrong.json.msg, 'Reaction already exists.', "Zulip looks for the caller's own reaction with the code first");
+  const vote = await f.call(alice, 'POST', `/api/v1/messages/${sent.json.id}/reactions`, { emoji_name: 'other', emoji_code: '1', reaction_type: 'realm_emoji' });
+  t.equal(vote.status, 200, 'a reaction with an emoji already chosen is a vote, not checked');
+  t.match((await f.call(bob, 'GET', `/api/v1/messages/${sent.json.id}`)).json.message.reactions[1], { emoji_name: 'parleybird', user_id: alice.user_id }, 'the vote takes the first name');
+  t.equal((await f.call(alice, 'DELETE', `/api/v1/messages/${sent.json.id}/reactions`, { emoji_code: '1', reaction_type: 'realm_emoji' })).status, 200);
 
   const refused = await f.call(bob, 'DELETE', '/api/v1/realm/emoji/parleybird');
   t.same([refused.status, refused.json.code, refused.json.msg], [400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator or emoji author']);
@@ -94,7 +98,9 @@ t.test('Markdown and reactions use custom emoji; deactivation by its author or a
   t.equal((await f.call(bob, 'DELETE', `/api/v1/messages/${sent.json.id}/reactions`, { emoji_name: 'parleybird' })).status, 200, 'a reaction with a deactivated emoji can still be taken back');
   const later = await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content: ':parleybird:' });
   t.equal((await f.call(bob, 'GET', `/api/v1/messages/${later.json.id}`)).json.message.content, '<p>:parleybird:</p>', 'a deactivated emoji no longer renders');
-  t.equal((await f.call(bob, 'POST', `/api/v1/messages/${sent.json.id}/reactions`, { emoji_name: 'x', emoji_code: '1', reaction_type: 'realm_emoji' })).json.msg, 'Invalid custom emoji.');
+  t.equal((await f.call(bob, 'POST', `/api/v1/messages/${sent.json.id}/reactions`, { emoji_name: 'x', emoji_code: '1', reaction_type: 'realm_emoji' })).json.msg, 'Invalid custom emoji name.');
+  t.equal((await f.call(bob, 'POST', `/api/v1/messages/${sent.json.id}/reactions`, { emoji_name: 'parleybird', emoji_code: '1', reaction_type: 'realm_emoji' })).json.msg, 'This custom emoji has been deactivated.');
+  t.equal((await f.call(bob, 'POST', `/api/v1/messages/${sent.json.id}/reactions`, { emoji_name: 'x', emoji_code: '99', reaction_type: 'realm_emoji' })).json.msg, 'Invalid custom emoji.');
   t.equal((await uploadEmoji(f, bob, 'parleybird', PNG)).status, 200, 'the name is free again');
 
   for (const e of await queueEvents(f, bob, reg.queue_id, 'realm_emoji')) state = e.realm_emoji;

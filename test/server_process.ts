@@ -2,11 +2,12 @@
  * Spawns the real server as a child process on a free port, for tests that kill it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { built, root } from './built.js';
 import { checkProcessLog } from './log_guard.js';
 import { checkResponse } from './zulip_responses.js';
 
-const root = join(import.meta.dirname, '..');
+/** The heap a test server runs under, given from the start so that it need not start Node again (src/memory/relaunch.ts). */
+const TEST_MEMORY_LIMIT_MIB = '1024';
 
 export interface ServerProcess {
   /** The process the test started: signal it to stop the server. */
@@ -28,13 +29,17 @@ export const SERVING = /serving the chat API on (http:\/\/[\d.]+:\d+)/;
 export const LISTENING = /listening on (http:\/\/[\d.]+:\d+)/;
 
 /**
- * Starts `src/main.ts` with the given environment (and Node arguments); resolves once
- * stderr shows `until` (its group 1 is the base URL).
+ * Starts the built `src/main.ts` with the given environment (and Node arguments); resolves
+ * once stderr shows `until` (its group 1 is the base URL). Unless the test sets
+ * `PARLEY_MEMORY_LIMIT_MIB`, the server runs under 1 GiB, with Node's heap limit set to
+ * match, so that no test pays for the relaunch.
  */
 export function startServerProcess(env: Record<string, string>, timeoutMs = 30000, until = SERVING, nodeArgs: string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, join(root, 'src/main.ts')], {
+  const ownLimit = env.PARLEY_MEMORY_LIMIT_MIB === undefined && !nodeArgs.some((a) => a.includes('old-space-size'));
+  const limitArgs = ownLimit ? [`--max-old-space-size=${TEST_MEMORY_LIMIT_MIB}`] : [];
+  const child = spawn(process.execPath, [...limitArgs, ...nodeArgs, built('src/main.ts')], {
     cwd: root,
-    env: { ...process.env, PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '0', ...env },
+    env: { ...process.env, PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '0', ...(ownLimit ? { PARLEY_MEMORY_LIMIT_MIB: TEST_MEMORY_LIMIT_MIB } : {}), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';

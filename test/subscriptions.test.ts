@@ -4,7 +4,7 @@
  * `subscription` and `stream` events they cause.
  */
 import t from 'tap';
-import { chatFixture, settle, type ApiResult, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, settle, type ApiResult, type ChatFixture, type Credentials } from './helpers.js';
 
 /** A tap test, as subtests receive it. */
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -834,4 +834,87 @@ t.test('GET /streams/{stream_id}/email_address: empty without an email gateway; 
   t.equal((await ask(bob, id('open'), { sender_id: bot })).status, 200, 'with a bot of his own as sender');
   t.equal((await ask(f.owner, id('open'), { sender_id: bot })).json.msg, 'Invalid user ID', "not someone else's bot");
   t.equal((await ask(bob, id('secret'))).json.msg, 'Invalid channel ID', 'nor a channel he cannot read');
+});
+
+t.test('POST /users/me/subscriptions: the channel-creation settings apply to the channels the request creates, checked as POST /channels/create checks them', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const folder = (await f.call(f.owner, 'POST', '/api/v1/channel_folders/create', { name: 'Work', description: '' })).json.channel_folder_id;
+  const qAlice = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['stream', 'subscription'] })).json.queue_id;
+  const onlyAlice = { direct_members: [alice.user_id], direct_subgroups: [] };
+  const res = await post(f, f.owner, ['plans'], {
+    principals: [f.owner.user_id, alice.user_id], folder_id: folder, topics_policy: JSON.stringify('disable_empty_topic'),
+    can_send_message_group: JSON.stringify(onlyAlice), can_resolve_topics_group: 6, can_subscribe_group: 6, can_delete_own_message_group: JSON.stringify(onlyAlice),
+  });
+  t.equal(res.status, 200, res.body);
+  t.equal(res.json.ignored_parameters_unsupported, undefined, 'every setting is taken');
+  const id = (await f.call(f.owner, 'GET', '/api/v1/get_stream_id', { stream: 'plans' })).json.stream_id;
+  const stream = (await f.call(alice, 'GET', `/api/v1/streams/${id}`)).json.stream;
+  t.match(stream, {
+    folder_id: folder, topics_policy: 'disable_empty_topic', can_send_message_group: onlyAlice, can_resolve_topics_group: 6, can_subscribe_group: 6, can_delete_own_message_group: onlyAlice,
+    can_administer_channel_group: { direct_members: [f.owner.user_id], direct_subgroups: [] },
+  }, 'as POST /channels/create sets them, the creator administering it');
+  const created = (await queueEvents(f, alice, qAlice, 'stream')).find((e) => e.op === 'create');
+  t.match(created?.streams[0], { stream_id: id, folder_id: folder, topics_policy: 'disable_empty_topic', can_send_message_group: onlyAlice }, 'the stream create event carries them');
+  t.equal((await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'plans', topic: 't', content: 'x' })).status, 400, 'can_send_message_group holds');
+
+  // An existing channel keeps its settings.
+  t.equal((await post(f, f.owner, ['plans'], { principals: [bob.user_id], topics_policy: JSON.stringify('empty_topic_only'), can_send_message_group: 6 })).status, 200);
+  t.match((await f.call(alice, 'GET', `/api/v1/streams/${id}`)).json.stream, { topics_policy: 'disable_empty_topic', can_send_message_group: onlyAlice }, 'unchanged');
+
+  const refused = async (params: Record<string, unknown>, msg: string) => {
+    const r = await post(f, f.owner, ['never'], params);
+    t.same([r.status, r.json.msg], [400, msg], JSON.stringify(params));
+  };
+  await refused({ folder_id: 999 }, 'Invalid channel folder ID');
+  await refused({ topics_policy: JSON.stringify('sideways') }, 'Invalid topics_policy');
+  await refused({ can_send_message_group: 99999 }, 'Invalid user group ID: 99999');
+  await refused({ invite_only: true, history_public_to_subscribers: false, can_create_topic_group: 6 }, "'can_create_topic_group' must be the everyone group for private channels with protected history.");
+  t.notOk((await visibleStreams(f, f.owner)).includes('never'), 'a refused request creates nothing');
+  const bad = await post(f, f.owner, ['never'], { topics_policy: 'not json' });
+  t.equal(bad.status, 400, 'topics_policy is JSON-encoded');
+});
+
+t.test('POST /users/me/subscriptions send_new_subscription_messages: Notification Bot tells the others subscribed to existing channels', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  const alice = await f.createUser('alice@example.com', 'Alice');
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const bot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Helper', short_name: 'helper' })).json.user_id;
+  const registered = async (who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { event_types: ['message'] })).json.queue_id;
+  const [qAlice, qBob, qOwner] = [await registered(alice), await registered(bob), await registered(f.owner)];
+  const dms = async (who: Credentials, q: string) => {
+    const out: string[] = [];
+    for (const e of await queueEvents(f, who, q, 'message')) out.push((await f.call(who, 'GET', `/api/v1/messages/${e.message.id}`, { apply_markdown: false })).json.raw_content);
+    return out;
+  };
+  const mention = `@_**Olivia Owner|${f.owner.user_id}**`;
+
+  // Created by the request: nobody is told, and the answer says the messages were sent (none were due).
+  let r = await post(f, f.owner, ['one', 'two'], { principals: [f.owner.user_id, alice.user_id] });
+  t.equal(r.json.new_subscription_messages_sent, true, 'by default: asked, and under the limit');
+  t.same(await dms(alice, qAlice), [], 'no message for channels the request creates');
+  // Existing channels: each other human is told, once, of all of them.
+  r = await post(f, f.owner, ['one', 'two', 'three'], { principals: [f.owner.user_id, alice.user_id, bob.user_id, bot] });
+  t.equal(r.json.new_subscription_messages_sent, true);
+  t.same(await dms(bob, qBob), [`${mention} subscribed you to the following channels:\n\n* #**one**\n* #**two**\n`], 'bob: the existing channels he joined');
+  t.same(await dms(alice, qAlice), [], 'alice joined only the new one');
+  t.same((await queueEvents(f, f.owner, qOwner, 'message')).filter((e) => e.message.type === 'private'), [], 'the actor is not told');
+  const dave = await f.createUser('dave@example.com', 'Dave');
+  const qDave = await registered(dave);
+  r = await post(f, f.owner, ['three'], { principals: [dave.user_id] });
+  t.same(await dms(dave, qDave), [`${mention} subscribed you to #**three**.`], 'one channel');
+  r = await post(f, f.owner, ['one'], { principals: [(await f.createUser('carol@example.com', 'Carol')).user_id], send_new_subscription_messages: false });
+  t.equal(r.status, 200);
+  t.equal(r.json.new_subscription_messages_sent, undefined, 'not asked: not answered');
+  // Over max_bulk_new_subscription_messages users: nobody is told.
+  const max = (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm'] })).json.max_bulk_new_subscription_messages;
+  const many: number[] = [];
+  for (let i = 0; i <= max; i++) many.push((await f.createUser(`u${i}@example.com`, `User ${i}`)).user_id);
+  r = await post(f, f.owner, ['two'], { principals: many });
+  t.same([r.status, r.json.new_subscription_messages_sent, Object.keys(r.json.subscribed).length], [200, false, max + 1], `${max + 1} users: none told`);
+  const last = many[many.length - 1];
+  t.equal((await f.call(f.owner, 'GET', '/api/v1/messages', { anchor: 'newest', num_before: 5, narrow: JSON.stringify([{ operator: 'dm', operand: [last] }]) })).json.messages.length, 0);
 });

@@ -15,7 +15,7 @@ interface World {
   alice: Credentials;
   /** Shares nothing with the guest. */
   bob: Credentials;
-  /** Shares a direct message conversation with the guest. */
+  /** Shares a group direct message conversation (with the bot) with the guest. */
   carol: Credentials;
   bot: number;
 }
@@ -29,10 +29,10 @@ async function world(restricted: boolean): Promise<World> {
   const guest = await withRole(f, 'guest@example.com', 600);
   await f.subscribe(f.owner, 'shared', [guest.user_id, alice.user_id]);
   await f.subscribe(f.owner, 'others', [bob.user_id]);
-  const dm = await f.call(carol, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([guest.user_id]), content: 'hi' });
-  if (dm.status !== 200) throw new Error(dm.body);
   const bot = await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Helper', short_name: 'helper' });
   if (bot.status !== 200) throw new Error(bot.body);
+  const dm = await f.call(carol, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([guest.user_id, bot.json.user_id]), content: 'hi' });
+  if (dm.status !== 200) throw new Error(dm.body);
   if (restricted) {
     const patched = await f.call(f.owner, 'PATCH', '/api/v1/realm', { can_access_all_users_group: JSON.stringify({ new: 6 }) });
     if (patched.status !== 200) throw new Error(patched.body);
@@ -110,10 +110,14 @@ t.test('direct messages: a limited guest may not address a user they may not acc
     for (const to of [[w.alice.user_id], [w.carol.user_id], [w.bot], [w.guest.user_id], [w.alice.user_id, w.carol.user_id]]) {
       t.equal((await send(w.guest, to)).status, 200, `restricted=${restricted}: to ${to} is allowed`);
     }
-    // A member may write to the guest, who then shares that conversation with them.
+    // A 1:1 conversation grants no access (Zulip counts channels and group conversations
+    // only: a 1:1 message's recipient is PERSONAL); a group conversation does.
     t.equal((await send(w.f.owner, [w.guest.user_id])).status, 200, 'the owner writes to the guest');
-    t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${w.f.owner.user_id}`)).status, 200, 'and is accessible to the guest from then on');
-    t.equal((await send(w.guest, [w.f.owner.user_id])).status, 200, 'who may answer');
+    t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${w.f.owner.user_id}`)).status, restricted ? 400 : 200, `restricted=${restricted}: the owner stays out of reach`);
+    t.equal((await send(w.guest, [w.f.owner.user_id])).status, restricted ? 400 : 200, `restricted=${restricted}: the guest may not answer 1:1`);
+    t.equal((await send(w.f.owner, [w.guest.user_id, w.alice.user_id])).status, 200, 'the owner writes to the guest and alice');
+    t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${w.f.owner.user_id}`)).status, 200, 'the owner is accessible from then on');
+    t.equal((await send(w.guest, [w.f.owner.user_id])).status, 200, 'and the guest may answer, 1:1 too');
     w.f.stop();
   }
 });
@@ -173,6 +177,8 @@ function applyRealmUser(users: Array<Record<string, unknown>>, events: any[]): A
       if (!u) throw new Error(`update of a user the client does not know: ${JSON.stringify(e)}`);
       const { new_email: email, ...rest } = e.person;
       Object.assign(u, rest, email !== undefined ? { email } : {});
+      // Zulip's apply_event derives the role flags from a new role.
+      if (rest.role !== undefined) Object.assign(u, { is_admin: rest.role <= 200, is_owner: rest.role === 100, is_guest: rest.role === 600 });
     }
   }
   return [...byId.values()].sort((a, b) => (a.user_id as number) - (b.user_id as number));
@@ -215,12 +221,17 @@ t.test('a direct message to a limited guest from someone they shared nothing wit
     t.equal((await send(w.alice, [w.guest.user_id, w.bob.user_id])).status, 200, 'a group with bob, from alice');
     const events = await queueEvents(w.f, w.guest, before.queue_id);
     const shape = events.map((e) => (e.type === 'realm_user' ? `add ${e.person.user_id} ${e.person.full_name}` : `message ${e.message.sender_id}`));
+    // Zulip's get_recipients_for_user_creation_events: a 1:1 sender the guest may not
+    // access is sent before each message, since a 1:1 conversation grants no access.
     t.same(shape, restricted
-      ? [`add ${w.f.owner.user_id} Olivia Owner`, `message ${w.f.owner.user_id}`, `message ${w.f.owner.user_id}`, `add ${w.bob.user_id} Bob`, `message ${w.alice.user_id}`]
+      ? [`add ${w.f.owner.user_id} Olivia Owner`, `message ${w.f.owner.user_id}`, `add ${w.f.owner.user_id} Olivia Owner`, `message ${w.f.owner.user_id}`, `add ${w.bob.user_id} Bob`, `message ${w.alice.user_id}`]
       : [`message ${w.f.owner.user_id}`, `message ${w.f.owner.user_id}`, `message ${w.alice.user_id}`], `restricted=${restricted}: events in order`);
     const after = await register(w.guest);
+    const fresh = applyRealmUser([...after.realm_users, ...after.realm_non_active_users], []);
+    t.equal(fresh.find((u) => u.user_id === w.f.owner.user_id)?.full_name, restricted ? 'Unknown user' : 'Olivia Owner', `restricted=${restricted}: a fresh register still hides the 1:1 sender, as Zulip's`);
     const applied = applyRealmUser([...before.realm_users, ...before.realm_non_active_users], events.filter((e) => e.type === 'realm_user'));
-    t.same(applied, applyRealmUser([...after.realm_users, ...after.realm_non_active_users], []), `restricted=${restricted}: converges on a fresh register`);
+    const others = (users: Array<Record<string, unknown>>) => users.filter((u) => u.user_id !== w.f.owner.user_id);
+    t.same(others(applied), others(fresh), `restricted=${restricted}: converges on a fresh register for the others (bob through the group)`);
     w.f.stop();
   }
 });
@@ -281,4 +292,177 @@ t.test('deactivation: limited guests who shared only channels with the user get 
     t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${w.carol.user_id}`)).status, 200, 'carol is not');
     w.f.stop();
   }
+});
+
+/** A guest's register with realm_user state and events. */
+async function registerUsers(w: World, who: Credentials): Promise<any> {
+  return (await w.f.call(who, 'POST', '/api/v1/register', { fetch_event_types: JSON.stringify(['realm_user']), event_types: JSON.stringify(['realm_user']), client_gravatar: 'false' })).json;
+}
+
+/** Whether the realm_user state of `before` with `events` applied equals a fresh register's. */
+async function converges(w: World, who: Credentials, before: any, events: any[]): Promise<[unknown, unknown]> {
+  const after = await registerUsers(w, who);
+  return [applyRealmUser([...before.realm_users, ...before.realm_non_active_users], events), applyRealmUser([...after.realm_users, ...after.realm_non_active_users], [])];
+}
+
+/** A realm_user event in short: `op user_id` and the name an add carries. */
+const brief = (e: any): string => `${e.op} ${e.person.user_id}${e.op === 'add' ? ` ${e.person.full_name}` : e.op === 'update' ? ` ${JSON.stringify({ ...e.person, user_id: undefined })}` : ''}`;
+
+t.test('reactivation: guests who may access the user hear of it; those who lost them at deactivation get the user back', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const before = await registerUsers(w, w.guest);
+    const member = await registerUsers(w, w.carol);
+    for (const id of [w.alice.user_id, w.bob.user_id, w.bot]) t.equal((await w.f.call(w.f.owner, 'DELETE', `/api/v1/users/${id}`)).status, 200, `deactivate ${id}`);
+    for (const id of [w.alice.user_id, w.bob.user_id, w.bot]) t.equal((await w.f.call(w.f.owner, 'POST', `/api/v1/users/${id}/reactivate`)).status, 200, `reactivate ${id}`);
+    const events = await queueEvents(w.f, w.guest, before.queue_id, 'realm_user');
+    const off = '{"is_active":false}';
+    const on = '{"is_active":true}';
+    // Zulip's do_reactivate_user: `update` to get_user_ids_who_can_access_user only, so a
+    // guest who may not access bob hears nothing of him; bots are accessible to all.
+    t.same(events.map(brief), restricted
+      ? [`remove ${w.alice.user_id}`, `update ${w.bot} ${off}`, `add ${w.alice.user_id} Alice`, `update ${w.bot} ${on}`]
+      : [`update ${w.alice.user_id} ${off}`, `update ${w.bob.user_id} ${off}`, `update ${w.bot} ${off}`, `update ${w.alice.user_id} ${on}`, `update ${w.bob.user_id} ${on}`, `update ${w.bot} ${on}`], `restricted=${restricted}: the guest's events`);
+    t.equal(events.find((e) => e.op === 'add')?.person.is_active, restricted ? true : undefined, 'the returning user comes back active');
+    const [applied, fresh] = await converges(w, w.guest, before, events);
+    t.same(applied, fresh, `restricted=${restricted}: converges on a fresh register`);
+    const memberEvents = await queueEvents(w.f, w.carol, member.queue_id, 'realm_user');
+    t.equal(memberEvents.filter((e) => e.op === 'update').length, 6, 'a member hears every deactivation and reactivation');
+    t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${w.alice.user_id}`)).status, 200, 'alice is accessible again');
+    t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${w.bob.user_id}`)).status, restricted ? 400 : 200, 'bob is as before');
+    w.f.stop();
+  }
+});
+
+t.test('can_access_all_users_group changes: each guest is told the users they lose or gain, and converges', async (t) => {
+  const w = await world(false);
+  const hidden = [w.f.owner.user_id, w.bob.user_id].sort((a, b) => a - b);
+  t.equal((await w.f.call(w.f.owner, 'DELETE', `/api/v1/users/${w.bob.user_id}`)).status, 200, 'bob is deactivated: hidden all the same');
+  for (const [to, op] of [[6, 'remove'], [7, 'add']] as const) {
+    const before = await registerUsers(w, w.guest);
+    const member = await registerUsers(w, w.alice);
+    t.equal((await w.f.call(w.f.owner, 'PATCH', '/api/v1/realm', { can_access_all_users_group: JSON.stringify({ new: to }) })).status, 200);
+    const events = await queueEvents(w.f, w.guest, before.queue_id, 'realm_user');
+    t.same(events.map((e) => e.op), [op, op], `to ${to}: one ${op} per user the guest shares nothing with`);
+    t.same(events.map((e) => e.person.user_id).sort((a, b) => a - b), hidden, `to ${to}: the owner and bob`);
+    if (op === 'add') t.same(events.map((e) => e.person.full_name).sort(), ['Bob', 'Olivia Owner'], 'the real users');
+    const [applied, fresh] = await converges(w, w.guest, before, events);
+    t.same(applied, fresh, `to ${to}: converges on a fresh register`);
+    t.same(await queueEvents(w.f, w.alice, member.queue_id, 'realm_user'), [], `to ${to}: a member is told nothing`);
+    t.equal((await w.f.call(w.f.owner, 'PATCH', '/api/v1/realm', { can_access_all_users_group: JSON.stringify({ new: to }) })).json.result, 'success', 'again: no change');
+    t.same(await queueEvents(w.f, w.guest, before.queue_id, 'realm_user'), events, 'and no more events');
+  }
+  w.f.stop();
+});
+
+t.test('role changes: a user becoming a limited guest loses the users they share nothing with, a promoted guest gains them', async (t) => {
+  const w = await world(true);
+  const demoted = await registerUsers(w, w.carol);
+  t.equal((await w.f.call(w.f.owner, 'PATCH', `/api/v1/users/${w.carol.user_id}`, { role: 600 })).status, 200, 'carol becomes a guest');
+  const carolEvents = await queueEvents(w.f, w.carol, demoted.queue_id, 'realm_user');
+  t.same(carolEvents.filter((e) => e.op === 'remove').map((e) => e.person.user_id).sort((a, b) => a - b), [w.f.owner.user_id, w.alice.user_id, w.bob.user_id].sort((a, b) => a - b), 'carol shares only a group conversation with the guest');
+  const [applied, fresh] = await converges(w, w.carol, demoted, carolEvents);
+  t.same(applied, fresh, 'the demoted user converges on a fresh register');
+
+  const promoted = await registerUsers(w, w.guest);
+  t.equal((await w.f.call(w.f.owner, 'PATCH', `/api/v1/users/${w.guest.user_id}`, { role: 400 })).status, 200, 'the guest becomes a member');
+  const guestEvents = await queueEvents(w.f, w.guest, promoted.queue_id, 'realm_user');
+  t.same(guestEvents.filter((e) => e.op === 'add').map((e) => `${e.person.user_id} ${e.person.full_name}`).sort(), [`${w.f.owner.user_id} Olivia Owner`, `${w.bob.user_id} Bob`].sort(), 'the users the guest could not access');
+  t.same(guestEvents.filter((e) => e.op === 'update').map((e) => e.person), [{ user_id: w.guest.user_id, role: 400 }], 'and the role update');
+  const [applied2, fresh2] = await converges(w, w.guest, promoted, guestEvents);
+  t.same(applied2, fresh2, 'the promoted guest converges on a fresh register');
+  const other = await registerUsers(w, w.alice);
+  t.equal((await w.f.call(w.f.owner, 'PATCH', `/api/v1/users/${w.alice.user_id}`, { role: 300 })).status, 200, 'a member becomes a moderator');
+  t.same((await queueEvents(w.f, w.alice, other.queue_id, 'realm_user')).map((e) => e.op), ['update'], 'nothing else');
+  w.f.stop();
+});
+
+t.test('message payloads: a sender a limited guest may not access is "Unknown user" in GET /messages and in channel message events', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const q = (await w.f.call(w.guest, 'POST', '/api/v1/register', { event_types: JSON.stringify(['message']) })).json.queue_id;
+    const qMember = (await w.f.call(w.alice, 'POST', '/api/v1/register', { event_types: JSON.stringify(['message']) })).json.queue_id;
+    const post = async (who: Credentials, content: string) => (await w.f.call(who, 'POST', '/api/v1/messages', { type: 'stream', to: 'shared', topic: 't', content })).json.id as number;
+    const fromBob = await post(w.bob, 'from outside the channel');
+    const fromAlice = await post(w.alice, 'from a subscriber');
+    const dm = (await w.f.call(w.f.owner, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([w.guest.user_id]), content: '1:1' })).json.id as number;
+    const unknown = { sender_full_name: 'Unknown user', sender_email: `user${w.bob.user_id}@parley.invalid`, avatar_url: '/static/images/unknown-user-avatar.png' };
+    const named = (m: any) => ({ sender_full_name: m.sender_full_name, sender_email: m.sender_email, avatar_url: m.avatar_url });
+    const events = await queueEvents(w.f, w.guest, q, 'message');
+    const bobEvent = events.find((e) => e.message.id === fromBob).message;
+    if (restricted) t.same(named(bobEvent), unknown, 'restricted: the event hides bob (Zulip: sender not subscribed to the channel)');
+    else t.equal(bobEvent.sender_full_name, 'Bob', 'unrestricted: the event names bob');
+    t.equal(events.find((e) => e.message.id === fromAlice).message.sender_full_name, 'Alice', 'a subscriber is named');
+    t.equal(events.find((e) => e.message.id === dm).message.sender_full_name, 'Olivia Owner', 'a 1:1 sender is named in the event, after the realm_user add');
+    t.equal((await queueEvents(w.f, w.alice, qMember, 'message')).find((e) => e.message.id === fromBob).message.sender_full_name, 'Bob', 'a member sees bob');
+
+    const fetched = (await w.f.call(w.guest, 'GET', '/api/v1/messages', { anchor: 'oldest', num_after: 100, narrow: JSON.stringify([]), client_gravatar: 'false' })).json.messages as any[];
+    const byId = (id: number) => fetched.find((m) => m.id === id);
+    if (restricted) {
+      t.same(named(byId(fromBob)), unknown, 'restricted: GET /messages hides bob');
+      t.same(named(byId(dm)), { sender_full_name: 'Unknown user', sender_email: `user${w.f.owner.user_id}@parley.invalid`, avatar_url: '/static/images/unknown-user-avatar.png' }, 'and the 1:1 sender, whom a 1:1 conversation does not make accessible');
+    } else {
+      t.equal(byId(fromBob).sender_full_name, 'Bob', 'unrestricted: GET /messages names bob');
+      t.equal(byId(dm).sender_full_name, 'Olivia Owner', 'and the 1:1 sender');
+    }
+    t.equal(byId(fromAlice).sender_full_name, 'Alice', 'alice is named');
+    const one = (await w.f.call(w.guest, 'GET', `/api/v1/messages/${fromBob}`)).json.message;
+    t.equal(one.sender_full_name, restricted ? 'Unknown user' : 'Bob', `restricted=${restricted}: GET /messages/{id}`);
+    t.equal((await w.f.call(w.alice, 'GET', `/api/v1/messages/${fromBob}`)).json.message.sender_full_name, 'Bob', 'a member fetches bob');
+    w.f.stop();
+  }
+});
+
+t.test('scheduled messages and drafts to users a limited guest may not access', async (t) => {
+  for (const restricted of cases) {
+    const w = await world(restricted);
+    const at = Math.floor(w.f.clock.t / 1000) + 3600;
+    const schedule = (to: number[]) => w.f.call(w.guest, 'POST', '/api/v1/scheduled_messages', { type: 'direct', to: JSON.stringify(to), content: 'later', scheduled_delivery_timestamp: at });
+    // Zulip's check_schedule_message runs check_message, and so check_sender_can_access_recipients.
+    const toBob = await schedule([w.bob.user_id]);
+    if (restricted) t.same([toBob.status, toBob.json.msg], [400, 'You do not have permission to access some of the recipients.'], 'restricted: scheduling to bob is refused');
+    else t.equal(toBob.status, 200, 'unrestricted: scheduled');
+    const toAlice = await schedule([w.alice.user_id]);
+    t.equal(toAlice.status, 200, 'to alice, who shares a channel');
+    const edited = await w.f.call(w.guest, 'PATCH', `/api/v1/scheduled_messages/${toAlice.json.scheduled_message_id}`, { to: JSON.stringify([w.bob.user_id]) });
+    t.equal(edited.status, restricted ? 400 : 200, `restricted=${restricted}: readdressing to bob`);
+    // Alice leaves the channel: at delivery the guest may no longer address her.
+    t.equal((await w.f.call(w.alice, 'DELETE', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify(['shared']) })).status, 200);
+    if (!restricted) t.equal((await w.f.call(w.guest, 'PATCH', `/api/v1/scheduled_messages/${toAlice.json.scheduled_message_id}`, { to: JSON.stringify([w.alice.user_id]) })).status, 200, 'back to alice');
+    w.f.clock.t += 3600_000;
+    await w.f.runtime.scheduled.sweep();
+    const listed = (await w.f.call(w.guest, 'GET', '/api/v1/scheduled_messages')).json.scheduled_messages as any[];
+    const mine = listed.find((m) => m.scheduled_message_id === toAlice.json.scheduled_message_id);
+    if (restricted) t.same([mine?.failed], [true], 'restricted: delivery fails, kept as failed');
+    else t.equal(mine, undefined, 'unrestricted: delivered');
+
+    // Zulip's further_validated_draft_dict checks only that the users exist: a draft may name anyone.
+    const draft = await w.f.call(w.guest, 'POST', '/api/v1/drafts', { drafts: JSON.stringify([{ type: 'private', to: [w.bob.user_id], topic: '', content: 'unsent' }]) });
+    t.equal(draft.status, 200, `restricted=${restricted}: a draft to bob is kept`);
+    t.equal((await w.f.call(w.guest, 'POST', '/api/v1/drafts', { drafts: JSON.stringify([{ type: 'private', to: [99999], topic: '', content: 'x' }]) })).status, 400, 'an unknown user is refused');
+    w.f.stop();
+  }
+});
+
+t.test("can_access_all_users_group takes role:everyone or role:members only (Zulip's require_system_group and allowed_system_groups)", async (t) => {
+  const w = await world(false);
+  const group = await w.f.call(w.f.owner, 'POST', '/api/v1/user_groups/create', { name: 'Friends', description: '', members: JSON.stringify([w.guest.user_id]) });
+  t.equal(group.status, 200, group.body);
+  const set = (value: unknown) => w.f.call(w.f.owner, 'PATCH', '/api/v1/realm', { can_access_all_users_group: JSON.stringify({ new: value }) });
+  const systemOnly = "'can_access_all_users_group' must be a system user group.";
+  for (const [value, msg] of [
+    [{ direct_members: [w.guest.user_id], direct_subgroups: [] }, systemOnly],
+    [group.json.group_id, systemOnly],
+    [{ direct_members: [], direct_subgroups: [6, 3] }, systemOnly],
+    [1, "'can_access_all_users_group' setting cannot be set to 'role:nobody' group."],
+    [3, "'can_access_all_users_group' setting cannot be set to 'role:administrators' group."],
+    [8, "'can_access_all_users_group' setting cannot be set to 'role:internet' group."],
+  ] as const) {
+    const r = await set(value);
+    t.same([r.status, r.json.msg], [400, msg], JSON.stringify(value));
+  }
+  t.equal((await set({ direct_members: [], direct_subgroups: [6] })).status, 200, 'one system subgroup is that group');
+  t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${w.bob.user_id}`)).status, 400, 'role:members it is');
+  t.equal((await set(7)).status, 200);
+  w.f.stop();
 });

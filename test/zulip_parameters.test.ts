@@ -59,17 +59,7 @@ const REQUIRED_THOUGH_OPTIONAL = new Map([
 ]);
 
 /** `METHOD /path name`: in the description, not declared by Parley (so reported in `ignored_parameters_unsupported`). */
-const NOT_DECLARED = new Map([
-  // GET /messages by ids (Zulip 10.0, level 300): not served yet.
-  ['GET /messages message_ids', 'not served yet'],
-  // Creating channels through a subscription request: only the older settings are taken;
-  // the channel-creation settings Zulip added since are served by POST /channels/create.
-  ...['topics_policy', 'folder_id', 'send_new_subscription_messages', 'can_add_subscribers_group', 'can_remove_subscribers_group',
-    'can_administer_channel_group', 'can_delete_any_message_group', 'can_delete_own_message_group', 'can_move_messages_out_of_channel_group',
-    'can_move_messages_within_channel_group', 'can_send_message_group', 'can_subscribe_group', 'can_resolve_topics_group']
-    .map((n): [string, string] => [`POST /users/me/subscriptions ${n}`, 'channel creation settings: use POST /channels/create']),
-  ['POST /channels/create send_new_subscription_messages', 'new subscribers are always told, as by default'],
-  ['POST /mobile_push/e2ee/test_notification push_account_id', 'every push account of the caller is notified'],
+const NOT_DECLARED = new Map<string, string>([
 ]);
 
 interface DescribedParam {

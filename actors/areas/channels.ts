@@ -14,7 +14,7 @@ import { area, command, fact, type Delivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { adminRequired, ApiError, badRequest } from '../errors.js';
-import { groupSettingChange, hasGroupPermission, SYSTEM_GROUPS } from '../group_settings.js';
+import { groupSettingChange, hasGroupPermission } from '../group_settings.js';
 import { isChannelAdmin } from '../edit_rules.js';
 import { canAccessChannel, channelGroupSetting, CHANNEL_GROUP_DEFAULTS, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
@@ -27,8 +27,8 @@ import { mentionResolver, notificationBotMessage } from './messages.js';
 import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
 import { DEFAULT_CHANNEL_PRIVATE, defaultChannelsDelivery } from './default_channels.js';
 import { realmSettings } from '../realm_settings.js';
+import { checkNewChannelSettings, TOPICS_POLICIES } from '../channel_settings.js';
 
-const TOPICS_POLICIES: readonly TopicsPolicy[] = ['inherit', 'allow_empty_topic', 'disable_empty_topic', 'empty_topic_only'];
 
 /** What changed in a channel: the record's fields, as they are now. */
 export type ChannelChanges = Partial<Pick<ChannelRecord, 'name' | 'description' | 'rendered_description' | 'invite_only' | 'history_public_to_subscribers' | 'is_web_public' | 'folder_id' | 'topics_policy' | 'message_retention_days' | 'is_archived' | 'is_default'>> & {
@@ -264,31 +264,13 @@ export const createChannel = command({
     if (c.is_default_stream && c.invite_only) throw badRequest(DEFAULT_CHANNEL_PRIVATE);
     const history = c.history_public_to_subscribers ?? !c.invite_only;
     if (!c.invite_only && !history) throw badRequest('Invalid parameters: public channels must have history available to subscribers.');
-    if (c.folder_id !== null) {
-      const folder = ctx.folders.get(c.folder_id);
-      if (!folder) throw badRequest('Invalid channel folder ID');
-      if (folder.is_archived) throw badRequest('Channel folder is archived');
-    }
-    const policy = c.topics_policy ?? 'inherit';
-    if (!(TOPICS_POLICIES as readonly string[]).includes(policy)) throw badRequest('Invalid topics_policy');
     let retention: number | null = null;
     if (c.message_retention_days !== undefined && c.message_retention_days !== 'realm_default') {
       if (actor.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
       retention = c.message_retention_days === 'unlimited' ? -1 : c.message_retention_days;
       if (retention !== -1 && (!Number.isInteger(retention) || retention <= 0)) throw badRequest("Bad value for 'message_retention_days'");
     }
-    const groups: Partial<Record<ChannelGroupSettingKey, GroupSettingValue>> = {
-      // The creator administers the channel they made, as in Zulip.
-      can_administer_channel_group: { direct_members: [actor.user_id], direct_subgroups: [] },
-    };
-    for (const [key, raw] of Object.entries(c.groups)) {
-      if (!(key in CHANNEL_GROUP_DEFAULTS)) continue;
-      const value = groupSettingChange(ctx, key, { new: raw }, CHANNEL_GROUP_DEFAULTS[key as ChannelGroupSettingKey]);
-      groups[key as ChannelGroupSettingKey] = value;
-    }
-    if (c.invite_only && !history && groups.can_create_topic_group !== undefined && groups.can_create_topic_group !== SYSTEM_GROUPS.everyone) {
-      throw badRequest("'can_create_topic_group' must be the everyone group for private channels with protected history.");
-    }
+    const { folder_id: folderId, topics_policy: policy, groups } = checkNewChannelSettings(ctx, actor, { invite_only: c.invite_only, history_public_to_subscribers: history, folder_id: c.folder_id, topics_policy: c.topics_policy, groups: c.groups });
     const subscribers = [...new Set(c.subscribers)];
     for (const id of subscribers) {
       const user = ctx.users.get(id);
@@ -301,7 +283,7 @@ export const createChannel = command({
       stream_id: ctx.nextChannelId, name, description, rendered_description: description === '' ? '' : renderMarkdown(description, mentionResolver(ctx)).html,
       invite_only: c.invite_only, is_web_public: false, history_public_to_subscribers: history, date_created: env.now(), creator_id: actor.user_id,
       is_archived: false, message_retention_days: retention, recipient_id: ctx.nextRecipientId, is_default: c.is_default_stream, groups,
-      folder_id: c.folder_id, topics_policy: policy as TopicsPolicy,
+      folder_id: folderId, topics_policy: policy,
     };
     const props = subscribers.map((id) => defaultSubscriptionProps(COLORS[(view.user(ctx.org.id, id)?.subs.size ?? 0) % COLORS.length]));
     const added: SubscriptionsAdded = {
@@ -309,7 +291,8 @@ export const createChannel = command({
     };
     const facts: AnyFact[] = [added];
     // Zulip posts the channel's creation in its "channel events" topic.
-    const kind = c.invite_only ? '**Private**' : '**Public**';
+    // Its policy as Zulip's `get_stream_permission_policy_key` names it (web-public channels are off).
+    const kind = !c.invite_only ? '**Public**' : history ? '**Private, shared history**' : '**Private, protected history**';
     facts.push(notificationBotMessage(env, ctx, channel, CHANNEL_EVENTS_TOPIC,
       `${kind} channel created by @_**${actor.full_name}|${actor.user_id}**. **Description:**\n\`\`\`\` quote\n${description === '' ? '*No description.*' : description}\n\`\`\`\``));
     return { facts, value: { id: channel.stream_id } };

@@ -16,7 +16,7 @@ import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organiz
 import { renderMarkdown, type MarkdownEnv, type Rendered } from '../markdown/index.js';
 import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME, LIMITS, MESSAGE_TRUNCATED, truncateCodePoints } from '../message_rules.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import type { OutgoingEvent } from '../event_queues/queue_actor.js';
+import type { OutgoingEvent } from '../core/area.js';
 import { messageView, userView, type MessageViewOptions } from '../render/views.js';
 import { Role, type ChannelRecord, type GroupSettingValue, type MessageRecord, type UserRecord } from '../types.js';
 import { groupMemberIds, hasGroupPermission, SYSTEM_GROUP_INFO, SYSTEM_GROUPS } from '../group_settings.js';
@@ -31,7 +31,7 @@ import { channelGroupSetting, dropMessages, received } from '../kinds/channel.js
 import { flagsOf } from '../kinds/user.js';
 import { linkChanges, type AttachmentLinksChanged } from './attachments.js';
 import { removedEvent, type ScheduledKind } from '../scheduled_rules.js';
-import { checkCanAccessRecipients, revealedByDirectMessage } from '../user_access.js';
+import { checkCanAccessRecipients, inaccessibleSender, revealedByDirectMessage, usersWhoCanAccess, type AccessCheck } from '../user_access.js';
 import { checkWidgetContent, widgetOfContent, widgetSubmessageContent, type WidgetContent } from '../widgets.js';
 
 /**
@@ -100,6 +100,16 @@ export interface SendDirect {
   widget_content?: string;
 }
 
+/**
+ * What Markdown may look up for a message of `sender`: the organization's names, and
+ * the sender's `translate_emoticons` setting (Zulip renders with the sender's).
+ */
+export function senderResolver(org: OrgContext, sender: Readonly<UserRecord>): MarkdownEnv {
+  const lookup = mentionResolver(org);
+  if (sender.settings?.translate_emoticons === true) lookup.translateEmoticons = true;
+  return lookup;
+}
+
 /** What Markdown may look up in an organization: its active users (`@**Name**`, `@**Name|id**`) and channels (`#**channel**`). */
 export function mentionResolver(org: OrgContext, channelName?: (id: number) => string | undefined): MarkdownEnv {
   return {
@@ -119,6 +129,7 @@ export function mentionResolver(org: OrgContext, channelName?: (id: number) => s
       return { id, name: group?.name ?? SYSTEM_GROUP_INFO[id].name, members: groupMemberIds(org, id) };
     },
     linkifiers: compileLinkifiers(org.linkifiers),
+    defaultCodeBlockLanguage: realmSettings(org).default_code_block_language,
     realmEmoji(name) {
       const e = activeEmojiNamed(org, name);
       return e && { source_url: emojiSourceUrl(org.org.id, e) };
@@ -261,7 +272,7 @@ export const sendChannelMessage = command({
     checkTopicsPolicy(channel.topics_policy, topic);
     const content = checkContent(command.content);
     const widget = widgetOfSend(command, content);
-    const rendered = renderMarkdown(content, mentionResolver(org));
+    const rendered = renderMarkdown(content, senderResolver(org, sender));
     checkGroupMentions(org, sender, rendered);
     const to = { stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id };
     const decision = sent(env, command.org, command, sender.user_id, content, rendered, rendered.mentioned, alertedUsers(org, content, (id) => ctx.subscribers.has(id)), to, widget);
@@ -290,7 +301,7 @@ export const sendDirect = command({
     const dmUserIds = [...participants].sort((a, b) => a - b);
     const content = checkContent(command.content);
     const widget = widgetOfSend(command, content);
-    const rendered = renderMarkdown(content, mentionResolver(ctx));
+    const rendered = renderMarkdown(content, senderResolver(ctx, sender));
     checkGroupMentions(ctx, sender, rendered);
     let recipientId: number;
     if (dmUserIds.length === 1) recipientId = sender.recipient_id;
@@ -365,7 +376,7 @@ const messageSent = fact<MessageSent>({
     const out: Delivery[] = [];
     // A limited guest meeting someone through this message learns of them first (Zulip's notify_created_user).
     if (f.message.dm_user_ids) {
-      for (const [guestId, users] of revealedByDirectMessage(view, f.org, f.message.id, f.message.dm_user_ids)) {
+      for (const [guestId, users] of revealedByDirectMessage(view, f.org, f.message.id, f.message.sender_id, f.message.dm_user_ids)) {
         const viewer = view.org(f.org)!.users.get(guestId)!;
         for (const u of users) {
           out.push({ org: f.org, seq, type: 'realm_user', user_ids: [guestId], event: (_id, { client_gravatar: clientGravatar }) => eventJson('realm_user', { op: 'add', person: userView(u, { profileData: true, clientGravatar, viewer }) }) });
@@ -401,11 +412,22 @@ function notifyMessage(world: StateView, fact: MessageSent, seq: number): UserDe
   const channelName = channel?.channel.name ?? '';
   // The shared part is serialized once per variant, however many recipients there are.
   const shared: string[] = [];
-  const sharedFor = (emptyTopicName: boolean, clientGravatar: boolean): string => {
-    const key = (emptyTopicName || m.topic !== '' ? 0 : 1) + (clientGravatar ? 2 : 0);
-    return (shared[key] ??= '"type":"message","message":' + JSON.stringify(messageView(org, m, channelName, { allowEmptyTopicName: emptyTopicName, clientGravatar })) + ',"flags":');
+  const sharedFor = (emptyTopicName: boolean, clientGravatar: boolean, hidden: boolean): string => {
+    const key = (emptyTopicName || m.topic !== '' ? 0 : 1) + (clientGravatar ? 2 : 0) + (hidden ? 4 : 0);
+    const hiddenSender = hidden ? inaccessibleSender(org.org, m.sender_id) : undefined;
+    return (shared[key] ??= '"type":"message","message":' + JSON.stringify(messageView(org, m, channelName, { allowEmptyTopicName: emptyTopicName, clientGravatar, hiddenSender })) + ',"flags":');
   };
   const recipients = channel ? [...channel.subscribers] : (m.dm_user_ids ?? []);
+  // A sender outside the channel may be one its limited guests cannot access: they get
+  // the sender as "Unknown user" (Zulip's user_ids_without_access_to_sender).
+  const sender = org.users.get(m.sender_id);
+  let hiddenFrom: Set<number> | null = null;
+  const restricted = realmSettings(org).can_access_all_users_group !== SYSTEM_GROUPS.everyone;
+  if (restricted && channel && sender && !sender.is_bot && !channel.subscribers.has(m.sender_id)) {
+    const can = new Set(usersWhoCanAccess(world, fact.org, sender));
+    const without = recipients.filter((id) => !can.has(id));
+    if (without.length > 0) hiddenFrom = new Set(without);
+  }
   // A new message's flags follow from the fact alone (the same rule the user actor applies),
   // so recipients share a handful of prebuilt events instead of one each.
   const mentioned = new Set(fact.mentioned);
@@ -423,11 +445,12 @@ function notifyMessage(world: StateView, fact: MessageSent, seq: number): UserDe
       const read = !arrivesUnread(fact, userId, world.user(fact.org, userId)?.personal.muted.has(m.sender_id) ?? false);
       const isMentioned = mentioned.has(userId);
       const isAlerted = alerted !== null && alerted.has(userId);
-      const key = (clientGravatar ? 16 : 0) + (isAlerted ? 8 : 0) + (emptyTopicName ? 4 : 0) + (read ? 2 : 0) + (isMentioned ? 1 : 0);
+      const hidden = hiddenFrom !== null && hiddenFrom.has(userId);
+      const key = (hidden ? 32 : 0) + (clientGravatar ? 16 : 0) + (isAlerted ? 8 : 0) + (emptyTopicName ? 4 : 0) + (read ? 2 : 0) + (isMentioned ? 1 : 0);
       let event = built[key];
       if (!event) {
         const flags = [...(read ? ['read'] : []), ...(isMentioned ? ['mentioned'] : []), ...wildcardFlags, ...(isAlerted ? ['has_alert_word'] : [])];
-        event = built[key] = { type: 'message', json: sharedFor(emptyTopicName, clientGravatar) + JSON.stringify(flags) };
+        event = built[key] = { type: 'message', json: sharedFor(emptyTopicName, clientGravatar, hidden) + JSON.stringify(flags) };
       }
       return event;
     },
@@ -454,10 +477,14 @@ export function accessMessage(rt: StateView, org: number, viewer: UserRecord, id
 
 /**
  * A message with the viewer's flags, as `GET /messages` shows it. A channel message the
- * viewer never received is `historical` (and read), as in Zulip.
+ * viewer never received is `historical` (and read), as in Zulip. `access`: the viewer's
+ * (`userAccessOf`), under which a sender they may not access is "Unknown user" (Zulip's
+ * `messages_for_ids` with `get_inaccessible_user_ids`).
  */
-export function messageForViewer(rt: StateView, org: number, viewerId: number, m: MessageRecord, opts: MessageViewOptions): Record<string, unknown> {
+export function messageForViewer(rt: StateView, org: number, viewerId: number, m: MessageRecord, opts: MessageViewOptions, access?: AccessCheck | null): Record<string, unknown> {
   const orgCtx = rt.org(org)!;
+  const sender = access ? orgCtx.users.get(m.sender_id) : undefined;
+  if (sender && !access!(sender)) opts = { ...opts, hiddenSender: inaccessibleSender(orgCtx.org, m.sender_id) };
   const ch = m.stream_id === null ? undefined : rt.channel(org, m.stream_id);
   const me = rt.user(org, viewerId);
   const flags = me ? flagsOf(me, m.id) : ['read'];
@@ -469,13 +496,15 @@ export function messageForViewer(rt: StateView, org: number, viewerId: number, m
 }
 
 /**
- * Renders Markdown as a message would be (`POST /messages/render`), resolving mentions in
- * the organization. Content over `max_message_length` is cut as a send cuts it: rendering
+ * Renders Markdown as a message of `userId` would be (`POST /messages/render`), resolving
+ * mentions in the organization. Content over `max_message_length` is cut as a send cuts it: rendering
  * costs grow with the text (12 MB of `[` held the loop for seconds), and no message is longer.
  */
-export function renderPreview(rt: StateView, org: number, content: string): string {
+export function renderPreview(rt: StateView, org: number, userId: number, content: string): string {
   const bounded = truncateCodePoints(content, LIMITS.max_message_length, MESSAGE_TRUNCATED);
-  return renderMarkdown(bounded, mentionResolver(rt.org(org)!)).html;
+  const ctx = rt.org(org)!;
+  const user = ctx.users.get(userId);
+  return renderMarkdown(bounded, user ? senderResolver(ctx, user) : mentionResolver(ctx)).html;
 }
 
 // Deletion (Zulip's `do_delete_messages`).

@@ -7,12 +7,14 @@
  * or, for message editing and the group settings, `update_dict` with
  * `property: "default"`.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, fact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { canAccessChannel } from '../kinds/channel.js';
 import { ApiError, adminRequired, badRequest } from '../errors.js';
-import { groupSettingChange } from '../group_settings.js';
+import { groupSettingChange, hasGroupPermission, isSystemGroup, SYSTEM_GROUP_INFO, SYSTEM_GROUPS } from '../group_settings.js';
+import { canAccessAllUsers } from '../presence_rules.js';
+import { accessChangeDeliveries } from '../render/access_events.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { codePointLength } from '../message_rules.js';
 import { checkRealmValue, isChannelSetting, isGroupSetting, realmSettings, REALM_SETTING_NAMES, UPDATE_DICT_SETTINGS, type RealmSettingName } from '../realm_settings.js';
@@ -31,7 +33,8 @@ export const MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000;
 const OWNER_ONLY = new Set<string>(['can_create_web_public_channel_group', 'can_manage_billing_group', 'can_manage_all_groups']);
 
 /** The organization's settings changed: only those that did, name and description included. */
-export interface RealmSettingsChanged { type: 'RealmSettingsChanged'; org: number; changes: Record<string, unknown> }
+/** `previous_access_group`: the `can_access_all_users_group` a change of it replaced. */
+export interface RealmSettingsChanged { type: 'RealmSettingsChanged'; org: number; changes: Record<string, unknown>; previous_access_group?: GroupSettingValue }
 
 /** Change settings (administrators; some owners only). Group settings come as `{new, old?}`. */
 /**
@@ -59,6 +62,19 @@ function checkModerationChannel(view: StateView, ctx: OrgContext, actor: UserRec
   return request;
 }
 
+/**
+ * Zulip's `GroupPermissionSetting` of `can_access_all_users_group` (`require_system_group`,
+ * `allow_nobody_group: false`, `allowed_system_groups` everyone and members): whom guests
+ * may access changes only with the setting or a role, the two changes that send the
+ * `realm_user` events of `render/access_events.ts`, never with a group's membership.
+ */
+function checkSettingGroups(name: string, value: GroupSettingValue): GroupSettingValue {
+  if (name !== 'can_access_all_users_group') return value;
+  if (typeof value !== 'number' || !isSystemGroup(value)) throw badRequest(`'${name}' must be a system user group.`);
+  if (value !== SYSTEM_GROUPS.everyone && value !== SYSTEM_GROUPS.members) throw badRequest(`'${name}' setting cannot be set to '${SYSTEM_GROUP_INFO[value].name}' group.`);
+  return value;
+}
+
 export const updateRealm = command({
   type: 'UPDATE_REALM',
   actor: 'org',
@@ -81,14 +97,16 @@ export const updateRealm = command({
       if (!(REALM_SETTING_NAMES as string[]).includes(name)) continue;
       const key = name as RealmSettingName;
       if (OWNER_ONLY.has(key) && actor.role !== Role.OWNER) throw new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
-      const value = isGroupSetting(key) ? groupSettingChange(ctx, key, request, current[key] as GroupSettingValue)
+      const value = isGroupSetting(key) ? checkSettingGroups(key, groupSettingChange(ctx, key, request, current[key] as GroupSettingValue))
         : isChannelSetting(key) ? checkModerationChannel(view, ctx, actor, request)
         : checkRealmValue(key, request);
       if (key === 'video_chat_provider' && !(c.video_chat_providers ?? [0]).includes(value as number)) throw badRequest(`Invalid video_chat_provider ${String(value)}`);
       if (!sameValue(value, current[key])) changes[key] = value;
     }
     if (Object.keys(changes).length === 0) return { facts: [], value: {} };
-    const facts: Array<RealmSettingsChanged | FullMembersChanged> = [{ type: 'RealmSettingsChanged', org: c.org, changes }];
+    const changed: RealmSettingsChanged = { type: 'RealmSettingsChanged', org: c.org, changes };
+    if ('can_access_all_users_group' in changes) changed.previous_access_group = current.can_access_all_users_group;
+    const facts: Array<RealmSettingsChanged | FullMembersChanged> = [changed];
     // A new waiting period moves members into or out of role:fullmembers at once.
     const moved = typeof changes.waiting_period_threshold === 'number' ? fullMemberChanges(ctx, changes.waiting_period_threshold, env.now()) : null;
     if (moved) facts.push(moved);
@@ -163,7 +181,7 @@ const realmSettingsChanged = fact<RealmSettingsChanged>({
   },
   notify(f, seq, view) {
     const everyone = activeUsersWhere(view, f.org);
-    return Object.entries(f.changes).map(([property, value]) => ({
+    const out: Delivery[] = Object.entries(f.changes).map(([property, value]) => ({
       org: f.org,
       seq,
       type: 'realm',
@@ -172,6 +190,17 @@ const realmSettingsChanged = fact<RealmSettingsChanged>({
         ? eventJson('realm', { op: 'update_dict', property: 'default', data: { [property]: value } })
         : eventJson('realm', { op: 'update', property, value }),
     }));
+    // Guests who gain or lose access to all users learn of the users that changes.
+    const previous = f.previous_access_group;
+    if (previous !== undefined) {
+      const org = view.org(f.org)!;
+      for (const u of org.users.values()) {
+        if (u.role !== Role.GUEST || !u.is_active) continue;
+        const limited = !canAccessAllUsers(org, u);
+        if (limited === hasGroupPermission(org, u, previous)) out.push(...accessChangeDeliveries(view, f.org, seq, u, limited));
+      }
+    }
+    return out;
   },
 });
 

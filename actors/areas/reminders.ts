@@ -13,11 +13,10 @@ import { badRequest } from '../errors.js';
 import type { UserContext } from '../kinds/user.js';
 import { renderMarkdown } from '../markdown/index.js';
 import { checkContent, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS, truncateCodePoints } from '../message_rules.js';
-import { MAX_REMINDER_NOTE_LENGTH, reminderView, scheduledOfKind, unusedFence, type ScheduledRecord } from '../scheduled_rules.js';
+import { MAX_REMINDER_NOTE_LENGTH, reminderView, scheduledOfKind, unusedFence, type ScheduledMessageAdded, type ScheduledRecord } from '../scheduled_rules.js';
 import type { MessageRecord, UserRecord } from '../types.js';
 import { messageLink } from './message_edits.js';
 import { accessMessage, mentionResolver, notificationBotDirect, type MessageSent } from './messages.js';
-import type { ScheduledMessageAdded } from './scheduled_messages.js';
 
 /** Remind the caller of a message they can read (`POST /reminders`). */
 export interface CreateReminder {

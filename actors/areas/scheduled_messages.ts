@@ -17,13 +17,11 @@ import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import type { UserContext } from '../kinds/user.js';
 import { checkTopic } from '../message_rules.js';
-import { addedEvent, removedEvent, scheduledMessageView, scheduledOfKind, updatedEvent, type ScheduledKind, type ScheduledRecord } from '../scheduled_rules.js';
+import { addedEvent, removedEvent, scheduledMessageView, scheduledOfKind, updatedEvent, type ScheduledKind, type ScheduledMessageAdded, type ScheduledRecord } from '../scheduled_rules.js';
 import { notificationBotDirect, sendChannelMessage, sendDirect, type MessageSent } from './messages.js';
 import type { AttachmentLinksChanged } from './attachments.js';
 import { reminderDelivery } from './reminders.js';
 
-/** A new scheduled message or reminder. */
-export interface ScheduledMessageAdded { type: 'ScheduledMessageAdded'; org: number; user_id: number; record: ScheduledRecord }
 /** A scheduled message now reads as `record` (edited, or failed and rescheduled). */
 export interface ScheduledMessageEdited { type: 'ScheduledMessageEdited'; org: number; user_id: number; record: ScheduledRecord }
 /** A scheduled message or reminder was deleted by its owner. */

@@ -16,7 +16,8 @@ import { addChannel, type OrgContext } from '../kinds/organization.js';
 import { join, leave, type UserContext } from '../kinds/user.js';
 import { defaultChannelsDelivery } from './default_channels.js';
 import { renderDescription, upgradeDescription } from '../channel_description.js';
-import { mentionResolver } from './messages.js';
+import { mentionResolver, notificationBotDirect, type MessageSent } from './messages.js';
+import { checkNewChannelSettings } from '../channel_settings.js';
 import { checkChannelName, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
 import { activeUsersWhere, eventJson, listEvent, seesNewChannel } from '../render/events.js';
 import { channelView, SubscriptionJson, subscriptionView, userView } from '../render/views.js';
@@ -113,6 +114,8 @@ export interface SubscribeResult {
   subscribed: Record<string, string[]>;
   already_subscribed: Record<string, string[]>;
   unauthorized?: string[];
+  /** Whether Notification Bot told the new subscribers (present when asked, as by default). */
+  new_subscription_messages_sent?: boolean;
 }
 
 /** Subscribe users (the actor by default) to channels, creating missing ones. */
@@ -127,6 +130,10 @@ export interface Subscribe {
   history_public_to_subscribers: boolean | null;
   is_web_public: boolean;
   authorization_errors_fatal: boolean;
+  /** The settings of the channels the request creates (`topics_policy`, `folder_id`, the `can_*_group`s). */
+  new_channel?: { folder_id: number | null; topics_policy?: string; groups: Record<string, unknown> };
+  /** Zulip's `send_new_subscription_messages` (the route's default is true): Notification Bot tells the others it subscribes to existing channels. */
+  send_new_subscription_messages?: boolean;
 }
 
 /** Unsubscribe users (the actor by default) from channels, by name. */
@@ -221,6 +228,9 @@ function decideSubscribe(ctx: OrgContext, command: Subscribe, env: DecideEnv, wo
   let nextRecipientId = ctx.nextRecipientId;
   const seen = new Set<string>();
   const subCount = new Map<number, number>();
+  // Checked once, before anything is created (Zulip checks the request's settings up front).
+  const history = command.history_public_to_subscribers ?? !command.invite_only;
+  const settings = checkNewChannelSettings(ctx, actor, { invite_only: command.invite_only, history_public_to_subscribers: history, folder_id: null, groups: {}, ...command.new_channel });
   for (const requested of command.channels) {
     const name = checkChannelName(String(requested.name ?? ''));
     if (seen.has(name.toLowerCase())) continue;
@@ -241,13 +251,16 @@ function decideSubscribe(ctx: OrgContext, command: Subscribe, env: DecideEnv, wo
         rendered_description: renderDescription(description, mentionResolver(ctx)),
         invite_only: command.invite_only,
         is_web_public: command.is_web_public && !command.invite_only,
-        history_public_to_subscribers: command.history_public_to_subscribers ?? !command.invite_only,
+        history_public_to_subscribers: history,
         date_created: env.now(),
         creator_id: actor.user_id,
         is_archived: false,
         message_retention_days: null,
         recipient_id: nextRecipientId++,
         is_default: false,
+        groups: settings.groups,
+        folder_id: settings.folder_id,
+        topics_policy: settings.topics_policy,
       };
       subscribers = new Set();
     } else {
@@ -369,7 +382,39 @@ function decideUpdateSubscriptions(ctx: OrgContext, c: UpdateSubscriptions, env:
 
 // Commands.
 
-export const subscribe = command({ type: 'SUBSCRIBE', actor: 'org', decide: decideSubscribe });
+export const subscribe = command({
+  type: 'SUBSCRIBE',
+  actor: 'org',
+  decide(ctx: OrgContext, c: Subscribe, env: DecideEnv, view: StateView): Decision<SubscribeResult, SubscriptionsAdded | MessageSent> {
+    const decided = decideSubscribe(ctx, c, env, view);
+    if (c.send_new_subscription_messages !== true) return decided;
+    const told = newSubscriptionMessages(ctx, env, ctx.users.get(c.actor_id)!, decided);
+    return { facts: [...decided.facts, ...(told ?? [])], value: { ...decided.value, new_subscription_messages_sent: told !== null } };
+  },
+});
+
+/**
+ * Zulip's `send_user_subscribed_direct_messages`: Notification Bot tells each human the
+ * actor subscribed to channels that existed before the request which ones; none when more
+ * than `max_bulk_new_subscription_messages` users were subscribed (null then).
+ */
+function newSubscriptionMessages(ctx: OrgContext, env: DecideEnv, actor: UserRecord, decided: Decision<SubscribeResult, SubscriptionsAdded>): MessageSent[] | null {
+  const subscribed = Object.entries(decided.value.subscribed);
+  if (subscribed.length > LIMITS.max_bulk_new_subscription_messages) return null;
+  const created = new Set(decided.facts.flatMap((f) => f.created.map((ch) => ch.name)));
+  const mention = `@_**${actor.full_name}|${actor.user_id}**`;
+  const out: MessageSent[] = [];
+  for (const [key, names] of subscribed) {
+    const user = ctx.users.get(Number(key));
+    const told = names.filter((name) => !created.has(name)).sort();
+    if (!user || user.user_id === actor.user_id || user.is_bot || told.length === 0) continue;
+    const content = told.length === 1
+      ? `${mention} subscribed you to #**${told[0]}**.`
+      : `${mention} subscribed you to the following channels:\n\n${told.map((name) => `* #**${name}**\n`).join('')}`;
+    out.push(notificationBotDirect(env, ctx, user, content));
+  }
+  return out;
+}
 export const unsubscribe = command({ type: 'UNSUBSCRIBE', actor: 'org', decide: (ctx: OrgContext, c: Unsubscribe, _env: DecideEnv, view: StateView) => decideUnsubscribe(ctx, c, view) });
 export const updateSubscriptions = command({ type: 'UPDATE_SUBSCRIPTIONS', actor: 'org', decide: decideUpdateSubscriptions });
 

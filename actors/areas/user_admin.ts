@@ -10,6 +10,8 @@ import { adminRequired, ApiError, badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { deliveryEmailDelivery, deliveryEmailsForRole, eventJson } from '../render/events.js';
 import { usersWhoCanAccess } from '../user_access.js';
+import { canAccessAllUsers } from '../presence_rules.js';
+import { accessChangeDeliveries } from '../render/access_events.js';
 import { Role, type RoleNumber, type UserRecord } from '../types.js';
 import { directSystemGroups } from '../group_settings.js';
 import { systemGroupDeliveries } from './user_groups.js';
@@ -142,6 +144,10 @@ const userUpdated = fact<UserUpdated>({
     if (f.role !== undefined && f.from_role !== undefined && user?.is_active) {
       out.push(...systemGroupDeliveries(f.org, seq, view, f.user_id, directSystemGroups({ ...user, role: f.from_role, probation: f.from_probation }), directSystemGroups(user)));
       out.push(...deliveryEmailsForRole(view, f.org, seq, user, f.from_role));
+      // Becoming a limited guest, or ceasing to be one, changes whom the user may access.
+      const org = view.org(f.org)!;
+      const limited = !canAccessAllUsers(org, user);
+      if (limited !== !canAccessAllUsers(org, { ...user, role: f.from_role, probation: f.from_probation })) out.push(...accessChangeDeliveries(view, f.org, seq, user, limited));
     }
     if (f.email !== undefined) {
       out.push(person({ new_email: f.email }));

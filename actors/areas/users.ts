@@ -23,7 +23,7 @@ import { hasGroupPermission } from '../group_settings.js';
 import { realmSettings } from '../realm_settings.js';
 import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
 import { accessUser, INACCESSIBLE_USER_NAME, inaccessibleUserView, userAccessOf, usersWhoCanAccess } from '../user_access.js';
-import { canAccessAllUsers } from '../presence_rules.js';
+import { addGroupDirectPartners, canAccessAllUsers } from '../presence_rules.js';
 
 /** A user joined an organization. */
 export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }
@@ -179,7 +179,15 @@ const userActivationChanged = fact<UserActivationChanged>({
     const target = org.users.get(f.user_id);
     // Those who may access the user (Zulip's send_events_for_user_deactivation, do_reactivate_user).
     const audience = target ? usersWhoCanAccess(view, f.org, target).filter((id) => id !== f.user_id || f.active) : [];
-    const out: Delivery[] = [{ org: f.org, seq, type: 'realm_user', user_ids: audience, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, is_active: f.active } }) }];
+    // Limited guests sharing only channels with a returning user were told `remove` when
+    // the user left; Zulip sends them the `update` anyway, and their clients keep "Unknown
+    // user" until they reload. Parley sends them the user instead, so that they converge.
+    const regaining = target && f.active && !target.is_bot ? regainingGuests(view, f.org, target, audience) : [];
+    const updated = regaining.length === 0 ? audience : audience.filter((id) => !regaining.includes(id));
+    const out: Delivery[] = [{ org: f.org, seq, type: 'realm_user', user_ids: updated, event: eventJson('realm_user', { op: 'update', person: { user_id: f.user_id, is_active: f.active } }) }];
+    if (target && regaining.length > 0) {
+      out.push({ org: f.org, seq, type: 'realm_user', user_ids: regaining, event: (id, { client_gravatar: clientGravatar }) => eventJson('realm_user', { op: 'add', person: userView(target, { profileData: true, clientGravatar, viewer: org.users.get(id) }) }) });
+    }
     // Limited guests who shared only channels with a deactivated user lose access: Zulip's send_events_for_user_deactivation.
     if (target && !f.active && !target.is_bot) {
       const told = new Set(audience);
@@ -205,6 +213,18 @@ const userActivationChanged = fact<UserActivationChanged>({
     return out;
   },
 });
+
+/** The limited guests among `audience` who access `target` through channels only, as deactivation takes away. */
+function regainingGuests(view: StateView, orgId: number, target: UserRecord, audience: readonly number[]): number[] {
+  const org = view.org(orgId)!;
+  let groups: Set<number> | undefined;
+  return audience.filter((id) => {
+    const u = org.users.get(id);
+    if (!u || id === target.user_id || canAccessAllUsers(org, u)) return false;
+    if (!groups) addGroupDirectPartners(org, target.user_id, (groups = new Set()));
+    return !groups.has(id);
+  });
+}
 
 // Reads: what route handlers ask, answered from actor state without changing it.
 

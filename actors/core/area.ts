@@ -6,26 +6,12 @@
  * code and `/register` are lookups over these declarations; none of them switches
  * on a command or fact type.
  */
-import type { BoardContext } from '../kinds/board.js';
-import type { ChannelContext } from '../kinds/channel.js';
-import type { OrgContext } from '../kinds/organization.js';
-import type { ServerContext } from '../kinds/server.js';
-import type { UserContext } from '../kinds/user.js';
-import type { OutgoingEvent } from '../event_queues/queue_actor.js';
-import type { QueueFactTarget } from '../queue_facts.js';
 import type { MessageRecord, OrgRecord, UserRecord } from '../types.js';
 import type { AnyFact, DecideEnv, Decision } from './domain_logic.js';
-import type { StateView } from './state_view.js';
+import type { ClientCapabilities } from './capabilities.js';
+import type { ActorKind, Contexts, StateView } from './state_view.js';
 
-/** The context of each kind of domain actor. */
-export interface Contexts {
-  server: ServerContext;
-  board: BoardContext;
-  org: OrgContext;
-  channel: ChannelContext;
-  user: UserContext;
-}
-export type ActorKind = keyof Contexts;
+export type { ActorKind, Contexts } from './state_view.js';
 
 /** How a command names the one actor that decides it. */
 export interface Addresses {
@@ -48,6 +34,12 @@ export function command<K extends ActorKind, C extends { type: string }, R, F ex
   return def;
 }
 
+/** An event on its way into the queues, before it has an id: its type and its JSON members. */
+export interface OutgoingEvent {
+  type: string;
+  json: string;
+}
+
 /** Sends a fact to the actors that apply it. Each actor gets it once; `create` brings an actor into being. */
 export interface FactRecipients {
   readonly seq: number;
@@ -57,27 +49,11 @@ export interface FactRecipients {
   org(orgId: number, opts?: { create?: boolean }): void;
   channel(orgId: number, streamId: number, opts?: { create?: boolean }): void;
   user(orgId: number, userId: number, opts?: { create?: boolean }): void;
-  /** Facts about event queues are applied by the queue module. */
-  readonly queues: QueueFactTarget;
+  // `queues`, where the queue module applies facts about event queues, is added by
+  // queue_facts.ts, as the kinds add their contexts.
 }
 
-/** What a client declared it handles, where events differ by it (`client_capabilities`, `client_gravatar`). */
-export interface ClientCapabilities {
-  /** The empty topic is shown as `""`, not by its display name. */
-  readonly empty_topic_name: boolean;
-  /** `delete_message` events list `message_ids`. */
-  readonly bulk_message_deletion: boolean;
-  /** Gravatar URLs are left to the client: users' `avatar_url` is null. */
-  readonly client_gravatar: boolean;
-  /** Deactivated user groups are kept: their deactivation is an `update`, not a `remove`. */
-  readonly include_deactivated_groups: boolean;
-  /** Archived channels are kept: archiving is an `update` of `is_archived`, not a `delete`. */
-  readonly archived_channels: boolean;
-  /** `presence` events without `email` (`slim_presence`). */
-  readonly slim_presence: boolean;
-  /** `presence` events in the modern format (capability `simplified_presence_events`). */
-  readonly simplified_presence_events: boolean;
-}
+export type { ClientCapabilities } from './capabilities.js';
 
 /** Events for some users of one organization, from one fact. */
 export interface UserDelivery {

@@ -30,13 +30,14 @@ import type { Supervisor } from '../core/supervisor.js';
 import { Fanout, type DeliveryObserver, type Routing } from './fanout.js';
 import { markActive, QueueActors } from './idle.js';
 import { ParkedPolls, type Waiter } from './parked_polls.js';
+import { storedCapabilities, type StoredCapabilities } from '../core/capabilities.js';
 import { acknowledge, renderEvents, type QueueContext, type SequencedEvent } from './queue_actor.js';
 import { QueueRegistry, restoredContext, type Cell, type QueueCell } from './registry.js';
 
 export type { Cell } from './registry.js';
 export type { DeliveryObserver, Routing } from './fanout.js';
 export type { Waiter } from './parked_polls.js';
-export type { OutgoingEvent, QueueContext, QueuedEvent, SequencedEvent } from './queue_actor.js';
+export type { QueueContext, QueuedEvent, SequencedEvent } from './queue_actor.js';
 
 /** Tunables of the queue system. Times are milliseconds. */
 export interface QueueOptions {
@@ -59,27 +60,14 @@ export interface QueueOptions {
   observer?: DeliveryObserver;
 }
 
-/** Options a client registers a queue with. */
-export interface QueueRegistration {
+/** Options a client registers a queue with, and its capabilities (each absent one off). */
+export interface QueueRegistration extends StoredCapabilities {
   org: number;
   user_id: number;
   event_types: string[] | null;
   narrow: NarrowTerm[];
   client: string;
   lifespan_secs: number | null;
-  /** The client shows the empty topic as `""` (capability `empty_topic_name`). */
-  empty_topic_name: boolean;
-  /** Capability `bulk_message_deletion` (default false). */
-  bulk_message_deletion?: boolean;
-  /** The client computes Gravatar URLs itself (`client_gravatar`, default false here). */
-  client_gravatar?: boolean;
-  /** Capability `include_deactivated_groups` (default false). */
-  include_deactivated_groups?: boolean;
-  /** Capability `archived_channels` (default false). */
-  archived_channels?: boolean;
-  /** `slim_presence` and capability `simplified_presence_events` (default false): the form of `presence` events. */
-  slim_presence?: boolean;
-  simplified_presence_events?: boolean;
 }
 
 /** What a client does with its queues: `POST /register`, `GET /events`, `DELETE /events`. */
@@ -232,13 +220,7 @@ export class EventQueues implements QueueService, QueueDelivery {
       next_id: 0,
       newest_pruned_id: -1,
       lifespan_ms: fact.lifespan_ms,
-      empty_topic_name: fact.empty_topic_name,
-      bulk_message_deletion: fact.bulk_message_deletion === true,
-      client_gravatar: fact.client_gravatar === true,
-      include_deactivated_groups: fact.include_deactivated_groups === true,
-      archived_channels: fact.archived_channels === true,
-      slim_presence: fact.slim_presence === true,
-      simplified_presence_events: fact.simplified_presence_events === true,
+      ...storedCapabilities(fact),
       seq,
     };
     this.registry.adopt(ctx, this.opts.now());
@@ -285,13 +267,7 @@ export class EventQueues implements QueueService, QueueDelivery {
       narrow: reg.narrow,
       client: reg.client,
       lifespan_ms: Math.max(lifespan, 1000),
-      empty_topic_name: reg.empty_topic_name,
-      bulk_message_deletion: reg.bulk_message_deletion ?? false,
-      client_gravatar: reg.client_gravatar ?? false,
-      include_deactivated_groups: reg.include_deactivated_groups ?? false,
-      archived_channels: reg.archived_channels ?? false,
-      slim_presence: reg.slim_presence ?? false,
-      simplified_presence_events: reg.simplified_presence_events ?? false,
+      ...storedCapabilities(reg),
     }]);
     return { queueId, durable };
   }

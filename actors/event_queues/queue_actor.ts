@@ -9,6 +9,8 @@
  * log into a queue restored from a snapshot therefore rebuilds it exactly, ids included.
  */
 import type { Actor } from 'xstate';
+import type { OutgoingEvent } from '../core/area.js';
+import type { ClientCapabilities } from '../core/capabilities.js';
 import { fromInPlaceTransition } from '../core/in_place_transition.js';
 import type { NarrowTerm } from '../narrow.js';
 
@@ -20,19 +22,13 @@ export interface QueuedEvent {
   json: string;
 }
 
-/** An event on its way into a queue, before it has an id. */
-export interface OutgoingEvent {
-  type: string;
-  json: string;
-}
-
 /** An outgoing event with the seq of the fact it derives from. */
 export interface SequencedEvent extends OutgoingEvent {
   seq: number;
 }
 
-/** Plain-data state of one event queue. */
-export interface QueueContext {
+/** Plain-data state of one event queue, with its client's capabilities (`core/capabilities.ts`). */
+export interface QueueContext extends ClientCapabilities {
   id: string;
   org: number;
   user_id: number;
@@ -45,20 +41,6 @@ export interface QueueContext {
   newest_pruned_id: number;
   /** Idle lifetime: the queue is collected once no request has touched it for this long. */
   lifespan_ms: number;
-  /** The client shows the empty topic as `""`; otherwise events carry its display name. */
-  empty_topic_name: boolean;
-  /** The client takes `delete_message` events listing `message_ids` (capability `bulk_message_deletion`). */
-  bulk_message_deletion: boolean;
-  /** The client computes Gravatar URLs itself: events carry `avatar_url: null` for Gravatar users. */
-  client_gravatar: boolean;
-  /** The client keeps deactivated user groups (capability `include_deactivated_groups`). */
-  include_deactivated_groups: boolean;
-  /** The client keeps archived channels (capability `archived_channels`). */
-  archived_channels: boolean;
-  /** `presence` events without `email` (`slim_presence`). */
-  slim_presence: boolean;
-  /** `presence` events in the modern format (capability `simplified_presence_events`). */
-  simplified_presence_events: boolean;
   /** The seq of the newest fact this queue reflects. */
   seq: number;
 }

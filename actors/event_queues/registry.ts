@@ -5,6 +5,7 @@
  * with `QueuesDropped` facts (`remove`).
  */
 import { ApiError, badQueue } from '../errors.js';
+import { storedCapabilities } from '../core/capabilities.js';
 import type { QueueActor, QueueContext, SequencedEvent } from './queue_actor.js';
 
 
@@ -205,13 +206,7 @@ export function restoredContext(stored: QueueContext): QueueContext {
     next_id: stored.next_id,
     newest_pruned_id: stored.newest_pruned_id,
     lifespan_ms: stored.lifespan_ms,
-    empty_topic_name: stored.empty_topic_name,
-    bulk_message_deletion: stored.bulk_message_deletion === true,
-    client_gravatar: stored.client_gravatar === true,
-    include_deactivated_groups: stored.include_deactivated_groups === true,
-    archived_channels: stored.archived_channels === true,
-    slim_presence: stored.slim_presence === true,
-    simplified_presence_events: stored.simplified_presence_events === true,
+    ...storedCapabilities(stored),
     seq: stored.seq,
   };
 }

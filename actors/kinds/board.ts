@@ -101,3 +101,9 @@ export const boardPersistence: Persistence<BoardContext, BoardRestoreScope> = {
     }
   },
 };
+
+declare module '../core/state_view.js' {
+  interface Contexts {
+    board: BoardContext;
+  }
+}

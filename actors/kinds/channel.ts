@@ -277,3 +277,9 @@ export const channelRestore: Pick<Persistence<ChannelContext, ChannelRestoreScop
     }
   },
 };
+
+declare module '../core/state_view.js' {
+  interface Contexts {
+    channel: ChannelContext;
+  }
+}

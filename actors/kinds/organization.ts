@@ -474,3 +474,9 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
     for (const m of c.msgs) addDirectMessage(org, m);
   },
 };
+
+declare module '../core/state_view.js' {
+  interface Contexts {
+    org: OrgContext;
+  }
+}

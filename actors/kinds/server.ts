@@ -50,3 +50,9 @@ export const serverPersistence: Persistence<ServerContext, ServerRestoreScope> =
     });
   },
 };
+
+declare module '../core/state_view.js' {
+  interface Contexts {
+    server: ServerContext;
+  }
+}

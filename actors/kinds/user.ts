@@ -174,3 +174,9 @@ export const userRestore: Pick<Persistence<UserContext, UserRestoreScope>, 'tags
     });
   },
 };
+
+declare module '../core/state_view.js' {
+  interface Contexts {
+    user: UserContext;
+  }
+}

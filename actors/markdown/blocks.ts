@@ -18,7 +18,7 @@
 import type { MarkdownIt } from 'markdown-it';
 import type { StateBlock } from 'markdown-it';
 import { STASH_CLOSE, STASH_OPEN, type RenderState } from './env.js';
-import { codeBlockHtml } from './fences.js';
+import { codeBlockHtml } from './highlight/index.js';
 
 const PLACEHOLDER_LINE = new RegExp(`^${STASH_OPEN}(\\d+)${STASH_CLOSE}$`);
 
@@ -140,5 +140,5 @@ export function blocks(md: MarkdownIt): void {
       return prev && prev.type === 'paragraph_close' && prev.hidden ? html.replace(/^\n/, '') : html;
     };
   }
-  md.renderer.rules.code_block = (tokens, idx) => codeBlockHtml(null, tokens[idx].content.replace(/[ \t]+$/gm, '')) + '\n';
+  md.renderer.rules.code_block = (tokens, idx) => codeBlockHtml(null, tokens[idx].content.replace(/[ \t]+$/gm, ''), true) + '\n';
 }

@@ -8,28 +8,16 @@
  * - A Unicode emoji in the text (Unicode's emoji sequence regex, TR51) that the
  *   table knows renders the same span with its name; characters that default to
  *   text presentation (`↔`, `#`, digits) are left alone.
- * Names and codes are Parley's table (`actors/emoji.ts`: iamcal short names from
- * emojibase), not Zulip's own name table, so some names differ from Zulip's
- * (Zulip calls 1f642 `smile`; iamcal calls 1f604 `smile`).
+ * Names and codes are Zulip's table (`actors/emoji.ts`): a `:name:` may be any of an
+ * emoji's names and keeps it (`:thumbs_up:`); a literal emoji takes its canonical name.
+ * Sequences the table lacks (newer emoji, ZWJ families) stay text, as in Zulip.
  * Emoji are found after links (as in Zulip, where emoji come later), so not inside
  * URLs, link text or code.
  */
 import type { MarkdownIt } from 'markdown-it';
 import type { StateCore, Token } from 'markdown-it';
-import { createRequire } from 'node:module';
-import { emojiCodeOf, isEmojiCode } from '../emoji.js';
+import { emojiCode, emojiCodeOf, emojiNameOf, EMOTICON_CONVERSIONS } from '../emoji.js';
 import { escapeAttr, escapeText, type MarkdownEnv, type RenderState } from './env.js';
-
-const require = createRequire(import.meta.url);
-const IAMCAL = require('emojibase-data/en/shortcodes/iamcal.json') as Record<string, string | string[]>;
-
-/** The first iamcal name of each code (Zulip's form of code). */
-const nameOfCode = new Map<string, string>();
-for (const [hexcode, names] of Object.entries(IAMCAL)) {
-  const code = hexcode.toLowerCase().split('-').filter((p) => p !== 'fe0f').join('-');
-  const first = Array.isArray(names) ? names[0] : names;
-  if (!nameOfCode.has(code)) nameOfCode.set(code, first);
-}
 
 export const NAME_RE = /:([\p{L}\p{N}_\-+]+):/gu;
 const EMOJI_UNIT = '(?:\\p{Emoji}(?:\\p{Emoji_Modifier}|\\uFE0F\\u20E3?|[\\u{E0020}-\\u{E007E}]+\\u{E007F})?)';
@@ -51,35 +39,82 @@ function byName(name: string, lookup: MarkdownEnv): string | null {
   return code === undefined ? null : emojiSpan(code, name);
 }
 
-function unicodeCode(sequence: string): string {
-  return [...sequence.replace(/\uFE0F/g, '')].map((c) => c.codePointAt(0)!.toString(16).padStart(4, '0')).join('-');
+type Piece = string | { html: string };
+
+const ANY_EMOTICON_SOURCE = Object.keys(EMOTICON_CONVERSIONS).map((e) => e.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+/** Zulip's `terminal_symbols`: an emoticon stands between these, or at an end of the text. */
+const TERMINAL = ',.;?!()\\[\\] "\'\\n\\t';
+const EMOTICON_RE = new RegExp(
+  `(?<![^${TERMINAL}])(?:${ANY_EMOTICON_SOURCE})(?![^${TERMINAL}])`,
+  'g',
+);
+const ANY_EMOTICON = new RegExp(ANY_EMOTICON_SOURCE);
+
+/** Whether the text holds something that may be an emoticon (for a sender who translates them). */
+export function mayHoldEmoticon(text: string): boolean {
+  return ANY_EMOTICON.test(text);
 }
 
-/** Splits `content` into text and emoji HTML pieces. */
-function split(content: string, lookup: MarkdownEnv): (string | { html: string })[] | null {
-  const pieces: (string | { html: string })[] = [];
+/** Stands for what is not text at a stretch's edge (another emoji, a tag): not a terminal symbol. */
+const NOT_TERMINAL = '\u0000';
+
+/** Unicode emoji in a stretch of text, as spans; false when there is none. */
+function pushUnicode(pieces: Piece[], s: string): boolean {
+  let at = 0;
+  POSSIBLE_EMOJI.lastIndex = 0;
+  for (let m = POSSIBLE_EMOJI.exec(s); m; m = POSSIBLE_EMOJI.exec(s)) {
+    if (TEXT_PRESENTATION.test(m[0])) continue;
+    const code = emojiCode(m[0]);
+    const name = emojiNameOf(code);
+    if (name === undefined) continue;
+    if (m.index > at) pieces.push(s.slice(at, m.index));
+    pieces.push({ html: emojiSpan(code, name) });
+    at = m.index + m[0].length;
+  }
+  if (at === 0) return false;
+  if (at < s.length) pieces.push(s.slice(at));
+  return true;
+}
+
+/**
+ * Emoticons (`:)` → `:smile:`, for a sender who turned on `translate_emoticons`), then
+ * Unicode emoji, in a stretch of text; `open`/`close` say whether its edges count as
+ * the text's ends for an emoticon's boundary. False when nothing was found.
+ */
+function pushText(pieces: Piece[], s: string, lookup: MarkdownEnv, open: boolean, close: boolean): boolean {
+  if (s === '') return false;
   let changed = false;
-  let last = 0;
-  const pushText = (s: string): void => {
-    if (s === '') return;
-    if (!NON_ASCII.test(s)) {
-      pieces.push(s);
-      return;
-    }
+  if (lookup.translateEmoticons && mayHoldEmoticon(s)) {
+    const padded = (open ? '' : NOT_TERMINAL) + s + (close ? '' : NOT_TERMINAL);
+    const shift = open ? 0 : 1;
     let at = 0;
-    POSSIBLE_EMOJI.lastIndex = 0;
-    for (let m = POSSIBLE_EMOJI.exec(s); m; m = POSSIBLE_EMOJI.exec(s)) {
-      if (TEXT_PRESENTATION.test(m[0])) continue;
-      const code = unicodeCode(m[0]);
-      const name = nameOfCode.get(code);
-      if (!name || !isEmojiCode(code)) continue;
-      if (m.index > at) pieces.push(s.slice(at, m.index));
+    EMOTICON_RE.lastIndex = 0;
+    for (let m = EMOTICON_RE.exec(padded); m; m = EMOTICON_RE.exec(padded)) {
+      const name = EMOTICON_CONVERSIONS[m[0]];
+      const code = emojiCodeOf(name);
+      if (code === undefined) continue;
+      const start = m.index - shift;
+      if (start > at && !pushUnicode(pieces, s.slice(at, start))) pieces.push(s.slice(at, start));
       pieces.push({ html: emojiSpan(code, name) });
-      at = m.index + m[0].length;
+      at = start + m[0].length;
       changed = true;
     }
-    if (at < s.length) pieces.push(s.slice(at));
-  };
+    s = s.slice(at);
+    if (s === '') return changed;
+  }
+  if (NON_ASCII.test(s) && pushUnicode(pieces, s)) return true;
+  pieces.push(s);
+  return changed;
+}
+
+/**
+ * Splits a text token into text and emoji HTML pieces, or null when it has none;
+ * `open`/`close` say whether the token starts/ends the line (for emoticons).
+ */
+function split(content: string, lookup: MarkdownEnv, open: boolean, close: boolean): Piece[] | null {
+  const pieces: Piece[] = [];
+  let changed = false;
+  let last = 0;
   if (content.includes(':')) {
     NAME_RE.lastIndex = 0;
     for (let m = NAME_RE.exec(content); m; m = NAME_RE.exec(content)) {
@@ -88,30 +123,36 @@ function split(content: string, lookup: MarkdownEnv): (string | { html: string }
         // Zulip's pattern consumes the unknown `:name:` as text, so the next match starts after it.
         continue;
       }
-      pushText(content.slice(last, m.index));
+      changed = pushText(pieces, content.slice(last, m.index), lookup, last === 0 && open, false) || changed;
       pieces.push({ html });
       last = m.index + m[0].length;
       changed = true;
     }
   }
-  pushText(content.slice(last));
+  changed = pushText(pieces, content.slice(last), lookup, last === 0 && open, close) || changed;
   return changed ? pieces : null;
 }
+
+/** Whether a token is a line's edge for an emoticon: none, or a line break. */
+const isLineEdge = (tok: Token | undefined): boolean => tok === undefined || tok.type === 'softbreak' || tok.type === 'hardbreak';
 
 export function emoji(md: MarkdownIt): void {
   md.core.ruler.after('zulip_links', 'zulip_emoji', (state: StateCore) => {
     for (const block of state.tokens) {
       if (block.type !== 'inline' || !block.children) continue;
-      if (!block.children.some((tok) => tok.type === 'text' && (tok.content.includes(':') || NON_ASCII.test(tok.content)))) continue;
+      const lookup = (state.env as unknown as RenderState).lookup;
+      const wanted = (tok: Token): boolean => tok.type === 'text' && (tok.content.includes(':') || NON_ASCII.test(tok.content) || (lookup.translateEmoticons === true && mayHoldEmoticon(tok.content)));
+      if (!block.children.some(wanted)) continue;
       const out: Token[] = [];
       let depth = 0;
-      for (const tok of block.children) {
+      const children = block.children;
+      children.forEach((tok, i) => {
         if (tok.type === 'link_open') depth++;
         else if (tok.type === 'link_close') depth--;
-        const pieces = tok.type === 'text' && depth === 0 && (tok.content.includes(':') || NON_ASCII.test(tok.content)) ? split(tok.content, (state.env as unknown as RenderState).lookup) : null;
+        const pieces = depth === 0 && wanted(tok) ? split(tok.content, lookup, isLineEdge(children[i - 1]), isLineEdge(children[i + 1])) : null;
         if (!pieces) {
           out.push(tok);
-          continue;
+          return;
         }
         for (const piece of pieces) {
           const t = new state.Token(typeof piece === 'string' ? 'text' : 'html_inline', '', 0);
@@ -119,7 +160,7 @@ export function emoji(md: MarkdownIt): void {
           t.level = tok.level;
           out.push(t);
         }
-      }
+      });
       block.children = out;
     }
   });

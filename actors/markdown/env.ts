@@ -22,8 +22,12 @@ export interface MarkdownEnv {
   realmUrl?: string;
   /** An active custom emoji of the organization by name, for `:name:` (it wins over a Unicode emoji of that name). */
   realmEmoji?(name: string): { source_url: string } | undefined;
+  /** The sender's `translate_emoticons` setting: `:)` and Zulip's other emoticons become emoji. */
+  translateEmoticons?: boolean;
   /** The organization's linkifiers, compiled, in the order they apply. */
   linkifiers?: CompiledLinkifier[];
+  /** The organization's `default_code_block_language`: the language of a fence that names none (empty: none). */
+  defaultCodeBlockLanguage?: string;
 }
 
 /** The HTML of a message and what it mentions. */

@@ -12,7 +12,8 @@
  *   entities), or anything the bare-URL pass looks at (`://`, `.` + letter, `@` —
  *   mentions too — or `bitcoin:`);
  * - the line holds a `:name:` or a non-ASCII character that can be part of an emoji
- *   (the emoji pass would look at it);
+ *   (the emoji pass would look at it), or, for a sender who translates emoticons, an
+ *   emoticon;
  * - one of the organization's linkifiers matches a text piece of the line, with the
  *   same boundaries the linkifier pass gives it.
  *
@@ -22,7 +23,7 @@
  * against the full renderer on generated lines and on every case of Zulip's fixture.
  */
 import { hasLinkifierMatch } from '../linkifier_rules.js';
-import { NAME_RE } from './emoji.js';
+import { mayHoldEmoticon, NAME_RE } from './emoji.js';
 import { escapeText, type MarkdownEnv } from './env.js';
 import { EMPHASIS, ENTITY, STRONG, STRONG_EM } from './inline.js';
 import { MAYBE_LINK } from './links.js';
@@ -96,7 +97,7 @@ export function fastRenderable(source: string): boolean {
  * null when the full renderer must take it.
  */
 export function plainParagraph(source: string, env: MarkdownEnv): string | null {
-  if (!fastRenderable(source)) return null;
+  if (!fastRenderable(source) || (env.translateEmoticons && mayHoldEmoticon(source))) return null;
   const pieces: Piece[] = [];
   if (source.includes('*')) tokenize(source, 0, source.length, pieces);
   else pieces.push({ text: source });

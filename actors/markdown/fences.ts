@@ -11,50 +11,23 @@
  *   the header and body parsed as Markdown, and the closing divs.
  * - ```` ```math ````: each paragraph typeset by KaTeX in display mode (`katex.ts`), or,
  *   where KaTeX refuses it, `<span class="tex-error">escaped source</span>`; inside a `<p>`.
- * - Anything else is code: `<div class="codehilite" data-code-language="Python"><pre><span></span><code>…\n</code></pre></div>`,
- *   lines right-trimmed, leading and trailing blank lines dropped, escaped as Pygments
- *   escapes. There is no Pygments here, so there are no token spans; the language
- *   name is Pygments' name for the common aliases, else the language as typed.
+ * - Anything else is code, highlighted as Zulip's Pygments does (`highlight/`), lines
+ *   right-trimmed. A fence without a language takes the organization's
+ *   `default_code_block_language`, except inside a spoiler (as in Zulip, whose
+ *   spoiler handler does not pass the default on).
  *
  * Code, spoiler wrappers and math are replaced by stash placeholders (see env.ts)
  * that the block and inline rules turn back into the HTML.
  */
 import { stash, type RenderState } from './env.js';
+import { codeBlockHtml } from './highlight/index.js';
 import { renderTex } from './katex.js';
 
 const FENCE_RE = /^(?<fence>~{3,}|`{3,})[ ]*(?:\{?\.?(?<lang>[a-zA-Z0-9_+,\-./#]+)[ ]*(?<header>[^ ~`][^~`]*)?\}?)?$/;
 
-/** Pygments' display names for common language aliases (Zulip puts the lexer's name in `data-code-language`). */
-const PYGMENTS_NAMES: Record<string, string> = {
-  python: 'Python', py: 'Python', python3: 'Python', py3: 'Python', py2: 'Python 2.x', python2: 'Python 2.x',
-  javascript: 'JavaScript', js: 'JavaScript', typescript: 'TypeScript', ts: 'TypeScript', json: 'JSON',
-  java: 'Java', c: 'C', cpp: 'C++', 'c++': 'C++', csharp: 'C#', 'c#': 'C#', go: 'Go', golang: 'Go', rust: 'Rust', rs: 'Rust',
-  ruby: 'Ruby', rb: 'Ruby', php: 'PHP', perl: 'Perl', pl: 'Perl', bash: 'Bash', sh: 'Bash', shell: 'Bash', zsh: 'Bash',
-  console: 'Bash Session', sql: 'SQL', html: 'HTML', xml: 'XML', css: 'CSS', yaml: 'YAML', yml: 'YAML', toml: 'TOML',
-  markdown: 'Markdown', md: 'Markdown', tex: 'TeX', latex: 'TeX', haskell: 'Haskell', hs: 'Haskell', kotlin: 'Kotlin',
-  swift: 'Swift', scala: 'Scala', lua: 'Lua', r: 'R', diff: 'Diff', patch: 'Diff', text: 'Text only', ini: 'INI',
-  dockerfile: 'Docker', docker: 'Docker', makefile: 'Makefile', make: 'Makefile', elixir: 'Elixir', erlang: 'Erlang',
-  clojure: 'Clojure', ocaml: 'OCaml', powershell: 'PowerShell', ps1: 'PowerShell', objectivec: 'Objective-C',
-};
-
-const CODE_SPECIAL = /[&<>"']/;
-
-/** Escapes code as Pygments' HTML formatter does. */
-function escapeCode(s: string): string {
-  if (!CODE_SPECIAL.test(s)) return s;
-  return s.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
-}
-
 /** Escapes as Django's `escape` (used for math that did not render). */
 function escapeDjango(s: string): string {
   return s.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#x27;'));
-}
-
-/** The HTML of a code block. */
-export function codeBlockHtml(lang: string | null, text: string): string {
-  const code = escapeCode(text.replace(/^\n+|\n+$/g, ''));
-  const attr = lang ? ` data-code-language="${escapeCode(PYGMENTS_NAMES[lang] ?? lang)}"` : '';
-  return `<div class="codehilite"${attr}><pre><span></span><code>${code}\n</code></pre></div>`;
 }
 
 type Kind = 'outer' | 'code' | 'quote' | 'spoiler' | 'math';
@@ -74,13 +47,14 @@ export function preprocessFences(lines: string[], state: RenderState): string[] 
   const output: string[] = [];
   const handlers: Handler[] = [{ kind: 'outer', fence: '', lang: null, header: null, output, lines: output }];
 
-  const open = (line: string, into: string[]): void => {
+  const defaultLanguage = state.lookup.defaultCodeBlockLanguage || null;
+  const open = (line: string, into: string[], withDefault: boolean): void => {
     const m = FENCE_RE.exec(line);
     if (!m) {
       into.push(line);
       return;
     }
-    const lang = m.groups!.lang ? m.groups!.lang.toLowerCase() : null;
+    const lang = m.groups!.lang ? m.groups!.lang.toLowerCase() : withDefault ? defaultLanguage?.toLowerCase() ?? null : null;
     const kind: Kind = lang === 'quote' || lang === 'quoted' ? 'quote' : lang === 'math' ? 'math' : lang === 'spoiler' ? 'spoiler' : 'code';
     handlers.push({ kind, fence: m.groups!.fence, lang, header: m.groups!.header ?? null, output: into, lines: [] });
   };
@@ -104,9 +78,9 @@ export function preprocessFences(lines: string[], state: RenderState): string[] 
 
   for (const line of lines) {
     const h = handlers[handlers.length - 1];
-    if (h.kind === 'outer') open(line, output);
+    if (h.kind === 'outer') open(line, output, true);
     else if (line.trimEnd() === h.fence) done();
-    else if (h.kind === 'quote' || h.kind === 'spoiler') open(line, h.lines);
+    else if (h.kind === 'quote' || h.kind === 'spoiler') open(line, h.lines, h.kind === 'quote');
     else h.lines.push(line.trimEnd());
   }
   while (handlers.length > 1) done();

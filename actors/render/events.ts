@@ -3,7 +3,7 @@
  * audiences most events go to.
  */
 import type { StateView } from '../core/state_view.js';
-import type { OutgoingEvent } from '../event_queues/queue_actor.js';
+import type { OutgoingEvent } from '../core/area.js';
 import { Role, type UserRecord } from '../types.js';
 import type { Delivery } from '../core/area.js';
 import { deliveryEmailFor } from './views.js';

@@ -7,6 +7,7 @@ import { allowEditHistory, type RealmSettings } from '../realm_settings.js';
 import { escapeHtml } from '../markdown/index.js';
 import { DEFAULT_EXTERNAL_ACCOUNTS } from '../external_accounts.js';
 import type { OrgRecord } from '../types.js';
+import { EMOJI_API_PATH } from '../emoji.js';
 
 /**
  * The API version Parley reports, under both the Zulip and the service names: the highest
@@ -51,7 +52,6 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_mandatory_topics: false,
     realm_message_retention_days: -1,
     realm_default_language: 'en',
-    realm_default_code_block_language: '',
     realm_invite_required: true,
     realm_disallow_disposable_email_addresses: true,
     realm_email_auth_enabled: true,
@@ -99,7 +99,7 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     server_web_public_streams_enabled: false,
     server_can_summarize_topics: false,
     server_jitsi_server_url: null,
-    server_emoji_data_url: '',
+    server_emoji_data_url: `${realmUrl}${EMOJI_API_PATH}`,
     server_thumbnail_formats: [],
     server_supported_permission_settings: {},
     server_presence_ping_interval_seconds: 60,

@@ -230,6 +230,8 @@ export interface MessageViewOptions {
   allowEmptyTopicName?: boolean;
   /** The client computes Gravatar URLs itself: `avatar_url` is null. */
   clientGravatar?: boolean;
+  /** How to name a sender the viewer may not access (`user_access.ts`'s `inaccessibleSender`). */
+  hiddenSender?: { full_name: string; email: string; avatar_url: string };
 }
 
 /** A message as Zulip renders it, without the per-user `flags`. */
@@ -249,12 +251,12 @@ export function messageView(org: OrgContext, m: MessageRecord, channelName: stri
     is_me_message: m.content.startsWith('/me '),
     reactions: (m.reactions ?? []).map((r) => ({ emoji_name: r.emoji_name, emoji_code: r.emoji_code, reaction_type: r.reaction_type, user_id: r.user_id })),
     submessages: (m.submessages ?? []).map((s) => ({ msg_type: s.msg_type, content: s.content, message_id: m.id, sender_id: s.sender_id, id: s.id })),
-    sender_full_name: sender.full_name,
-    sender_email: sender.email,
+    sender_full_name: opts.hiddenSender?.full_name ?? sender.full_name,
+    sender_email: opts.hiddenSender?.email ?? sender.email,
     sender_realm_str: SYSTEM_BOTS.has(m.sender_id) ? SYSTEM_BOT_REALM : org.org.subdomain,
     display_recipient: displayRecipient(org, m, channelName),
     type: m.stream_id !== null ? 'stream' : 'private',
-    avatar_url: opts.clientGravatar ? null : avatarUrl(sender.email),
+    avatar_url: opts.hiddenSender ? opts.hiddenSender.avatar_url : opts.clientGravatar ? null : avatarUrl(sender.email),
     content_type: applyMarkdown ? 'text/html' : 'text/x-markdown',
   };
   if (m.stream_id !== null) view.stream_id = m.stream_id;

@@ -13,7 +13,9 @@ import { FACTS, type Stamped } from '../areas/index.js';
 import type { Delivery, NamedQueuesDelivery, UserDelivery } from '../core/area.js';
 import type { StateView } from '../core/state_view.js';
 import { narrowPredicate } from '../narrow.js';
-import type { Cell, OutgoingEvent, QueueDelivery, Routing, SequencedEvent } from '../event_queues/index.js';
+import type { OutgoingEvent } from '../core/area.js';
+import { capabilityVariant } from '../core/capabilities.js';
+import type { Cell, QueueDelivery, Routing, SequencedEvent } from '../event_queues/index.js';
 
 /** Where resolved events go, one queue and event at a time. */
 type Visit = (cell: Cell, event: SequencedEvent) => void;
@@ -167,7 +169,7 @@ export class EventRouting {
           visit(cell, shared);
           continue;
         }
-        const variant = (q.empty_topic_name ? 1 : 0) + (q.bulk_message_deletion ? 2 : 0) + (q.client_gravatar ? 4 : 0) + (q.include_deactivated_groups ? 8 : 0) + (q.slim_presence ? 16 : 0) + (q.simplified_presence_events ? 32 : 0) + (q.archived_channels ? 64 : 0);
+        const variant = capabilityVariant(q);
         let event = built?.[variant];
         if (event === undefined) {
           const e = build!(userId, q);

@@ -5,7 +5,15 @@
  * from the per-API table below.
  */
 import { typesOf } from './params.js';
-import type { ApiName, ResponseDoc, RouteRecord } from './route.js';
+import type { ApiName, Requirement, ResponseDoc, RouteRecord } from './route.js';
+
+/** What a route's `requires` refuses, as the generated document says it. */
+const REQUIREMENT_DOC: Record<Requirement, string> = {
+  owner: 'Organization owners only ("Must be an organization owner")',
+  admin: 'Organization administrators only ("Must be an organization administrator")',
+  member: 'Not for guests or bots',
+  bot: 'Bots only',
+};
 
 const ref = (name: string): Record<string, string> => ({ $ref: `#/components/schemas/${name}` });
 
@@ -20,6 +28,7 @@ const API_DOC: Record<ApiName, { errorMediaType: string; errorComponent: string;
         400: { description: 'Bad request: a parameter is missing or invalid' },
       };
       if (r.auth === 'user') out[401] = { description: 'Not authenticated, or the account or organization is deactivated' };
+      if (r.requires) out[403] = { description: REQUIREMENT_DOC[r.requires] };
       if (Object.values(r.params).some((p) => p.in === 'path')) out[404] = { description: 'No such resource, or a path parameter of the wrong shape' };
       if (!r.unlimited) out[429] = { description: 'Rate limited; `Retry-After` says when to retry' };
       return out;
@@ -75,6 +84,7 @@ function operationOf(r: RouteRecord): Record<string, unknown> {
   if (r.api === 'chat') op.security = r.auth === 'user' ? [{ basicAuth: [] }] : [];
   if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: ref(r.body.component) } } };
   if (r.method === 'GET' && r.limiter) op['x-state-changing-get'] = true;
+  if (r.requires) op['x-requires'] = r.requires;
   return op;
 }
 

@@ -13,7 +13,8 @@ import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox
 import type { BoardSwitch } from '../../actors/board_types.js';
 import type { Logger } from '../../actors/core/logger.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
-import type { OrgRecord, UserRecord } from '../../actors/types.js';
+import { adminRequired, ApiError, badRequest, botsOnly } from '../../actors/errors.js';
+import { Role, type OrgRecord, type UserRecord } from '../../actors/types.js';
 import type { Config } from '../config.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { UploadedFile } from './body.js';
@@ -81,7 +82,7 @@ export function queryParamsOf(r: { params: ParamMap }): Array<[string, ParamSpec
 /**
  * Chat: Zulip's rate limit domains for particular endpoints, each counted besides the
  * general per-user or per-address limit (`api_by_user`, `api_by_ip`), with Zulip's
- * default rules; what each counts per is in `RATE_CLASSES` (`dispatch.ts`).
+ * default rules; what each counts per is in `RATE_CLASSES` (`chat_app.ts`).
  */
 export type RateClass = 'authenticate_by_username';
 
@@ -158,11 +159,14 @@ export interface RouteRecord<M extends ParamMap = ParamMap, B = any, A extends A
   /** Chat: `user` needs HTTP Basic; `none` still chooses the organization by Host. */
   auth?: 'user' | 'none';
   /**
-   * Chat, `auth: 'user'`: only bots may call it (Zulip's `@require_bot`); anyone else is
-   * refused once authenticated, before the parameters are decoded, so that a large body
-   * from a human costs nothing (87,000 keys to `PUT /bot_storage` were parsed and checked first).
+   * Chat, `auth: 'user'`: who may call it, as Zulip's view decorators say
+   * (`@require_realm_admin`, `@require_realm_owner`, `@require_member_or_admin`, bots
+   * only). The pipeline refuses anyone else once authenticated, before the parameters are
+   * decoded (as Zulip's decorators wrap the parameter parsing), so a large body from
+   * someone refused costs nothing (87,000 keys to `PUT /bot_storage` were parsed and
+   * checked first). The generated OpenAPI document shows it (`x-requires`).
    */
-  botsOnly?: boolean;
+  requires?: Requirement;
   /**
    * Chat: exempt from rate limiting (the event queue endpoints, Parley's hot path: a
    * client polls once per event batch). Zulip's Tornado counts them in buckets of its
@@ -204,6 +208,26 @@ export interface RouteRecord<M extends ParamMap = ParamMap, B = any, A extends A
   /** Documented responses; the OpenAPI generator adds each API's usual ones. */
   responses?: Record<number, ResponseDoc>;
   handler(ctx: ContextOf<A, ParamsOf<M>, B>): Reply | Promise<Reply>;
+}
+
+/** Who may call a route: see `RouteRecord.requires`. */
+export type Requirement = 'owner' | 'admin' | 'member' | 'bot';
+
+/** Zulip's refusal of a caller that a route's `requires` does not admit, or null when it admits them. */
+export function refusal(requires: Requirement | undefined, user: Pick<UserRecord, 'role' | 'is_bot'>): ApiError | null {
+  switch (requires) {
+    case undefined:
+      return null;
+    case 'owner':
+      return user.role === Role.OWNER ? null : new ApiError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
+    case 'admin':
+      return user.role <= Role.ADMIN ? null : adminRequired();
+    case 'member':
+      if (user.role === Role.GUEST) return badRequest('Not allowed for guest users');
+      return user.is_bot ? badRequest('This endpoint does not accept bot requests.') : null;
+    case 'bot':
+      return user.is_bot ? null : botsOnly();
+  }
 }
 
 /** The methods whose requests grow state unless their record says otherwise (`RouteRecord.grows`). */
@@ -253,6 +277,7 @@ export const S = {
   bool: Type.Boolean(),
   str: Type.String(),
   intArray: Type.Array(Type.Integer()),
+  nonNegIntArray: Type.Array(Type.Integer({ minimum: 0 })),
   strArray: Type.Array(Type.String()),
   /** Any JSON array. */
   list: Type.Array(Type.Unknown()),

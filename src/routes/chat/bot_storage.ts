@@ -10,7 +10,7 @@ export const getStorage = route({
   path: '/api/v1/bot_storage',
   operationId: 'getBotStorage',
   auth: 'user',
-  botsOnly: true,
+  requires: 'bot',
   summary: "The calling bot's storage, or the entries of `keys`",
   params: { keys: { schema: S.strArray } },
   handler({ params, org, user, runtime }) {
@@ -23,7 +23,7 @@ export const updateStorage = route({
   path: '/api/v1/bot_storage',
   operationId: 'updateBotStorage',
   auth: 'user',
-  botsOnly: true,
+  requires: 'bot',
   summary: `Set entries of the calling bot's storage, overwriting existing keys (at most ${MAX_BOT_STORAGE_ENTRIES_PER_REQUEST} a request; 10,000,000 characters in all)`,
   params: { storage: { schema: Type.Record(Type.String(), Type.String(), { maxProperties: MAX_BOT_STORAGE_ENTRIES_PER_REQUEST }), required: true } },
   async handler({ params, org, user, runtime }) {
@@ -37,7 +37,7 @@ export const removeStorage = route({
   path: '/api/v1/bot_storage',
   operationId: 'removeBotStorage',
   auth: 'user',
-  botsOnly: true,
+  requires: 'bot',
   summary: "Remove the entries of `keys`, or the whole of the calling bot's storage",
   params: { keys: { schema: S.strArray } },
   async handler({ params, org, user, runtime }) {

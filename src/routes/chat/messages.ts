@@ -3,7 +3,7 @@
  */
 import { linkedPathIds } from '../../../actors/areas/attachments.js';
 import { collectUploads } from '../../uploads/collect.js';
-import { messagesMatchingNarrow, queryMessages, type MessageQuery } from '../../../actors/message_query.js';
+import { messagesByIds, messagesMatchingNarrow, queryMessages, type MessageQuery } from '../../../actors/message_query.js';
 import { readReceipts } from '../../../actors/areas/flags.js';
 import { checkReport, REPORTING_DISABLED } from '../../../actors/areas/message_reports.js';
 import { realmSettings } from '../../../actors/realm_settings.js';
@@ -12,6 +12,7 @@ import { mapInSlices } from '../../http/slices.js';
 import { checkNarrow, searchWords as operandWords, type NarrowTerm } from '../../../actors/narrow.js';
 import type { MessageRecord } from '../../../actors/types.js';
 import { accessMessage, messageForViewer, renderPreview } from '../../../actors/areas/messages.js';
+import { userAccessOf } from '../../../actors/user_access.js';
 import { channelIdByName, checkChannelId } from '../../../actors/areas/subscriptions.js';
 import { resolveUserIds } from '../../../actors/areas/users.js';
 import { ApiError, badRequest } from '../../../actors/errors.js';
@@ -84,6 +85,9 @@ function searchWords(narrow: NarrowTerm[]): string[] {
   return [...new Set(narrow.filter((t) => t.operator === 'search' && !t.negated).flatMap((t) => operandWords(t.operand)))];
 }
 
+/** The parameters Zulip names when `message_ids` comes with an anchored range. */
+const MESSAGE_IDS_EXCLUSIVE = ['num_before', 'num_after', 'anchor', 'message_ids', 'include_anchor', 'use_first_unread_anchor'];
+
 export const getMessages = route({
   method: 'GET',
   path: '/api/v1/messages',
@@ -100,9 +104,30 @@ export const getMessages = route({
     client_gravatar: { schema: S.bool },
     use_first_unread_anchor: { schema: S.bool },
     allow_empty_topic_name: { schema: S.bool },
+    message_ids: { schema: S.nonNegIntArray },
   },
   async handler({ params, org, user, runtime, exchange }) {
     const narrow = checkNarrow(params.narrow ?? []);
+    const view = { applyMarkdown: params.apply_markdown ?? true, allowEmptyTopicName: params.allow_empty_topic_name ?? false, clientGravatar: params.client_gravatar ?? true };
+    const access = userAccessOf(runtime, org.id, user);
+    const words = searchWords(narrow);
+    const highlight = words.length > 0 ? highlighter(words) : null;
+    const render = (m: MessageRecord): Record<string, unknown> => {
+      const out = messageForViewer(runtime, org.id, user.user_id, m, view, access);
+      if (highlight) {
+        out.match_content = highlight.html(m.rendered);
+        out.match_subject = highlight.text(out.subject as string);
+      }
+      return out;
+    };
+    if (params.message_ids !== undefined) {
+      // Zulip's get_messages_backend: ids, or an anchored range, not both.
+      if (params.num_before || params.num_after || params.anchor !== undefined || params.use_first_unread_anchor) {
+        throw new ApiError('BAD_REQUEST', `Unsupported parameter combination: ${MESSAGE_IDS_EXCLUSIVE.join(', ')}`, { parameters: MESSAGE_IDS_EXCLUSIVE.join(', ') });
+      }
+      const found = messagesByIds(runtime, org.id, user.user_id, params.message_ids, narrow);
+      return { json: { messages: await mapInSlices(found, render, () => exchange.aborted), history_limited: false, found_anchor: false, found_oldest: false, found_newest: false } };
+    }
     // The scan yields to the event loop between slices, so a long search never holds it.
     const page = await queryMessages(
       runtime,
@@ -117,17 +142,6 @@ export const getMessages = route({
       },
       { aborted: () => exchange.aborted },
     );
-    const view = { applyMarkdown: params.apply_markdown ?? true, allowEmptyTopicName: params.allow_empty_topic_name ?? false, clientGravatar: params.client_gravatar ?? true };
-    const words = searchWords(narrow);
-    const highlight = words.length > 0 ? highlighter(words) : null;
-    const render = (m: MessageRecord): Record<string, unknown> => {
-      const out = messageForViewer(runtime, org.id, user.user_id, m, view);
-      if (highlight) {
-        out.match_content = highlight.html(m.rendered);
-        out.match_subject = highlight.text(out.subject as string);
-      }
-      return out;
-    };
     return {
       json: {
         // Built in slices too: a page of 2,500 messages is tens of milliseconds of views.
@@ -153,7 +167,7 @@ export const getMessage = route({
     const m = accessMessage(runtime, org.id, user, params.message_id);
     // Zulip answers this one with client_gravatar always on.
     const view = { applyMarkdown: params.apply_markdown ?? true, allowEmptyTopicName: params.allow_empty_topic_name ?? false, clientGravatar: true };
-    return { json: { raw_content: m.content, message: messageForViewer(runtime, org.id, user.user_id, m, view) } };
+    return { json: { raw_content: m.content, message: messageForViewer(runtime, org.id, user.user_id, m, view, userAccessOf(runtime, org.id, user)) } };
   },
 });
 
@@ -166,8 +180,8 @@ export const renderMessage = route({
   auth: 'user',
   summary: 'Render Markdown as a message would be, without sending it',
   params: { content: { schema: S.str, required: true } },
-  handler({ params, org, runtime }) {
-    return { json: { rendered: renderPreview(runtime, org.id, params.content) } };
+  handler({ params, org, user, runtime }) {
+    return { json: { rendered: renderPreview(runtime, org.id, user.user_id, params.content) } };
   },
 });
 

@@ -100,17 +100,25 @@ export const e2eeTestNotification = route({
   path: '/api/v1/mobile_push/e2ee/test_notification',
   operationId: 'e2eeTestNotify',
   auth: 'user',
-  summary: "Send an E2EE test notification to the caller's device `device_id`, or all of their devices registered with the relay",
-  params: { device_id: { schema: S.int } },
+  summary: "Send an E2EE test notification to the caller's device `device_id` or push account `push_account_id`, or all of those registered with the relay",
+  params: { device_id: { schema: S.int }, push_account_id: { schema: S.int } },
   async handler({ params, org, user, runtime, config }) {
     humansOnly(user);
-    const all = [...(runtime.user(org.id, user.user_id)?.devices ?? [])];
-    const active = all.filter(([id, d]) => d.push_token_id !== null && (params.device_id === undefined || id === params.device_id));
-    if (active.length === 0) throw NO_DEVICE();
+    const me = runtime.user(org.id, user.user_id);
+    // Either selector picks only its own kind; neither picks every device and account
+    // registered with the relay. Another user's id finds nothing (Zulip filters by user).
+    const { device_id: deviceId, push_account_id: accountId } = params;
+    const all = deviceId === undefined && accountId === undefined;
+    const devices = [...(me?.devices ?? [])].filter(([id, d]) => d.push_token_id !== null && (all || id === deviceId));
+    const accounts = [...(me?.pushAccounts ?? [])].filter(([id, a]) => a.status === 'active' && (all || id === accountId));
+    if (devices.length === 0 && accounts.length === 0) throw NO_DEVICE();
     await sendToBouncer(config.pushBouncerUrl, 'remotes/push/e2ee/test_notification', {
       realm_id: org.id,
       user_id: user.user_id,
-      devices: active.map(([id, d]) => ({ device_id: id, push_token_id: d.push_token_id, push_key_id: d.push_key_id })),
+      devices: [
+        ...devices.map(([id, d]) => ({ device_id: id, push_token_id: d.push_token_id, push_key_id: d.push_key_id })),
+        ...accounts.map(([id]) => ({ push_account_id: id })),
+      ],
     });
     return { json: {} };
   },

@@ -30,12 +30,19 @@ export const addReaction = route({
     reaction_type: { schema: S.str },
   },
   async handler({ params, org, user, runtime }) {
-    accessMessage(runtime, org.id, user, params.message_id);
+    const m = accessMessage(runtime, org.id, user, params.message_id);
     const custom = customEmojiOf(runtime.org(org.id)!);
     let code = params.emoji_code;
     let type = params.reaction_type;
-    if (code === undefined || type === undefined) ({ code, type } = emojiByName(params.emoji_name, custom));
-    const reactionType = checkEmojiRequest(params.emoji_name, code, type, custom);
+    if (code === undefined || type === undefined) {
+      const named = emojiByName(params.emoji_name, custom);
+      code ??= named.code;
+      type ??= named.type;
+    }
+    // As Zulip's check_add_reaction: a reaction with an emoji someone already chose is a
+    // vote for theirs (their name wins), and only a new one is checked.
+    const vote = (m.reactions ?? []).some((r) => r.emoji_code === code && r.reaction_type === type);
+    const reactionType = vote ? (type as Reaction['reaction_type']) : checkEmojiRequest(params.emoji_name, code, type, custom);
     await react(runtime, org.id, user, params.message_id, 'add', { emoji_name: params.emoji_name, emoji_code: code, reaction_type: reactionType, user_id: user.user_id });
     return { json: {} };
   },

@@ -8,19 +8,14 @@
  */
 import { exportConsents, listExports } from '../../../actors/areas/realm_exports.js';
 import { uploadSpaceUsed } from '../../../actors/areas/attachments.js';
-import { adminRequired, ApiError } from '../../../actors/errors.js';
+import { ApiError } from '../../../actors/errors.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
-import { Role, type UserRecord } from '../../../actors/types.js';
 import { buildExport } from '../../exports/realm_export.js';
 import { route, S } from '../../http/route.js';
 import { collectUploads } from '../../uploads/collect.js';
 import { uploadStore } from '../../uploads/store.js';
 import { realmUrl } from './server.js';
 import { randomBytes } from 'node:crypto';
-
-function requireAdmin(user: UserRecord): void {
-  if (user.role > Role.ADMIN) throw adminRequired();
-}
 
 /** Every message of the organization: Zulip's estimate of an export's size counts them all. */
 function messageCount(runtime: Runtime, orgId: number): number {
@@ -35,10 +30,10 @@ export const getRealmExports = route({
   path: '/api/v1/export/realm',
   operationId: 'getRealmExports',
   auth: 'user',
+  requires: 'admin',
   summary: "The organization's data exports (organization administrators only)",
   params: {},
   handler({ org, user, runtime }) {
-    requireAdmin(user);
     return { json: { exports: listExports(runtime.org(org.id)!) } };
   },
 });
@@ -48,6 +43,7 @@ export const exportRealm = route({
   path: '/api/v1/export/realm',
   operationId: 'exportRealm',
   auth: 'user',
+  requires: 'admin',
   summary: 'Ask for a data export: 1, public data (default), or 2, full with members\' consent (organization administrators only)',
   params: { export_type: { schema: S.int } },
   async handler({ params, org, user, runtime, config, request, log }) {
@@ -70,11 +66,11 @@ export const deleteRealmExport = route({
   path: '/api/v1/export/realm/{export_id}',
   operationId: 'deleteRealmExport',
   auth: 'user',
+  requires: 'admin',
   summary: 'Delete a data export that was built: its archive is removed and its URL stops working (organization administrators only)',
   params: { export_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime, config }) {
     // Zulip's require_realm_admin comes before the export is looked up.
-    requireAdmin(user);
     await runtime.execute({ kind: 'org', org: org.id, command: { type: 'DELETE_EXPORT', org: org.id, actor_id: user.user_id, id: params.export_id } });
     // The archive goes now, unless a snapshot still on disk names it (then at the sweep after that snapshot is gone).
     await collectUploads(runtime, config.dataDir);
@@ -87,10 +83,10 @@ export const getRealmExportConsents = route({
   path: '/api/v1/export/realm/consents',
   operationId: 'getRealmExportConsents',
   auth: 'user',
+  requires: 'admin',
   summary: 'Which members consent to administrators exporting their private data (organization administrators only)',
   params: {},
   handler({ org, user, runtime }) {
-    requireAdmin(user);
     return { json: { export_consents: exportConsents(runtime.org(org.id)!) } };
   },
 });

@@ -3,6 +3,7 @@
  * created first and the state gathered in the same synchronous step, so every fact
  * is either already in the state or on its way to the queue: never both, never neither.
  */
+import { requestedCapabilities } from '../../../actors/core/capabilities.js';
 import { checkEventNarrow, checkNarrow, narrowPredicate } from '../../../actors/narrow.js';
 import { fetchInitialState } from '../../../actors/areas/index.js';
 import { versionFields } from '../../../actors/render/register_payloads.js';
@@ -49,36 +50,30 @@ export function createQueue(runtime: Runtime, org: OrgRecord, user: UserRecord, 
     narrow,
     client,
     lifespan_secs: params.queue_lifespan_secs ?? null,
-    empty_topic_name: params.client_capabilities?.empty_topic_name === true,
-    bulk_message_deletion: params.client_capabilities?.bulk_message_deletion === true,
-    // Zulip's default since feature level 92: the client computes Gravatar URLs.
-    client_gravatar: params.client_gravatar ?? true,
-    include_deactivated_groups: params.client_capabilities?.include_deactivated_groups === true,
-    archived_channels: params.client_capabilities?.archived_channels === true,
-    slim_presence: params.slim_presence === true,
-    simplified_presence_events: params.client_capabilities?.simplified_presence_events === true,
+    ...requestedCapabilities(params),
   });
 }
 
 /** Builds a full register response for a freshly created queue. */
 export function registerResponse(runtime: Runtime, config: Config, org: OrgRecord, user: UserRecord, params: RegisterParams, host: string | undefined, queueId: string): Record<string, unknown> {
   const fetchTypes = params.fetch_event_types !== undefined ? params.fetch_event_types : params.event_types;
+  const caps = requestedCapabilities(params);
   const request = {
     org,
     user,
     realmUrl: realmUrl(host),
     heartbeatMaxMs: config.heartbeatMaxMs,
     includeSubscribers: params.include_subscribers !== false,
-    emptyTopicName: params.client_capabilities?.empty_topic_name === true,
+    emptyTopicName: caps.empty_topic_name,
     now: runtime.nowSeconds(),
-    clientGravatar: params.client_gravatar ?? true,
-    includeDeactivatedGroups: params.client_capabilities?.include_deactivated_groups === true,
-    archivedChannels: params.client_capabilities?.archived_channels === true,
+    clientGravatar: caps.client_gravatar,
+    includeDeactivatedGroups: caps.include_deactivated_groups,
+    archivedChannels: caps.archived_channels,
     userListIncomplete: params.client_capabilities?.user_list_incomplete === true,
     nowPrecise: runtime.nowMs() / 1000,
     presence: {
       // As in Zulip, the capability implies the modern format for the initial state too.
-      slim: params.slim_presence === true || params.client_capabilities?.simplified_presence_events === true,
+      slim: caps.slim_presence || caps.simplified_presence_events,
       historyLimitDays: params.presence_history_limit_days ?? null,
       limited: config.canAccessAllUsersGroupLimitsPresence,
     },

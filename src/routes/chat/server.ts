@@ -6,6 +6,7 @@ import { verifyPassword } from '../../../actors/passwords.js';
 import { findUserByEmail } from '../../../actors/areas/users.js';
 import { versionFields } from '../../../actors/render/register_payloads.js';
 import { ApiError } from '../../../actors/errors.js';
+import { EMOJI_API_DOCUMENT, EMOJI_API_PATH } from '../../../actors/emoji.js';
 import { route, S } from '../../http/route.js';
 
 /** The URL clients reach this organization at, from the request's Host. */
@@ -80,5 +81,19 @@ export const devFetchApiKey = route({
   params: { username: { schema: S.str, required: true } },
   handler() {
     throw new ApiError('BAD_REQUEST', 'Endpoint not available in production.');
+  },
+});
+
+export const getEmojiData = route({
+  method: 'GET',
+  path: EMOJI_API_PATH,
+  operationId: 'getEmojiData',
+  auth: 'none',
+  grows: false,
+  deactivatedOrg: 'serve',
+  summary: "The Unicode emoji this server accepts, `{code_to_names}` (register's `server_emoji_data_url`; the name holds the content's hash)",
+  params: {},
+  handler() {
+    return { raw: EMOJI_API_DOCUMENT, headers: [['Cache-Control', 'public, max-age=31536000, immutable']] };
   },
 });

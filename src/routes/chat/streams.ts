@@ -6,10 +6,9 @@ import { channelEmailAddress, channelMembers, getChannel, listChannels, listSubs
 import { resolveUserIds } from '../../../actors/areas/users.js';
 import { Type } from '@sinclair/typebox';
 import { CHANNEL_GROUP_DEFAULTS } from '../../../actors/kinds/channel.js';
-import { adminRequired, badRequest } from '../../../actors/errors.js';
+import { badRequest } from '../../../actors/errors.js';
 import { TOPIC_DELETION_TIME_LIMIT_MS } from '../../../actors/areas/topic_deletion.js';
 import { VisibilityPolicy } from '../../../actors/areas/user_topics.js';
-import { Role } from '../../../actors/types.js';
 import { OneOf, route, S, Types } from '../../http/route.js';
 
 export const listStreams = route({
@@ -126,6 +125,27 @@ export const listOwnSubscriptions = route({
 
 const principalsSchema = Type.Array(Types(S.int, S.str));
 
+/** The channel permission groups a creation request may set, each a group id or a group-setting object. */
+const NEW_CHANNEL_GROUPS = ['can_add_subscribers_group', 'can_create_topic_group', 'can_delete_any_message_group', 'can_delete_own_message_group', 'can_remove_subscribers_group', 'can_administer_channel_group',
+  'can_move_messages_out_of_channel_group', 'can_move_messages_within_channel_group', 'can_resolve_topics_group', 'can_send_message_group', 'can_subscribe_group'] as const;
+
+type NewChannelGroup = (typeof NEW_CHANNEL_GROUPS)[number];
+const groupParam = { schema: Type.Union([Type.Integer(), S.obj]) };
+
+/** The settings of a channel a request creates (`POST /channels/create`, and `POST /users/me/subscriptions` for the channels it creates). */
+const NEW_CHANNEL_PARAMS = {
+  folder_id: { schema: S.nonNegInt },
+  topics_policy: { schema: S.str, json: true },
+  ...(Object.fromEntries(NEW_CHANNEL_GROUPS.map((k) => [k, groupParam])) as Record<NewChannelGroup, typeof groupParam>),
+};
+
+/** A request's new-channel settings, as the actors take them. */
+function newChannelSettings(params: { folder_id?: number; topics_policy?: string } & Partial<Record<NewChannelGroup, unknown>>): { folder_id: number | null; topics_policy?: string; groups: Record<string, unknown> } {
+  const groups: Record<string, unknown> = {};
+  for (const key of NEW_CHANNEL_GROUPS) if (params[key] !== undefined) groups[key] = params[key];
+  return { folder_id: params.folder_id ?? null, topics_policy: params.topics_policy, groups };
+}
+
 export const subscribe = route({
   method: 'POST',
   path: '/api/v1/users/me/subscriptions',
@@ -145,6 +165,8 @@ export const subscribe = route({
     is_default_stream: { schema: S.bool },
     history_public_to_subscribers: { schema: S.bool },
     message_retention_days: { schema: OneOf(S.str, S.int), json: true },
+    send_new_subscription_messages: { schema: S.bool },
+    ...NEW_CHANNEL_PARAMS,
   },
   async handler({ params, org, user, runtime }) {
     const principals = params.principals ? resolveUserIds(runtime, org.id, params.principals) : null;
@@ -160,6 +182,8 @@ export const subscribe = route({
         history_public_to_subscribers: params.history_public_to_subscribers ?? null,
         is_web_public: params.is_web_public ?? false,
         authorization_errors_fatal: params.authorization_errors_fatal ?? true,
+        new_channel: newChannelSettings(params),
+        send_new_subscription_messages: params.send_new_subscription_messages ?? true,
       },
     });
     return { json: { ...value } };
@@ -285,23 +309,20 @@ export const createChannel = route({
     invite_only: { schema: S.bool },
     is_web_public: { schema: S.bool },
     is_default_stream: { schema: S.bool },
-    folder_id: { schema: S.nonNegInt },
-    topics_policy: { schema: S.str, json: true },
     history_public_to_subscribers: { schema: S.bool },
     message_retention_days: { schema: Type.Union([Type.Integer(), Type.Literal('realm_default'), Type.Literal('unlimited')]), json: true },
-    ...Object.fromEntries(['can_add_subscribers_group', 'can_create_topic_group', 'can_delete_any_message_group', 'can_delete_own_message_group', 'can_remove_subscribers_group', 'can_administer_channel_group',
-      'can_move_messages_out_of_channel_group', 'can_move_messages_within_channel_group', 'can_resolve_topics_group', 'can_send_message_group', 'can_subscribe_group'].map((k) => [k, { schema: Type.Union([Type.Integer(), S.obj]) }])),
+    // Zulip: no Notification Bot DMs for a channel created by the request, whatever this says.
+    send_new_subscription_messages: { schema: S.bool },
+    ...NEW_CHANNEL_PARAMS,
   },
   async handler({ params, org, user, runtime }) {
-    const p = params as typeof params & Record<string, unknown>;
-    const groups: Record<string, unknown> = {};
-    for (const key of Object.keys(CHANNEL_GROUP_DEFAULTS)) if (p[key] !== undefined) groups[key] = p[key];
+    const { folder_id: folderId, topics_policy: topicsPolicy, groups } = newChannelSettings(params);
     const { id } = await runtime.execute({
       kind: 'org', org: org.id,
       command: {
         type: 'CREATE_CHANNEL', org: org.id, actor_id: user.user_id, name: params.name, description: params.description ?? '', subscribers: params.subscribers,
         announce: params.announce ?? false, invite_only: params.invite_only ?? false, is_web_public: params.is_web_public ?? false, is_default_stream: params.is_default_stream ?? false,
-        folder_id: params.folder_id ?? null, topics_policy: params.topics_policy, history_public_to_subscribers: params.history_public_to_subscribers,
+        folder_id: folderId, topics_policy: topicsPolicy, history_public_to_subscribers: params.history_public_to_subscribers,
         message_retention_days: params.message_retention_days, groups,
       },
     });
@@ -316,10 +337,10 @@ export const deleteTopic = route({
   grows: false,
   operationId: 'deleteTopic',
   auth: 'user',
+  requires: 'admin',
   summary: 'Delete every message of a topic the administrator can read, in batches; `complete` is false when the time limit stopped it first',
   params: { stream_id: { schema: S.nonNegInt, in: 'path', required: true }, topic_name: { schema: S.str, required: true } },
   async handler({ params, org, user, runtime }) {
-    if (user.role > Role.ADMIN) throw adminRequired();
     if (!runtime.channel(org.id, params.stream_id)) throw badRequest('Invalid channel ID');
     const started = runtime.nowMs();
     const batch = { type: 'DELETE_TOPIC_BATCH', org: org.id, actor_id: user.user_id, topic: params.topic_name } as const;

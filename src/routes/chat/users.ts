@@ -7,7 +7,7 @@ import { hashPassword } from '../../../actors/passwords.js';
 import { getUser, getUserByEmail, listUsers } from '../../../actors/areas/users.js';
 import { Role } from '../../../actors/types.js';
 import { userView } from '../../../actors/render/views.js';
-import { adminRequired, badRequest } from '../../../actors/errors.js';
+import { badRequest } from '../../../actors/errors.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
 import { Type } from '@sinclair/typebox';
 import { route, S } from '../../http/route.js';
@@ -70,6 +70,7 @@ export const createUser = route({
   path: '/api/v1/users',
   operationId: 'createUser',
   auth: 'user',
+  requires: 'admin',
   summary: 'Create a user (organization administrators only)',
   params: {
     email: { schema: S.str, required: true },
@@ -78,7 +79,6 @@ export const createUser = route({
   },
   async handler({ params, org, user, runtime }) {
     // Cheap checks before the expensive hash; the actor checks again.
-    if (user.role > Role.ADMIN) throw adminRequired();
     checkEmail(params.email);
     checkFullName(params.full_name);
     const password_hash = await hashPassword(params.password);

@@ -4,7 +4,6 @@
  * authentication, and per-user (or, without a user, per-address) rate limits, plus
  * the limit of the route's rate limit class, if any.
  */
-import { readFileSync } from 'node:fs';
 import type { LogFields, Logger } from '../../actors/core/logger.js';
 import { secretsEqual } from '../../actors/passwords.js';
 import { userByEmail } from '../../actors/kinds/organization.js';
@@ -12,14 +11,14 @@ import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { OrgRecord, UserRecord } from '../../actors/types.js';
 import type { Config } from '../config.js';
 import { mailerFor, type Mailer } from '../mail/mailer.js';
-import { ApiError, botsOnly } from '../../actors/errors.js';
+import { ApiError } from '../../actors/errors.js';
 import { CHAT_API } from './api.js';
 import { App, type Limit } from './app.js';
 import type { Checked } from './params.js';
-import type { ChatContext, RateClass, Reply, RouteRecord } from './route.js';
+import { refusal, type ChatContext, type RateClass, type Reply, type RouteRecord } from './route.js';
 import { RateLimiter, type RateLimit } from './rate_limit.js';
 import { subdomainOf } from './host.js';
-import { Abortable, type Exchange, type IncomingRequest, type OutgoingResponse } from './types.js';
+import type { Exchange, IncomingRequest, OutgoingResponse } from './types.js';
 
 const DUMMY_KEY = 'x'.repeat(32);
 
@@ -74,7 +73,8 @@ export class ChatApp extends App<Caller> {
     const org = this.organization(req);
     if (route.auth === 'user') {
       const user = this.authenticate(req, org);
-      if (route.botsOnly && !user.is_bot) throw botsOnly();
+      const refused = refusal(route.requires, user);
+      if (refused) throw refused;
       return { org, user };
     }
     if (org.deactivated && !route.deactivatedOrg) throw new ApiError('REALM_DEACTIVATED', REALM_DEACTIVATED_MSG);
@@ -191,47 +191,4 @@ function decodeBasic(header: string): { email: string; key: string } {
   const colon = decoded.indexOf(':');
   if (colon < 0) throw new ApiError('UNAUTHORIZED', 'Invalid authorization header for basic auth');
   return { email: decoded.slice(0, colon), key: decoded.slice(colon + 1) };
-}
-
-/** A request for `inject`: only method and url are required. */
-export interface InjectRequest {
-  method: string;
-  url: string;
-  headers?: Record<string, string>;
-  body?: string | Buffer;
-  remoteAddress?: string;
-  abort?: Abortable;
-  /** A body that arrives as a stream (for routes with `streamBody`). */
-  bodyStream?: import('node:stream').Readable;
-}
-
-/** Runs a request through an app without a socket, as Fastify's `inject` does. */
-export async function inject(app: { handle(req: IncomingRequest, exchange: Exchange): OutgoingResponse | Promise<OutgoingResponse> | null }, r: InjectRequest): Promise<{ status: number; headers: Record<string, string>; body: string; json: any }> {
-  const q = r.url.indexOf('?');
-  const headers: Record<string, string> = { host: '127.0.0.1', ...Object.fromEntries(Object.entries(r.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])) };
-  const req: IncomingRequest = {
-    method: r.method.toUpperCase(),
-    path: q < 0 ? r.url : r.url.slice(0, q),
-    query: q < 0 ? '' : r.url.slice(q + 1),
-    headers,
-    body: typeof r.body === 'string' ? Buffer.from(r.body) : (r.body ?? Buffer.alloc(0)),
-    remoteAddress: r.remoteAddress ?? '127.0.0.1',
-    ...(r.bodyStream ? { bodyStream: r.bodyStream } : {}),
-  };
-  const exchange = r.abort ?? new Abortable();
-  const later = new Promise<OutgoingResponse>((resolve) => {
-    exchange.responder = resolve;
-  });
-  const res = (await app.handle(req, exchange)) ?? (await later);
-  // A real client reads the response and sends its next request on a later loop turn;
-  // resolving on the next turn keeps in-process tests as faithful as a socket.
-  await new Promise((resolve) => setImmediate(resolve));
-  const body = res.file ? readFileSync(res.file.path).subarray(res.file.start, res.file.start + res.file.length).toString('latin1') : res.body.toString();
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: Object.fromEntries(res.headers.map(([k, v]) => [k.toLowerCase(), v])), body, json };
 }
