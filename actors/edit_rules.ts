@@ -1,14 +1,15 @@
 /**
- * Who may edit and move which messages, and when (Zulip's
- * `zerver/actions/message_edit.py` `check_update_message` and the `can_*` rules of
+ * Who may edit, move and delete which messages, and when (Zulip's
+ * `zerver/actions/message_edit.py` `check_update_message`,
+ * `zerver/lib/message.py` `validate_can_delete_message` and the `can_*` rules of
  * `zerver/lib/streams.py`). Pure functions of the organization's settings, the
  * channel's permission settings and the acting user.
  */
 import { ApiError, badRequest } from './errors.js';
 import { hasGroupPermission, type GroupDirectory } from './group_settings.js';
 import { channelGroupSetting } from './kinds/channel.js';
-import { EDIT_LIMIT_BUFFER_SECONDS, type RealmMessageSettings } from './realm_settings.js';
-import { Role, type ChannelRecord, type MessageRecord, type UserRecord } from './types.js';
+import { EDIT_LIMIT_BUFFER_SECONDS, type RealmMessageSettings, type RealmSettings } from './realm_settings.js';
+import { Role, type ChannelRecord, type GroupSettingValue, type MessageRecord, type UserRecord } from './types.js';
 
 /** What a resolved topic's name starts with. */
 export const RESOLVED_TOPIC_PREFIX = '✔ ';
@@ -97,4 +98,25 @@ export function resolves(from: string, to: string, untruncatedTo: string): boole
 /** Whether renaming `from` to `to` unresolves the topic (`T` from `✔ T`). */
 export function unresolves(from: string, to: string): boolean {
   return from.startsWith(RESOLVED_TOPIC_PREFIX) && !to.startsWith(RESOLVED_TOPIC_PREFIX) && from.replace(/^[✔ ]+/u, '') === to;
+}
+
+/** The settings deleting reads. */
+export type RealmDeleteSettings = Pick<RealmSettings, 'can_delete_any_message_group' | 'can_delete_own_message_group' | 'message_content_delete_limit_seconds'>;
+
+/**
+ * Who may delete a message (Zulip's `validate_can_delete_message`): members of the
+ * organization's or the channel's `can_delete_any_message_group` any message; others
+ * their own (or their bots'), as members of a `can_delete_own_message_group`, within
+ * `message_content_delete_limit_seconds`.
+ */
+export function checkCanDelete(org: GroupDirectory, settings: Readonly<RealmDeleteSettings>, actor: UserRecord | undefined, m: MessageRecord, now: number, channel: ChannelRecord | null): void {
+  if (!actor || !actor.is_active) throw badRequest('Invalid sender');
+  const inGroup = (realmValue: GroupSettingValue, key: 'can_delete_any_message_group' | 'can_delete_own_message_group'): boolean =>
+    hasGroupPermission(org, actor, realmValue) || (channel !== null && hasGroupPermission(org, actor, channelGroupSetting(channel, key)));
+  if (inGroup(settings.can_delete_any_message_group, 'can_delete_any_message_group')) return;
+  const sender = org.users.get(m.sender_id);
+  if (m.sender_id !== actor.user_id && sender?.bot_owner_id !== actor.user_id) throw badRequest("You don't have permission to delete this message");
+  if (!inGroup(settings.can_delete_own_message_group, 'can_delete_own_message_group')) throw badRequest("You don't have permission to delete this message");
+  const limit = settings.message_content_delete_limit_seconds;
+  if (limit !== null && now - m.timestamp > limit) throw badRequest('The time limit for deleting this message has passed');
 }

@@ -9,6 +9,9 @@
  * `update` event per property, in Zulip's form, to everyone who can see the channel;
  * those who start or stop seeing it get `stream` `create` or `delete`. A rename and a
  * new description are announced by the notification bot in the channel.
+ *
+ * Also the channel directory's reads (`GET /streams`, `/streams/{id}`, topics, members,
+ * lookups by name) and the `stream` section of `/register`.
  */
 import { area, command, fact, type Delivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
@@ -16,13 +19,13 @@ import type { StateView } from '../core/state_view.js';
 import { adminRequired, ApiError, badRequest } from '../errors.js';
 import { groupSettingChange, hasGroupPermission } from '../group_settings.js';
 import { isChannelAdmin } from '../edit_rules.js';
-import { canAccessChannel, channelGroupSetting, CHANNEL_GROUP_DEFAULTS, type ChannelContext } from '../kinds/channel.js';
+import { canAccessChannel, channelGroupSetting, CHANNEL_GROUP_DEFAULTS, hasContentAccess, received, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { renderMarkdown } from '../markdown/index.js';
-import { CHANNEL_EVENTS_TOPIC, checkChannelName, codePointLength, LIMITS } from '../message_rules.js';
+import { CHANNEL_EVENTS_TOPIC, checkChannelName, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
 import { eventJson, listEvent } from '../render/events.js';
 import { channelView } from '../render/views.js';
-import { Role, type ChannelGroupSettingKey, type ChannelRecord, type GroupSettingValue, type TopicsPolicy } from '../types.js';
+import { Role, type ChannelGroupSettingKey, type ChannelRecord, type GroupSettingValue, type TopicsPolicy, type UserRecord } from '../types.js';
 import { mentionResolver, notificationBotMessage } from './messages.js';
 import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
 import { DEFAULT_CHANNEL_PRIVATE, defaultChannelsDelivery } from './default_channels.js';
@@ -345,8 +348,132 @@ const channelActivityChanged = fact<ChannelActivityChanged>({
   },
 });
 
+// Reads: the channel directory, as route handlers ask it, answered from actor state without changing it.
+
+/** The channels a user can see, as `GET /streams` lists them. */
+export function listChannels(rt: StateView, org: number, viewer: UserRecord, opts: { include_public: boolean; include_subscribed: boolean; include_all: boolean; include_default?: boolean; include_archived?: boolean }): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const id of rt.channelIdsOf(org)) {
+    const ch = rt.channel(org, id)!;
+    const subscribed = ch.subscribers.has(viewer.user_id);
+    const isPublic = !ch.channel.invite_only && viewer.role !== Role.GUEST;
+    const visible = (opts.include_all && viewer.role <= Role.ADMIN) || (opts.include_subscribed && subscribed) || (opts.include_public && isPublic);
+    if (visible && (opts.include_archived === true || !ch.channel.is_archived)) out.push(opts.include_default ? { ...channelView(ch), is_default: ch.channel.is_default } : channelView(ch));
+  }
+  return out.sort((a, b) => (a.stream_id as number) - (b.stream_id as number));
+}
+
+/** Finds a channel id by name, or `STREAM_DOES_NOT_EXIST`. */
+export function channelIdByName(rt: StateView, org: number, name: string): number {
+  const id = rt.org(org)!.channelsByName.get(name.trim().toLowerCase());
+  if (id === undefined) throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel '${name}' does not exist`, { stream: name });
+  return id;
+}
+
+/** A channel id by name, if the user may know the channel exists; else "Invalid channel name". */
+export function visibleChannelId(rt: StateView, org: number, user: UserRecord, name: string): number {
+  const id = rt.org(org)!.channelsByName.get(name.trim().toLowerCase());
+  const ch = id === undefined ? undefined : rt.channel(org, id);
+  if (!ch || !canAccessChannel(user, ch.channel, ch.subscribers)) throw badRequest(`Invalid channel name '${name}'`);
+  return id!;
+}
+
+/** Checks that a channel id exists, or `STREAM_DOES_NOT_EXIST`. */
+export function checkChannelId(rt: StateView, org: number, id: number): number {
+  if (!rt.channel(org, id)) throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel with ID '${id}' does not exist`, { stream_id: id });
+  return id;
+}
+
+/**
+ * One channel by id, as `GET /streams/{stream_id}` shows it, if the viewer may see
+ * it exists (Zulip's `access_stream_by_id` without content access: subscribers, and
+ * non-guests for public channels, administrators for private ones).
+ */
+export function getChannel(rt: StateView, org: number, viewer: UserRecord, streamId: number): Record<string, unknown> {
+  return channelView(visibleChannel(rt, org, viewer, streamId));
+}
+
+/**
+ * A channel's email address (`GET /streams/{stream_id}/email_address`): for a channel
+ * the caller may read, with a sender who is the caller or a bot the caller owns. Parley
+ * has no email gateway, and Zulip without one (`EMAIL_GATEWAY_PATTERN` unset) answers
+ * an empty address; so does Parley.
+ */
+export function channelEmailAddress(rt: StateView, org: number, viewer: UserRecord, streamId: number, senderId: number | undefined): string {
+  readableChannel(rt, org, viewer, streamId);
+  if (senderId !== undefined && senderId !== viewer.user_id) {
+    const sender = rt.org(org)!.users.get(senderId);
+    if (!sender || !sender.is_bot || sender.bot_owner_id !== viewer.user_id) throw badRequest('Invalid user ID');
+  }
+  return '';
+}
+
+/**
+ * Whether a user is subscribed to a channel (`GET /users/{user_id}/subscriptions/{stream_id}`):
+ * asked by someone who may know the channel exists, about a user of the organization.
+ */
+export function subscriptionStatus(rt: StateView, org: number, viewer: UserRecord, userId: number, streamId: number): boolean {
+  if (!rt.org(org)!.users.has(userId)) throw badRequest('No such user');
+  return visibleChannel(rt, org, viewer, streamId).subscribers.has(userId);
+}
+
+/** A channel the viewer may know exists (`canAccessChannel`), or "Invalid channel ID". */
+function visibleChannel(rt: StateView, org: number, viewer: UserRecord, streamId: number): ChannelContext {
+  const ch = rt.channel(org, streamId);
+  if (!ch || !canAccessChannel(viewer, ch.channel, ch.subscribers)) throw badRequest('Invalid channel ID');
+  return ch;
+}
+
+/**
+ * A channel whose messages the viewer may read (Zulip's `access_stream_by_id` with
+ * content access): subscribers, and non-guests for public channels. Anything else
+ * is "Invalid channel ID", as for a channel that does not exist.
+ */
+function readableChannel(rt: StateView, org: number, viewer: UserRecord, streamId: number): ChannelContext {
+  const ch = rt.channel(org, streamId);
+  if (!ch || !hasContentAccess(ch, viewer)) throw badRequest('Invalid channel ID');
+  return ch;
+}
+
+/**
+ * The topics of a channel, newest first, as `GET /users/me/{stream_id}/topics` lists
+ * them (Zulip's `get_topic_history_for_stream`): each with the id of its newest
+ * message and the spelling that message used. With protected history, only topics
+ * of messages the viewer received.
+ */
+export function listTopics(rt: StateView, org: number, viewer: UserRecord, streamId: number, allowEmptyTopicName: boolean): Array<{ name: string; max_id: number }> {
+  const ch = readableChannel(rt, org, viewer, streamId);
+  const newest = new Map<string, number>();
+  if (ch.channel.history_public_to_subscribers) {
+    for (const [key, entry] of ch.topics) newest.set(key, entry.max_id);
+  } else {
+    for (const id of ch.ids) {
+      const m = ch.messages.get(id);
+      if (m && received(ch, viewer.user_id, id)) newest.set(m.topic.toLowerCase(), id);
+    }
+  }
+  const out = [...newest.values()].map((id) => {
+    const name = ch.messages.get(id)?.topic ?? '';
+    return { name: name === '' && !allowEmptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : name, max_id: id };
+  });
+  return out.sort((a, b) => b.max_id - a.max_id);
+}
+
+/** The subscribers of a channel the viewer may see exist (`GET /streams/{stream_id}/members`). */
+export function channelMembers(rt: StateView, org: number, viewer: UserRecord, streamId: number): number[] {
+  return [...visibleChannel(rt, org, viewer, streamId).subscribers].sort((a, b) => a - b);
+}
+
 export const channels = area({
   name: 'channels',
   commands: [updateChannel, createChannel, checkChannelActivity],
   facts: [channelUpdated, channelActivityChanged],
+  register: [
+    {
+      types: ['stream'],
+      fill(state, r, view) {
+        state.streams = listChannels(view, r.org.id, r.user, { include_public: true, include_subscribed: true, include_all: false, include_archived: r.archivedChannels });
+      },
+    },
+  ],
 });

@@ -25,6 +25,7 @@ import { invites } from './invites.js';
 import { linkifiers } from './linkifiers.js';
 import { messageEdits } from './message_edits.js';
 import { messages } from './messages.js';
+import { messageDeletion } from './message_deletion.js';
 import { messageReports } from './message_reports.js';
 import { mutedUsers } from './muted_users.js';
 import { navigationViews } from './navigation_views.js';
@@ -51,7 +52,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, playgrounds, realmExports, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, defaultChannels, channelFolders, messages, messageReports, topicDeletion, scheduledMessages, reminders, messageEdits, attachments, reactions, submessages, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, playgrounds, realmExports, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, defaultChannels, channelFolders, messages, messageDeletion, messageReports, topicDeletion, scheduledMessages, reminders, messageEdits, attachments, reactions, submessages, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

@@ -34,7 +34,8 @@ import { eventJson } from '../render/events.js';
 import { htmlDiff } from '../render/html_diff.js';
 import { topicLinks } from '../render/views.js';
 import { Role, type EditHistoryEntry, type MessageRecord, type UserRecord } from '../types.js';
-import { checkGroupMentions, deletionDelivery, mentionResolver, notificationBotMessage, senderResolver, type MessageDeleted } from './messages.js';
+import { checkGroupMentions, mentionResolver, notificationBotMessage, senderResolver } from './messages.js';
+import { deletionDelivery, type MessageDeleted } from './message_deletion.js';
 import { VisibilityPolicy, type UserTopicChanged } from './user_topics.js';
 import { alertedUsers } from './alert_words.js';
 

@@ -10,15 +10,15 @@
 import { area, command, fact, type Delivery, type UserDelivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { adminRequired, badRequest } from '../errors.js';
+import { badRequest } from '../errors.js';
 import { canAccessChannel, hasContentAccess, type ChannelContext } from '../kinds/channel.js';
 import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organization.js';
 import { renderMarkdown, type MarkdownEnv, type Rendered } from '../markdown/index.js';
-import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME, LIMITS, MESSAGE_TRUNCATED, truncateCodePoints } from '../message_rules.js';
+import { checkContent, checkTopic, checkTopicsPolicy, LIMITS, MESSAGE_TRUNCATED, truncateCodePoints } from '../message_rules.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import type { OutgoingEvent } from '../core/area.js';
 import { messageView, userView, type MessageViewOptions } from '../render/views.js';
-import { Role, type ChannelRecord, type GroupSettingValue, type MessageRecord, type UserRecord } from '../types.js';
+import type { ChannelRecord, MessageRecord, UserRecord } from '../types.js';
 import { groupMemberIds, hasGroupPermission, SYSTEM_GROUP_INFO, SYSTEM_GROUPS } from '../group_settings.js';
 import { realmSettings } from '../realm_settings.js';
 import { NOTIFICATION_BOT } from '../system_bots.js';
@@ -27,7 +27,7 @@ import { alertedUsers } from './alert_words.js';
 import { activeEmojiNamed, emojiSourceUrl } from './realm_emoji.js';
 import { canReadChannelMessage } from '../message_query.js';
 import { stampHas } from '../message_has.js';
-import { channelGroupSetting, dropMessages, received } from '../kinds/channel.js';
+import { received } from '../kinds/channel.js';
 import { flagsOf } from '../kinds/user.js';
 import { linkChanges, type AttachmentLinksChanged } from './attachments.js';
 import { removedEvent, type ScheduledKind } from '../scheduled_rules.js';
@@ -507,275 +507,10 @@ export function renderPreview(rt: StateView, org: number, userId: number, conten
   return renderMarkdown(bounded, user ? senderResolver(ctx, user) : mentionResolver(ctx)).html;
 }
 
-// Deletion (Zulip's `do_delete_messages`).
-
-/**
- * A message was deleted, with the users who held it (received it, or could read it
- * in a public-history channel), so that their actors drop it and they are told.
- */
-export interface MessageDeleted {
-  type: 'MessageDeleted';
-  org: number;
-  message_id: number;
-  /** The channel and topic it was in, or null for a direct message. */
-  stream_id: number | null;
-  topic: string;
-  /** Users whose personal flags held it. */
-  holders: number[];
-  /** Users to tell: the holders, and the subscribers of a public-history channel. */
-  notify: number[];
-  /**
-   * Deleted with others at once (a batch of a topic's deletion, Zulip's do_delete_messages):
-   * the batch's first fact carries its ids, ascending, and everyone to tell (every message's
-   * `notify` and the acting user), and tells them all; the others carry `true` and tell no one.
-   * Absent in facts written before batches were told at once.
-   */
-  batch?: { message_ids: number[]; notify: number[] } | true;
-}
-
-/** Delete a channel message (decided by its channel's actor). */
-export interface DeleteChannelMessage {
-  type: 'DELETE_CHANNEL_MESSAGE';
-  org: number;
-  actor_id: number;
-  message_id: number;
-}
-/** Delete a direct message (decided by the organization actor). */
-export interface DeleteDirectMessage {
-  type: 'DELETE_DIRECT_MESSAGE';
-  org: number;
-  actor_id: number;
-  message_id: number;
-}
-
-/**
- * Who may delete a message (Zulip's `validate_can_delete_message`): members of the
- * organization's or the channel's `can_delete_any_message_group` any message; others
- * their own (or their bots'), as members of a `can_delete_own_message_group`, within
- * `message_content_delete_limit_seconds`.
- */
-function checkCanDelete(org: OrgContext, actor: UserRecord | undefined, m: MessageRecord, now: number, channel: ChannelRecord | null): void {
-  if (!actor || !actor.is_active) throw badRequest('Invalid sender');
-  const settings = realmSettings(org);
-  const inGroup = (realmValue: GroupSettingValue, key: 'can_delete_any_message_group' | 'can_delete_own_message_group'): boolean =>
-    hasGroupPermission(org, actor, realmValue) || (channel !== null && hasGroupPermission(org, actor, channelGroupSetting(channel, key)));
-  if (inGroup(settings.can_delete_any_message_group, 'can_delete_any_message_group')) return;
-  const sender = org.users.get(m.sender_id);
-  if (m.sender_id !== actor.user_id && sender?.bot_owner_id !== actor.user_id) throw badRequest("You don't have permission to delete this message");
-  if (!inGroup(settings.can_delete_own_message_group, 'can_delete_own_message_group')) throw badRequest("You don't have permission to delete this message");
-  const limit = settings.message_content_delete_limit_seconds;
-  if (limit !== null && now - m.timestamp > limit) throw badRequest('The time limit for deleting this message has passed');
-}
-
-export const deleteChannelMessage = command({
-  type: 'DELETE_CHANNEL_MESSAGE',
-  actor: 'channel',
-  decide(ctx: ChannelContext, c: DeleteChannelMessage, env: DecideEnv, view: StateView): Decision<Record<string, never>, MessageDeleted | AttachmentLinksChanged> {
-    const m = ctx.messages.get(c.message_id);
-    if (!m) throw badRequest('Invalid message(s)');
-    const org = view.org(c.org)!;
-    checkCanDelete(org, org.users.get(c.actor_id), m, env.now(), ctx.channel);
-    return { facts: channelMessageDeletion(ctx, view, org, m), value: {} };
-  },
-});
-
-export const deleteDirectMessage = command({
-  type: 'DELETE_DIRECT_MESSAGE',
-  actor: 'org',
-  decide(ctx: OrgContext, c: DeleteDirectMessage, env: DecideEnv, view: StateView): Decision<Record<string, never>, MessageDeleted | AttachmentLinksChanged> {
-    const m = ctx.directMessages.get(c.message_id);
-    if (!m) throw badRequest('Invalid message(s)');
-    checkCanDelete(ctx, ctx.users.get(c.actor_id), m, env.now(), null);
-    const holders = [...(m.dm_user_ids ?? [])];
-    return { facts: withUnlinks({ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: null, topic: '', holders, notify: holders }, view, ctx, m), value: {} };
-  },
-});
-
-/**
- * The facts that delete a channel message: it goes from everyone who received it, and
- * everyone who holds it or (with shared history) is subscribed is told.
- */
-export function channelMessageDeletion(ctx: ChannelContext, view: StateView, org: OrgContext, m: MessageRecord): Array<MessageDeleted | AttachmentLinksChanged> {
-  const holders = [...ctx.history.keys()].filter((id) => received(ctx, id, m.id)).sort((a, b) => a - b);
-  const told = new Set(holders);
-  if (ctx.channel.history_public_to_subscribers) for (const id of ctx.subscribers) told.add(id);
-  const notify = [...told].sort((a, b) => a - b);
-  return withUnlinks({ type: 'MessageDeleted', org: org.org.id, message_id: m.id, stream_id: ctx.channel.stream_id, topic: m.topic, holders, notify }, view, org, m);
-}
-
-/** A deletion, then the uploads it lets go of: those it alone linked are deleted with it. */
-function withUnlinks(deleted: MessageDeleted, view: StateView, org: OrgContext, m: MessageRecord): Array<MessageDeleted | AttachmentLinksChanged> {
-  const sender = org.users.get(m.sender_id);
-  const links = sender ? linkChanges(view, org, sender, m.id, m.timestamp, m.content, null) : undefined;
-  return links ? [deleted, links] : [deleted];
-}
-
-
-/**
- * Delete every message some users sent in a channel, if the channel is of a kind asked
- * for (`DELETE /users/{id}` with `actions`; administrators only). Decided by the channel.
- */
-export interface DeleteMessagesBySenders {
-  type: 'DELETE_MESSAGES_BY_SENDERS';
-  org: number;
-  actor_id: number;
-  sender_ids: number[];
-  public_channels: boolean;
-  private_channels: boolean;
-}
-/** The same for the direct messages of the organization. */
-export interface DeleteDirectMessagesBySenders { type: 'DELETE_DIRECT_MESSAGES_BY_SENDERS'; org: number; actor_id: number; sender_ids: number[] }
-
-function checkAdministrator(org: OrgContext, actorId: number): void {
-  const actor = org.users.get(actorId);
-  if (!actor || !actor.is_active || actor.role > Role.ADMIN) throw adminRequired();
-}
-
-export const deleteMessagesBySenders = command({
-  type: 'DELETE_MESSAGES_BY_SENDERS',
-  actor: 'channel',
-  decide(ctx: ChannelContext, c: DeleteMessagesBySenders, _env: DecideEnv, view: StateView): Decision<{ deleted: number }, MessageDeleted | AttachmentLinksChanged> {
-    const org = view.org(c.org)!;
-    checkAdministrator(org, c.actor_id);
-    if (!(ctx.channel.invite_only ? c.private_channels : c.public_channels)) return { facts: [], value: { deleted: 0 } };
-    const senders = new Set(c.sender_ids);
-    const facts: Array<MessageDeleted | AttachmentLinksChanged> = [];
-    let deleted = 0;
-    for (const id of ctx.ids) {
-      const m = ctx.messages.get(id);
-      if (!m || !senders.has(m.sender_id)) continue;
-      facts.push(...channelMessageDeletion(ctx, view, org, m));
-      deleted++;
-    }
-    return { facts, value: { deleted } };
-  },
-});
-
-export const deleteDirectMessagesBySenders = command({
-  type: 'DELETE_DIRECT_MESSAGES_BY_SENDERS',
-  actor: 'org',
-  decide(ctx: OrgContext, c: DeleteDirectMessagesBySenders, _env: DecideEnv, view: StateView): Decision<{ deleted: number }, MessageDeleted | AttachmentLinksChanged> {
-    checkAdministrator(ctx, c.actor_id);
-    const senders = new Set(c.sender_ids);
-    const facts: Array<MessageDeleted | AttachmentLinksChanged> = [];
-    let deleted = 0;
-    for (const m of ctx.directMessages.values()) {
-      if (!senders.has(m.sender_id)) continue;
-      const holders = [...(m.dm_user_ids ?? [])];
-      facts.push(...withUnlinks({ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: null, topic: '', holders, notify: holders }, view, ctx, m));
-      deleted++;
-    }
-    return { facts, value: { deleted } };
-  },
-});
-
-const messageDeleted = fact<MessageDeleted>({
-  type: 'MessageDeleted',
-  // Every reducer is idempotent: a snapshot slice taken after the delete already lacks the message.
-  apply: {
-    org(ctx, f) {
-      ctx.messageChannel.delete(f.message_id);
-      const m = ctx.directMessages.get(f.message_id);
-      if (!m) return;
-      ctx.directMessages.delete(f.message_id);
-      // Id lists are replaced, not changed: a paused scan keeps reading the list it started on.
-      for (const uid of m.dm_user_ids ?? []) {
-        const ids = ctx.directIdsByUser.get(uid);
-        if (ids) ctx.directIdsByUser.set(uid, ids.filter((id) => id !== m.id));
-      }
-    },
-    channel(ctx, f) {
-      dropMessages(ctx, [f.message_id]);
-    },
-    user(ctx, f) {
-      const one = [f.message_id];
-      ctx.unread.deleteMany(one);
-      for (const set of Object.values(ctx.flags)) set.deleteMany(one);
-    },
-  },
-  route(f, to) {
-    to.org(f.org);
-    if (f.stream_id !== null) to.channel(f.org, f.stream_id);
-    for (const id of f.holders) to.user(f.org, id);
-  },
-  notify(f, seq, view) {
-    if (f.batch === true) return [];
-    if (f.batch) return batchDeletionDeliveries(view, f.org, seq, f.batch.notify, f.batch.message_ids, f.stream_id, f.topic);
-    return [deletionDelivery(view, f.org, seq, f.notify, f.message_id, f.stream_id, f.topic)];
-  },
-});
-
-/**
- * Marks the deletion facts of one batch (channel messages of one topic, ascending by id) as
- * one: the first tells everyone of them all, in Zulip's two forms (`batchDeletionDeliveries`).
- */
-export function asDeletionBatch(facts: Array<MessageDeleted | AttachmentLinksChanged>, actorId: number): Array<MessageDeleted | AttachmentLinksChanged> {
-  const deleted = facts.filter((x): x is MessageDeleted => x.type === 'MessageDeleted');
-  if (deleted.length === 0) return facts;
-  const told = new Set<number>([actorId]);
-  for (const d of deleted) for (const id of d.notify) told.add(id);
-  const first = deleted[0];
-  const batch = { message_ids: deleted.map((d) => d.message_id).sort((a, b) => a - b), notify: [...told].sort((a, b) => a - b) };
-  return facts.map((x) => (x.type !== 'MessageDeleted' ? x : { ...x, batch: x === first ? batch : true }));
-}
-
-/**
- * The `delete_message` events of a batch, as Zulip's do_delete_messages sends them: one
- * event listing every id (`message_ids`, ascending) to clients that declared
- * `bulk_message_deletion`, and to the others one event per message (`message_id`), in the
- * same order, as Zulip's event queues split the bulk event for them. Everyone told gets
- * every id of the batch.
- */
-export function batchDeletionDeliveries(view: StateView, org: number, seq: number, users: number[], messageIds: number[], streamId: number | null, topic: string): UserDelivery[] {
-  const directory = view.org(org)?.users;
-  const active = users.filter((id) => directory?.get(id)?.is_active);
-  const where = (emptyTopicName: boolean): Record<string, unknown> => (streamId === null
-    ? { message_type: 'private' }
-    : { message_type: 'stream', stream_id: streamId, topic: topic === '' && !emptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : topic });
-  const bulkBuilt: OutgoingEvent[] = [];
-  const out: UserDelivery[] = [{
-    org, seq, type: 'delete_message', user_ids: active,
-    event: (_userId, { empty_topic_name: emptyTopicName, bulk_message_deletion: bulk }) =>
-      (bulk ? (bulkBuilt[emptyTopicName ? 1 : 0] ??= eventJson('delete_message', { message_ids: messageIds, ...where(emptyTopicName) })) : null),
-  }];
-  for (const messageId of messageIds) {
-    const built: OutgoingEvent[] = [];
-    out.push({
-      org, seq, type: 'delete_message', user_ids: active,
-      event: (_userId, { empty_topic_name: emptyTopicName, bulk_message_deletion: bulk }) =>
-        (bulk ? null : (built[emptyTopicName ? 1 : 0] ??= eventJson('delete_message', { message_id: messageId, ...where(emptyTopicName) }))),
-    });
-  }
-  return out;
-}
-
-/**
- * The `delete_message` event for one message, to those of `users` who are active: in
- * the bulk form (`message_ids`) for clients that declared `bulk_message_deletion`.
- */
-export function deletionDelivery(view: StateView, org: number, seq: number, users: number[], messageId: number, streamId: number | null, topic: string): UserDelivery {
-  const directory = view.org(org)?.users;
-  const built: OutgoingEvent[] = [];
-  return {
-    org,
-    seq,
-    type: 'delete_message',
-    user_ids: users.filter((id) => directory?.get(id)?.is_active),
-    event: (_userId, { empty_topic_name: emptyTopicName, bulk_message_deletion: bulk }) => {
-      const variant = (emptyTopicName ? 1 : 0) + (bulk ? 2 : 0);
-      const ids = bulk ? { message_ids: [messageId] } : { message_id: messageId };
-      const where = streamId === null
-        ? { message_type: 'private' }
-        : { message_type: 'stream', stream_id: streamId, topic: topic === '' && !emptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : topic };
-      return (built[variant] ??= eventJson('delete_message', { ...ids, ...where }));
-    },
-  };
-}
-
 export const messages = area({
   name: 'messages',
-  commands: [sendChannelMessage, sendDirect, deleteChannelMessage, deleteDirectMessage, deleteMessagesBySenders, deleteDirectMessagesBySenders],
-  facts: [messageSent, messageDeleted],
+  commands: [sendChannelMessage, sendDirect],
+  facts: [messageSent],
   register: [
     {
       types: ['message'],

@@ -1,8 +1,9 @@
 /**
  * Channels and subscriptions: subscribing (creating the channels that do not exist
  * yet) and unsubscribing, as Zulip's `bulk_add_subscriptions` and
- * `bulk_remove_subscriptions` (zerver/actions/streams.py), their events, and the
- * `subscription` and `stream` sections of `/register`.
+ * `bulk_remove_subscriptions` (zerver/actions/streams.py), their events, a user's
+ * settings of their subscriptions, and the `subscription` section of `/register`. The
+ * channel directory's reads (`GET /streams`, topics, members) are in channels.ts.
  *
  * The organization actor decides, because a request may create channels and the
  * organization owns the channel directory; channel and user actors apply the facts.
@@ -11,14 +12,14 @@ import { area, command, fact, type Delivery, type FactRecipients } from '../core
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest } from '../errors.js';
-import { canAccessChannel, emptyChannel, hasContentAccess, nextBound, received, type ChannelContext } from '../kinds/channel.js';
+import { canAccessChannel, emptyChannel, nextBound, type ChannelContext } from '../kinds/channel.js';
 import { addChannel, type OrgContext } from '../kinds/organization.js';
 import { join, leave, type UserContext } from '../kinds/user.js';
 import { defaultChannelsDelivery } from './default_channels.js';
 import { renderDescription, upgradeDescription } from '../channel_description.js';
 import { mentionResolver, notificationBotDirect, type MessageSent } from './messages.js';
 import { checkNewChannelSettings } from '../channel_settings.js';
-import { checkChannelName, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
+import { checkChannelName, codePointLength, LIMITS } from '../message_rules.js';
 import { activeUsersWhere, eventJson, listEvent, seesNewChannel } from '../render/events.js';
 import { channelView, SubscriptionJson, subscriptionView, userView } from '../render/views.js';
 import { hiddenBySubscriptionRemovals, INACCESSIBLE_USER_NAME, revealedBySubscriptions } from '../user_access.js';
@@ -718,20 +719,7 @@ function peerEvents(world: StateView, orgId: number, seq: number, op: 'peer_add'
   }
 }
 
-// Reads: what route handlers ask, answered from actor state without changing it.
-
-/** The channels a user can see, as `GET /streams` lists them. */
-export function listChannels(rt: StateView, org: number, viewer: UserRecord, opts: { include_public: boolean; include_subscribed: boolean; include_all: boolean; include_default?: boolean; include_archived?: boolean }): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const id of rt.channelIdsOf(org)) {
-    const ch = rt.channel(org, id)!;
-    const subscribed = ch.subscribers.has(viewer.user_id);
-    const isPublic = !ch.channel.invite_only && viewer.role !== Role.GUEST;
-    const visible = (opts.include_all && viewer.role <= Role.ADMIN) || (opts.include_subscribed && subscribed) || (opts.include_public && isPublic);
-    if (visible && (opts.include_archived === true || !ch.channel.is_archived)) out.push(opts.include_default ? { ...channelView(ch), is_default: ch.channel.is_default } : channelView(ch));
-  }
-  return out.sort((a, b) => (a.stream_id as number) - (b.stream_id as number));
-}
+// Reads: a user's subscriptions, as GET /users/me/subscriptions and register show them.
 
 /** A user's subscriptions, as `GET /users/me/subscriptions` and `register` show them. */
 export function listSubscriptions(rt: StateView, org: number, userId: number, withSubscribers: boolean): Record<string, unknown>[] {
@@ -764,107 +752,6 @@ export function listNeverSubscribed(rt: StateView, org: number, user: UserRecord
     out.push({ ...channelView(ch), subscribers: [...ch.subscribers].sort((a, b) => a - b) });
   }
   return out;
-}
-
-/** Finds a channel id by name, or `STREAM_DOES_NOT_EXIST`. */
-export function channelIdByName(rt: StateView, org: number, name: string): number {
-  const id = rt.org(org)!.channelsByName.get(name.trim().toLowerCase());
-  if (id === undefined) throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel '${name}' does not exist`, { stream: name });
-  return id;
-}
-
-/** A channel id by name, if the user may know the channel exists; else "Invalid channel name". */
-export function visibleChannelId(rt: StateView, org: number, user: UserRecord, name: string): number {
-  const id = rt.org(org)!.channelsByName.get(name.trim().toLowerCase());
-  const ch = id === undefined ? undefined : rt.channel(org, id);
-  if (!ch || !canAccessChannel(user, ch.channel, ch.subscribers)) throw badRequest(`Invalid channel name '${name}'`);
-  return id!;
-}
-
-/** Checks that a channel id exists, or `STREAM_DOES_NOT_EXIST`. */
-export function checkChannelId(rt: StateView, org: number, id: number): number {
-  if (!rt.channel(org, id)) throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel with ID '${id}' does not exist`, { stream_id: id });
-  return id;
-}
-
-/**
- * One channel by id, as `GET /streams/{stream_id}` shows it, if the viewer may see
- * it exists (Zulip's `access_stream_by_id` without content access: subscribers, and
- * non-guests for public channels, administrators for private ones).
- */
-export function getChannel(rt: StateView, org: number, viewer: UserRecord, streamId: number): Record<string, unknown> {
-  return channelView(visibleChannel(rt, org, viewer, streamId));
-}
-
-/**
- * A channel's email address (`GET /streams/{stream_id}/email_address`): for a channel
- * the caller may read, with a sender who is the caller or a bot the caller owns. Parley
- * has no email gateway, and Zulip without one (`EMAIL_GATEWAY_PATTERN` unset) answers
- * an empty address; so does Parley.
- */
-export function channelEmailAddress(rt: StateView, org: number, viewer: UserRecord, streamId: number, senderId: number | undefined): string {
-  readableChannel(rt, org, viewer, streamId);
-  if (senderId !== undefined && senderId !== viewer.user_id) {
-    const sender = rt.org(org)!.users.get(senderId);
-    if (!sender || !sender.is_bot || sender.bot_owner_id !== viewer.user_id) throw badRequest('Invalid user ID');
-  }
-  return '';
-}
-
-/**
- * Whether a user is subscribed to a channel (`GET /users/{user_id}/subscriptions/{stream_id}`):
- * asked by someone who may know the channel exists, about a user of the organization.
- */
-export function subscriptionStatus(rt: StateView, org: number, viewer: UserRecord, userId: number, streamId: number): boolean {
-  if (!rt.org(org)!.users.has(userId)) throw badRequest('No such user');
-  return visibleChannel(rt, org, viewer, streamId).subscribers.has(userId);
-}
-
-/** A channel the viewer may know exists (`canAccessChannel`), or "Invalid channel ID". */
-function visibleChannel(rt: StateView, org: number, viewer: UserRecord, streamId: number): ChannelContext {
-  const ch = rt.channel(org, streamId);
-  if (!ch || !canAccessChannel(viewer, ch.channel, ch.subscribers)) throw badRequest('Invalid channel ID');
-  return ch;
-}
-
-/**
- * A channel whose messages the viewer may read (Zulip's `access_stream_by_id` with
- * content access): subscribers, and non-guests for public channels. Anything else
- * is "Invalid channel ID", as for a channel that does not exist.
- */
-function readableChannel(rt: StateView, org: number, viewer: UserRecord, streamId: number): ChannelContext {
-  const ch = rt.channel(org, streamId);
-  if (!ch || !hasContentAccess(ch, viewer)) throw badRequest('Invalid channel ID');
-  return ch;
-}
-
-/**
- * The topics of a channel, newest first, as `GET /users/me/{stream_id}/topics` lists
- * them (Zulip's `get_topic_history_for_stream`): each with the id of its newest
- * message and the spelling that message used. With protected history, only topics
- * of messages the viewer received.
- */
-export function listTopics(rt: StateView, org: number, viewer: UserRecord, streamId: number, allowEmptyTopicName: boolean): Array<{ name: string; max_id: number }> {
-  const ch = readableChannel(rt, org, viewer, streamId);
-  const newest = new Map<string, number>();
-  if (ch.channel.history_public_to_subscribers) {
-    for (const [key, entry] of ch.topics) newest.set(key, entry.max_id);
-  } else {
-    for (const id of ch.ids) {
-      const m = ch.messages.get(id);
-      if (m && received(ch, viewer.user_id, id)) newest.set(m.topic.toLowerCase(), id);
-    }
-  }
-  const out = [...newest.values()].map((id) => {
-    const name = ch.messages.get(id)?.topic ?? '';
-    return { name: name === '' && !allowEmptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : name, max_id: id };
-  });
-  return out.sort((a, b) => b.max_id - a.max_id);
-}
-
-/** The subscribers of a channel the viewer may see exist (`GET /streams/{stream_id}/members`). */
-export function channelMembers(rt: StateView, org: number, viewer: UserRecord, streamId: number): number[] {
-  return [...visibleChannel(rt, org, viewer, streamId).subscribers].sort((a, b) => a - b);
 }
 
 // A user's own settings of their subscriptions (Zulip's `do_change_subscription_property`).
@@ -972,12 +859,6 @@ export const subscriptions = area({
         state.subscriptions = shown(listSubscriptions(view, r.org.id, r.user.user_id, r.includeSubscribers));
         state.unsubscribed = shown(listUnsubscribed(view, r.org.id, r.user.user_id));
         state.never_subscribed = shown(listNeverSubscribed(view, r.org.id, r.user));
-      },
-    },
-    {
-      types: ['stream'],
-      fill(state, r, view) {
-        state.streams = listChannels(view, r.org.id, r.user, { include_public: true, include_subscribed: true, include_all: false, include_archived: r.archivedChannels });
       },
     },
   ],

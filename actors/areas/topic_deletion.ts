@@ -20,7 +20,7 @@ import { userTopicKey } from '../kinds/user.js';
 import { topicNamed } from '../message_rules.js';
 import { Role, type MessageRecord } from '../types.js';
 import type { AttachmentLinksChanged } from './attachments.js';
-import { asDeletionBatch, channelMessageDeletion, type MessageDeleted } from './messages.js';
+import { asDeletionBatch, channelMessageDeletion, type MessageDeleted } from './message_deletion.js';
 
 /** Messages one batch deletes at most (Zulip's `STREAM_MESSAGE_BATCH_SIZE` of retention). */
 export const TOPIC_DELETION_BATCH = 100;

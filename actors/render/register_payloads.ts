@@ -57,7 +57,8 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_email_auth_enabled: true,
     realm_password_auth_enabled: true,
     realm_authentication_methods: { password: { enabled: true, available: true }, email: { enabled: true, available: true } },
-    realm_inline_image_preview: true,
+    // Parley renders no image or link previews (no image proxy, no thumbnails): clients are told so.
+    realm_inline_image_preview: false,
     realm_inline_url_embed_preview: false,
     realm_presence_disabled: false,
     realm_send_welcome_emails: false,
@@ -91,7 +92,7 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     max_icon_file_size_mib: 5,
     max_logo_file_size_mib: 5,
     server_generation: 1,
-    server_inline_image_preview: true,
+    server_inline_image_preview: false,
     server_inline_url_embed_preview: false,
     server_avatar_changes_disabled: false,
     server_name_changes_disabled: false,

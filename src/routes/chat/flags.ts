@@ -5,7 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { accessMessage } from '../../../actors/areas/messages.js';
-import { getChannel } from '../../../actors/areas/subscriptions.js';
+import { getChannel } from '../../../actors/areas/channels.js';
 import { badRequest } from '../../../actors/errors.js';
 import { received } from '../../../actors/kinds/channel.js';
 import { queryMessages } from '../../../actors/message_query.js';

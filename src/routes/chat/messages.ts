@@ -13,7 +13,7 @@ import { checkNarrow, searchWords as operandWords, type NarrowTerm } from '../..
 import type { MessageRecord } from '../../../actors/types.js';
 import { accessMessage, messageForViewer, renderPreview } from '../../../actors/areas/messages.js';
 import { userAccessOf } from '../../../actors/user_access.js';
-import { channelIdByName, checkChannelId } from '../../../actors/areas/subscriptions.js';
+import { channelIdByName, checkChannelId } from '../../../actors/areas/channels.js';
 import { resolveUserIds } from '../../../actors/areas/users.js';
 import { ApiError, badRequest } from '../../../actors/errors.js';
 import { Type } from '@sinclair/typebox';

@@ -3,7 +3,7 @@
  * default) and the legacy `PATCH /users/me/subscriptions/muted_topics`.
  */
 import { VisibilityPolicy } from '../../../actors/areas/user_topics.js';
-import { channelIdByName } from '../../../actors/areas/subscriptions.js';
+import { channelIdByName } from '../../../actors/areas/channels.js';
 import { badRequest } from '../../../actors/errors.js';
 import { Enum, route, S } from '../../http/route.js';
 
