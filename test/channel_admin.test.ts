@@ -100,7 +100,7 @@ t.test('archiving: stream/delete to clients without the archived_channels capabi
   t.equal((await f.call(f.owner, 'DELETE', `/api/v1/streams/${id}`)).status, 200);
   const plainEvents = await queueEvents(f, alice, plain.queue_id, 'stream');
   const modernEvents = await queueEvents(f, alice, modern.queue_id, 'stream');
-  t.match(plainEvents, [{ type: 'stream', op: 'delete', streams: [{ stream_id: id, name: 'design' }] }], 'without the capability: the channel goes');
+  t.match(plainEvents, [{ type: 'stream', op: 'delete', streams: [{ stream_id: id }], stream_ids: [id] }], 'without the capability: the channel goes');
   t.equal(plainEvents.length, 1, 'and nothing else about it');
   t.same(modernEvents, [{ type: 'stream', op: 'update', stream_id: id, name: 'design', property: 'is_archived', value: true }], 'with it: an update');
   const plainAfter = apply(view(plain), plainEvents);

@@ -8,14 +8,13 @@ import t from 'tap';
 import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject } from '../src/http/inject.js';
-import { basicAuth, chatFixture, openTestStore, storeClient, type ChatFixture, type Credentials } from './helpers.js';
+import { basicAuth, chatFixture, openTestStore, storeClient, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
 
 const BOUNDARY = 'has-boundary';
 
 async function upload(f: ChatFixture, who: Credentials, filename: string): Promise<string> {
   const body = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--${BOUNDARY}--\r\n`);
-  const res = await inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { host: '127.0.0.1', authorization: basicAuth(who), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body });
+  const res = await injectChecked(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { host: '127.0.0.1', authorization: basicAuth(who), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body });
   if (res.status !== 200) throw new Error(res.body);
   return res.json.url as string;
 }

@@ -16,6 +16,7 @@ import { openStore, type Store } from '../src/store.js';
 import { quietLogger } from '../actors/core/logger.js';
 import { gunzipSync } from 'node:zlib';
 import { extract } from 'tar-stream';
+import { checkResponse } from './zulip_responses.js';
 
 /** A user's credentials. */
 export interface Credentials {
@@ -73,6 +74,17 @@ export interface FixtureOptions {
 /** Parameters that carry a credential: noted as secrets the logs must not hold. */
 const SECRET_PARAMS = ['password', 'new_password', 'old_password', 'api_key'];
 
+/**
+ * `inject`, with a chat app's answer checked against Zulip's description
+ * (zulip_responses.ts): every in-process API call of the tests goes through here. The
+ * board's answers are not Zulip's (its `POST /api/v1/messages` is its own), so they are not.
+ */
+export async function injectChecked(app: Parameters<typeof inject>[0], r: InjectRequest): Promise<ApiResult> {
+  const res = await inject(app, r);
+  if (app instanceof ChatApp) checkResponse(r.method, r.url, res);
+  return res;
+}
+
 /** Builds an in-process server with one organization and its owner. */
 export async function chatFixture(opts: FixtureOptions = {}): Promise<ChatFixture> {
   const clock = { t: 1_800_000_000_000 };
@@ -102,7 +114,7 @@ export async function chatFixture(opts: FixtureOptions = {}): Promise<ChatFixtur
       if (typeof v === 'string' && v.length >= 6) noteSecret(v);
     }
     if (!inQuery && encoded) headers['content-type'] = 'application/x-www-form-urlencoded';
-    return inject(app, {
+    return injectChecked(app, {
       method: m,
       url: inQuery && encoded ? `${path}?${encoded}` : path,
       body: inQuery ? undefined : encoded,
@@ -150,7 +162,7 @@ export function storeClient(store: Store, who: { email: string; api_key: string 
   const app = new ChatApp(chatRoutes, store.runtime, loadConfig([], {}), quietLogger);
   return async (method, path, params = {}) => {
     const q = encodeParams(params);
-    const res = await inject(app, method === 'GET'
+    const res = await injectChecked(app, method === 'GET'
       ? { method, url: `${path}?${q}`, headers: { authorization: basicAuth(who) } }
       : { method, url: path, body: q, headers: { authorization: basicAuth(who), 'content-type': 'application/x-www-form-urlencoded' } });
     return res.json;

@@ -4,16 +4,16 @@
  */
 import t from 'tap';
 import { createOrganization } from '../src/bootstrap.js';
-import { inject, type InjectRequest } from '../src/http/inject.js';
+import { type InjectRequest } from '../src/http/inject.js';
 import { Abortable } from '../src/http/types.js';
-import { basicAuth, chatFixture, type ApiResult, type ChatFixture, type Credentials } from './helpers.js';
+import { basicAuth, chatFixture, type ApiResult, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
 
 /** A tap test, as subtests receive it. */
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0];
 
 /** Sends a hand-built request through the app, without the fixture's encoding. */
 function raw(f: ChatFixture, r: InjectRequest): Promise<ApiResult> {
-  return inject(f.app, r);
+  return injectChecked(f.app, r);
 }
 
 /** The Authorization header of a user. */

@@ -11,10 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { ChatApp } from '../src/http/chat_app.js';
-import { inject } from '../src/http/inject.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { openStore } from '../src/store.js';
-import { basicAuth, encodeParams } from './helpers.js';
+import { basicAuth, encodeParams, injectChecked } from './helpers.js';
 import { startServerProcess } from './server_process.js';
 import { quietLogger } from '../actors/core/logger.js';
 import { built } from './built.js';
@@ -40,7 +39,7 @@ t.test('outbox and accept-invite', async (t) => {
   const config = { ...loadConfig(['--data-dir', dir], {}), rateLimit: { requests: 0, windowSecs: 60 } };
   const app = new ChatApp(chatRoutes, store.runtime, config, quietLogger);
   const general = store.runtime.org(1)!.channelsByName.get('general')!;
-  const r = await inject(app, {
+  const r = await injectChecked(app, {
     method: 'POST', url: '/api/v1/invites', body: encodeParams({ invitee_emails: 'new@acme.example', stream_ids: [general] }),
     headers: { host: 'acme.localhost', authorization: basicAuth(owner), 'content-type': 'application/x-www-form-urlencoded' },
   });

@@ -61,7 +61,7 @@ t.test('per role, and convergence', async (t) => {
   let state = reg.realm_linkifiers;
   const id = (await f.call(f.owner, 'POST', '/api/v1/realm/filters', ISSUE)).json.id;
   await f.call(f.owner, 'PATCH', '/api/v1/realm/linkifiers', { ordered_linkifier_ids: JSON.stringify([id, state[0].id]) });
-  for (const e of await queueEvents(f, f.owner, reg.queue_id, 'realm_linkifiers')) state = e.linkifiers;
+  for (const e of await queueEvents(f, f.owner, reg.queue_id, 'realm_linkifiers')) state = e.realm_linkifiers;
   const fresh = (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm_linkifiers'] })).json.realm_linkifiers;
   t.same(state, fresh);
   t.equal(fresh[0].id, id);

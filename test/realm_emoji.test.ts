@@ -8,8 +8,7 @@ import t from 'tap';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { basicAuth, chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
-import { inject } from '../src/http/inject.js';
+import { basicAuth, chatFixture, queueEvents, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
 import { collectUploads } from '../src/uploads/collect.js';
 import { uploadStore } from '../src/uploads/store.js';
 import { SYSTEM_GROUPS } from '../actors/group_settings.js';
@@ -24,7 +23,7 @@ function uploadEmoji(f: ChatFixture, who: Credentials, name: string, data: Buffe
     data,
     Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
   ]);
-  return inject(f.app, { method: 'POST', url: `/api/v1/realm/emoji/${encodeURIComponent(name)}`, headers: { authorization: basicAuth(who), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body });
+  return injectChecked(f.app, { method: 'POST', url: `/api/v1/realm/emoji/${encodeURIComponent(name)}`, headers: { authorization: basicAuth(who), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body });
 }
 
 async function fixture() {
@@ -55,13 +54,13 @@ t.test('uploading: who may, the name rules, images only; listing; the image serv
   t.equal((await f.call(f.owner, 'PATCH', '/api/v1/realm', { can_add_custom_emoji_group: JSON.stringify({ new: SYSTEM_GROUPS.administrators }) })).status, 200);
   await bad(alice, 'mine', PNG, 'Insufficient permission');
 
-  const image = await inject(f.app, { method: 'GET', url: '/user_avatars/1/emoji/images/1.png' });
+  const image = await injectChecked(f.app, { method: 'GET', url: '/user_avatars/1/emoji/images/1.png' });
   t.equal(image.status, 200, 'no credentials needed');
   t.equal(image.headers['content-type'], 'image/png');
   t.equal(image.headers['x-content-type-options'], 'nosniff');
   t.same(Buffer.from(image.body, 'latin1').subarray(0, 8), PNG.subarray(0, 8));
-  t.equal((await inject(f.app, { method: 'GET', url: '/user_avatars/2/emoji/images/1.png' })).status, 404, "another organization's path is nothing here");
-  t.equal((await inject(f.app, { method: 'GET', url: '/user_avatars/1/emoji/images/9.png' })).status, 404);
+  t.equal((await injectChecked(f.app, { method: 'GET', url: '/user_avatars/2/emoji/images/1.png' })).status, 404, "another organization's path is nothing here");
+  t.equal((await injectChecked(f.app, { method: 'GET', url: '/user_avatars/1/emoji/images/9.png' })).status, 404);
 
   await collectUploads(f.runtime, dataDir);
   const e = f.runtime.org(1)!.realmEmoji.get(1)!;

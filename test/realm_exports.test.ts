@@ -17,10 +17,9 @@ import { join } from 'node:path';
 import type { Runtime } from '../actors/runtime/runtime.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { resumeExports } from '../src/exports/realm_export.js';
-import { inject } from '../src/http/inject.js';
 import { type Store } from '../src/store.js';
 import { collectUploads } from '../src/uploads/collect.js';
-import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials, openTestStore, untar } from './helpers.js';
+import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials, openTestStore, untar, injectChecked } from './helpers.js';
 
 /** Waits until an export is no longer pending (the build runs off the request). */
 async function finished(runtime: Runtime, org: number, id: number): Promise<void> {
@@ -55,7 +54,7 @@ function readBody(res: { body: string }): Buffer {
 
 async function download(f: ChatFixture, url: string, host?: string) {
   const u = new URL(url);
-  return inject(f.app, { method: 'GET', url: u.pathname, headers: host ? { host } : {} });
+  return injectChecked(f.app, { method: 'GET', url: u.pathname, headers: host ? { host } : {} });
 }
 
 t.test('a public export: events, the archive and its contents', async (t) => {

@@ -32,7 +32,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { IdSet } from '../actors/id_set.js';
 import { BOARD_ERRORS } from '../src/board/errors.js';
 import { ChatApp } from '../src/http/chat_app.js';
-import { inject, type InjectRequest } from '../src/http/inject.js';
+import { type InjectRequest } from '../src/http/inject.js';
 import { statusOf } from '../src/http/errors.js';
 import { pathParamsOf, queryParamsOf, type RouteRecord, type Schema } from '../src/http/route.js';
 import { Abortable } from '../src/http/types.js';
@@ -40,7 +40,7 @@ import { boardRoutes } from '../src/routes/board/index.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { boardFixture, challenge, type BoardFixture } from './board_helpers.js';
 import { fakeBbb, fakeBouncer } from './fakes.js';
-import { basicAuth, chatFixture, type Credentials } from './helpers.js';
+import { basicAuth, chatFixture, type Credentials, injectChecked } from './helpers.js';
 import { prng } from './prng.js';
 import { stateDigest } from './state.js';
 import { lineLogger } from '../actors/core/logger.js';
@@ -184,7 +184,7 @@ function boardProblem(res: { status: number; headers: Record<string, string>; js
 }
 
 /** Runs one request, refusing to wait forever for a parked answer. */
-async function answer(app: Parameters<typeof inject>[0], req: InjectRequest): Promise<Awaited<ReturnType<typeof inject>> | 'timeout'> {
+async function answer(app: Parameters<typeof injectChecked>[0], req: InjectRequest): Promise<Awaited<ReturnType<typeof injectChecked>> | 'timeout'> {
   const abort = new Abortable();
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timeout'>((resolve) => {
@@ -194,7 +194,7 @@ async function answer(app: Parameters<typeof inject>[0], req: InjectRequest): Pr
     }, ANSWER_TIMEOUT_MS);
   });
   try {
-    return await Promise.race([inject(app, { ...req, abort }), timeout]);
+    return await Promise.race([injectChecked(app, { ...req, abort }), timeout]);
   } finally {
     clearTimeout(timer);
   }
@@ -215,7 +215,7 @@ async function runCases(
   routeName: string,
   cases: Case[],
   opts: {
-    app: Parameters<typeof inject>[0];
+    app: Parameters<typeof injectChecked>[0];
     digest: () => string;
     problemOf: (res: any) => string | null;
     logs: string[];
@@ -551,7 +551,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   });
   const uploadAs = async (name: string): Promise<string> => {
     const raw = uploadBody(name);
-    const res = await inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': raw.contentType }, body: raw.body });
+    const res = await injectChecked(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': raw.contentType }, body: raw.body });
     if (res.status !== 200) throw new Error(`fixture upload failed: ${res.body}`);
     return res.json.url as string;
   };
@@ -567,7 +567,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   });
   for (const name of ['seed_emoji', 'doomed_emoji']) {
     const raw = pngBody();
-    const res = await inject(f.app, { method: 'POST', url: `/api/v1/realm/emoji/${name}`, headers: { authorization: basicAuth(f.owner), 'content-type': raw.contentType }, body: raw.body });
+    const res = await injectChecked(f.app, { method: 'POST', url: `/api/v1/realm/emoji/${name}`, headers: { authorization: basicAuth(f.owner), 'content-type': raw.contentType }, body: raw.body });
     if (res.status !== 200) throw new Error(`fixture emoji failed: ${res.body}`);
   }
   // Personal data: drafts 1 (edited) and 2 (deleted), snippets 1 and 2, two custom views, a muted user, a bot with storage.
@@ -589,7 +589,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   // Resumable uploads: one to append to and ask about, one to terminate.
   const TUS = { 'tus-resumable': '1.0.0' };
   const tusUpload = async (): Promise<string> => {
-    const res = await inject(f.app, { method: 'POST', url: '/api/v1/tus', headers: { ...TUS, authorization: basicAuth(f.owner), 'upload-length': '1000' } });
+    const res = await injectChecked(f.app, { method: 'POST', url: '/api/v1/tus', headers: { ...TUS, authorization: basicAuth(f.owner), 'upload-length': '1000' } });
     if (res.status !== 201) throw new Error(`fixture tus upload failed: ${res.status}`);
     return res.headers.location.split('/').pop()!;
   };

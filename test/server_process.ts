@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { built, root } from './built.js';
 import { checkProcessLog } from './log_guard.js';
+import { checkResponse } from './zulip_responses.js';
 
 /** The heap a test server runs under, given from the start so that it need not start Node again (src/memory/relaunch.ts). */
 const TEST_MEMORY_LIMIT_MIB = '1024';
@@ -81,7 +82,9 @@ export async function processApi(base: string, auth: string, method: string, pat
     body: method === 'GET' ? undefined : body,
     signal: AbortSignal.timeout(10000),
   });
-  return { status: res.status, json: await res.json() };
+  const answer = { status: res.status, json: await res.json() };
+  checkResponse(method, path, answer);
+  return answer;
 }
 
 /**

@@ -9,19 +9,18 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
-import { inject } from '../src/http/inject.js';
-import { basicAuth, chatFixture, type ChatFixture, type Credentials } from './helpers.js';
+import { basicAuth, chatFixture, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
 
 const BOUNDARY = 'tmp-url-boundary';
 
 async function upload(f: ChatFixture, who: Credentials, filename: string, data: string, host = '127.0.0.1'): Promise<string> {
   const body = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: text/plain\r\n\r\n${data}\r\n--${BOUNDARY}--\r\n`);
-  const res = await inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { host, authorization: basicAuth(who), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body });
+  const res = await injectChecked(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { host, authorization: basicAuth(who), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body });
   if (res.status !== 200) throw new Error(res.body);
   return res.json.url as string;
 }
 
-const anonymous = (f: ChatFixture, url: string, headers: Record<string, string> = {}) => inject(f.app, { method: 'GET', url, headers });
+const anonymous = (f: ChatFixture, url: string, headers: Record<string, string> = {}) => injectChecked(f.app, { method: 'GET', url, headers });
 
 t.test('a temporary URL downloads without credentials for 60 seconds', async (t) => {
   const f = await chatFixture({ config: { dataDir: mkdtempSync(join(tmpdir(), 'parley-tmpurl-')) } });

@@ -12,18 +12,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { inject } from '../src/http/inject.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { uploadStore } from '../src/uploads/store.js';
 import { TUS_IDLE_MS, tusStore } from '../src/uploads/tus.js';
-import { basicAuth, chatFixture, type ChatFixture, type Credentials } from './helpers.js';
+import { basicAuth, chatFixture, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
 import { lineLogger } from '../actors/core/logger.js';
 
 const TUS = { 'tus-resumable': '1.0.0' };
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
 function tus(f: ChatFixture, who: Credentials | null, method: string, url: string, headers: Record<string, string> = {}, body?: Buffer) {
-  return inject(f.app, { method, url, headers: { ...(who ? { authorization: basicAuth(who) } : {}), ...headers }, body });
+  return injectChecked(f.app, { method, url, headers: { ...(who ? { authorization: basicAuth(who) } : {}), ...headers }, body });
 }
 
 async function fixture() {

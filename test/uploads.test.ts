@@ -9,8 +9,7 @@ import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { basicAuth, chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
-import { inject } from '../src/http/inject.js';
+import { basicAuth, chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
 import { Role } from '../actors/types.js';
 import { createOrganization } from '../src/bootstrap.js';
 
@@ -25,11 +24,11 @@ function multipart(filename: string, type: string, data: string | Buffer): Buffe
 }
 
 function upload(f: ChatFixture, who: Credentials, filename: string, type: string, data: string | Buffer) {
-  return inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(who), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body: multipart(filename, type, data) });
+  return injectChecked(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(who), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body: multipart(filename, type, data) });
 }
 
 function get(f: ChatFixture, who: Credentials, url: string, headers: Record<string, string> = {}) {
-  return inject(f.app, { method: 'GET', url, headers: { authorization: basicAuth(who), ...headers } });
+  return injectChecked(f.app, { method: 'GET', url, headers: { authorization: basicAuth(who), ...headers } });
 }
 
 async function fixture(maxMib = 1) {
@@ -71,7 +70,7 @@ t.test('the uploader reads at once; others once a message they can see links it'
   for (const bad of [url.replace('/user_uploads/1/', '/user_uploads/2/'), url + 'x', '/user_uploads/1/../../etc/passwd', url.replace('notes.txt', '..%2F..%2Fnotes.txt')]) {
     t.equal((await get(f, alice, bad)).status, 404, bad);
   }
-  t.equal((await inject(f.app, { method: 'GET', url })).status, 401);
+  t.equal((await injectChecked(f.app, { method: 'GET', url })).status, 401);
 });
 
 t.test('ranges, and types never shown inline unless passive', async (t) => {
@@ -99,18 +98,18 @@ t.test('the size limit, bad bodies, and an interrupted upload leave nothing', as
   t.teardown(() => f.stop());
   const big = await upload(f, f.owner, 'big.bin', 'application/octet-stream', Buffer.alloc(1024 * 1024 + 1));
   t.same([big.status, big.json.msg], [400, 'Uploaded file is larger than the allowed limit of 1 MiB']);
-  const none = await inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1' });
+  const none = await injectChecked(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1' });
   t.same([none.status, none.json.msg], [400, 'You must specify a file to upload']);
   const part = (name: string): string => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"; filename="${name}.txt"\r\nContent-Type: text/plain\r\n\r\n${name}\r\n`;
   const two = Buffer.from(`${part('a')}${part('b')}--${BOUNDARY}--\r\n`);
-  const both = await inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body: two });
+  const both = await injectChecked(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body: two });
   t.same([both.status, both.json.msg], [400, 'You may only upload one file at a time']);
   // The client goes away in the middle of the file.
   const head = multipart('cut.bin', 'application/octet-stream', Buffer.alloc(50000, 7)).subarray(0, 30000);
   const body = new Readable({ read() {} });
   body.push(head);
   setTimeout(() => body.destroy(new Error('aborted')), 20);
-  const cut = await inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, bodyStream: body });
+  const cut = await injectChecked(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, bodyStream: body });
   t.equal(cut.status, 400);
   t.same(storedFiles(dataDir), [], 'no file, temp or final, is left');
   t.same((await f.call(f.owner, 'GET', '/api/v1/attachments')).json.attachments, []);
@@ -206,8 +205,8 @@ t.test('uploads never reach across organizations', async (t) => {
   const boss: Credentials = { ...beta.owner };
   const betaHost = { host: `beta.${f.config.externalHost}` };
   const betaUpload = (data: string) =>
-    inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { ...betaHost, authorization: basicAuth(boss), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body: multipart('same.txt', 'text/plain', data) });
-  const betaCall = (method: string, url: string, headers: Record<string, string> = {}) => inject(f.app, { method, url, headers: { ...betaHost, authorization: basicAuth(boss), ...headers } });
+    injectChecked(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { ...betaHost, authorization: basicAuth(boss), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body: multipart('same.txt', 'text/plain', data) });
+  const betaCall = (method: string, url: string, headers: Record<string, string> = {}) => injectChecked(f.app, { method, url, headers: { ...betaHost, authorization: basicAuth(boss), ...headers } });
   // The same bytes in both organizations: two files, one per organization.
   const here = await upload(f, f.owner, 'same.txt', 'text/plain', 'identical bytes');
   await upload(f, f.owner, 'second.txt', 'text/plain', 'only here');
@@ -239,7 +238,7 @@ t.test('a filename is UTF-8, as Django reads it: raw UTF-8 is taken, invalid UTF
   t.equal(named.status, 200, named.body);
   t.equal(named.json.filename, 'caf\u00e9-.txt', 'sanitized as Zulip does, the accent kept (latin1 made it cafÃ©)');
   const body = Buffer.concat([Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="bad\xff.txt"\r\n\r\n`, 'latin1'), Buffer.from('x'), Buffer.from(`\r\n--${BOUNDARY}--\r\n`)]);
-  const bad = await inject(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body });
+  const bad = await injectChecked(f.app, { method: 'POST', url: '/api/v1/user_uploads', headers: { authorization: basicAuth(f.owner), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body });
   t.strictSame([bad.status, bad.json], [400, { result: 'error', msg: 'Invalid UTF-8 in request', code: 'BAD_REQUEST' }]);
   t.equal(storedFiles(dataDir).length, 1, 'only the first file is stored');
 });

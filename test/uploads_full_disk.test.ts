@@ -11,10 +11,9 @@ import { createWriteStream, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { inject } from '../src/http/inject.js';
 import { fileSink, uploadStore, type OpenSink } from '../src/uploads/store.js';
 import { tusStore } from '../src/uploads/tus.js';
-import { basicAuth, chatFixture, type ChatFixture } from './helpers.js';
+import { basicAuth, chatFixture, type ChatFixture, injectChecked } from './helpers.js';
 import { capturedLines } from './log_guard.js';
 
 const BOUNDARY = 'parley-full-disk';
@@ -29,11 +28,11 @@ function multipart(filename: string, data: Buffer): Buffer {
 }
 
 function post(f: ChatFixture, url: string, filename: string, data: Buffer) {
-  return inject(f.app, { method: 'POST', url, headers: { authorization: basicAuth(f.owner), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body: multipart(filename, data) });
+  return injectChecked(f.app, { method: 'POST', url, headers: { authorization: basicAuth(f.owner), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body: multipart(filename, data) });
 }
 
 function tus(f: ChatFixture, method: string, url: string, headers: Record<string, string> = {}, body?: Buffer) {
-  return inject(f.app, { method, url, headers: { authorization: basicAuth(f.owner), ...TUS, ...headers }, body });
+  return injectChecked(f.app, { method, url, headers: { authorization: basicAuth(f.owner), ...TUS, ...headers }, body });
 }
 
 /** A real full disk: every write goes to /dev/full and fails with ENOSPC. */
@@ -160,7 +159,7 @@ t.test('tus on a full disk: an append keeps what landed, says 507, and resumes f
   const stored = await f.call(f.owner, 'GET', '/api/v1/attachments');
   const a = stored.json.attachments[0];
   t.equal(a.size, data.length);
-  const file = await inject(f.app, { method: 'GET', url: JSON.parse(done.body).url, headers: { authorization: basicAuth(f.owner) } });
+  const file = await injectChecked(f.app, { method: 'GET', url: JSON.parse(done.body).url, headers: { authorization: basicAuth(f.owner) } });
   t.ok(Buffer.from(file.body, 'latin1').equals(data), 'the stored bytes are exactly the upload');
 });
 

@@ -12,6 +12,7 @@ import t from 'tap';
 import { loadConfig, type Config } from '../src/config.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { lineLogger } from '../actors/core/logger.js';
+import { checkResponse } from './zulip_responses.js';
 
 /** The parts of a zulip-js client this test uses; the package ships no types. */
 interface ZulipClient {
@@ -36,6 +37,17 @@ type ZulipInit = (config: Record<string, unknown>) => Promise<ZulipClient>;
 
 // zulip-js is CommonJS whose export is the init function itself.
 const zulipInit = createRequire(import.meta.url)('zulip-js') as ZulipInit;
+
+// Every answer zulip-js receives is checked against Zulip's description, as the helpers' are
+// (zulip_responses.ts): zulip-js makes its requests through this module's `fetch`.
+const zulipFetch = createRequire(import.meta.url)('zulip-js/lib/helper') as { fetch: (url: string, options?: { method?: string }) => Promise<Response> };
+const sendRequest = zulipFetch.fetch;
+zulipFetch.fetch = async (url, options) => {
+  const res = await sendRequest(url, options);
+  const json = await res.clone().json().catch(() => undefined);
+  checkResponse(options?.method ?? 'GET', new URL(url).pathname, { status: res.status, json });
+  return res;
+};
 
 /** Rejects if `p` takes longer than `ms`. */
 function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {

@@ -16,14 +16,11 @@
  * Each deliberate difference is in the lists below, with its reason; a stale entry fails too.
  */
 import t from 'tap';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { parse } from 'yaml';
+import { existsSync } from 'node:fs';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { decodesJson, typesOf } from '../src/http/params.js';
 import type { ParamSpec, RouteRecord } from '../src/http/route.js';
-
-const DESCRIPTION = join(import.meta.dirname, '..', '..', 'shared', 'reference', 'zulip-openapi-2025-10.yaml');
+import { DESCRIPTION, deref, loadDescription, type Description } from './zulip_description.js';
 
 /** `METHOD /path name`: Parley decodes JSON where the description says a plain string. */
 const JSON_THOUGH_PLAIN = new Map([
@@ -75,13 +72,7 @@ interface DescribedParam {
   file: boolean;
 }
 
-type Doc = { paths: Record<string, Record<string, any>> };
-
-/** Follows `$ref`s within the description. */
-function deref(doc: Doc, x: any): any {
-  while (x && typeof x.$ref === 'string') x = x.$ref.slice(2).split('/').reduce((o: any, k: string) => o[k], doc);
-  return x;
-}
+type Doc = Pick<Description, 'paths'>;
 
 /** The request parameters of one operation of the description. */
 function describedParams(doc: Doc, pathItem: any, op: any): DescribedParam[] {
@@ -152,7 +143,7 @@ function unexplained(found: string[], allowed: Map<string, string>): { unexpecte
 }
 
 t.test('the route records match the description, parameter by parameter', { skip: !existsSync(DESCRIPTION) && `no ${DESCRIPTION}` }, async (t) => {
-  const found = walk(parse(readFileSync(DESCRIPTION, 'utf8')) as Doc);
+  const found = walk(loadDescription());
   t.ok(found.operations >= 130, `${found.operations} operations walked`);
   t.ok(found.params > 400, `${found.params} parameters compared`);
   t.same(found.json, [], 'every JSON-encoded parameter of the description is decoded as JSON (declare `json: true` on a string one)');

@@ -197,7 +197,7 @@ const channelUpdated = fact<ChannelUpdated>({
     const out: Delivery[] = [];
     const gained = [...now].filter((id) => !earlier.has(id));
     const lost = [...earlier].filter((id) => !now.has(id));
-    if (lost.length > 0) out.push({ org: f.org, seq, type: 'stream', user_ids: lost, event: listEvent('stream', 'delete', 'streams', [JSON.stringify(channelView(ch))]) });
+    if (lost.length > 0) out.push({ org: f.org, seq, type: 'stream', user_ids: lost, event: streamDeleted(f.stream_id) });
     const stayed = [...now].filter((id) => earlier.has(id));
     const update = (property: string, value: unknown, extra: Record<string, unknown> = {}): void => {
       out.push({ org: f.org, seq, type: 'stream', user_ids: stayed, event: eventJson('stream', { op: 'update', stream_id: f.stream_id, name: f.old_name, property, value, ...extra }) });
@@ -215,7 +215,7 @@ const channelUpdated = fact<ChannelUpdated>({
       // As Zulip since feature level 378: an update to clients that keep archived channels;
       // to the others the channel goes (archived) or comes back (unarchived).
       const updated = eventJson('stream', { op: 'update', stream_id: f.stream_id, name: f.old_name, property: 'is_archived', value: c.is_archived });
-      const listed = listEvent('stream', c.is_archived ? 'delete' : 'create', 'streams', [JSON.stringify(channelView(ch))]);
+      const listed = c.is_archived ? streamDeleted(f.stream_id) : listEvent('stream', 'create', 'streams', [JSON.stringify(channelView(ch))]);
       out.push({ org: f.org, seq, type: 'stream', user_ids: stayed, event: (_userId, caps) => (caps.archived_channels ? updated : listed) });
     }
     for (const [key, value] of Object.entries(c.groups ?? {})) update(key, value);
@@ -224,6 +224,11 @@ const channelUpdated = fact<ChannelUpdated>({
     return out;
   },
 });
+
+/** A channel gone from a user's view: ids only, as Zulip sends since feature level 343 (`streams` keeps only `stream_id`). */
+function streamDeleted(streamId: number): ReturnType<typeof eventJson> {
+  return eventJson('stream', { op: 'delete', streams: [{ stream_id: streamId }], stream_ids: [streamId] });
+}
 
 /** Create a channel (`POST /channels/create`). Group settings are plain values here. */
 export interface CreateChannel {

@@ -34,7 +34,8 @@ const serverRestarted = fact<ServerRestarted>({
   apply: {},
   route: () => {},
   notify(_f, seq) {
-    const json = JSON.stringify({ type: 'restart', ...versionFields(), server_generation: seq, immediate: false }).slice(1, -1);
+    // No `immediate`: Zulip dropped it at feature level 240 (`web_reload_client` says that now).
+    const json = JSON.stringify({ type: 'restart', ...versionFields(), server_generation: seq }).slice(1, -1);
     return [{ seq, type: 'restart', queue_ids: 'all', event: { type: 'restart', json } }];
   },
 });

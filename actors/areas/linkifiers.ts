@@ -73,7 +73,7 @@ const linkifiersChanged = fact<LinkifiersChanged>({
     },
   },
   route: (f, to) => to.org(f.org),
-  notify: (f, seq, view) => [{ org: f.org, seq, type: 'realm_linkifiers', user_ids: activeUsersWhere(view, f.org), event: eventJson('realm_linkifiers', { linkifiers: listLinkifiers(view.org(f.org)!) }) }],
+  notify: (f, seq, view) => [{ org: f.org, seq, type: 'realm_linkifiers', user_ids: activeUsersWhere(view, f.org), event: eventJson('realm_linkifiers', { realm_linkifiers: listLinkifiers(view.org(f.org)!) }) }],
 });
 
 export const linkifiers = area({

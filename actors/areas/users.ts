@@ -310,7 +310,6 @@ export const users = area({
           is_owner: r.user.role === Role.OWNER,
           is_moderator: r.user.role === Role.MODERATOR,
           is_guest: r.user.role === Role.GUEST,
-          role: r.user.role,
           avatar_source: 'G',
           avatar_url: avatarUrl(r.user.email),
           avatar_url_medium: avatarUrl(r.user.email),

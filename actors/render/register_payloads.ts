@@ -9,8 +9,13 @@ import { DEFAULT_EXTERNAL_ACCOUNTS } from '../external_accounts.js';
 import type { OrgRecord } from '../types.js';
 import { EMOJI_API_PATH } from '../emoji.js';
 
-/** The API version Parley reports, under both the Zulip and the service names. */
-export const API_VERSION = { feature_level: 420, version: '11.0-parley', merge_base: '' } as const;
+/**
+ * The API version Parley reports, under both the Zulip and the service names: the highest
+ * feature level whose every change Parley serves (the README's "Feature level" says why
+ * 427, and which change above it is not served). Zulip's 11.0 ended at 421; 426 and 427
+ * are from 12.0's development.
+ */
+export const API_VERSION = { feature_level: 427, version: '12.0-dev-parley', merge_base: '' } as const;
 
 /** Version fields every register response and server_settings carry. */
 export function versionFields(): Record<string, unknown> {
@@ -62,14 +67,12 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_push_notifications_enabled: false,
     realm_push_notifications_enabled_end_timestamp: null,
     realm_enable_spectator_access: false,
-    realm_web_public_access_enabled: false,
     realm_enable_guest_user_indicator: true,
     realm_enable_guest_user_dm_warning: true,
     realm_require_unique_names: false,
     realm_name_changes_disabled: false,
     realm_email_changes_disabled: true,
     realm_avatar_changes_disabled: false,
-    realm_is_zephyr_mirror_realm: false,
     realm_org_type: 0,
     realm_plan_type: 1,
     realm_upload_quota_mib: null,

@@ -18,7 +18,8 @@ function statusEmoji(runtime: StateView, org: number, params: EmojiParams): { em
     throw badRequest('Client must pass emoji_name if they pass either emoji_code or reaction_type.');
   }
   if (params.emoji_name === undefined) return undefined;
-  if (params.emoji_name === '') return { emoji_name: '', emoji_code: '', reaction_type: '' };
+  // Clearing resets the type to Zulip's default, as update_user_status_backend does: an event never says `""`.
+  if (params.emoji_name === '') return { emoji_name: '', emoji_code: '', reaction_type: 'unicode_emoji' };
   const custom = customEmojiOf(runtime.org(org)!);
   const named = params.emoji_code === undefined ? emojiByName(params.emoji_name, custom) : undefined;
   const code = params.emoji_code ?? named!.code;
