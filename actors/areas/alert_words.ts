@@ -5,7 +5,7 @@
  * (`alertedUsers`). The organization actor keeps them, for the users who have any,
  * so that a send looks at those users only.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, orgFact } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import { badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
@@ -65,15 +65,12 @@ export function alertedUsers(org: OrgContext, content: string, recipients: (id: 
   return out;
 }
 
-const alertWordsChanged = fact<AlertWordsChanged>({
+const alertWordsChanged = orgFact<AlertWordsChanged>({
   type: 'AlertWordsChanged',
-  apply: {
-    org(ctx, f) {
-      if (f.words.length === 0) ctx.alertWords.delete(f.user_id);
-      else ctx.alertWords.set(f.user_id, [...f.words]);
-    },
+  apply(ctx, f) {
+    if (f.words.length === 0) ctx.alertWords.delete(f.user_id);
+    else ctx.alertWords.set(f.user_id, [...f.words]);
   },
-  route: (f, to) => to.org(f.org),
   notify: (f, seq) => [{ org: f.org, seq, type: 'alert_words', user_ids: [f.user_id], event: eventJson('alert_words', { alert_words: f.words }) }],
 });
 

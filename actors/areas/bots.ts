@@ -5,7 +5,7 @@
  * `realm_bot` events go to whoever administers the bot (its owner and the
  * organization's administrators); public changes also go out as `realm_user`.
  */
-import { area, command, fact, type Delivery } from '../core/area.js';
+import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { administeredBots, botAdministrators, botEmail, BOT_TYPES, botView, canAdministerBot } from '../bots.js';
@@ -144,20 +144,17 @@ export const deactivateBot = command({
 
 const botEvent = (org: number, seq: number, users: number[], op: string, bot: Record<string, unknown>): Delivery => ({ org, seq, type: 'realm_bot', user_ids: users, event: eventJson('realm_bot', { op, bot }) });
 
-const botUpdated = fact<BotUpdated>({
+const botUpdated = orgFact<BotUpdated>({
   type: 'BotUpdated',
-  apply: {
-    org(ctx, f) {
-      const bot = ctx.users.get(f.bot_id);
-      if (!bot) return;
-      const next: UserRecord = { ...bot };
-      if (f.full_name !== undefined) next.full_name = f.full_name;
-      if (f.bot_owner_id !== undefined) next.bot_owner_id = f.bot_owner_id;
-      if (f.bot_defaults !== undefined) next.bot_defaults = { ...f.bot_defaults };
-      ctx.users.set(f.bot_id, next);
-    },
+  apply(ctx, f) {
+    const bot = ctx.users.get(f.bot_id);
+    if (!bot) return;
+    const next: UserRecord = { ...bot };
+    if (f.full_name !== undefined) next.full_name = f.full_name;
+    if (f.bot_owner_id !== undefined) next.bot_owner_id = f.bot_owner_id;
+    if (f.bot_defaults !== undefined) next.bot_defaults = { ...f.bot_defaults };
+    ctx.users.set(f.bot_id, next);
   },
-  route: (f, to) => to.org(f.org),
   notify(f, seq, view) {
     const org = view.org(f.org)!;
     const bot = org.users.get(f.bot_id)!;
@@ -189,15 +186,12 @@ const botUpdated = fact<BotUpdated>({
   },
 });
 
-const apiKeyRegenerated = fact<ApiKeyRegenerated>({
+const apiKeyRegenerated = orgFact<ApiKeyRegenerated>({
   type: 'ApiKeyRegenerated',
-  apply: {
-    org(ctx, f) {
-      const user = ctx.users.get(f.user_id);
-      if (user) ctx.users.set(f.user_id, { ...user, api_key: f.api_key });
-    },
+  apply(ctx, f) {
+    const user = ctx.users.get(f.user_id);
+    if (user) ctx.users.set(f.user_id, { ...user, api_key: f.api_key });
   },
-  route: (f, to) => to.org(f.org),
   notify(f, seq, view) {
     const org = view.org(f.org)!;
     const user = org.users.get(f.user_id)!;

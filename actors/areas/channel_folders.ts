@@ -4,7 +4,7 @@
  * and unarchived by administrators; `channel_folder` events to everyone; the
  * `channel_folders` section of `/register`. The organization actor owns them.
  */
-import { area, command, fact, type Delivery } from '../core/area.js';
+import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { adminRequired, badRequest } from '../errors.js';
@@ -117,37 +117,30 @@ function toEveryone(view: StateView, org: number, seq: number, body: Record<stri
   return [{ org, seq, type: 'channel_folder', user_ids: activeUsersWhere(view, org), event: eventJson('channel_folder', body) }];
 }
 
-const channelFolderCreated = fact<ChannelFolderCreated>({
+const channelFolderCreated = orgFact<ChannelFolderCreated>({
   type: 'ChannelFolderCreated',
-  apply: { org: (ctx, f) => void ctx.folders.set(f.folder.id, { ...f.folder }) },
-  route: (f, to) => to.org(f.org),
+  apply: (ctx, f) => void ctx.folders.set(f.folder.id, { ...f.folder }),
   notify: (f, seq, view) => toEveryone(view, f.org, seq, { op: 'add', channel_folder: folderView(f.folder) }),
 });
 
-const channelFolderUpdated = fact<ChannelFolderUpdated>({
+const channelFolderUpdated = orgFact<ChannelFolderUpdated>({
   type: 'ChannelFolderUpdated',
-  apply: {
-    org(ctx, f) {
-      const folder = ctx.folders.get(f.folder_id);
-      // Records are replaced, never changed in place.
-      if (folder) ctx.folders.set(f.folder_id, { ...folder, ...f.data });
-    },
+  apply(ctx, f) {
+    const folder = ctx.folders.get(f.folder_id);
+    // Records are replaced, never changed in place.
+    if (folder) ctx.folders.set(f.folder_id, { ...folder, ...f.data });
   },
-  route: (f, to) => to.org(f.org),
   notify: (f, seq, view) => toEveryone(view, f.org, seq, { op: 'update', channel_folder_id: f.folder_id, data: f.data }),
 });
 
-const channelFoldersReordered = fact<ChannelFoldersReordered>({
+const channelFoldersReordered = orgFact<ChannelFoldersReordered>({
   type: 'ChannelFoldersReordered',
-  apply: {
-    org(ctx, f) {
-      f.order.forEach((id, position) => {
-        const folder = ctx.folders.get(id);
-        if (folder) ctx.folders.set(id, { ...folder, order: position });
-      });
-    },
+  apply(ctx, f) {
+    f.order.forEach((id, position) => {
+      const folder = ctx.folders.get(id);
+      if (folder) ctx.folders.set(id, { ...folder, order: position });
+    });
   },
-  route: (f, to) => to.org(f.org),
   notify: (f, seq, view) => toEveryone(view, f.org, seq, { op: 'reorder', order: f.order }),
 });
 

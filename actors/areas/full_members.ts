@@ -7,7 +7,7 @@
  * `update_users_in_full_members_system_group` does. Each move is a `user_group`
  * `add_members` or `remove_members` event.
  */
-import { area, command, fact, type Delivery } from '../core/area.js';
+import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import { SYSTEM_GROUPS } from '../group_settings.js';
 import type { OrgContext } from '../kinds/organization.js';
@@ -43,23 +43,20 @@ export const promoteFullMembers = command({
   },
 });
 
-const fullMembersChanged = fact<FullMembersChanged>({
+const fullMembersChanged = orgFact<FullMembersChanged>({
   type: 'FullMembersChanged',
-  apply: {
-    org(ctx, f) {
-      for (const [ids, probation] of [[f.promoted, false], [f.demoted, true]] as const) {
-        for (const id of ids) {
-          const user = ctx.users.get(id);
-          if (!user) continue;
-          const next: UserRecord = { ...user };
-          if (probation) next.probation = true;
-          else delete next.probation;
-          ctx.users.set(id, next);
-        }
+  apply(ctx, f) {
+    for (const [ids, probation] of [[f.promoted, false], [f.demoted, true]] as const) {
+      for (const id of ids) {
+        const user = ctx.users.get(id);
+        if (!user) continue;
+        const next: UserRecord = { ...user };
+        if (probation) next.probation = true;
+        else delete next.probation;
+        ctx.users.set(id, next);
       }
-    },
+    }
   },
-  route: (f, to) => to.org(f.org),
   notify(f, seq, view) {
     const org = view.org(f.org)!;
     const everyone = activeUsersWhere(view, f.org);

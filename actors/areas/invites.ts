@@ -7,7 +7,7 @@
  * Every key is chosen in the decision; the reducers only record what was decided.
  * Mail is not sent here: the HTTP layer sends it once the facts are durable.
  */
-import { area, command, fact, type Delivery } from '../core/area.js';
+import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest, missingArgument } from '../errors.js';
@@ -262,17 +262,15 @@ function invitesChanged(view: StateView, org: number, seq: number, referrerId: n
   return [{ org, seq, type: 'invites_changed', user_ids: to, event: eventJson('invites_changed', {}) }];
 }
 
-const invitationsSent = fact<InvitationsSent>({
+const invitationsSent = orgFact<InvitationsSent>({
   type: 'InvitationsSent',
-  apply: { org: (ctx, f) => f.invites.forEach((i) => addInvite(ctx.invites, { ...i }, false)) },
-  route: (f, to) => to.org(f.org),
+  apply: (ctx, f) => f.invites.forEach((i) => addInvite(ctx.invites, { ...i }, false)),
   notify: (f, seq, view) => invitesChanged(view, f.org, seq, f.invites[0]?.referrer_id),
 });
 
-const multiuseInviteCreated = fact<MultiuseInviteCreated>({
+const multiuseInviteCreated = orgFact<MultiuseInviteCreated>({
   type: 'MultiuseInviteCreated',
-  apply: { org: (ctx, f) => addInvite(ctx.invites, { ...f.invite }, true) },
-  route: (f, to) => to.org(f.org),
+  apply: (ctx, f) => addInvite(ctx.invites, { ...f.invite }, true),
   notify: (f, seq, view) => invitesChanged(view, f.org, seq, f.invite.referrer_id),
 });
 
@@ -284,43 +282,35 @@ function setStatus(ctx: OrgContext, multiuse: boolean, id: number, status: Invit
   return invite;
 }
 
-const inviteRevoked = fact<InviteRevoked>({
+const inviteRevoked = orgFact<InviteRevoked>({
   type: 'InviteRevoked',
-  apply: { org: (ctx, f) => void setStatus(ctx, f.multiuse, f.id, 'revoked') },
-  route: (f, to) => to.org(f.org),
+  apply: (ctx, f) => void setStatus(ctx, f.multiuse, f.id, 'revoked'),
   notify(f, seq, view) {
     const book = view.org(f.org)!.invites;
     return invitesChanged(view, f.org, seq, (f.multiuse ? book.multiuse : book.email).get(f.id)?.referrer_id);
   },
 });
 
-const multiuseInviteEdited = fact<MultiuseInviteEdited>({
+const multiuseInviteEdited = orgFact<MultiuseInviteEdited>({
   type: 'MultiuseInviteEdited',
-  apply: {
-    org(ctx, f) {
-      const invite = ctx.invites.multiuse.get(f.id);
-      if (invite) ctx.invites.multiuse.set(f.id, { ...invite, ...f.changes });
-    },
+  apply(ctx, f) {
+    const invite = ctx.invites.multiuse.get(f.id);
+    if (invite) ctx.invites.multiuse.set(f.id, { ...invite, ...f.changes });
   },
-  route: (f, to) => to.org(f.org),
   notify: (f, seq, view) => invitesChanged(view, f.org, seq, view.org(f.org)!.invites.multiuse.get(f.id)?.referrer_id),
 });
 
-const inviteResent = fact<InviteResent>({
+const inviteResent = orgFact<InviteResent>({
   type: 'InviteResent',
-  apply: {
-    org(ctx, f) {
-      const invite = ctx.invites.email.get(f.id);
-      if (invite) ctx.invites.email.set(f.id, { ...invite, sent: f.sent });
-    },
+  apply(ctx, f) {
+    const invite = ctx.invites.email.get(f.id);
+    if (invite) ctx.invites.email.set(f.id, { ...invite, sent: f.sent });
   },
-  route: (f, to) => to.org(f.org),
 });
 
-const inviteAccepted = fact<InviteAccepted>({
+const inviteAccepted = orgFact<InviteAccepted>({
   type: 'InviteAccepted',
-  apply: { org: (ctx, f) => void (f.multiuse ? undefined : setStatus(ctx, false, f.id, 'used')) },
-  route: (f, to) => to.org(f.org),
+  apply: (ctx, f) => void (f.multiuse ? undefined : setStatus(ctx, false, f.id, 'used')),
   notify(f, seq, view) {
     const book = view.org(f.org)!.invites;
     return invitesChanged(view, f.org, seq, (f.multiuse ? book.multiuse : book.email).get(f.id)?.referrer_id);

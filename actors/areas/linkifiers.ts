@@ -3,7 +3,7 @@
  * turns into links, kept in order by the organization actor; administrators add,
  * change, remove and reorder them; `realm_linkifiers` events carry the whole list.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, orgFact } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import { adminRequired, ApiError, badRequest } from '../errors.js';
 import type { Linkifier, OrgContext } from '../kinds/organization.js';
@@ -64,15 +64,12 @@ export function listLinkifiers(ctx: OrgContext): Array<{ pattern: string; url_te
   return ctx.linkifiers.map((l) => ({ pattern: l.pattern, url_template: l.url_template, id: l.id }));
 }
 
-const linkifiersChanged = fact<LinkifiersChanged>({
+const linkifiersChanged = orgFact<LinkifiersChanged>({
   type: 'LinkifiersChanged',
-  apply: {
-    org(ctx, f) {
-      ctx.linkifiers = f.linkifiers.map((l) => ({ ...l }));
-      if (f.last_id > ctx.lastLinkifierId) ctx.lastLinkifierId = f.last_id;
-    },
+  apply(ctx, f) {
+    ctx.linkifiers = f.linkifiers.map((l) => ({ ...l }));
+    if (f.last_id > ctx.lastLinkifierId) ctx.lastLinkifierId = f.last_id;
   },
-  route: (f, to) => to.org(f.org),
   notify: (f, seq, view) => [{ org: f.org, seq, type: 'realm_linkifiers', user_ids: activeUsersWhere(view, f.org), event: eventJson('realm_linkifiers', { realm_linkifiers: listLinkifiers(view.org(f.org)!) }) }],
 });
 

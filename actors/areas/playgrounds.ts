@@ -4,7 +4,7 @@
  * with one variable, `code`, that a client opens a code block in. Administrators add
  * and remove them; `realm_playgrounds` events carry the whole list.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, orgFact } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import { adminRequired, ApiError, badRequest } from '../errors.js';
 import type { OrgContext, Playground } from '../kinds/organization.js';
@@ -89,15 +89,12 @@ export function listPlaygrounds(ctx: OrgContext): Playground[] {
   return ctx.playgrounds.map((p) => ({ id: p.id, name: p.name, pygments_language: p.pygments_language, url_template: p.url_template }));
 }
 
-const playgroundsChanged = fact<PlaygroundsChanged>({
+const playgroundsChanged = orgFact<PlaygroundsChanged>({
   type: 'PlaygroundsChanged',
-  apply: {
-    org(ctx, f) {
-      ctx.playgrounds = f.playgrounds.map((p) => ({ ...p }));
-      if (f.last_id > ctx.lastPlaygroundId) ctx.lastPlaygroundId = f.last_id;
-    },
+  apply(ctx, f) {
+    ctx.playgrounds = f.playgrounds.map((p) => ({ ...p }));
+    if (f.last_id > ctx.lastPlaygroundId) ctx.lastPlaygroundId = f.last_id;
   },
-  route: (f, to) => to.org(f.org),
   notify: (f, seq, view) => [{ org: f.org, seq, type: 'realm_playgrounds', user_ids: activeUsersWhere(view, f.org), event: eventJson('realm_playgrounds', { realm_playgrounds: listPlaygrounds(view.org(f.org)!) }) }],
 });
 

@@ -24,7 +24,7 @@
  * function of the log, or a queue rebuilt after a crash would number events
  * differently from what its client already saw. Routine reports write nothing.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, fact, orgFact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
@@ -128,21 +128,18 @@ export function presenceToggled(ctx: OrgContext, user: UserRecord, enabled: bool
   return { volatile: updated, fact: { type: 'PresenceNotified', org: ctx.org.id, user_id: user.user_id, email: user.email, ...ts, server_timestamp: now, limited } };
 }
 
-const presenceUpdated = fact<PresenceUpdated>({
+const presenceUpdated = orgFact<PresenceUpdated>({
   type: 'PresenceUpdated',
-  apply: {
-    org(ctx, f) {
-      const row = ctx.presence.get(f.user_id);
-      // Rows change in place: the snapshot takes the whole table in one step.
-      if (row) {
-        row.active = f.active;
-        row.connected = f.connected;
-        row.update_id = f.update_id;
-      } else ctx.presence.set(f.user_id, { active: f.active, connected: f.connected, update_id: f.update_id });
-      if (f.update_id > ctx.presenceLastUpdateId) ctx.presenceLastUpdateId = f.update_id;
-    },
+  apply(ctx, f) {
+    const row = ctx.presence.get(f.user_id);
+    // Rows change in place: the snapshot takes the whole table in one step.
+    if (row) {
+      row.active = f.active;
+      row.connected = f.connected;
+      row.update_id = f.update_id;
+    } else ctx.presence.set(f.user_id, { active: f.active, connected: f.connected, update_id: f.update_id });
+    if (f.update_id > ctx.presenceLastUpdateId) ctx.presenceLastUpdateId = f.update_id;
   },
-  route: (f, to) => to.org(f.org),
 });
 
 /** The `presence` event in the form a queue asked for (Zulip's `process_presence_event`). */

@@ -6,7 +6,7 @@
  * `custom_profile_fields` events carry the whole list, as Zulip's do; a value change
  * is a `realm_user` `update` with `custom_profile_field`.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, orgFact } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { adminRequired, badRequest } from '../errors.js';
@@ -347,67 +347,55 @@ const fieldsEvent = (view: StateView, org: number, seq: number) => [{
   org, seq, type: 'custom_profile_fields', user_ids: activeUsersWhere(view, org), event: eventJson('custom_profile_fields', { fields: listProfileFields(view.org(org)!) }),
 }];
 
-const profileFieldSaved = fact<ProfileFieldSaved>({
+const profileFieldSaved = orgFact<ProfileFieldSaved>({
   type: 'ProfileFieldSaved',
-  apply: {
-    org(ctx, f) {
-      ctx.profileFields.set(f.field.id, { ...f.field });
-      if (f.field.id > ctx.lastProfileFieldId) ctx.lastProfileFieldId = f.field.id;
-      if (!f.dropped_values) return;
-      const dropped = new Set(f.dropped_values);
-      for (const user of ctx.users.values()) {
-        const v = user.profile_data?.[f.field.id];
-        if (v && dropped.has(v.value)) ctx.users.set(user.user_id, withValues(user, (d) => delete d[f.field.id]));
-      }
-    },
+  apply(ctx, f) {
+    ctx.profileFields.set(f.field.id, { ...f.field });
+    if (f.field.id > ctx.lastProfileFieldId) ctx.lastProfileFieldId = f.field.id;
+    if (!f.dropped_values) return;
+    const dropped = new Set(f.dropped_values);
+    for (const user of ctx.users.values()) {
+      const v = user.profile_data?.[f.field.id];
+      if (v && dropped.has(v.value)) ctx.users.set(user.user_id, withValues(user, (d) => delete d[f.field.id]));
+    }
   },
-  route: (f, to) => to.org(f.org),
   notify: (f, seq, view) => fieldsEvent(view, f.org, seq),
 });
 
-const profileFieldDeleted = fact<ProfileFieldDeleted>({
+const profileFieldDeleted = orgFact<ProfileFieldDeleted>({
   type: 'ProfileFieldDeleted',
-  apply: {
-    org(ctx, f) {
-      ctx.profileFields.delete(f.field_id);
-      for (const user of ctx.users.values()) {
-        if (user.profile_data?.[f.field_id] !== undefined) ctx.users.set(user.user_id, withValues(user, (d) => delete d[f.field_id]));
-      }
-    },
+  apply(ctx, f) {
+    ctx.profileFields.delete(f.field_id);
+    for (const user of ctx.users.values()) {
+      if (user.profile_data?.[f.field_id] !== undefined) ctx.users.set(user.user_id, withValues(user, (d) => delete d[f.field_id]));
+    }
   },
-  route: (f, to) => to.org(f.org),
   notify: (f, seq, view) => fieldsEvent(view, f.org, seq),
 });
 
-const profileFieldsReordered = fact<ProfileFieldsReordered>({
+const profileFieldsReordered = orgFact<ProfileFieldsReordered>({
   type: 'ProfileFieldsReordered',
-  apply: {
-    org(ctx, f) {
-      f.order.forEach((id, i) => {
-        const field = ctx.profileFields.get(id);
-        if (field) ctx.profileFields.set(id, { ...field, order: i });
-      });
-    },
+  apply(ctx, f) {
+    f.order.forEach((id, i) => {
+      const field = ctx.profileFields.get(id);
+      if (field) ctx.profileFields.set(id, { ...field, order: i });
+    });
   },
-  route: (f, to) => to.org(f.org),
   notify: (f, seq, view) => fieldsEvent(view, f.org, seq),
 });
 
-const profileDataChanged = fact<ProfileDataChanged>({
+const profileDataChanged = orgFact<ProfileDataChanged>({
   type: 'ProfileDataChanged',
-  apply: {
-    org(ctx, f) {
-      const user = ctx.users.get(f.user_id);
-      if (!user) return;
-      ctx.users.set(f.user_id, withValues(user, (d) => {
-        for (const change of f.changes) {
-          if (change.value === null) delete d[change.id];
-          else d[change.id] = { ...change.value };
-        }
-      }));
-    },
+  apply(ctx, f) {
+    const user = ctx.users.get(f.user_id);
+    if (!user) return;
+    ctx.users.set(f.user_id, withValues(user, (d) => {
+      for (const change of f.changes) {
+        if (change.value === null) delete d[change.id];
+        else d[change.id] = { ...change.value };
+      }
+    }));
   },
-  route: (f, to) => to.org(f.org),
   notify(f, seq, view) {
     // Zulip's notify_user_update_custom_profile_data: those who may access the user.
     const target = view.org(f.org)?.users.get(f.user_id);

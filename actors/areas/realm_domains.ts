@@ -4,7 +4,7 @@
  * owners, with `realm_domains` events to everyone. Removing the last domain lifts
  * `emails_restricted_to_domains`, as in Zulip.
  */
-import { area, command, fact, type Delivery } from '../core/area.js';
+import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import { ApiError, badRequest } from '../errors.js';
 import type { OrgContext, RealmDomain } from '../kinds/organization.js';
@@ -64,20 +64,17 @@ export const setRealmDomain = command({
   },
 });
 
-const realmDomainChanged = fact<RealmDomainChanged>({
+const realmDomainChanged = orgFact<RealmDomainChanged>({
   type: 'RealmDomainChanged',
-  apply: {
-    org(ctx, f) {
-      // Replaced, not changed: a snapshot being written keeps the list it holds.
-      const others = ctx.domains.filter((d) => d.domain !== f.domain.domain);
-      if (f.op === 'remove') {
-        ctx.domains = others;
-        if (f.lifts_restriction) ctx.realmSettings = { ...ctx.realmSettings, emails_restricted_to_domains: false };
-      } else if (f.op === 'add') ctx.domains = [...others, { ...f.domain }];
-      else ctx.domains = ctx.domains.map((d) => (d.domain === f.domain.domain ? { ...f.domain } : d));
-    },
+  apply(ctx, f) {
+    // Replaced, not changed: a snapshot being written keeps the list it holds.
+    const others = ctx.domains.filter((d) => d.domain !== f.domain.domain);
+    if (f.op === 'remove') {
+      ctx.domains = others;
+      if (f.lifts_restriction) ctx.realmSettings = { ...ctx.realmSettings, emails_restricted_to_domains: false };
+    } else if (f.op === 'add') ctx.domains = [...others, { ...f.domain }];
+    else ctx.domains = ctx.domains.map((d) => (d.domain === f.domain.domain ? { ...f.domain } : d));
   },
-  route: (f, to) => to.org(f.org),
   notify(f, seq, view) {
     const everyone = activeUsersWhere(view, f.org);
     const out: Delivery[] = [{

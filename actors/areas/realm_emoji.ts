@@ -9,7 +9,7 @@
  * is durable before the fact that adds the emoji, and kept as long as a live emoji or
  * a kept snapshot names it.
  */
-import { area, command, fact, type Delivery } from '../core/area.js';
+import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { StateView } from '../core/state_view.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
@@ -134,27 +134,21 @@ function everyoneTold(f: { org: number }, seq: number, view: StateView): Deliver
   return [{ org: f.org, seq, type: 'realm_emoji', user_ids: activeUsersWhere(view, f.org), event: eventJson('realm_emoji', { op: 'update', realm_emoji: realmEmojiView(view.org(f.org)!) }) }];
 }
 
-const realmEmojiAdded = fact<RealmEmojiAdded>({
+const realmEmojiAdded = orgFact<RealmEmojiAdded>({
   type: 'RealmEmojiAdded',
-  apply: {
-    org(ctx, f) {
-      ctx.realmEmoji.set(f.emoji.id, { ...f.emoji });
-      ctx.lastEmojiId = Math.max(ctx.lastEmojiId, f.emoji.id);
-    },
+  apply(ctx, f) {
+    ctx.realmEmoji.set(f.emoji.id, { ...f.emoji });
+    ctx.lastEmojiId = Math.max(ctx.lastEmojiId, f.emoji.id);
   },
-  route: (f, to) => to.org(f.org),
   notify: everyoneTold,
 });
 
-const realmEmojiDeactivated = fact<RealmEmojiDeactivated>({
+const realmEmojiDeactivated = orgFact<RealmEmojiDeactivated>({
   type: 'RealmEmojiDeactivated',
-  apply: {
-    org(ctx, f) {
-      const e = ctx.realmEmoji.get(f.emoji_id);
-      if (e) ctx.realmEmoji.set(f.emoji_id, { ...e, deactivated: true });
-    },
+  apply(ctx, f) {
+    const e = ctx.realmEmoji.get(f.emoji_id);
+    if (e) ctx.realmEmoji.set(f.emoji_id, { ...e, deactivated: true });
   },
-  route: (f, to) => to.org(f.org),
   notify: everyoneTold,
 });
 

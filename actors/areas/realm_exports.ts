@@ -10,7 +10,7 @@
  * `file` dropped so that the upload store's sweep removes the archive, and the list sent
  * again.
  */
-import { area, command, fact, type Delivery } from '../core/area.js';
+import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { adminRequired, badRequest } from '../errors.js';
@@ -145,44 +145,35 @@ const exportsEvent = (f: { org: number }, seq: number, view: StateView) => [{
   org: f.org, seq, type: 'realm_export', user_ids: humanAdmins(view, f.org), event: eventJson('realm_export', { exports: listExports(view.org(f.org)!) }),
 }];
 
-const exportRequested = fact<ExportRequested>({
+const exportRequested = orgFact<ExportRequested>({
   type: 'ExportRequested',
-  apply: {
-    org(ctx, f) {
-      ctx.exports.set(f.export.id, { ...f.export });
-      if (f.export.id > ctx.lastExportId) ctx.lastExportId = f.export.id;
-    },
+  apply(ctx, f) {
+    ctx.exports.set(f.export.id, { ...f.export });
+    if (f.export.id > ctx.lastExportId) ctx.lastExportId = f.export.id;
   },
-  route: (f, to) => to.org(f.org),
   notify: exportsEvent,
 });
 
-const exportFinished = fact<ExportFinished>({
+const exportFinished = orgFact<ExportFinished>({
   type: 'ExportFinished',
-  apply: {
-    org(ctx, f) {
-      const e = ctx.exports.get(f.id);
-      if (!e) return;
-      // Replaced, not changed: a snapshot being written keeps the record it holds.
-      ctx.exports.set(f.id, f.file ? { ...e, status: 'succeeded', succeeded: f.time, file: f.file } : { ...e, status: 'failed', failed: f.time });
-    },
+  apply(ctx, f) {
+    const e = ctx.exports.get(f.id);
+    if (!e) return;
+    // Replaced, not changed: a snapshot being written keeps the record it holds.
+    ctx.exports.set(f.id, f.file ? { ...e, status: 'succeeded', succeeded: f.time, file: f.file } : { ...e, status: 'failed', failed: f.time });
   },
-  route: (f, to) => to.org(f.org),
   notify: exportsEvent,
 });
 
-const exportDeleted = fact<ExportDeleted>({
+const exportDeleted = orgFact<ExportDeleted>({
   type: 'ExportDeleted',
-  apply: {
-    org(ctx, f) {
-      const e = ctx.exports.get(f.id);
-      if (!e) return;
-      // Replaced, not changed (see above); without its file, which nothing in the live state names any more.
-      const { file: _file, ...rest } = e;
-      ctx.exports.set(f.id, { ...rest, status: 'deleted', deleted: f.time });
-    },
+  apply(ctx, f) {
+    const e = ctx.exports.get(f.id);
+    if (!e) return;
+    // Replaced, not changed (see above); without its file, which nothing in the live state names any more.
+    const { file: _file, ...rest } = e;
+    ctx.exports.set(f.id, { ...rest, status: 'deleted', deleted: f.time });
   },
-  route: (f, to) => to.org(f.org),
   notify: exportsEvent,
 });
 

@@ -10,7 +10,7 @@
  * `realm_user_settings_defaults` `update` events. The organization actor keeps both
  * (a user's settings live on their user record).
  */
-import { area, command, fact, type Delivery } from '../core/area.js';
+import { area, command, fact, orgFact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import { adminRequired, badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
@@ -165,15 +165,12 @@ const userSettingsChanged = fact<UserSettingsChanged>({
   },
 });
 
-const userDefaultsChanged = fact<UserDefaultsChanged>({
+const userDefaultsChanged = orgFact<UserDefaultsChanged>({
   type: 'UserDefaultsChanged',
-  apply: {
-    org(ctx, f) {
-      // Replaced, not changed: a snapshot being written keeps the object it holds.
-      ctx.userDefaults = storedSettings({ ...effectiveSettings(ctx.userDefaults), ...f.settings });
-    },
+  apply(ctx, f) {
+    // Replaced, not changed: a snapshot being written keeps the object it holds.
+    ctx.userDefaults = storedSettings({ ...effectiveSettings(ctx.userDefaults), ...f.settings });
   },
-  route: (f, to) => to.org(f.org),
   notify(f, seq, view) {
     const everyone = activeUsersWhere(view, f.org);
     return Object.entries(f.settings).map(([property, value]) => ({

@@ -4,7 +4,7 @@
  * Zulip: only owners grant or take the owner role, and the only owner keeps it.
  * `realm_user` `update` events to everyone, one per changed field.
  */
-import { area, command, fact, type Delivery } from '../core/area.js';
+import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import { adminRequired, ApiError, badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
@@ -58,15 +58,12 @@ export const grantEmailChanges = command({
   },
 });
 
-const emailChangesGranted = fact<EmailChangesGranted>({
+const emailChangesGranted = orgFact<EmailChangesGranted>({
   type: 'EmailChangesGranted',
-  apply: {
-    org(ctx, f) {
-      const user = ctx.users.get(f.user_id);
-      if (user) ctx.users.set(f.user_id, { ...user, can_change_user_emails: f.granted });
-    },
+  apply(ctx, f) {
+    const user = ctx.users.get(f.user_id);
+    if (user) ctx.users.set(f.user_id, { ...user, can_change_user_emails: f.granted });
   },
-  route: (f, to) => to.org(f.org),
 });
 
 export const updateUser = command({
@@ -111,27 +108,24 @@ export const updateUser = command({
   },
 });
 
-const userUpdated = fact<UserUpdated>({
+const userUpdated = orgFact<UserUpdated>({
   type: 'UserUpdated',
-  apply: {
-    org(ctx, f) {
-      const user = ctx.users.get(f.user_id);
-      if (!user) return;
-      const next: UserRecord = { ...user };
-      if (f.full_name !== undefined) next.full_name = f.full_name;
-      if (f.role !== undefined) next.role = f.role;
-      if (f.probation === true) next.probation = true;
-      else if (f.probation === false) delete next.probation;
-      if (f.email !== undefined) {
-        ctx.byEmail.delete(user.email.toLowerCase());
-        ctx.byEmail.set(f.email.toLowerCase(), f.user_id);
-        next.email = f.email;
-        next.delivery_email = f.email;
-      }
-      ctx.users.set(f.user_id, next);
-    },
+  apply(ctx, f) {
+    const user = ctx.users.get(f.user_id);
+    if (!user) return;
+    const next: UserRecord = { ...user };
+    if (f.full_name !== undefined) next.full_name = f.full_name;
+    if (f.role !== undefined) next.role = f.role;
+    if (f.probation === true) next.probation = true;
+    else if (f.probation === false) delete next.probation;
+    if (f.email !== undefined) {
+      ctx.byEmail.delete(user.email.toLowerCase());
+      ctx.byEmail.set(f.email.toLowerCase(), f.user_id);
+      next.email = f.email;
+      next.delivery_email = f.email;
+    }
+    ctx.users.set(f.user_id, next);
   },
-  route: (f, to) => to.org(f.org),
   notify(f, seq, view) {
     // Zulip's get_user_ids_who_can_access_user: limited guests hear only of users they may access.
     const target = view.org(f.org)?.users.get(f.user_id);

@@ -6,7 +6,7 @@
  * roles (`actors/group_settings.ts`); their membership events come with the user facts
  * that change a role or an account (`systemGroupDeliveries`).
  */
-import { area, command, fact, type Delivery } from '../core/area.js';
+import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest } from '../errors.js';
@@ -345,32 +345,26 @@ export function directGroupsOf(org: OrgContext, user: UserRecord): number[] {
   return [...directSystemGroups(user), ...[...org.userGroups.values()].filter((g) => g.members.includes(user.user_id)).map((g) => g.id)];
 }
 
-const userGroupCreated = fact<UserGroupCreated>({
+const userGroupCreated = orgFact<UserGroupCreated>({
   type: 'UserGroupCreated',
-  apply: {
-    org(ctx, f) {
-      ctx.userGroups.set(f.group.id, { ...f.group });
-      ctx.lastGroupId = Math.max(ctx.lastGroupId, f.group.id);
-    },
+  apply(ctx, f) {
+    ctx.userGroups.set(f.group.id, { ...f.group });
+    ctx.lastGroupId = Math.max(ctx.lastGroupId, f.group.id);
   },
-  route: (f, to) => to.org(f.org),
   notify(f, seq, view) {
     const org = view.org(f.org)!;
     return [{ org: f.org, seq, type: 'user_group', user_ids: activeUsersWhere(view, f.org), event: eventJson('user_group', { op: 'add', group: groupView(org, org.userGroups.get(f.group.id)!) }) }];
   },
 });
 
-const userGroupUpdated = fact<UserGroupUpdated>({
+const userGroupUpdated = orgFact<UserGroupUpdated>({
   type: 'UserGroupUpdated',
-  apply: {
-    org(ctx, f) {
-      const group = ctx.userGroups.get(f.group_id);
-      if (!group) return;
-      const { settings, ...rest } = f.changes;
-      ctx.userGroups.set(f.group_id, { ...group, ...rest, settings: { ...group.settings, ...settings } });
-    },
+  apply(ctx, f) {
+    const group = ctx.userGroups.get(f.group_id);
+    if (!group) return;
+    const { settings, ...rest } = f.changes;
+    ctx.userGroups.set(f.group_id, { ...group, ...rest, settings: { ...group.settings, ...settings } });
   },
-  route: (f, to) => to.org(f.org),
   notify(f, seq, view) {
     const org = view.org(f.org)!;
     const group = org.userGroups.get(f.group_id);
@@ -390,18 +384,15 @@ const userGroupUpdated = fact<UserGroupUpdated>({
   },
 });
 
-const userGroupMembersChanged = fact<UserGroupMembersChanged>({
+const userGroupMembersChanged = orgFact<UserGroupMembersChanged>({
   type: 'UserGroupMembersChanged',
-  apply: {
-    org(ctx, f) {
-      const group = ctx.userGroups.get(f.group_id);
-      if (!group) return;
-      const members = sorted([...group.members.filter((id) => !f.remove.includes(id)), ...f.add]);
-      const subgroups = sorted([...group.subgroups.filter((id) => !f.remove_subgroups.includes(id)), ...f.add_subgroups]);
-      ctx.userGroups.set(f.group_id, { ...group, members, subgroups });
-    },
+  apply(ctx, f) {
+    const group = ctx.userGroups.get(f.group_id);
+    if (!group) return;
+    const members = sorted([...group.members.filter((id) => !f.remove.includes(id)), ...f.add]);
+    const subgroups = sorted([...group.subgroups.filter((id) => !f.remove_subgroups.includes(id)), ...f.add_subgroups]);
+    ctx.userGroups.set(f.group_id, { ...group, members, subgroups });
   },
-  route: (f, to) => to.org(f.org),
   notify(f, seq, view) {
     const org = view.org(f.org)!;
     const everyone = activeUsersWhere(view, f.org);

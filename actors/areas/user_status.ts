@@ -4,7 +4,7 @@
  * events to everyone; the `user_status` section of `/register` lists the users who
  * have one. The organization actor keeps it on the user record.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, orgFact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
@@ -114,15 +114,12 @@ function statusAudience(view: StateView, org: number, userId: number): number[] 
   return target ? usersWhoCanAccess(view, org, target) : [];
 }
 
-const userStatusChanged = fact<UserStatusChanged>({
+const userStatusChanged = orgFact<UserStatusChanged>({
   type: 'UserStatusChanged',
-  apply: {
-    org(ctx, f) {
-      const user = ctx.users.get(f.user_id);
-      if (user) ctx.users.set(f.user_id, { ...user, status: { ...(user.status ?? NONE), ...f.status } });
-    },
+  apply(ctx, f) {
+    const user = ctx.users.get(f.user_id);
+    if (user) ctx.users.set(f.user_id, { ...user, status: { ...(user.status ?? NONE), ...f.status } });
   },
-  route: (f, to) => to.org(f.org),
   // Zulip's get_user_ids_who_can_access_user: limited guests hear only of users they may access.
   notify: (f, seq, view) => [{ org: f.org, seq, type: 'user_status', user_ids: statusAudience(view, f.org, f.user_id), event: eventJson('user_status', { user_id: f.user_id, ...f.status }) }],
 });

@@ -96,6 +96,17 @@ export function fact<F extends AnyFact>(def: FactDef<F>): FactDef<F> {
   return def;
 }
 
+/**
+ * Declares a fact only its organization's actor applies: most organization-wide
+ * settings and collections (invitations, linkifiers, custom emoji, user groups…). It
+ * goes to that actor alone; `apply` is its reducer.
+ */
+export function orgFact<F extends AnyFact & { org: number }>(def: { type: F['type']; apply: (ctx: Contexts['org'], fact: F) => void; notify?: FactDef<F>['notify'] }): FactDef<F> {
+  const out: FactDef<F> = { type: def.type, apply: { org: def.apply } as FactDef<F>['apply'], route: (f, to) => to.org(f.org) };
+  if (def.notify) out.notify = def.notify;
+  return out;
+}
+
 /** What a `/register` section is built for. */
 export interface InitialStateRequest {
   org: OrgRecord;
