@@ -6,10 +6,14 @@
  * `DELETE /messages/{id}` deletes it (`MessageDeleted`), but a batch is told at once, as
  * Zulip's do_delete_messages tells it: one `delete_message` event with every id
  * (`message_ids`) to clients with `bulk_message_deletion`, one per message (`message_id`)
- * to the others, each to everyone any of its messages tells and to the acting user. Once
- * nothing the administrator can read is left, the users whose topic visibility policy
- * named the topic (with protected history: those who no longer hold any of its messages)
- * are reported, for their policies to go back to the default.
+ * to the others, each to everyone any of its messages tells and to the acting user.
+ *
+ * The batch that leaves nothing the administrator can read also sets back to the default
+ * the topic visibility policies of the users who named the topic (with protected history:
+ * those who no longer hold any of its messages), in the same decision: its facts land in
+ * one durable batch, so a `kill -9` never leaves a deleted topic with stale policies. A
+ * request stopped earlier (the time limit, a crash) has deleted whole batches, and the
+ * client's next request goes on from there, as in Zulip.
  */
 import { area, command } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
@@ -21,6 +25,7 @@ import { topicNamed } from '../message_rules.js';
 import { Role, type MessageRecord } from '../types.js';
 import type { AttachmentLinksChanged } from './attachments.js';
 import { asDeletionBatch, channelMessageDeletion, type MessageDeleted } from './message_deletion.js';
+import { topicPolicyReset, type UserTopicChanged } from './user_topics.js';
 
 /** Messages one batch deletes at most (Zulip's `STREAM_MESSAGE_BATCH_SIZE` of retention). */
 export const TOPIC_DELETION_BATCH = 100;
@@ -30,13 +35,13 @@ export const TOPIC_DELETION_TIME_LIMIT_MS = 50_000;
 /** Delete the newest batch of a topic's messages the actor can read. */
 export interface DeleteTopicBatch { type: 'DELETE_TOPIC_BATCH'; org: number; actor_id: number; topic: string }
 
-/** What one batch did: how many it deleted; when none were left, whose topic policies to clear. */
-export interface TopicBatchResult { deleted: number; stale_user_topics: number[] }
+/** What one batch did: how many it deleted, and whether the topic is done (nothing readable left, policies reset). */
+export interface TopicBatchResult { deleted: number; done: boolean }
 
 export const deleteTopicBatch = command({
   type: 'DELETE_TOPIC_BATCH',
   actor: 'channel',
-  decide(ctx: ChannelContext, c: DeleteTopicBatch, _env: DecideEnv, view: StateView): Decision<TopicBatchResult, MessageDeleted | AttachmentLinksChanged> {
+  decide(ctx: ChannelContext, c: DeleteTopicBatch, env: DecideEnv, view: StateView): Decision<TopicBatchResult, MessageDeleted | AttachmentLinksChanged | UserTopicChanged> {
     const org = view.org(c.org)!;
     const actor = org.users.get(c.actor_id);
     if (!actor || !actor.is_active || actor.role > Role.ADMIN) throw adminRequired();
@@ -45,25 +50,35 @@ export const deleteTopicBatch = command({
     // With protected history, only the messages the administrator received (Zulip's bulk_access_stream_messages_query).
     const readable = (id: number): boolean => ctx.channel.history_public_to_subscribers || received(ctx, actor.user_id, id);
     const batch: MessageRecord[] = [];
+    let more = false;
     if (ctx.topics.has(key)) {
-      for (let i = ctx.ids.length - 1; i >= 0 && batch.length < TOPIC_DELETION_BATCH; i--) {
+      for (let i = ctx.ids.length - 1; i >= 0; i--) {
         const m = ctx.messages.get(ctx.ids[i]);
-        if (m && m.topic.toLowerCase() === key && readable(m.id)) batch.push(m);
+        if (!m || m.topic.toLowerCase() !== key || !readable(m.id)) continue;
+        if (batch.length === TOPIC_DELETION_BATCH) {
+          more = true;
+          break;
+        }
+        batch.push(m);
       }
     }
-    if (batch.length > 0) {
-      // One batch, told at once as Zulip's do_delete_messages tells it, its messages ascending.
-      batch.reverse();
-      const facts = asDeletionBatch(batch.flatMap((m) => channelMessageDeletion(ctx, view, org, m)), actor.user_id);
-      return { facts, value: { deleted: batch.length, stale_user_topics: [] } };
+    // One batch, told at once as Zulip's do_delete_messages tells it, its messages ascending.
+    batch.reverse();
+    const facts: Array<MessageDeleted | AttachmentLinksChanged | UserTopicChanged> = asDeletionBatch(batch.flatMap((m) => channelMessageDeletion(ctx, view, org, m)), actor.user_id);
+    if (!more) {
+      const deleting = new Set(batch.map((m) => m.id));
+      for (const userId of staleUserTopics(ctx, view, c.org, key, deleting)) {
+        const reset = topicPolicyReset(view.user(c.org, userId)!, c.org, ctx.channel.stream_id, key, env.now());
+        if (reset) facts.push(reset);
+      }
     }
-    return { facts: [], value: { deleted: 0, stale_user_topics: staleUserTopics(ctx, view, c.org, key) } };
+    return { facts, value: { deleted: batch.length, done: !more } };
   },
 });
 
-/** Users with a visibility policy for the topic who no longer see any of its messages. */
-function staleUserTopics(ctx: ChannelContext, view: StateView, org: number, key: string): number[] {
-  const remaining = ctx.channel.history_public_to_subscribers ? [] : ctx.ids.filter((id) => ctx.messages.get(id)?.topic.toLowerCase() === key);
+/** Users with a visibility policy for the topic who will see none of its messages once `deleting` is gone. */
+function staleUserTopics(ctx: ChannelContext, view: StateView, org: number, key: string, deleting: Set<number>): number[] {
+  const remaining = ctx.channel.history_public_to_subscribers ? [] : ctx.ids.filter((id) => !deleting.has(id) && ctx.messages.get(id)?.topic.toLowerCase() === key);
   const out: number[] = [];
   for (const user of view.org(org)!.users.values()) {
     if (!view.user(org, user.user_id)?.topics.has(userTopicKey(ctx.channel.stream_id, key))) continue;

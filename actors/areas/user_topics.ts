@@ -25,6 +25,13 @@ export interface UserTopicChanged { type: 'UserTopicChanged'; org: number; user_
  */
 export interface SetUserTopic { type: 'SET_USER_TOPIC'; org: number; stream_id: number; topic: string; visibility_policy: number; legacy?: 'mute' | 'unmute' }
 
+/** The fact that sets a user's policy for a topic back to the default, or null when they have none. */
+export function topicPolicyReset(ctx: UserContext, org: number, streamId: number, topic: string, now: number): UserTopicChanged | null {
+  const current = ctx.topics.get(userTopicKey(streamId, topicNamed(topic)));
+  if (!current || current.visibility_policy === VisibilityPolicy.INHERIT) return null;
+  return { type: 'UserTopicChanged', org, user_id: ctx.user_id, topic: { stream_id: streamId, topic_name: current.topic_name, last_updated: now, visibility_policy: VisibilityPolicy.INHERIT } };
+}
+
 export const setUserTopic = command({
   type: 'SET_USER_TOPIC',
   actor: 'user',

@@ -9,7 +9,6 @@ import { Type } from '@sinclair/typebox';
 import { CHANNEL_GROUP_DEFAULTS } from '../../../actors/kinds/channel.js';
 import { badRequest } from '../../../actors/errors.js';
 import { TOPIC_DELETION_TIME_LIMIT_MS } from '../../../actors/areas/topic_deletion.js';
-import { VisibilityPolicy } from '../../../actors/areas/user_topics.js';
 import { OneOf, route, S, Types } from '../../http/route.js';
 
 export const listStreams = route({
@@ -348,13 +347,9 @@ export const deleteTopic = route({
     for (;;) {
       // Checked before each batch, as Zulip does: the client repeats the request to go on.
       if (runtime.nowMs() >= started + TOPIC_DELETION_TIME_LIMIT_MS) return { json: { complete: false } };
-      const done = await runtime.execute({ kind: 'channel', org: org.id, stream_id: params.stream_id, command: batch });
-      if (done.deleted > 0) continue;
-      // The topic is gone: its visibility policies go back to the default, each with its user_topic event.
-      for (const userId of done.stale_user_topics) {
-        await runtime.execute({ kind: 'user', org: org.id, user_id: userId, command: { type: 'SET_USER_TOPIC', org: org.id, stream_id: params.stream_id, topic: params.topic_name, visibility_policy: VisibilityPolicy.INHERIT } });
-      }
-      return { json: { complete: true } };
+      // The last batch also sets the topic's visibility policies back to the default, in the same decision.
+      const { done } = await runtime.execute({ kind: 'channel', org: org.id, stream_id: params.stream_id, command: batch });
+      if (done) return { json: { complete: true } };
     }
   },
 });
