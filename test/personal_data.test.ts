@@ -14,6 +14,7 @@ import { BOT_STORAGE_LIMIT } from '../actors/areas/bot_storage.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
 import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
+import { applyEvent } from './client_model.js';
 
 const ALL_TYPES = ['drafts', 'saved_snippets', 'navigation_view', 'muted_users'];
 
@@ -23,28 +24,11 @@ async function register(f: ChatFixture, who: Credentials, types: string[] = ALL_
   return r.json;
 }
 
-/** Zulip's `apply_event` for the personal sections. */
-function applyEvent(state: any, e: any): void {
-  if (e.type === 'drafts') {
-    if (e.op === 'add') state.drafts.push(...e.drafts);
-    else if (e.op === 'update') state.drafts = state.drafts.map((d: any) => (d.id === e.draft.id ? e.draft : d));
-    else state.drafts = state.drafts.filter((d: any) => d.id !== e.draft_id);
-  } else if (e.type === 'saved_snippets') {
-    if (e.op === 'add') state.saved_snippets.push(e.saved_snippet);
-    else if (e.op === 'update') state.saved_snippets = state.saved_snippets.map((s: any) => (s.id === e.saved_snippet.id ? e.saved_snippet : s));
-    else state.saved_snippets = state.saved_snippets.filter((s: any) => s.id !== e.saved_snippet_id);
-  } else if (e.type === 'navigation_view') {
-    if (e.op === 'add') state.navigation_views.push(e.navigation_view);
-    else if (e.op === 'update') state.navigation_views = state.navigation_views.map((v: any) => (v.fragment === e.fragment ? { ...v, ...e.data } : v));
-    else state.navigation_views = state.navigation_views.filter((v: any) => v.fragment !== e.fragment);
-  } else if (e.type === 'muted_users') state.muted_users = e.muted_users;
-}
-
 /** Register + the queue's events, applied, equal a fresh register (drafts compared by id: their order is by edit time). */
 async function converges(t: Test, f: ChatFixture, who: Credentials, reg: any): Promise<any[]> {
   const events = await queueEvents(f, who, reg.queue_id);
   const state = { drafts: reg.drafts, saved_snippets: reg.saved_snippets, navigation_views: reg.navigation_views, muted_users: reg.muted_users };
-  for (const e of events) applyEvent(state, e);
+  for (const e of events) applyEvent(state, e, who.user_id);
   const fresh = await register(f, who);
   const byId = (ds: any[]) => [...ds].sort((a, b) => a.id - b.id);
   t.same(byId(state.drafts), byId(fresh.drafts), 'drafts converge');

@@ -5,6 +5,7 @@
  */
 import t from 'tap';
 import { chatFixture, queueEvents, type Credentials, withRole } from './helpers.js';
+import { applyEvent } from './client_model.js';
 
 
 t.test('owners manage domains; the checks', async (t) => {
@@ -39,17 +40,14 @@ t.test('convergence: realm_domains from register plus events equal a fresh regis
   await f.call(f.owner, 'PATCH', '/api/v1/realm', { emails_restricted_to_domains: true });
   const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['realm_domains', 'realm'], fetch_event_types: ['realm_domains', 'realm'] })).json;
   t.equal(reg.realm_emails_restricted_to_domains, true);
-  let domains: any[] = reg.realm_domains;
+  const state = structuredClone(reg);
   await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'b.example', allow_subdomains: false });
   await f.call(f.owner, 'PATCH', '/api/v1/realm/domains/b.example', { allow_subdomains: true });
   await f.call(f.owner, 'DELETE', '/api/v1/realm/domains/a.example');
-  for (const e of await queueEvents(f, f.owner, reg.queue_id, 'realm_domains')) {
-    if (e.op === 'add') domains.push(e.realm_domain);
-    if (e.op === 'change') domains = domains.map((d) => (d.domain === e.realm_domain.domain ? e.realm_domain : d));
-    if (e.op === 'remove') domains = domains.filter((d) => d.domain !== e.domain);
-  }
+  for (const e of await queueEvents(f, f.owner, reg.queue_id)) applyEvent(state, e, f.owner.user_id);
   const fresh = (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm_domains', 'realm'] })).json;
-  t.same(domains, fresh.realm_domains);
+  t.same(state.realm_domains, fresh.realm_domains);
+  t.equal(state.realm_emails_restricted_to_domains, fresh.realm_emails_restricted_to_domains);
   t.same(fresh.realm_domains, [{ domain: 'b.example', allow_subdomains: true }]);
   await f.call(f.owner, 'DELETE', '/api/v1/realm/domains/b.example');
   t.equal((await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm'] })).json.realm_emails_restricted_to_domains, false, 'no domain left: no restriction');
