@@ -54,3 +54,15 @@ t.test('the OpenAPI document says a declared string is JSON-encoded', async (t) 
   t.same(param('/api/v1/channels/create', 'post', 'topics_policy').content, { 'application/json': { schema: { type: 'string' } } }, 'topics_policy on create');
   t.same(param('/api/v1/streams/{stream_id}', 'patch', 'topics_policy').schema, { type: 'string' }, 'but not on PATCH, where Zulip takes it verbatim');
 });
+
+t.test('numbers JSON cannot hold are refused as invalid JSON, not taken as Infinity', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  await f.subscribe(f.owner, 'general', [f.owner.user_id]);
+  for (const to of ['1e999', '[1e999]', '[1, -1e999]']) {
+    const r = await f.call(f.owner, 'POST', '/api/v1/scheduled_messages', { type: 'stream', to, topic: 'x', content: 'hi', scheduled_delivery_timestamp: Math.floor(f.clock.t / 1000) + 3600 });
+    t.same([r.status, r.json.code, r.json.msg], [400, 'BAD_REQUEST', 'Argument "to" is not valid JSON.'], to);
+  }
+  const users = await f.call(f.owner, 'POST', '/api/v1/messages/flags', { messages: '[1e999]', op: 'add', flag: 'starred' });
+  t.same([users.status, users.json.msg], [400, 'Argument "messages" is not valid JSON.']);
+});

@@ -143,6 +143,17 @@ export function nestedWithin(raw: string, max: number): boolean {
   return true;
 }
 
+/**
+ * `JSON.parse`, refusing numbers JSON cannot hold (`1e999` parses as Infinity, which ajv
+ * takes for an integer) with the SyntaxError of any other invalid JSON.
+ */
+function parseJson(raw: string): unknown {
+  return JSON.parse(raw, (_key, value: unknown) => {
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new SyntaxError('a number out of range');
+    return value;
+  });
+}
+
 /** Converts one raw string by what its schema allows. */
 function convert(name: string, raw: string, a: Admits): unknown {
   if (a.integer && INTEGER.test(raw)) return Number(raw);
@@ -152,7 +163,7 @@ function convert(name: string, raw: string, a: Admits): unknown {
     if (!MAY_BE_JSON.test(raw)) return raw;
     if (!nestedWithin(raw, MAX_JSON_DEPTH)) throw new ApiError('BAD_REQUEST', `Argument "${name}" is nested too deeply (at most ${MAX_JSON_DEPTH} levels).`, { var_name: name });
     try {
-      return JSON.parse(raw);
+      return parseJson(raw);
     } catch {
       return raw;
     }
@@ -162,7 +173,7 @@ function convert(name: string, raw: string, a: Admits): unknown {
   if ((a.structured || (a.null && raw === 'null')) && (!a.string || LOOKS_LIKE_JSON.test(raw))) {
     if (!nestedWithin(raw, MAX_JSON_DEPTH)) throw new ApiError('BAD_REQUEST', `Argument "${name}" is nested too deeply (at most ${MAX_JSON_DEPTH} levels).`, { var_name: name });
     try {
-      return JSON.parse(raw);
+      return parseJson(raw);
     } catch {
       if (!a.string) throw new ApiError('BAD_REQUEST', `Argument "${name}" is not valid JSON.`, { var_name: name });
     }
