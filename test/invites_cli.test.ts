@@ -14,7 +14,7 @@ import { ChatApp } from '../src/http/chat_app.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { openStore } from '../src/store.js';
 import { basicAuth, encodeParams, injectChecked } from './helpers.js';
-import { startServerProcess } from './server_process.js';
+import { checkedFetch, startServerProcess } from './server_process.js';
 import { quietLogger } from '../actors/core/logger.js';
 import { built } from './built.js';
 
@@ -101,7 +101,7 @@ t.test('kill -9: acknowledged invitations survive, their mail was written once, 
   const listed = (await call('GET', '/api/v1/invites')).json.invites;
   t.same(listed.map((i: any) => i.email ?? i.link_url), [...[0, 1, 3, 4, 5, 6, 7].map((i) => `p${i}@example.com`), link.replace(/^http:\/\/[^/]+/, server.base)]);
   t.equal(readdirSync(join(dir, 'outbox')).filter((n) => n.endsWith('.eml')).length, mailed, 'no mail sent again on replay');
-  const accepted = await fetch(`${server.base}/api/v1/parley/invites/accept`, {
+  const accepted = await checkedFetch(`${server.base}/api/v1/parley/invites/accept`, {
     method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: encodeParams({ key: link, full_name: 'After Crash', password: 'pw', email: 'after@example.com' }),
   });

@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { request, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LISTENING, parkedPolls, processApi, startServerProcess, type ServerProcess } from './server_process.js';
+import { checkedFetch, LISTENING, parkedPolls, processApi, startServerProcess, type ServerProcess } from './server_process.js';
 
 const BOUNDARY = 'parley-lifecycle-boundary';
 
@@ -153,7 +153,7 @@ t.test('SIGTERM drains: the parked poll is answered, the request in flight compl
   const poll = await parked;
   t.equal(poll.status, 200, 'the parked poll was answered');
   t.same(poll.json.events, [], 'with no events: the client polls again');
-  const refused = await fetch(`${server.base}/api/v1/users/me`, { headers: { authorization: auth }, signal: AbortSignal.timeout(10000) });
+  const refused = await checkedFetch(`${server.base}/api/v1/users/me`, { headers: { authorization: auth }, signal: AbortSignal.timeout(10000) });
   t.equal(refused.status, 503, 'a new request gets 503 while draining');
   t.ok(refused.headers.get('retry-after'), 'with Retry-After');
   t.match(await refused.json(), { result: 'error', code: 'SERVER_NOT_READY' });

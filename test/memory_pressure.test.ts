@@ -20,6 +20,7 @@ import { boardRoutes } from '../src/routes/board/index.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { encodeParams } from './helpers.js';
+import { checkedFetch } from './server_process.js';
 
 /** A logger that keeps every line's fields. */
 function recordingLogger(lines: LogFields[], bindings: LogFields = {}): Logger {
@@ -62,7 +63,7 @@ async function fixture(t: Tap): Promise<Fixture> {
       const query = method === 'GET' || method === 'HEAD' ? `?${encodeParams(params)}` : '';
       const body = query === '' ? encodeParams(params) : undefined;
       const h: Record<string, string> = { authorization: auth, ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }), ...headers };
-      return answer(await fetch(`http://127.0.0.1:${server.port}${path}${query}`, { method, headers: h, body }));
+      return answer(await checkedFetch(`http://127.0.0.1:${server.port}${path}${query}`, { method, headers: h, body }));
     },
     async board(method, path, body) {
       const init: RequestInit = body === undefined ? { method } : { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { PRESSURE_MESSAGE } from '../src/http/app.js';
 import { PRESSURE_RETRY_AFTER_SECS } from '../src/memory/pressure.js';
-import { processApi, startServerProcess, type ServerProcess } from './server_process.js';
+import { checkedFetch, processApi, startServerProcess, type ServerProcess } from './server_process.js';
 
 const MiB = 1024 * 1024;
 
@@ -101,7 +101,7 @@ t.test('at a 128 MiB limit: sends are refused with 503 before the heap runs out,
   while (!refusal && sent < 12000 && Date.now() < deadline) {
     const answers = await Promise.all(
       Array.from({ length: 8 }, async (_, k) => {
-        const res = await fetch(`${server.base}/api/v1/messages`, {
+        const res = await checkedFetch(`${server.base}/api/v1/messages`, {
           method: 'POST',
           headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded' },
           body: new URLSearchParams({ type: 'stream', to: 'general', topic: 'fill', content: content(sent + k) }),

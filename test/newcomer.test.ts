@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { STARTER_CHANNELS } from '../src/bootstrap.js';
-import { startServerProcess, type ServerProcess } from './server_process.js';
+import { checkedFetch, startServerProcess, type ServerProcess } from './server_process.js';
 
 const root = join(import.meta.dirname, '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -93,7 +93,7 @@ t.test('Quick start on an empty data directory, as the README says', { timeout: 
   const apiKey = /API key: +(\S+)/.exec(out)![1];
   const auth = 'Basic ' + Buffer.from(`owner@localhost:${apiKey}`).toString('base64');
   const api = async (path: string, query: Record<string, string> = {}): Promise<any> => {
-    const res = await fetch(`${server!.base}/api/v1${path}?${new URLSearchParams(query)}`, { headers: { authorization: auth }, signal: AbortSignal.timeout(10_000) });
+    const res = await checkedFetch(`${server!.base}/api/v1${path}?${new URLSearchParams(query)}`, { headers: { authorization: auth }, signal: AbortSignal.timeout(10_000) });
     const json = (await res.json()) as any;
     if (json.result !== 'success') throw new Error(`${path}: ${JSON.stringify(json)}`);
     return json;

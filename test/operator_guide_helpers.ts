@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { processApi as api, startServerProcess, type ServerProcess } from './server_process.js';
+import { checkedFetch, processApi as api, startServerProcess, type ServerProcess } from './server_process.js';
 import { built } from './built.js';
 
 export { api };
@@ -114,7 +114,7 @@ export async function history(base: string, auth: string): Promise<Map<number, s
 export async function upload(base: string, auth: string, name: string, content: string): Promise<string> {
   const form = new FormData();
   form.append('file', new Blob([content], { type: 'text/plain' }), name);
-  const res = await fetch(`${base}/api/v1/user_uploads`, { method: 'POST', headers: { authorization: auth }, body: form });
+  const res = await checkedFetch(`${base}/api/v1/user_uploads`, { method: 'POST', headers: { authorization: auth }, body: form });
   const json: any = await res.json();
   if (res.status !== 200) throw new Error(JSON.stringify(json));
   return json.url;

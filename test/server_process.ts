@@ -72,6 +72,25 @@ export function startServerProcess(env: Record<string, string>, timeoutMs = 3000
   });
 }
 
+/**
+ * `fetch` of a chat API URL of a server process, its answer checked against Zulip's
+ * description as every API call of the tests is (zulip_responses.ts): for tests that need
+ * the raw response (headers, a parked poll, a multipart body). The body is read here and
+ * handed back in a new Response.
+ */
+export async function checkedFetch(url: string, init: RequestInit = {}): Promise<Response> {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  checkResponse(init.method ?? 'GET', new URL(url).pathname, { status: res.status, json });
+  return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
+}
+
 /** One form-encoded API call to a server process, answered as status and parsed JSON (10 s at most). */
 export async function processApi(base: string, auth: string, method: string, path: string, params: Record<string, string> = {}): Promise<{ status: number; json: any }> {
   const body = new URLSearchParams(params).toString();

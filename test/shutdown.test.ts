@@ -6,7 +6,7 @@ import t from 'tap';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parkedPolls, startServerProcess } from './server_process.js';
+import { checkedFetch, parkedPolls, startServerProcess } from './server_process.js';
 
 t.test('SIGTERM completes parked polls, snapshots, and exits 0', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-shutdown-'));
@@ -15,8 +15,8 @@ t.test('SIGTERM completes parked polls, snapshots, and exits 0', async (t) => {
   while (!/API key:\s+\S+/.test(server.stdout()) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
   const key = /API key:\s+(\S+)/.exec(server.stdout())![1];
   const auth = 'Basic ' + Buffer.from(`owner@localhost:${key}`).toString('base64');
-  const reg = (await (await fetch(`${server.base}/api/v1/register`, { method: "POST", headers: { authorization: auth } })).json()) as { queue_id: string };
-  const parked = fetch(`${server.base}/api/v1/events?queue_id=${reg.queue_id}&last_event_id=-1`, { headers: { authorization: auth }, signal: AbortSignal.timeout(15000) });
+  const reg = (await (await checkedFetch(`${server.base}/api/v1/register`, { method: "POST", headers: { authorization: auth } })).json()) as { queue_id: string };
+  const parked = checkedFetch(`${server.base}/api/v1/events?queue_id=${reg.queue_id}&last_event_id=-1`, { headers: { authorization: auth }, signal: AbortSignal.timeout(15000) });
   await parkedPolls(server.base);
   server.child.kill('SIGTERM');
   const res = await parked;

@@ -14,6 +14,7 @@ import { createOrganization } from '../src/bootstrap.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { uploadStore } from '../src/uploads/store.js';
+import { checkedFetch } from './server_process.js';
 import { TUS_IDLE_MS, tusStore } from '../src/uploads/tus.js';
 import { basicAuth, chatFixture, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
 import { lineLogger } from '../actors/core/logger.js';
@@ -213,7 +214,7 @@ t.test('tus-js-client against a real server: chunks, an interrupted upload resum
   await doomed.upload.abort(true);
   const gone = await fetch(doomed.upload.url!, { method: 'HEAD', headers: { ...headers, 'Tus-Resumable': '1.0.0' } });
   t.equal(gone.status, 410, 'terminated');
-  const attachments = (await (await fetch(`${base()}/api/v1/attachments`, { headers })).json()) as { attachments: unknown[] };
+  const attachments = (await (await checkedFetch(`${base()}/api/v1/attachments`, { headers })).json()) as { attachments: unknown[] };
   t.equal(attachments.attachments.length, 3, 'one attachment per finished upload, none for the terminated one');
   t.same(logs.filter((l) => /internal error|fatal/.test(l)), []);
 });
