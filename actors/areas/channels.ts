@@ -472,7 +472,7 @@ export const channels = area({
     {
       types: ['stream'],
       fill(state, r, view) {
-        state.streams = listChannels(view, r.org.id, r.user, { include_public: true, include_subscribed: true, include_all: false, include_archived: r.archivedChannels });
+        state.streams = listChannels(view, r.org.id, r.user, { include_public: true, include_subscribed: true, include_all: false, include_archived: r.caps.archived_channels });
       },
     },
   ],

@@ -167,7 +167,7 @@ export const flags = area({
       fill(state, r, view) {
         const me = view.user(r.org.id, r.user.user_id);
         state.starred_messages = me?.flags.starred.toArray() ?? [];
-        state.unread_msgs = unreadMessages(view, view.org(r.org.id)!, me, r.emptyTopicName);
+        state.unread_msgs = unreadMessages(view, view.org(r.org.id)!, me, r.caps.empty_topic_name);
       },
     },
   ],

@@ -855,7 +855,7 @@ export const subscriptions = area({
       types: ['subscription'],
       fill(state, r, view) {
         // A client without the archived_channels capability is told nothing of archived channels.
-        const shown = (list: Record<string, unknown>[]) => (r.archivedChannels ? list : list.filter((s) => s.is_archived !== true));
+        const shown = (list: Record<string, unknown>[]) => (r.caps.archived_channels ? list : list.filter((s) => s.is_archived !== true));
         state.subscriptions = shown(listSubscriptions(view, r.org.id, r.user.user_id, r.includeSubscribers));
         state.unsubscribed = shown(listUnsubscribed(view, r.org.id, r.user.user_id));
         state.never_subscribed = shown(listNeverSubscribed(view, r.org.id, r.user));

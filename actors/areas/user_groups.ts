@@ -415,6 +415,6 @@ export const userGroups = area({
   facts: [userGroupCreated, userGroupUpdated, userGroupMembersChanged],
   register: [{
     types: ['realm_user_groups', 'user_group'],
-    fill: (state, r, view) => void (state.realm_user_groups = allGroupViews(view.org(r.org.id)!, r.includeDeactivatedGroups)),
+    fill: (state, r, view) => void (state.realm_user_groups = allGroupViews(view.org(r.org.id)!, r.caps.include_deactivated_groups)),
   }],
 });

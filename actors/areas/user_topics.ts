@@ -90,12 +90,12 @@ export const userTopics = area({
   commands: [setUserTopic],
   facts: [userTopicChanged],
   register: [
-    { types: ['user_topic'], fill: (state, r, view) => void (state.user_topics = listUserTopics(view, r.org.id, r.user.user_id, r.emptyTopicName)) },
+    { types: ['user_topic'], fill: (state, r, view) => void (state.user_topics = listUserTopics(view, r.org.id, r.user.user_id, r.caps.empty_topic_name)) },
     {
       // The legacy form: [channel name, topic, last updated] of muted topics.
       types: ['muted_topics'],
       fill(state, r, view) {
-        state.muted_topics = listUserTopics(view, r.org.id, r.user.user_id, r.emptyTopicName)
+        state.muted_topics = listUserTopics(view, r.org.id, r.user.user_id, r.caps.empty_topic_name)
           .filter((t) => t.visibility_policy === VisibilityPolicy.MUTED)
           .map((t) => [view.channel(r.org.id, t.stream_id)?.channel.name ?? '', t.topic_name, t.last_updated]);
       },

@@ -290,7 +290,7 @@ export const users = area({
       types: ['realm_user'],
       fill(state, r, view) {
         const all = [...view.org(r.org.id)!.users.values()];
-        const shown = { profileData: true, clientGravatar: r.clientGravatar, viewer: r.user };
+        const shown = { profileData: true, clientGravatar: r.caps.client_gravatar, viewer: r.user };
         // A limited guest gets the users they may not access as "Unknown user", active, unless
         // the client copes with an incomplete list (Zulip's `user_list_incomplete`).
         const access = userAccessOf(view, r.org.id, r.user);

@@ -114,16 +114,10 @@ export interface InitialStateRequest {
   realmUrl: string;
   heartbeatMaxMs: number;
   includeSubscribers: boolean;
-  /** The client shows the empty topic as `""` (capability `empty_topic_name`). */
-  emptyTopicName: boolean;
+  /** What the client declared it handles (`core/capabilities.ts`): the sections differ by it as the events do. */
+  caps: ClientCapabilities;
   /** Unix seconds now. */
   now: number;
-  /** The client computes Gravatar URLs itself (`client_gravatar`): users' `avatar_url` is null. */
-  clientGravatar: boolean;
-  /** The client keeps deactivated user groups (capability `include_deactivated_groups`). */
-  includeDeactivatedGroups: boolean;
-  /** The client keeps archived channels (capability `archived_channels`): they are in `streams` and `subscriptions`. */
-  archivedChannels: boolean;
   /** The client copes with users missing from `realm_users` (capability `user_list_incomplete`): no "Unknown user" placeholders. */
   userListIncomplete: boolean;
   /** Unix seconds now, with fractions (`server_timestamp`). */

@@ -64,11 +64,8 @@ export function registerResponse(runtime: Runtime, config: Config, org: OrgRecor
     realmUrl: realmUrl(host),
     heartbeatMaxMs: config.heartbeatMaxMs,
     includeSubscribers: params.include_subscribers !== false,
-    emptyTopicName: caps.empty_topic_name,
+    caps,
     now: runtime.nowSeconds(),
-    clientGravatar: caps.client_gravatar,
-    includeDeactivatedGroups: caps.include_deactivated_groups,
-    archivedChannels: caps.archived_channels,
     userListIncomplete: params.client_capabilities?.user_list_incomplete === true,
     nowPrecise: runtime.nowMs() / 1000,
     presence: {
