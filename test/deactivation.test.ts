@@ -1,5 +1,7 @@
 import t from 'tap';
 import { chatFixture, type Credentials } from './helpers.js';
+import type { FactSink } from '../actors/runtime/runtime.js';
+import type { Stamped } from '../actors/core/domain_logic.js';
 
 t.test('a deactivated user is refused ("Account is deactivated"), and can be reactivated', async (t) => {
   const f = await chatFixture();
@@ -121,4 +123,24 @@ t.test('DELETE /users/{id} with actions: the bots first, then the user; profile 
   t.same([await exists(pub), await exists(botPub), await exists(priv), await exists(dm), await exists(kept)], [false, false, true, false, true], 'public and direct messages gone, private ones kept as asked');
   t.match(f.mail.sent.at(-1), { to: 'bob@example.com', subject: 'Your account on Test Org has been deactivated' });
   t.match(f.mail.sent.at(-1)!.text, /Thanks for everything\./);
+});
+
+t.test('DELETE /users/{id}: the deactivation of the user and their bots, and their renaming, are one durable batch', async (t) => {
+  const batches: Stamped[][] = [];
+  const sink: FactSink = { append(records, onDurable) { batches.push(records); queueMicrotask(onDurable); } };
+  const f = await chatFixture({ sink });
+  t.teardown(f.stop);
+  const bob = await f.createUser('bob@example.com', 'Bob');
+  const bot = (await f.call(bob, 'POST', '/api/v1/bots', { full_name: 'Bob Bot', short_name: 'bobbot' })).json.user_id as number;
+  const r = await f.call(f.owner, 'DELETE', `/api/v1/users/${bob.user_id}`, { actions: JSON.stringify({ delete_profile: true }) });
+  t.equal(r.status, 200, r.body);
+  const batch = batches.find((b) => b.some((s) => s.fact.type === 'UserActivationChanged'));
+  const shown = (batch ?? []).map((s) => {
+    const fact = s.fact as unknown as { type: string; user_id: number; full_name?: string };
+    return fact.type === 'UserUpdated' ? `${fact.type} ${fact.user_id} ${fact.full_name}` : `${fact.type} ${fact.user_id}`;
+  });
+  t.same(shown, [
+    `UserActivationChanged ${bot}`, `UserActivationChanged ${bob.user_id}`,
+    `UserUpdated ${bot} Deleted User ${bot}`, `UserUpdated ${bob.user_id} Deleted User ${bob.user_id}`,
+  ], 'all four facts in the one batch, the bot first');
 });

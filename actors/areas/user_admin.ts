@@ -18,6 +18,8 @@ import { systemGroupDeliveries } from './user_groups.js';
 import { checkEmail, checkFullName, onProbation } from '../user_rules.js';
 import { realmSettings } from '../realm_settings.js';
 import { profileDataChange } from './profile_fields.js';
+import { setUserActive } from './users.js';
+import type { StateView } from '../core/state_view.js';
 
 const ROLES: readonly number[] = [Role.OWNER, Role.ADMIN, Role.MODERATOR, Role.MEMBER, Role.GUEST];
 
@@ -151,8 +153,32 @@ const userUpdated = orgFact<UserUpdated>({
   },
 });
 
+/**
+ * Deactivate a user and the bots they own, and, with `delete_profile`, rename each
+ * account "Deleted User <id>" (`DELETE /users/{id}`): one decision, so its facts land in
+ * one durable batch, and a `kill -9` never leaves an account deactivated with its profile
+ * kept (a repeated request is refused: the user is already deactivated). Deleting their
+ * messages, which spans channels, follows as decisions of each channel.
+ */
+export interface DeactivateUser { type: 'DEACTIVATE_USER'; org: number; actor_id: number; user_id: number; delete_profile: boolean }
+
+export const deactivateUser = command({
+  type: 'DEACTIVATE_USER',
+  actor: 'org',
+  decide(ctx: OrgContext, c: DeactivateUser, env: DecideEnv, view: StateView): Decision<{ accounts: number[] }, AnyFact> {
+    const deactivated = setUserActive.decide(ctx, { type: 'SET_USER_ACTIVE', actor_id: c.actor_id, user_id: c.user_id, active: false }, env, view);
+    // The bots first, then the user, as Zulip's do_deactivate_user orders them.
+    const accounts = deactivated.facts.map((f) => f.user_id);
+    const facts: AnyFact[] = [...deactivated.facts];
+    if (c.delete_profile) {
+      for (const id of accounts) facts.push(...updateUser.decide(ctx, { type: 'UPDATE_USER', org: c.org, actor_id: c.actor_id, user_id: id, full_name: `Deleted User ${id}` }, env, view).facts);
+    }
+    return { facts, value: { accounts } };
+  },
+});
+
 export const userAdmin = area({
   name: 'user administration',
-  commands: [updateUser, grantEmailChanges],
+  commands: [updateUser, grantEmailChanges, deactivateUser],
   facts: [userUpdated, emailChangesGranted],
 });

@@ -104,12 +104,13 @@ export const deactivateUser = route({
   },
   async handler({ params, org, user, runtime, mailer, log }) {
     const actions = deactivationActions(params.actions);
-    const directory = runtime.org(org.id)!.users;
-    const target = directory.get(params.user_id);
-    // The bots the user owns are deactivated with them, and the actions apply to those bots first.
-    const bots = target ? [...directory.values()].filter((u) => u.is_bot && u.is_active && u.bot_owner_id === target.user_id).map((u) => u.user_id) : [];
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_USER_ACTIVE', actor_id: user.user_id, user_id: params.user_id, active: false } });
-    for (const id of [...bots, params.user_id]) await applyDeactivationActions(runtime, org.id, user.user_id, id, actions);
+    const target = runtime.org(org.id)!.users.get(params.user_id);
+    // The user, the bots they own and (delete_profile) their renaming, as one decision; then their messages.
+    const { accounts } = await runtime.execute({
+      kind: 'org', org: org.id,
+      command: { type: 'DEACTIVATE_USER', org: org.id, actor_id: user.user_id, user_id: params.user_id, delete_profile: actions.delete_profile },
+    });
+    for (const id of accounts) await deleteMessagesOf(runtime, org.id, user.user_id, id, actions);
     if (params.deactivation_notification_comment !== undefined && target) {
       const comment = params.deactivation_notification_comment;
       // As in Zulip, the notice is an email to the deactivated user; mail that fails is logged, the deactivation stands.
@@ -141,11 +142,8 @@ function deactivationActions(raw: Record<string, unknown> | undefined): Deactiva
   return out;
 }
 
-/** One deactivated account's actions: its profile renamed as deleted, then its messages of the kinds asked for. */
-async function applyDeactivationActions(runtime: Runtime, orgId: number, actorId: number, userId: number, actions: DeactivationActions): Promise<void> {
-  if (actions.delete_profile) {
-    await runtime.execute({ kind: 'org', org: orgId, command: { type: 'UPDATE_USER', org: orgId, actor_id: actorId, user_id: userId, full_name: `Deleted User ${userId}` } });
-  }
+/** One deactivated account's messages of the kinds `actions` asks to delete, channel by channel. */
+async function deleteMessagesOf(runtime: Runtime, orgId: number, actorId: number, userId: number, actions: DeactivationActions): Promise<void> {
   if (actions.delete_public_channel_messages || actions.delete_private_channel_messages) {
     for (const streamId of [...runtime.org(orgId)!.channelsByName.values()]) {
       await runtime.execute({
