@@ -23,7 +23,6 @@ import type { OutgoingEvent } from '../core/area.js';
 import { hasGroupPermission } from '../group_settings.js';
 import { channelGroupSetting, dropMessages, hasContentAccess, putMessages, received, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
-import type { MarkdownEnv } from '../markdown/env.js';
 import { flagsOf, userTopicKey } from '../kinds/user.js';
 import { renderMarkdown } from '../markdown/index.js';
 import { canReadChannelMessage } from '../message_query.js';
@@ -34,7 +33,7 @@ import { eventJson } from '../render/events.js';
 import { htmlDiff } from '../render/html_diff.js';
 import { topicLinks } from '../render/views.js';
 import { Role, type EditHistoryEntry, type MessageRecord, type UserRecord } from '../types.js';
-import { checkGroupMentions, mentionResolver, notificationBotMessage, senderResolver } from './messages.js';
+import { checkGroupMentions, notificationBotMessage, senderResolver } from './messages.js';
 import { deletionDelivery, type MessageDeleted } from './message_deletion.js';
 import { VisibilityPolicy, type UserTopicChanged } from './user_topics.js';
 import { alertedUsers } from './alert_words.js';
@@ -159,7 +158,7 @@ export const editDirectMessage = command({
     checkPayload(c, m, c.topic);
     const now = env.now();
     const content = newContent(c.content!);
-    const rendered = renderMarkdown(content, senderLookup(ctx, m.sender_id));
+    const rendered = renderMarkdown(content, senderResolver(ctx, m.sender_id));
     checkGroupMentions(ctx, editor, rendered);
     const participants = new Set(m.dm_user_ids);
     const entry: EditHistoryEntry = { user_id: editor.user_id, timestamp: now, prev_content: m.content, prev_rendered_content: m.rendered };
@@ -236,7 +235,7 @@ export const editChannelMessage = command({
     let content = m.content;
     if (c.content !== undefined) {
       content = newContent(c.content);
-      rendered = renderMarkdown(content, senderLookup(org, m.sender_id));
+      rendered = renderMarkdown(content, senderResolver(org, m.sender_id));
       checkGroupMentions(org, editor, rendered);
     }
     if (channelChanged) {
@@ -648,9 +647,3 @@ export const messageEdits = area({
   commands: [editChannelMessage, editDirectMessage],
   facts: [messagesEdited],
 });
-
-/** Zulip renders an edit as its message's sender would have written it (their emoticon setting). */
-function senderLookup(org: OrgContext, senderId: number): MarkdownEnv {
-  const sender = org.users.get(senderId);
-  return sender ? senderResolver(org, sender) : mentionResolver(org);
-}

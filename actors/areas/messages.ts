@@ -101,12 +101,12 @@ export interface SendDirect {
 }
 
 /**
- * What Markdown may look up for a message of `sender`: the organization's names, and
+ * What Markdown may look up for a message of `senderId`: the organization's names, and
  * the sender's `translate_emoticons` setting (Zulip renders with the sender's).
  */
-export function senderResolver(org: OrgContext, sender: Readonly<UserRecord>): MarkdownEnv {
+export function senderResolver(org: OrgContext, senderId: number): MarkdownEnv {
   const lookup = mentionResolver(org);
-  if (sender.settings?.translate_emoticons === true) lookup.translateEmoticons = true;
+  if (org.users.get(senderId)?.settings?.translate_emoticons === true) lookup.translateEmoticons = true;
   return lookup;
 }
 
@@ -272,7 +272,7 @@ export const sendChannelMessage = command({
     checkTopicsPolicy(channel.topics_policy, topic);
     const content = checkContent(command.content);
     const widget = widgetOfSend(command, content);
-    const rendered = renderMarkdown(content, senderResolver(org, sender));
+    const rendered = renderMarkdown(content, senderResolver(org, sender.user_id));
     checkGroupMentions(org, sender, rendered);
     const to = { stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id };
     const decision = sent(env, command.org, command, sender.user_id, content, rendered, rendered.mentioned, alertedUsers(org, content, (id) => ctx.subscribers.has(id)), to, widget);
@@ -301,7 +301,7 @@ export const sendDirect = command({
     const dmUserIds = [...participants].sort((a, b) => a - b);
     const content = checkContent(command.content);
     const widget = widgetOfSend(command, content);
-    const rendered = renderMarkdown(content, senderResolver(ctx, sender));
+    const rendered = renderMarkdown(content, senderResolver(ctx, sender.user_id));
     checkGroupMentions(ctx, sender, rendered);
     let recipientId: number;
     if (dmUserIds.length === 1) recipientId = sender.recipient_id;
@@ -502,9 +502,7 @@ export function messageForViewer(rt: StateView, org: number, viewerId: number, m
  */
 export function renderPreview(rt: StateView, org: number, userId: number, content: string): string {
   const bounded = truncateCodePoints(content, LIMITS.max_message_length, MESSAGE_TRUNCATED);
-  const ctx = rt.org(org)!;
-  const user = ctx.users.get(userId);
-  return renderMarkdown(bounded, user ? senderResolver(ctx, user) : mentionResolver(ctx)).html;
+  return renderMarkdown(bounded, senderResolver(rt.org(org)!, userId)).html;
 }
 
 export const messages = area({
