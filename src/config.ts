@@ -91,7 +91,7 @@ export interface Config {
   shutdownTimeoutMs: number;
   /**
    * The V8 heap limit, in MiB (`--max-old-space-size`), which `parley serve` starts Node
-   * with; above 85% of it, requests that grow state get 503 (`src/memory/`).
+   * with; above 75% of it, requests that grow state get 503 (`src/memory/`).
    */
   memoryLimitMib: number;
 }

@@ -15,7 +15,7 @@ import type { LogFields, Logger } from '../actors/core/logger.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { PRESSURE_MESSAGE } from '../src/http/app.js';
 import { growsState } from '../src/http/route.js';
-import { MemoryPressure, PRESSURE_RETRY_AFTER_SECS } from '../src/memory/pressure.js';
+import { MemoryPressure, PRESSURE_RETRY_AFTER_SECS, SETTLE_MIN_INTERVAL_MS } from '../src/memory/pressure.js';
 import { boardRoutes } from '../src/routes/board/index.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { startServer, type RunningServer } from '../src/server.js';
@@ -118,22 +118,47 @@ t.test('routes that grow state are declared so; reads, deletes, logins and the e
   for (const [method, path] of [['GET', '/messages.json'], ['GET', '/messages/{id}.md']]) t.notOk(grows('board', method, path), `board ${method} ${path} does not`);
 });
 
-t.test('the watermarks: pressure starts on a reading after a major GC at 85%, ends below 70%', async (t) => {
+t.test('the watermarks: pressure starts on a reading after a major GC at 75% (under V8\'s 80%), ends below 60%', async (t) => {
   const lines: LogFields[] = [];
   const m = new MemoryPressure(recordingLogger(lines), LIMIT);
   m.observe(990, false);
   t.notOk(m.active, 'a reading between major GCs (garbage included) does not start it');
-  m.observe(849, true);
+  m.observe(749, true);
   t.notOk(m.active, 'under the high watermark');
-  m.observe(850, true);
+  m.observe(750, true);
   t.ok(m.active, 'at the high watermark, after a major GC');
-  m.observe(700, true);
-  m.observe(760, false);
+  m.observe(600, true);
+  m.observe(700, false);
   t.ok(m.active, 'between the watermarks it holds');
-  m.observe(699, false);
+  m.observe(599, false);
   t.notOk(m.active, 'any reading under the low watermark ends it');
   t.same(lines.map((l) => l.event), ['memory.pressure_started', 'memory.pressure_ended']);
-  t.match(lines[0], { percent: 85, high_percent: 85, low_percent: 70 });
+  t.match(lines[0], { percent: 75, high_percent: 75, low_percent: 60 });
+});
+
+t.test('under pressure, garbage alone never holds it: the timer asks for a major GC, at most every 5 s and 5% of the time', async (t) => {
+  let asked = 0;
+  const m = new MemoryPressure(recordingLogger([]), LIMIT, () => void asked++);
+  m.sample(700, 0);
+  t.equal(asked, 0, 'no GC is asked for without pressure');
+  m.observeMajor(800, 10, 1000);
+  t.ok(m.active);
+  m.sample(700, 1000 + SETTLE_MIN_INTERVAL_MS - 1);
+  t.equal(asked, 0, 'not sooner than 5 s after the last major GC');
+  m.sample(700, 1000 + SETTLE_MIN_INTERVAL_MS);
+  t.equal(asked, 1, 'then once: the reading, garbage included, is between the watermarks');
+  m.sample(700, 1000 + SETTLE_MIN_INTERVAL_MS + 1000);
+  t.equal(asked, 1, 'a request counts as the last GC until its own reading comes');
+  m.observeMajor(700, 400, 7000);
+  m.sample(700, 7000 + SETTLE_MIN_INTERVAL_MS);
+  t.equal(asked, 1, 'a GC of 400 ms is asked for again only after 8 s (5% of the time)');
+  m.sample(700, 7000 + 8000);
+  t.equal(asked, 2);
+  t.equal(m.gcRequests, 2, 'counted for the metric');
+  m.observeMajor(550, 400, 16000);
+  t.notOk(m.active, "the GC's reading, under the low watermark, ends the pressure");
+  m.sample(700, 60000);
+  t.equal(asked, 2, 'and no more GCs are asked for');
 });
 
 t.test('under pressure: writes get 503 with Retry-After in each API\'s shape; reads, deletes and the event queue are served; writes come back by themselves', async (t) => {
@@ -185,10 +210,10 @@ t.test('under pressure: writes get 503 with Retry-After in each API\'s shape; re
   t.equal(boardWrite.headers.get('retry-after'), String(PRESSURE_RETRY_AFTER_SECS));
   t.equal((await f.board('GET', '/messages.json')).status, 200, 'board reads are served');
 
-  f.memory.observe(750, false);
-  t.equal((await f.call('POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'during', content: 'three' })).status, 503, 'between the watermarks, still refused');
   f.memory.observe(650, false);
-  t.match(f.lines.find((l) => l.event === 'memory.pressure_ended'), { percent: 65, refused: 8 }, 'logged on leaving');
+  t.equal((await f.call('POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'during', content: 'three' })).status, 503, 'between the watermarks, still refused');
+  f.memory.observe(550, false);
+  t.match(f.lines.find((l) => l.event === 'memory.pressure_ended'), { percent: 55, refused: 8 }, 'logged on leaving');
   const after = await f.call('POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'after', content: 'four' });
   t.equal(after.status, 200, 'below the low watermark, writes are served again');
   t.equal((await f.call('POST', '/api/v1/register', {})).status, 200, 'and registers');

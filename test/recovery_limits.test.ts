@@ -157,7 +157,7 @@ t.test('a newest snapshot too large for the memory limit falls back to the one b
   const s = open(dir, logs, { limitBytes: GiB, liveBytes: () => 0 });
   t.equal(s.recovery.snapshot, older.name, 'the start loads the older snapshot');
   t.equal(stateDigest(s.runtime), digest, 'with every write');
-  t.match(logs.join('\n'), new RegExp(`snapshot ${newest.name} and the log after it need about \\d+ MiB of heap, over the 943 MiB recovery may use; falling back`), 'the log says why');
+  t.match(logs.join('\n'), new RegExp(`snapshot ${newest.name} and the log after it need about \\d+ MiB of heap, over the 820 MiB recovery may use; falling back`), 'the log says why');
   await s.close();
 });
 
@@ -165,13 +165,13 @@ t.test('a start on data over the memory limit stops before it runs out, saying w
   const { dir } = await smallState(5, 2);
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const small = { limitBytes: 16 * 1024 * 1024, liveBytes: () => 0 };
-  t.throws(() => open(dir, [], small), { constructor: RecoveryTooLarge, message: /needs about \d+ MiB of heap, more than the 15 MiB recovery may use \(92% of the 16 MiB memory limit\)\. Raise the limit to at least \d+ MiB with --memory-limit-mib, PARLEY_MEMORY_LIMIT_MIB or server\.memory_limit_mib/ }, 'refused before loading anything');
+  t.throws(() => open(dir, [], small), { constructor: RecoveryTooLarge, message: /needs about \d+ MiB of heap, more than the 13 MiB recovery may use \(80% of the 16 MiB memory limit\)\. Raise the limit to at least \d+ MiB with --memory-limit-mib, PARLEY_MEMORY_LIMIT_MIB or server\.memory_limit_mib/ }, 'refused before loading anything');
 
   // The estimate can be wrong: the live heap is watched while the log is replayed.
   const runtime = new RuntimeClass(defaultRuntimeOptions(volatileSink));
   let checks = 0;
   const growing = { limitBytes: GiB, liveBytes: () => (++checks > 2 ? GiB : 0) };
-  t.throws(() => recover(runtime, dir, { skipCorrupt: false, log: lineLogger(() => {}), sliceRecords: 2, memory: growing }), { constructor: RecoveryTooLarge, message: /recovery stopped at seq \d+ of about \d+ with 1024 MiB of live heap, past the 943 MiB it may use/ }, 'a replay past the budget stops');
+  t.throws(() => recover(runtime, dir, { skipCorrupt: false, log: lineLogger(() => {}), sliceRecords: 2, memory: growing }), { constructor: RecoveryTooLarge, message: /recovery stopped at seq \d+ of about \d+ with 1024 MiB of live heap, past the 820 MiB it may use/ }, 'a replay past the budget stops');
   runtime.stop();
 });
 

@@ -133,7 +133,7 @@ export class Metrics {
 
   /** Adds the memory pressure's metrics, read at each scrape. */
   watchMemory(memory: MemoryPressure): void {
-    this.gauge('parley_memory_pressure', '1 while the heap is under memory pressure (over 85% of the limit after a major GC, until under 70%): requests that grow state get 503; 0 otherwise', function collect() {
+    this.gauge('parley_memory_pressure', '1 while the heap is under memory pressure (over 75% of the limit after a major GC, until under 60%): requests that grow state get 503; 0 otherwise', function collect() {
       this.set(memory.active ? 1 : 0);
     });
     this.gauge('parley_memory_limit_bytes', "The heap's limit that memory pressure is measured against: the old generation's, set by --memory-limit-mib", function collect() {
@@ -149,6 +149,15 @@ export class Metrics {
       collect() {
         this.reset();
         this.inc(memory.refused);
+      },
+    });
+    new Counter({
+      name: 'parley_memory_gc_requests_total',
+      help: 'Major GCs the server asked V8 for under memory pressure, to tell garbage from live data (at most every 5 s)',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(memory.gcRequests);
       },
     });
   }
