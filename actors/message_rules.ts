@@ -1,6 +1,8 @@
 /**
  * `check_*` rules for message content and topics, as Zulip applies them on send.
  */
+import type { Address } from './core/area.js';
+import type { StateView } from './core/state_view.js';
 import { badRequest } from './errors.js';
 
 /** Server limits, shared with the register response. */
@@ -117,4 +119,16 @@ export function checkTopicsPolicy(policy: string | undefined, topic: string): vo
   if (policy === 'empty_topic_only' && topic !== '') {
     throw badRequest(`Only the ${EMPTY_TOPIC_DISPLAY_NAME} topic is allowed in this channel.`);
   }
+}
+
+/**
+ * The actor that decides a command on an existing message: the message's channel, or the
+ * organization for a direct message. An unknown message is Zulip's "Invalid message(s)".
+ */
+export function messageActor(view: StateView, c: { org: number; message_id: number }): Address<'channel' | 'org'> {
+  const org = view.org(c.org);
+  const streamId = org?.messageChannel.get(c.message_id);
+  if (streamId !== undefined) return { kind: 'channel', org: c.org, stream_id: streamId };
+  if (org?.directMessages.has(c.message_id)) return { kind: 'org', org: c.org };
+  throw badRequest('Invalid message(s)');
 }

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < count; i += 64) {
       const batch = [];
       for (let j = i; j < Math.min(count, i + 64); j++) {
-        batch.push(rt.execute({ kind: 'channel', org: 1, stream_id: 1, command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: created.owner.user_id, topic: `topic ${j % 50}`, content: realisticMessage(random), client: 'bench', read_by_sender: true } }));
+        batch.push(rt.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: created.owner.user_id, to: { stream_id: 1, topic: `topic ${j % 50}` }, content: realisticMessage(random), client: 'bench', read_by_sender: true }));
       }
       await Promise.all(batch);
     }

@@ -74,12 +74,12 @@ export async function buildFixture(dataDir: string, sizes: FixtureSizes): Promis
     const users: Credentials[] = [];
     for (let i = 0; i < sizes.users; i += 500) {
       const batch = Array.from({ length: Math.min(500, sizes.users - i) }, (_, j) => i + j);
-      const made = await Promise.all(batch.map((n) => rt.execute({ kind: 'org', org, command: { type: 'CREATE_USER', actor_id: owner.user_id, email: `u${n}@stall.invalid`, password_hash: '', full_name: `User ${n}`, role: 400 } })));
+      const made = await Promise.all(batch.map((n) => rt.execute({ type: 'CREATE_USER', org, actor_id: owner.user_id, email: `u${n}@stall.invalid`, password_hash: '', full_name: `User ${n}`, role: 400 })));
       for (const m of made) users.push({ user_id: m.user.user_id, email: m.user.email, api_key: m.user.api_key });
     }
     const userIds = users.map((u) => u.user_id);
     const subscribe = (names: string[], principals: number[] | null): Promise<unknown> =>
-      rt.execute({ kind: 'org', org, command: { type: 'SUBSCRIBE', actor_id: owner.user_id, channels: names.map((name) => ({ name })), principals, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+      rt.execute({ type: 'SUBSCRIBE', org, actor_id: owner.user_id, channels: names.map((name) => ({ name })), principals, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
     const bigName = 'stall-big';
     await subscribe([bigName], [owner.user_id, ...userIds]);
     const others = Array.from({ length: sizes.channels - 1 }, (_, i) => `stall-${i}`);
@@ -99,19 +99,19 @@ export async function buildFixture(dataDir: string, sizes: FixtureSizes): Promis
           const n = i + j;
           const sender = n % 3 === 0 ? owner : users[n % 20];
           const stream_id = n % 50 === 0 ? bigId : historyId;
-          return rt.execute({ kind: 'channel', org, stream_id, command: { type: 'SEND_CHANNEL_MESSAGE', org, sender_id: sender.user_id, topic: topics[n % topics.length], content: content(n, sizes.linkifiers), client: 'bench', read_by_sender: true } });
+          return rt.execute({ type: 'SEND_MESSAGE', org, sender_id: sender.user_id, to: { stream_id: stream_id, topic: topics[n % topics.length] }, content: content(n, sizes.linkifiers), client: 'bench', read_by_sender: true });
         }),
       );
       for (const s of sent) messageIds.push((s as { id: number }).id);
     }
     const linkifierIds: number[] = [];
     for (let i = 0; i < sizes.linkifiers; i++) {
-      const v = await rt.execute({ kind: 'org', org, command: { type: 'SET_LINKIFIER', org, actor_id: owner.user_id, op: 'add', pattern: `L${i}-(?P<id>[0-9]+)`, url_template: `https://l${i}.example/{id}` } });
+      const v = await rt.execute({ type: 'SET_LINKIFIER', org, actor_id: owner.user_id, op: 'add', pattern: `L${i}-(?P<id>[0-9]+)`, url_template: `https://l${i}.example/{id}` });
       linkifierIds.push(v.id);
     }
     const words = Array.from({ length: sizes.alertWords }, (_, i) => `alert${i}`);
-    for (const u of [owner, ...users.slice(0, 100)]) await rt.execute({ kind: 'org', org, command: { type: 'CHANGE_ALERT_WORDS', org, user_id: u.user_id, op: 'add', words } });
-    for (const name of ['guestbook', 'compat'] as const) await rt.execute({ kind: 'board', command: { type: 'SET_BOARD_SWITCH', name, on: true } });
+    for (const u of [owner, ...users.slice(0, 100)]) await rt.execute({ type: 'CHANGE_ALERT_WORDS', org, user_id: u.user_id, op: 'add', words });
+    for (const name of ['guestbook', 'compat'] as const) await rt.execute({ type: 'SET_BOARD_SWITCH', name, on: true });
     await store.snapshot();
     return {
       sizes,

@@ -24,10 +24,7 @@ export interface CreatedOrg {
 /** Creates an organization and its owner; resolves once the facts are durable. */
 export async function createOrganization(runtime: Runtime, spec: NewOrg): Promise<CreatedOrg> {
   const owner_password_hash = await hashPassword(spec.ownerPassword);
-  const value = await runtime.execute({
-    kind: 'server',
-    command: { type: 'CREATE_ORG', name: spec.name, subdomain: spec.subdomain, owner_email: spec.ownerEmail, owner_password_hash, owner_name: spec.ownerName },
-  });
+  const value = await runtime.execute({ type: 'CREATE_ORG', name: spec.name, subdomain: spec.subdomain, owner_email: spec.ownerEmail, owner_password_hash, owner_name: spec.ownerName });
   return {
     organization_id: value.org.id,
     subdomain: value.org.subdomain,
@@ -95,24 +92,11 @@ export interface StarterContent {
 export async function createStarterChannels(runtime: Runtime, created: CreatedOrg): Promise<StarterContent> {
   const org = created.organization_id;
   const owner = created.owner.user_id;
-  await runtime.execute({
-    kind: 'org',
-    org,
-    command: {
-      type: 'SUBSCRIBE',
-      actor_id: owner,
-      channels: STARTER_CHANNELS.map((c) => ({ name: c.name, description: c.description })),
-      principals: [owner],
-      invite_only: false,
-      history_public_to_subscribers: null,
-      is_web_public: false,
-      authorization_errors_fatal: true,
-    },
-  });
+  await runtime.execute({ type: 'SUBSCRIBE', org, actor_id: owner, channels: STARTER_CHANNELS.map((c) => ({ name: c.name, description: c.description })), principals: [owner], invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   const byName = runtime.org(org)!.channelsByName;
   const channels = STARTER_CHANNELS.map((c) => ({ name: c.name, stream_id: byName.get(c.name.toLowerCase())! }));
   const messages = STARTER_CHANNELS.flatMap((c, i) => (c.welcome ? [{ stream_id: channels[i].stream_id, topic: c.welcome.topic, content: c.welcome.content }] : []));
-  const { message_ids } = await runtime.execute({ kind: 'org', org, command: { type: 'SEND_INITIAL_REALM_MESSAGES', org, messages } });
+  const { message_ids } = await runtime.execute({ type: 'SEND_INITIAL_REALM_MESSAGES', org, messages });
   return { channels, message_ids };
 }
 

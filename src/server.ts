@@ -262,11 +262,11 @@ const CHANNEL_ACTIVITY_CHECK_MS = 3600_000;
 export function scheduleChannelActivity(store: Store, log: Logger): NodeJS.Timeout {
   const check = (): void => {
     for (const orgId of store.runtime.server().orgs.keys()) {
-      store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'CHECK_CHANNEL_ACTIVITY', org: orgId } }).then(
+      store.runtime.execute({ type: 'CHECK_CHANNEL_ACTIVITY', org: orgId }).then(
         ({ changed }) => { if (changed > 0) log.info({ event: 'channels.activity_changed', org: orgId, channels: changed }, `channel activity: ${changed} channels changed in organization ${orgId}`); },
         (err: Error) => log.error({ event: 'channels.activity_check_failed', org: orgId, error: err.message }, `channel activity check failed: ${err.message}`),
       );
-      store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'PROMOTE_FULL_MEMBERS', org: orgId } }).then(
+      store.runtime.execute({ type: 'PROMOTE_FULL_MEMBERS', org: orgId }).then(
         ({ promoted }) => { if (promoted > 0) log.info({ event: 'users.full_members_promoted', org: orgId, users: promoted }, `full members: ${promoted} members promoted in organization ${orgId}`); },
         (err: Error) => log.error({ event: 'users.full_member_check_failed', org: orgId, error: err.message }, `full member check failed: ${err.message}`),
       );
@@ -289,7 +289,7 @@ export function scheduleUploadSweep(store: Store, config: Config, log: Logger): 
   const sweep = async (): Promise<void> => {
     if (config.uploadRetentionWeeks > 0) {
       for (const orgId of store.runtime.server().orgs.keys()) {
-        const { removed } = await store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'SWEEP_ATTACHMENTS', org: orgId, weeks: config.uploadRetentionWeeks } });
+        const { removed } = await store.runtime.execute({ type: 'SWEEP_ATTACHMENTS', org: orgId, weeks: config.uploadRetentionWeeks });
         if (removed > 0) log.info({ event: 'uploads.unused_deleted', org: orgId, uploads: removed }, `uploads: ${removed} unused uploads deleted in organization ${orgId}`);
       }
     }

@@ -61,8 +61,8 @@ t.test('direct messages alert too; words survive a restart', async (t) => {
   const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'CHANGE_ALERT_WORDS', org, user_id: 1, op: 'add', words: ['pager'] } });
-  const { id } = await store.runtime.execute({ kind: 'org', org, command: { type: 'SEND_DIRECT', sender_id: 1, to: [1], content: 'pager duty', client: 't', read_by_sender: false } });
+  await store.runtime.execute({ type: 'CHANGE_ALERT_WORDS', org, user_id: 1, op: 'add', words: ['pager'] });
+  const { id } = await store.runtime.execute({ type: 'SEND_MESSAGE', org, sender_id: 1, to: { user_ids: [1] }, content: 'pager duty', client: 't', read_by_sender: false });
   t.ok(store.runtime.user(org, 1)!.flags.has_alert_word.has(id));
   await store.close();
   store = open();

@@ -30,7 +30,7 @@ t.test('commands produce facts, and replaying the facts rebuilds the same state'
   let counter = 0;
   const rt = new Runtime({ ...defaultRuntimeOptions(recordingSink(log)), now: () => clock.t, randomBytes: (n) => Buffer.alloc(n, ++counter) });
   t.teardown(() => rt.stop());
-  const run = (command: BoardCommand) => rt.execute({ kind: 'board', command });
+  const run = (command: BoardCommand) => rt.execute(command);
 
   await t.rejects(run({ type: 'POST_GUESTBOOK_ENTRY', message: 'x', agent: null, visitContext: null, sourceUrl: null, model: null }), { code: 'publication_disabled' });
   await t.rejects(run({ type: 'ISSUE_NONCE', ttlSecs: 60 }), { code: 'compatibility_disabled' });
@@ -65,12 +65,12 @@ t.test('outstanding nonces are bounded, and expired ones pruned, by the facts al
   const clock = { t: 1_800_000_000_000 };
   const rt = new Runtime({ ...defaultRuntimeOptions(recordingSink([])), now: () => clock.t });
   t.teardown(() => rt.stop());
-  await rt.execute({ kind: 'board', command: { type: 'SET_BOARD_SWITCH', name: 'compat', on: true } });
-  const first = (await rt.execute({ kind: 'board', command: { type: 'ISSUE_NONCE', ttlSecs: 3600 } })) as { nonce: string };
-  for (let i = 1; i < MAX_OUTSTANDING_NONCES + 10; i++) await rt.execute({ kind: 'board', command: { type: 'ISSUE_NONCE', ttlSecs: 3600 } });
+  await rt.execute({ type: 'SET_BOARD_SWITCH', name: 'compat', on: true });
+  const first = (await rt.execute({ type: 'ISSUE_NONCE', ttlSecs: 3600 })) as { nonce: string };
+  for (let i = 1; i < MAX_OUTSTANDING_NONCES + 10; i++) await rt.execute({ type: 'ISSUE_NONCE', ttlSecs: 3600 });
   t.equal(rt.board().nonces.size, MAX_OUTSTANDING_NONCES);
-  await t.rejects(rt.execute({ kind: 'board', command: { type: 'PUBLISH_WITH_NONCE', nonce: first.nonce, body: 'x', author: null } }), { code: 'challenge_invalid' }, 'the oldest went first');
+  await t.rejects(rt.execute({ type: 'PUBLISH_WITH_NONCE', nonce: first.nonce, body: 'x', author: null }), { code: 'challenge_invalid' }, 'the oldest went first');
   clock.t += 3600_000;
-  await rt.execute({ kind: 'board', command: { type: 'ISSUE_NONCE', ttlSecs: 3600 } });
+  await rt.execute({ type: 'ISSUE_NONCE', ttlSecs: 3600 });
   t.equal(rt.board().nonces.size, 1, 'expired nonces are pruned as a new one is issued');
 });

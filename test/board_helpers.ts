@@ -54,7 +54,7 @@ export function boardOn(runtime: Runtime, clock: { t: number }, settings: Partia
       remoteAddress: r.remoteAddress,
     });
   };
-  const setSwitch = (name: BoardSwitch, on: boolean): Promise<unknown> => runtime.execute({ kind: 'board', command: { type: 'SET_BOARD_SWITCH', name, on } });
+  const setSwitch = (name: BoardSwitch, on: boolean): Promise<unknown> => runtime.execute({ type: 'SET_BOARD_SWITCH', name, on });
   return { runtime, app, clock, logs, call, setSwitch, stop: () => runtime.stop() };
 }
 

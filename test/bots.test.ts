@@ -114,10 +114,10 @@ t.test('bots survive a restart', async (t) => {
   const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  const { user } = await store.runtime.execute({ kind: 'org', org, command: { type: 'CREATE_BOT', org, actor_id: 1, full_name: 'B', short_name: 'b', bot_type: 1 } });
+  const { user } = await store.runtime.execute({ type: 'CREATE_BOT', org, actor_id: 1, full_name: 'B', short_name: 'b', bot_type: 1 });
   await store.snapshot();
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'REGENERATE_BOT_KEY', org, actor_id: 1, bot_id: user.user_id } });
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'UPDATE_BOT', org, actor_id: 1, bot_id: user.user_id, full_name: 'B2' } });
+  await store.runtime.execute({ type: 'REGENERATE_BOT_KEY', org, actor_id: 1, bot_id: user.user_id });
+  await store.runtime.execute({ type: 'UPDATE_BOT', org, actor_id: 1, bot_id: user.user_id, full_name: 'B2' });
   const expected = JSON.stringify(store.runtime.org(org)!.users.get(user.user_id));
   await store.close();
   store = open();

@@ -7,9 +7,9 @@
  */
 import t from 'tap';
 import type { ChannelRecord } from '../actors/types.js';
-import type { Fact, Stamped } from '../actors/areas/index.js';
+import type { Command, Fact, Stamped } from '../actors/areas/index.js';
 import type { QueueDelivery } from '../actors/event_queues/index.js';
-import { defaultRuntimeOptions, Runtime, type FactSink, type Target } from '../actors/runtime/runtime.js';
+import { defaultRuntimeOptions, Runtime, type FactSink } from '../actors/runtime/runtime.js';
 import { BULK_FACT_BUDGET_BYTES, defaultSubscriptionProps } from '../actors/areas/subscriptions.js';
 import { SubscriptionJson, subscriptionView } from '../actors/render/views.js';
 import { Role, type RoleNumber } from '../actors/types.js';
@@ -21,7 +21,7 @@ const ORG = 1;
 interface Rig {
   runtime: Runtime;
   records: Stamped[];
-  run(target: Target): Promise<any>;
+  run(command: Command): Promise<any>;
 }
 
 function runtimeWith(sink: FactSink): Runtime {
@@ -52,21 +52,17 @@ function rig(): Rig {
 
 const settle = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
 
-const subscribe = (actor: number, channels: Array<{ name: string; description?: string }>, principals: number[] | null, inviteOnly = false): Target => ({
-  kind: 'org',
-  org: ORG,
-  command: { type: 'SUBSCRIBE', actor_id: actor, channels, principals, invite_only: inviteOnly, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true },
-});
-const unsubscribe = (actor: number, names: string[], principals: number[] | null): Target => ({ kind: 'org', org: ORG, command: { type: 'UNSUBSCRIBE', actor_id: actor, names, principals } });
+const subscribe = (actor: number, channels: Array<{ name: string; description?: string }>, principals: number[] | null, inviteOnly = false): Command => ({ type: 'SUBSCRIBE', org: ORG, actor_id: actor, channels, principals, invite_only: inviteOnly, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
+const unsubscribe = (actor: number, names: string[], principals: number[] | null): Command => ({ type: 'UNSUBSCRIBE', org: ORG, actor_id: actor, names, principals });
 const named = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ name: `${prefix}-${i}` }));
 
 /** The organization: owner (1), an administrator, members and a guest, each with a queue. */
 async function populated(users = 8): Promise<Rig> {
   const r = rig();
-  await r.run({ kind: 'server', command: { type: 'CREATE_ORG', name: 'Acme', subdomain: 'acme', owner_email: 'owner@acme.test', owner_password_hash: '', owner_name: 'Ada' } });
+  await r.run({ type: 'CREATE_ORG', name: 'Acme', subdomain: 'acme', owner_email: 'owner@acme.test', owner_password_hash: '', owner_name: 'Ada' });
   for (let i = 2; i <= users; i++) {
     const role: RoleNumber = i === 2 ? Role.ADMIN : i === users ? Role.GUEST : Role.MEMBER;
-    await r.run({ kind: 'org', org: ORG, command: { type: 'CREATE_USER', actor_id: 1, email: `u${i}@acme.test`, password_hash: '', full_name: `User ${i}`, role } });
+    await r.run({ type: 'CREATE_USER', org: ORG, actor_id: 1, email: `u${i}@acme.test`, password_hash: '', full_name: `User ${i}`, role });
   }
   for (let i = 1; i <= users; i++) await r.runtime.queues.register({ org: ORG, user_id: i, event_types: null, narrow: [], client: 'test', lifespan_secs: null, empty_topic_name: false }).durable;
   return r;

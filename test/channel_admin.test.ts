@@ -191,7 +191,7 @@ t.test('isolation: a channel id of another organization is a missing one', async
   const f = await chatFixture();
   t.teardown(f.stop);
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'b@beta.example', ownerPassword: 'pw', ownerName: 'B' });
-  await f.runtime.execute({ kind: 'org', org: beta.organization_id, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'secret' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  await f.runtime.execute({ type: 'SUBSCRIBE', org: beta.organization_id, actor_id: 1, channels: [{ name: 'secret' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   const foreign = f.runtime.org(beta.organization_id)!.channelsByName.get('secret')!;
   const ownIds = new Set(f.runtime.channelIdsOf(1));
   const missing = 9999;
@@ -277,7 +277,7 @@ t.test('is_recently_active: the periodic check, a message waking a channel, and 
   const reg = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['stream'], fetch_event_types: ['stream'] })).json;
   const streams: any[] = reg.streams;
   t.equal(streams.find((s) => s.stream_id === id).is_recently_active, true);
-  const check = () => f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CHECK_CHANNEL_ACTIVITY', org: 1 } });
+  const check = () => f.runtime.execute({ type: 'CHECK_CHANNEL_ACTIVITY', org: 1 });
   t.same(await check(), { changed: 0 }, 'nothing to change while messages are recent');
   f.clock.t += 181 * 24 * 3600 * 1000;
   t.same(await check(), { changed: 1 });

@@ -92,10 +92,10 @@ t.test('folders survive a restart', async (t) => {
   const open = () => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'CREATE_CHANNEL_FOLDER', org, actor_id: 1, name: 'A', description: '' } });
+  await store.runtime.execute({ type: 'CREATE_CHANNEL_FOLDER', org, actor_id: 1, name: 'A', description: '' });
   await store.snapshot();
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'CREATE_CHANNEL_FOLDER', org, actor_id: 1, name: 'B', description: '' } });
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'UPDATE_CHANNEL_FOLDER', org, actor_id: 1, folder_id: 1, is_archived: true } });
+  await store.runtime.execute({ type: 'CREATE_CHANNEL_FOLDER', org, actor_id: 1, name: 'B', description: '' });
+  await store.runtime.execute({ type: 'UPDATE_CHANNEL_FOLDER', org, actor_id: 1, folder_id: 1, is_archived: true });
   await store.close();
   store = open();
   t.teardown(() => store.close());

@@ -47,7 +47,7 @@ t.test('the only owner cannot be deactivated', async (t) => {
 t.test('a deactivated organization refuses credentials, still serves server_settings, and refuses logins', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);
-  await f.runtime.execute({ kind: 'server', command: { type: 'SET_ORG_ACTIVE', subdomain: '', active: false } });
+  await f.runtime.execute({ type: 'SET_ORG_ACTIVE', subdomain: '', active: false });
   // Zulip's authenticated_rest_api_view turns RealmDeactivatedError into UNAUTHORIZED with its message.
   const res = await f.call(f.owner, 'GET', '/api/v1/users/me');
   t.equal(res.status, 401);
@@ -62,7 +62,7 @@ t.test('a deactivated organization refuses credentials, still serves server_sett
   const login = await f.call(null, 'POST', '/api/v1/fetch_api_key', { username: f.owner.email, password: 'x' });
   t.equal(login.status, 401);
   t.equal(login.json.code, 'REALM_DEACTIVATED', 'other routes without credentials answer REALM_DEACTIVATED');
-  await f.runtime.execute({ kind: 'server', command: { type: 'SET_ORG_ACTIVE', subdomain: '', active: true } });
+  await f.runtime.execute({ type: 'SET_ORG_ACTIVE', subdomain: '', active: true });
   t.equal((await f.call(f.owner, 'GET', '/api/v1/users/me')).status, 200);
 });
 
@@ -81,8 +81,8 @@ t.test('users deactivate themselves, and the bots they own go first', async (t) 
   t.equal((await f.call(alice, 'GET', '/api/v1/users/me')).json.msg, 'Account is deactivated');
   const only = await f.call(f.owner, 'DELETE', '/api/v1/users/me');
   t.same([only.status, only.json.msg], [400, 'Cannot deactivate the only organization owner']);
-  const { user: admin } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email: 'admin@example.com', password_hash: '', full_name: 'Admin', role: 200 } });
-  const { user: owner2 } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email: 'o2@example.com', password_hash: '', full_name: 'O2', role: 100 } });
+  const { user: admin } = await f.runtime.execute({ type: 'CREATE_USER', org: 1, actor_id: null, email: 'admin@example.com', password_hash: '', full_name: 'Admin', role: 200 });
+  const { user: owner2 } = await f.runtime.execute({ type: 'CREATE_USER', org: 1, actor_id: null, email: 'o2@example.com', password_hash: '', full_name: 'O2', role: 100 });
   const byAdmin = await f.call({ user_id: admin.user_id, email: admin.email, api_key: admin.api_key }, 'DELETE', `/api/v1/users/${owner2.user_id}`);
   t.same([byAdmin.status, byAdmin.json.code, byAdmin.json.msg], [400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner'], 'an administrator cannot deactivate an owner');
 });

@@ -32,7 +32,7 @@ const registered = async (f: ChatFixture, who: Credentials) => (await f.call(who
 async function foreignChannel(f: ChatFixture): Promise<{ org: number; foreign: number }> {
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'b@beta.example', ownerPassword: 'pw', ownerName: 'B' });
   for (const name of ['a', 'b', 'c', 'secret']) {
-    await f.runtime.execute({ kind: 'org', org: beta.organization_id, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+    await f.runtime.execute({ type: 'SUBSCRIBE', org: beta.organization_id, actor_id: 1, channels: [{ name }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   }
   return { org: beta.organization_id, foreign: f.runtime.org(beta.organization_id)!.channelsByName.get('secret')! };
 }
@@ -128,7 +128,7 @@ t.test('isolation: a channel id of another organization is a missing one', async
     t.same([theirs.status, theirs.json], [missing.status, missing.json]);
     t.equal(theirs.json.msg, 'Invalid channel ID');
   }
-  await f.runtime.execute({ kind: 'channel', org: beta, stream_id: foreign, command: { type: 'SET_DEFAULT_CHANNEL', org: beta, actor_id: 1, is_default: true } });
+  await f.runtime.execute({ type: 'SET_DEFAULT_CHANNEL', stream_id: foreign, org: beta, actor_id: 1, is_default: true });
   t.same(await registered(f, f.owner), [], "another organization's default channel is not this one's");
 });
 
@@ -163,9 +163,9 @@ t.test('default channels survive a restart, from the log and from a snapshot', a
   let store = open();
   const rt = store.runtime;
   const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await rt.execute({ kind: 'org', org, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'a' }, { name: 'b' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  await rt.execute({ type: 'SUBSCRIBE', org, actor_id: 1, channels: [{ name: 'a' }, { name: 'b' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   const [a, b] = ['a', 'b'].map((n) => rt.org(org)!.channelsByName.get(n)!);
-  const set = (stream_id: number, is_default: boolean) => rt.execute({ kind: 'channel', org, stream_id, command: { type: 'SET_DEFAULT_CHANNEL', org, actor_id: 1, is_default } });
+  const set = (stream_id: number, is_default: boolean) => rt.execute({ type: 'SET_DEFAULT_CHANNEL', stream_id, org, actor_id: 1, is_default });
   await set(a, true);
   await store.snapshot();
   await set(b, true);
@@ -295,10 +295,10 @@ t.test('PATCH /streams/{id} with is_default_stream: convergence and a restart', 
   let store = open();
   const rt = store.runtime;
   const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await rt.execute({ kind: 'org', org, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'a' }, { name: 'b' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  await rt.execute({ type: 'SUBSCRIBE', org, actor_id: 1, channels: [{ name: 'a' }, { name: 'b' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   const [a, b] = ['a', 'b'].map((n) => rt.org(org)!.channelsByName.get(n)!);
   const update = (stream_id: number, is_default_stream: boolean, is_private?: boolean) =>
-    rt.execute({ kind: 'channel', org, stream_id, command: { type: 'UPDATE_CHANNEL', org, actor_id: 1, is_default_stream, is_private } });
+    rt.execute({ type: 'UPDATE_CHANNEL', stream_id, org, actor_id: 1, is_default_stream, is_private });
   await update(a, true);
   await store.snapshot();
   await update(b, true);

@@ -186,11 +186,11 @@ t.test('isolation: a channel id of another organization is a missing one', async
   t.teardown(f.stop);
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'b@beta.example', ownerPassword: 'pw', ownerName: 'B' });
   for (const name of ['a', 'b', 'secret']) {
-    await f.runtime.execute({ kind: 'org', org: beta.organization_id, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+    await f.runtime.execute({ type: 'SUBSCRIBE', org: beta.organization_id, actor_id: 1, channels: [{ name }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   }
   const foreign = f.runtime.org(beta.organization_id)!.channelsByName.get('secret')!;
   t.notOk(f.runtime.channelIdsOf(1).includes(foreign));
-  await f.runtime.execute({ kind: 'channel', org: beta.organization_id, stream_id: foreign, command: { type: 'SEND_CHANNEL_MESSAGE', org: beta.organization_id, sender_id: 1, topic: 't', content: 'theirs', client: 't', read_by_sender: false } });
+  await f.runtime.execute({ type: 'SEND_MESSAGE', org: beta.organization_id, sender_id: 1, to: { stream_id: foreign, topic: 't' }, content: 'theirs', client: 't', read_by_sender: false });
   const [theirs, missing] = [await del(f, f.owner, foreign, 't'), await del(f, f.owner, 99999, 't')];
   t.same([theirs.status, theirs.json], [missing.status, missing.json]);
   t.equal(f.runtime.channel(beta.organization_id, foreign)!.messages.size, 1, 'their message stays');

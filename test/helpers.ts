@@ -153,7 +153,7 @@ export async function queueEvents(f: ChatFixture, who: Credentials, queueId: str
 
 /** Creates a user with a role directly (no HTTP: roles other than member cannot be made through POST /users). */
 export async function withRole(f: ChatFixture, email: string, role: RoleNumber): Promise<Credentials> {
-  const { user } = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email, password_hash: '', full_name: email.split('@')[0], role } });
+  const { user } = await f.runtime.execute({ type: 'CREATE_USER', org: 1, actor_id: null, email, password_hash: '', full_name: email.split('@')[0], role });
   return { user_id: user.user_id, email: user.email, api_key: user.api_key };
 }
 

@@ -12,10 +12,10 @@ t.test('a message id of another organization is an id that does not exist', asyn
   t.teardown(f.stop);
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
   const org = beta.organization_id;
-  await f.runtime.execute({ kind: 'org', org, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'general' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  await f.runtime.execute({ type: 'SUBSCRIBE', org, actor_id: 1, channels: [{ name: 'general' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   const streamId = f.runtime.org(org)!.channelsByName.get('general')!;
-  const foreign = (await f.runtime.execute({ kind: 'channel', org, stream_id: streamId, command: { type: 'SEND_CHANNEL_MESSAGE', org, sender_id: 1, topic: 't', content: 'secret', client: 't', read_by_sender: false } })).id;
-  const foreignDm = (await f.runtime.execute({ kind: 'org', org, command: { type: 'SEND_DIRECT', sender_id: 1, to: [1], content: 'note', client: 't', read_by_sender: false } })).id;
+  const foreign = (await f.runtime.execute({ type: 'SEND_MESSAGE', org, sender_id: 1, to: { stream_id: streamId, topic: 't' }, content: 'secret', client: 't', read_by_sender: false })).id;
+  const foreignDm = (await f.runtime.execute({ type: 'SEND_MESSAGE', org, sender_id: 1, to: { user_ids: [1] }, content: 'note', client: 't', read_by_sender: false })).id;
   // The default organization's owner has user id 1 too, and a channel with the same id.
   await f.subscribe(f.owner, 'general');
   const missing = 999_999;

@@ -72,14 +72,14 @@ t.test('linkifiers survive a restart', async (t) => {
   const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'SET_LINKIFIER', org, actor_id: 1, op: 'add', ...ISSUE } });
+  await store.runtime.execute({ type: 'SET_LINKIFIER', org, actor_id: 1, op: 'add', ...ISSUE });
   await store.snapshot();
-  const { id } = await store.runtime.execute({ kind: 'org', org, command: { type: 'SET_LINKIFIER', org, actor_id: 1, op: 'add', pattern: 'X(?P<n>[0-9]+)', url_template: 'https://x.example/{n}' } });
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'SET_LINKIFIER', org, actor_id: 1, op: 'remove', id: 1 } });
+  const { id } = await store.runtime.execute({ type: 'SET_LINKIFIER', org, actor_id: 1, op: 'add', pattern: 'X(?P<n>[0-9]+)', url_template: 'https://x.example/{n}' });
+  await store.runtime.execute({ type: 'SET_LINKIFIER', org, actor_id: 1, op: 'remove', id: 1 });
   await store.close();
   store = open();
   t.same(store.runtime.org(org)!.linkifiers.map((l) => l.id), [id]);
-  const next = await store.runtime.execute({ kind: 'org', org, command: { type: 'SET_LINKIFIER', org, actor_id: 1, op: 'add', pattern: 'Y(?P<n>[0-9]+)', url_template: 'https://y.example/{n}' } });
+  const next = await store.runtime.execute({ type: 'SET_LINKIFIER', org, actor_id: 1, op: 'add', pattern: 'Y(?P<n>[0-9]+)', url_template: 'https://y.example/{n}' });
   t.ok(next.id > id, 'ids are never reused');
   await store.close();
 });

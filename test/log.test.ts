@@ -28,10 +28,10 @@ async function populated(n: number): Promise<{ dir: string; lastId: number }> {
   const store = open(dir);
   const rt = store.runtime;
   const org = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await rt.execute({ kind: 'org', org: org.organization_id, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'general' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  await rt.execute({ type: 'SUBSCRIBE', org: org.organization_id, actor_id: 1, channels: [{ name: 'general' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   let lastId = 0;
   for (let i = 0; i < n; i++) {
-    const v = (await rt.execute({ kind: 'channel', org: 1, stream_id: 1, command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1, topic: 't', content: `message ${i}`, client: 'test', read_by_sender: false } })) as { id: number };
+    const v = (await rt.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { stream_id: 1, topic: 't' }, content: `message ${i}`, client: 'test', read_by_sender: false })) as { id: number };
     lastId = v.id;
   }
   await store.close();
@@ -55,7 +55,7 @@ t.test('acknowledged writes survive a restart, replayed through the reducers', a
   t.equal(ch.messages.get(lastId)!.content, 'message 19');
   t.ok(rt.user(1, 1)!.unread.has(lastId), 'flags are rebuilt too');
   // New writes continue after the recovered state, with fresh ids.
-  const v = (await rt.execute({ kind: 'channel', org: 1, stream_id: 1, command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1, topic: 't', content: 'after restart', client: 'test', read_by_sender: false } })) as { id: number };
+  const v = (await rt.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { stream_id: 1, topic: 't' }, content: 'after restart', client: 'test', read_by_sender: false })) as { id: number };
   t.equal(v.id, lastId + 1);
 });
 
@@ -171,7 +171,7 @@ t.test('a garbage tail in a segment before the last is still corruption', async 
   // A later segment makes the first no longer the last.
   const store = open(dir);
   store.writer.roll();
-  await store.runtime.execute({ kind: 'channel', org: 1, stream_id: 1, command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1, topic: 't', content: 'next segment', client: 'test', read_by_sender: false } });
+  await store.runtime.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { stream_id: 1, topic: 't' }, content: 'next segment', client: 'test', read_by_sender: false });
   await store.close();
   t.equal(listSegments(dir).length, 2);
   appendFileSync(first, Buffer.alloc(37, 0xa7));

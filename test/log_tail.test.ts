@@ -34,7 +34,7 @@ function open(dir: string, logs: string[] = [], skipCorrupt = false): Store {
 }
 
 function send(rt: Runtime, content: string): Promise<{ id: number }> {
-  return rt.execute({ kind: 'channel', org: 1, stream_id: 1, command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1, topic: 't', content, client: 't', read_by_sender: false } }) as Promise<{ id: number }>;
+  return rt.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { stream_id: 1, topic: 't' }, content, client: 't', read_by_sender: false }) as Promise<{ id: number }>;
 }
 
 /** Every frame of a segment: offset, length and record. */
@@ -77,7 +77,7 @@ async function buildPristine(): Promise<Pristine> {
   const s = open(dir);
   const rt = s.runtime;
   await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await rt.execute({ kind: 'org', org: 1, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'general' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  await rt.execute({ type: 'SUBSCRIBE', org: 1, actor_id: 1, channels: [{ name: 'general' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   const acked = new Map<number, string>();
   for (let i = 0; i < 90; i++) {
     const content = `message ${i} ${'x'.repeat(1 + (i % 30))}`;

@@ -291,16 +291,14 @@ t.test('edits and moves survive a restart, from the log and from a snapshot', as
   let store = open();
   const rt = store.runtime;
   const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  const subscribe = (name: string) => rt.execute({ kind: 'org', org, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  const subscribe = (name: string) => rt.execute({ type: 'SUBSCRIBE', org, actor_id: 1, channels: [{ name }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   await subscribe('a');
   await subscribe('b');
   const a = rt.org(org)!.channelsByName.get('a')!;
   const b = rt.org(org)!.channelsByName.get('b')!;
   const ids: number[] = [];
-  for (let i = 0; i < 4; i++) ids.push((await rt.execute({ kind: 'channel', org, stream_id: a, command: { type: 'SEND_CHANNEL_MESSAGE', org, sender_id: 1, topic: 't', content: `m${i}`, client: 't', read_by_sender: false } })).id);
-  const edit = (id: number, streamId: number, extra: Record<string, unknown>) => rt.execute({ kind: 'channel', org, stream_id: streamId, command: {
-    type: 'EDIT_CHANNEL_MESSAGE', org, editor_id: 1, message_id: id, propagate_mode: 'change_one', send_notification_to_old_thread: false, send_notification_to_new_thread: false, ...extra,
-  } });
+  for (let i = 0; i < 4; i++) ids.push((await rt.execute({ type: 'SEND_MESSAGE', org, sender_id: 1, to: { stream_id: a, topic: 't' }, content: `m${i}`, client: 't', read_by_sender: false })).id);
+  const edit = (id: number, streamId: number, extra: Record<string, unknown>) => rt.execute({ type: 'EDIT_MESSAGE', org, editor_id: 1, message_id: id, propagate_mode: 'change_one', send_notification_to_old_thread: false, send_notification_to_new_thread: false, ...extra });
   await edit(ids[0], a, { content: 'edited before the snapshot' });
   await store.snapshot();
   await edit(ids[1], a, { stream_id: b, propagate_mode: 'change_later' });
@@ -339,7 +337,7 @@ t.test('a large topic moves in several log records, each within the budget', asy
   const big = 'word '.repeat(1990);
   const ids: number[] = [];
   for (let i = 0; i < 600; i++) {
-    ids.push((await f.runtime.execute({ kind: 'channel', org: 1, stream_id: streamId, command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1, topic: 'huge', content: big + i, client: 't', read_by_sender: true } })).id);
+    ids.push((await f.runtime.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { stream_id: streamId, topic: 'huge' }, content: big + i, client: 't', read_by_sender: true })).id);
   }
   const res = await patch(f, f.owner, ids[0], { topic: 'moved', propagate_mode: 'change_all', send_notification_to_new_thread: false });
   t.equal(res.status, 200, res.body);

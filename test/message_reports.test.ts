@@ -160,10 +160,10 @@ t.test('moderation_request_channel_id: private channels only, administrators onl
   const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'mods' }], principals: null, invite_only: true, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  await store.runtime.execute({ type: 'SUBSCRIBE', org, actor_id: 1, channels: [{ name: 'mods' }], principals: null, invite_only: true, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   const mods = store.runtime.org(org)!.channelsByName.get('mods');
   t.ok(mods, 'a private channel to use');
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'UPDATE_REALM', org, actor_id: 1, settings: { moderation_request_channel_id: mods } } });
+  await store.runtime.execute({ type: 'UPDATE_REALM', org, actor_id: 1, settings: { moderation_request_channel_id: mods } });
   await store.close();
   store = open();
   t.equal(store.runtime.org(org)!.realmSettings.moderation_request_channel_id, mods, 'replayed from the log');

@@ -1144,7 +1144,7 @@ t.test('a long search scans in slices, and other requests are answered in betwee
   const total = SCAN_SLICE.messages * 5;
   const pending: Promise<unknown>[] = [];
   for (let i = 0; i < total; i++) {
-    pending.push(f.runtime.execute({ kind: 'channel', org: f.org.organization_id, stream_id: general, command: { type: 'SEND_CHANNEL_MESSAGE', org: f.org.organization_id, sender_id: owner.user_id, topic: `t${i % 7}`, content: `filler ${i}`, client: 'test', read_by_sender: true } }));
+    pending.push(f.runtime.execute({ type: 'SEND_MESSAGE', org: f.org.organization_id, sender_id: owner.user_id, to: { stream_id: general, topic: `t${i % 7}` }, content: `filler ${i}`, client: 'test', read_by_sender: true }));
   }
   await Promise.all(pending);
 

@@ -33,10 +33,10 @@ async function populate(): Promise<{ dir: string; states: Map<number, string> }>
   const dir = mkdtempSync(join(tmpdir(), 'parley-op-'));
   const s = open(dir);
   await createOrganization(s.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await s.runtime.execute({ kind: 'org', org: 1, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'general' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  await s.runtime.execute({ type: 'SUBSCRIBE', org: 1, actor_id: 1, channels: [{ name: 'general' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   const states = new Map<number, string>();
   for (let i = 0; i < 60; i++) {
-    await s.runtime.execute({ kind: 'channel', org: 1, stream_id: 1, command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1, topic: 't', content: `m${i}`, client: 't', read_by_sender: false } });
+    await s.runtime.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { stream_id: 1, topic: 't' }, content: `m${i}`, client: 't', read_by_sender: false });
     if (i === 20) await s.snapshot();
     states.set(s.runtime.lastSeq, stateDigest(s.runtime));
   }
@@ -85,7 +85,7 @@ t.test('restore rebuilds the state at a chosen seq into a fresh directory, leavi
   t.teardown(() => restored.close());
   t.equal(stateDigest(restored.runtime), states.get(target));
   // The restored directory keeps working: new facts follow the restored seq.
-  await restored.runtime.execute({ kind: 'channel', org: 1, stream_id: 1, command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1, topic: 't', content: 'after restore', client: 't', read_by_sender: false } });
+  await restored.runtime.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { stream_id: 1, topic: 't' }, content: 'after restore', client: 't', read_by_sender: false });
   t.equal(restored.runtime.lastSeq, target + 1);
   const refused = parley(['restore', '--data-dir', dir, '--from', snap.name, '--to', to]);
   t.equal(refused.status, 2);
@@ -163,7 +163,7 @@ async function storeUpload(s: Store, dir: string, name: string, bytes: Buffer): 
   const store = new UploadStore(dir);
   const received = await store.receive(Readable.from([bytes]), 1 << 20);
   await store.commit(1, received);
-  const { attachment } = await s.runtime.execute({ kind: 'org', org: 1, command: { type: 'ADD_ATTACHMENT', org: 1, owner_id: 1, name, size: received.size, content_type: 'text/plain', sha256: received.sha256 } });
+  const { attachment } = await s.runtime.execute({ type: 'ADD_ATTACHMENT', org: 1, owner_id: 1, name, size: received.size, content_type: 'text/plain', sha256: received.sha256 });
   return { id: attachment.id, sha256: received.sha256 };
 }
 
@@ -174,7 +174,7 @@ t.test('verify checks the files snapshots name; restore copies the files the res
   const a = await storeUpload(s, dir, 'a.txt', Buffer.from('file a'));
   const b = await storeUpload(s, dir, 'b.txt', Buffer.from('file b, deleted after the snapshot'));
   await s.snapshot();
-  await s.runtime.execute({ kind: 'org', org: 1, command: { type: 'DELETE_ATTACHMENT', org: 1, actor_id: 1, attachment_id: b.id } });
+  await s.runtime.execute({ type: 'DELETE_ATTACHMENT', org: 1, actor_id: 1, attachment_id: b.id });
   const c = await storeUpload(s, dir, 'c.txt', Buffer.from('file c, only in the log'));
   await s.close();
   // A stray file no state names.

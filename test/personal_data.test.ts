@@ -369,7 +369,7 @@ t.test('organizations are isolated', async (t) => {
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
   const boss: Credentials = { user_id: beta.owner.user_id, email: beta.owner.email, api_key: beta.owner.api_key };
   const host = { headers: { host: 'beta.localhost' } };
-  const other = (await f.runtime.execute({ kind: 'org', org: beta.organization_id, command: { type: 'CREATE_USER', actor_id: null, email: 'x@beta.example', password_hash: '', full_name: 'X', role: 400 } })).user.user_id;
+  const other = (await f.runtime.execute({ type: 'CREATE_USER', org: beta.organization_id, actor_id: null, email: 'x@beta.example', password_hash: '', full_name: 'X', role: 400 })).user.user_id;
   t.equal(f.runtime.org(1)!.users.has(other), false, 'an id only the other organization has');
   t.equal((await f.call(boss, 'POST', '/api/v1/drafts', { drafts: JSON.stringify([{ type: '', to: [], topic: '', content: 'beta' }]) }, host)).status, 200);
   t.equal((await f.call(boss, 'POST', '/api/v1/saved_snippets', { title: 'b', content: 'beta' }, host)).status, 200);
@@ -389,19 +389,18 @@ t.test('personal data survives a restart, from the log and from a snapshot', asy
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const rt = () => store.runtime;
-  const { user: other } = await rt().execute({ kind: 'org', org, command: { type: 'CREATE_USER', actor_id: null, email: 'm@example.com', password_hash: '', full_name: 'M', role: 400 } });
-  const { user: bot } = await rt().execute({ kind: 'org', org, command: { type: 'CREATE_BOT', org, actor_id: 1, full_name: 'B', short_name: 'b', bot_type: 1 } });
-  const as = (user_id: number) => ({ kind: 'user' as const, org, user_id });
-  await rt().execute({ ...as(1), command: { type: 'CREATE_DRAFTS', org, drafts: [{ type: '', to: [], topic: '', content: 'kept' }, { type: '', to: [], topic: '', content: 'gone' }] } });
-  await rt().execute({ ...as(1), command: { type: 'DELETE_DRAFT', org, draft_id: 2 } });
-  await rt().execute({ ...as(1), command: { type: 'CREATE_SAVED_SNIPPET', org, title: 'T', content: 'C' } });
-  await rt().execute({ ...as(1), command: { type: 'ADD_NAVIGATION_VIEW', org, fragment: 'narrow/is/dm', is_pinned: true, name: 'DMs' } });
-  await rt().execute({ ...as(1), command: { type: 'UPDATE_NAVIGATION_VIEW', org, fragment: 'narrow/is/dm', is_pinned: false } });
-  const before = (await rt().execute({ kind: 'org', org, command: { type: 'SEND_DIRECT', sender_id: other.user_id, to: [1], content: 'before', client: 't', read_by_sender: false } })).id;
-  await rt().execute({ ...as(1), command: { type: 'MUTE_USER', org, muted_user_id: other.user_id } });
-  const afterMute = (await rt().execute({ kind: 'org', org, command: { type: 'SEND_DIRECT', sender_id: other.user_id, to: [1], content: 'after', client: 't', read_by_sender: false } })).id;
-  await rt().execute({ ...as(bot.user_id), command: { type: 'SET_BOT_STORAGE', org, storage: { k: 'v', w: 'ü' } } });
-  await rt().execute({ ...as(bot.user_id), command: { type: 'REMOVE_BOT_STORAGE', org, keys: ['w'] } });
+  const { user: other } = await rt().execute({ type: 'CREATE_USER', org, actor_id: null, email: 'm@example.com', password_hash: '', full_name: 'M', role: 400 });
+  const { user: bot } = await rt().execute({ type: 'CREATE_BOT', org, actor_id: 1, full_name: 'B', short_name: 'b', bot_type: 1 });
+  await rt().execute({ type: 'CREATE_DRAFTS', org, user_id: 1, drafts: [{ type: '', to: [], topic: '', content: 'kept' }, { type: '', to: [], topic: '', content: 'gone' }] });
+  await rt().execute({ type: 'DELETE_DRAFT', org, user_id: 1, draft_id: 2 });
+  await rt().execute({ type: 'CREATE_SAVED_SNIPPET', org, user_id: 1, title: 'T', content: 'C' });
+  await rt().execute({ type: 'ADD_NAVIGATION_VIEW', org, user_id: 1, fragment: 'narrow/is/dm', is_pinned: true, name: 'DMs' });
+  await rt().execute({ type: 'UPDATE_NAVIGATION_VIEW', org, user_id: 1, fragment: 'narrow/is/dm', is_pinned: false });
+  const before = (await rt().execute({ type: 'SEND_MESSAGE', org, sender_id: other.user_id, to: { user_ids: [1] }, content: 'before', client: 't', read_by_sender: false })).id;
+  await rt().execute({ type: 'MUTE_USER', org, user_id: 1, muted_user_id: other.user_id });
+  const afterMute = (await rt().execute({ type: 'SEND_MESSAGE', org, sender_id: other.user_id, to: { user_ids: [1] }, content: 'after', client: 't', read_by_sender: false })).id;
+  await rt().execute({ type: 'SET_BOT_STORAGE', org, user_id: bot.user_id, storage: { k: 'v', w: 'ü' } });
+  await rt().execute({ type: 'REMOVE_BOT_STORAGE', org, user_id: bot.user_id, keys: ['w'] });
   const expect = () => {
     const p = rt().user(org, 1)!.personal;
     t.same([...p.drafts.values()].map((d) => d.content), ['kept']);
@@ -422,6 +421,6 @@ t.test('personal data survives a restart, from the log and from a snapshot', asy
   await store.close();
   store = open();
   expect();
-  t.same((await rt().execute({ ...as(1), command: { type: 'CREATE_DRAFTS', org, drafts: [{ type: '', to: [], topic: '', content: 'new' }] } })).ids, [3], 'ids continue after a snapshot');
+  t.same((await rt().execute({ type: 'CREATE_DRAFTS', org, user_id: 1, drafts: [{ type: '', to: [], topic: '', content: 'new' }] })).ids, [3], 'ids continue after a snapshot');
   await store.close();
 });

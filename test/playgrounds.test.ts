@@ -113,11 +113,11 @@ t.test('playgrounds survive a restart (snapshot, then the log)', async (t) => {
   const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  const add = (name: string) => store.runtime.execute({ kind: 'org', org, command: { type: 'ADD_PLAYGROUND', org, actor_id: 1, ...PYTHON, name } });
+  const add = (name: string) => store.runtime.execute({ type: 'ADD_PLAYGROUND', org, actor_id: 1, ...PYTHON, name });
   await add('one');
   await store.snapshot();
   const { id } = await add('two');
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'REMOVE_PLAYGROUND', org, actor_id: 1, playground_id: 1 } });
+  await store.runtime.execute({ type: 'REMOVE_PLAYGROUND', org, actor_id: 1, playground_id: 1 });
   await store.close();
   store = open();
   t.same(store.runtime.org(org)!.playgrounds.map((p) => [p.id, p.name]), [[id, 'two']]);

@@ -238,7 +238,7 @@ t.test('snapshots keep presence; without one, a crash loses it (and replay never
   const logBytes = () => readdirSync(dir).filter((n) => n.endsWith('.plog') || n.startsWith('log')).reduce((n, name) => n + statSync(join(dir, name)).size, 0);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  const report = (status: 'active' | 'idle') => store.runtime.execute({ kind: 'org', org, command: { type: 'UPDATE_PRESENCE', org, user_id: 1, status, now_precise: Date.now() / 1000, limited: false } });
+  const report = (status: 'active' | 'idle') => store.runtime.execute({ type: 'UPDATE_PRESENCE', org, user_id: 1, status, now_precise: Date.now() / 1000, limited: false });
   await report('active');
   await store.snapshot();
   const bytes = logBytes();

@@ -73,7 +73,7 @@ t.test('users set their own values, validated by type', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);
   const alice = await f.createUser('alice@example.com', 'Alice');
-  const bot = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email: 'bot@example.com', password_hash: '', full_name: 'Bot', role: 400 } });
+  const bot = await f.runtime.execute({ type: 'CREATE_USER', org: 1, actor_id: null, email: 'bot@example.com', password_hash: '', full_name: 'Bot', role: 400 });
   void bot;
   const field = async (params: Record<string, unknown>) => (await create(f, f.owner, params)).json.id as number;
   const bio = await field({ name: 'Biography', field_type: 2 });
@@ -158,11 +158,11 @@ t.test('fields and values survive a restart, from the log and from a snapshot', 
   let store = open();
   const rt = store.runtime;
   const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  const { id } = await rt.execute({ kind: 'org', org, command: { type: 'CREATE_PROFILE_FIELD', org, actor_id: 1, name: 'Team', field_type: 1 } });
+  const { id } = await rt.execute({ type: 'CREATE_PROFILE_FIELD', org, actor_id: 1, name: 'Team', field_type: 1 });
   await store.snapshot();
-  await rt.execute({ kind: 'org', org, command: { type: 'SET_PROFILE_DATA', org, actor_id: 1, user_id: 1, data: [{ id, value: 'core' }] } });
-  const { id: second } = await rt.execute({ kind: 'org', org, command: { type: 'CREATE_PROFILE_FIELD', org, actor_id: 1, name: 'Floor', field_type: 1 } });
-  await rt.execute({ kind: 'org', org, command: { type: 'DELETE_PROFILE_FIELD', org, actor_id: 1, field_id: id } });
+  await rt.execute({ type: 'SET_PROFILE_DATA', org, actor_id: 1, user_id: 1, data: [{ id, value: 'core' }] });
+  const { id: second } = await rt.execute({ type: 'CREATE_PROFILE_FIELD', org, actor_id: 1, name: 'Floor', field_type: 1 });
+  await rt.execute({ type: 'DELETE_PROFILE_FIELD', org, actor_id: 1, field_id: id });
   const expected = JSON.stringify({ fields: [...rt.org(org)!.profileFields.values()], user: rt.org(org)!.users.get(1)!.profile_data, last: rt.org(org)!.lastProfileFieldId });
   await store.close();
   store = open();
@@ -172,7 +172,7 @@ t.test('fields and values survive a restart, from the log and from a snapshot', 
   await store.close();
   store = open();
   t.equal(again(), expected, 'and from a fresh snapshot');
-  const { id: third } = await store.runtime.execute({ kind: 'org', org, command: { type: 'CREATE_PROFILE_FIELD', org, actor_id: 1, name: 'Desk', field_type: 1 } });
+  const { id: third } = await store.runtime.execute({ type: 'CREATE_PROFILE_FIELD', org, actor_id: 1, name: 'Desk', field_type: 1 });
   t.ok(third > second && third > id, 'a deleted field\'s id is never reused');
   await store.close();
 });

@@ -255,7 +255,7 @@ t.test('registrations survive a restart, from the log and from a snapshot', asyn
   const open = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; }, runtime: {} });
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  const exec = (command: any) => store.runtime.execute({ kind: 'user', org, user_id: 1, command } as any);
+  const exec = (command: any) => store.runtime.execute({ ...command, user_id: 1 });
   await exec({ type: 'ADD_PUSH_TOKEN', org, kind: 'apns', token: APNS, ios_app_id: 'org.zulip.Zulip' });
   await exec({ type: 'REGISTER_CLIENT_DEVICE', org });
   await exec({ type: 'REGISTER_PUSH_DEVICE', org, device_id: 1, push_key: PUSH_KEY, push_key_id: 4, token_kind: 'fcm', token_id: tokenId(9), relay_fields: true });

@@ -86,8 +86,8 @@ t.test('reactions survive a restart, from the log and from a snapshot', async (t
   const open = () => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  const dm = (await store.runtime.execute({ kind: 'org', org, command: { type: 'SEND_DIRECT', sender_id: 1, to: [1], content: 'note', client: 't', read_by_sender: false } })).id;
-  const react = (op: 'add' | 'remove', name: string, code: string) => store.runtime.execute({ kind: 'org', org, command: { type: 'REACT_IN_DIRECT', org, op, message_id: dm, reaction: { emoji_name: name, emoji_code: code, reaction_type: 'unicode_emoji', user_id: 1 } } });
+  const dm = (await store.runtime.execute({ type: 'SEND_MESSAGE', org, sender_id: 1, to: { user_ids: [1] }, content: 'note', client: 't', read_by_sender: false })).id;
+  const react = (op: 'add' | 'remove', name: string, code: string) => store.runtime.execute({ type: 'REACT', org, op, message_id: dm, reaction: { emoji_name: name, emoji_code: code, reaction_type: 'unicode_emoji', user_id: 1 } });
   await react('add', 'tada', '1f389');
   await store.snapshot();
   await react('add', 'heart', '2764');

@@ -104,7 +104,7 @@ t.test('enable_read_receipts: administrators only, realm events converge, and it
   const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'UPDATE_REALM', org, actor_id: 1, settings: { enable_read_receipts: true } } });
+  await store.runtime.execute({ type: 'UPDATE_REALM', org, actor_id: 1, settings: { enable_read_receipts: true } });
   await store.close();
   store = open();
   t.equal(store.runtime.org(org)!.realmSettings.enable_read_receipts, true, 'replayed from the log');

@@ -130,9 +130,9 @@ t.test('settings survive a restart, from the log and from a snapshot', async (t)
   const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'UPDATE_REALM', org, actor_id: 1, name: 'Acme 2', settings: { waiting_period_threshold: 3 } } });
+  await store.runtime.execute({ type: 'UPDATE_REALM', org, actor_id: 1, name: 'Acme 2', settings: { waiting_period_threshold: 3 } });
   await store.snapshot();
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'UPDATE_REALM', org, actor_id: 1, description: 'hi', settings: { can_resolve_topics_group: { new: SYSTEM_GROUPS.moderators } } } });
+  await store.runtime.execute({ type: 'UPDATE_REALM', org, actor_id: 1, description: 'hi', settings: { can_resolve_topics_group: { new: SYSTEM_GROUPS.moderators } } });
   const snap = () => JSON.stringify({ org: store.runtime.org(org)!.org, settings: store.runtime.org(org)!.realmSettings, server: store.runtime.server().orgs.get(org) });
   const expected = snap();
   await store.close();

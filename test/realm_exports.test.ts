@@ -222,9 +222,9 @@ t.test('exports survive a restart; one left unfinished is built after it', async
   const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  const ask = () => store.runtime.execute({ kind: 'org', org, command: { type: 'REQUEST_EXPORT', org, actor_id: 1, export_type: 1, support: 's@x', messages: 0, upload_bytes: 0 } });
+  const ask = () => store.runtime.execute({ type: 'REQUEST_EXPORT', org, actor_id: 1, export_type: 1, support: 's@x', messages: 0, upload_bytes: 0 });
   const first = await ask();
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'FINISH_EXPORT', org, id: first.id, file: { sha256: 'ab'.repeat(32), size: 5, name: 'a.tar.gz', key: 'k', url: 'http://x/a' } } });
+  await store.runtime.execute({ type: 'FINISH_EXPORT', org, id: first.id, file: { sha256: 'ab'.repeat(32), size: 5, name: 'a.tar.gz', key: 'k', url: 'http://x/a' } });
   await store.snapshot();
   const second = await ask();
   await store.close();
@@ -242,7 +242,7 @@ t.test('exports survive a restart; one left unfinished is built after it', async
 
 /** An export asked for through the runtime: not built, so it stays pending until `FINISH_EXPORT`. */
 async function pendingExport(runtime: Runtime, org: number, actor_id: number): Promise<number> {
-  return (await runtime.execute({ kind: 'org', org, command: { type: 'REQUEST_EXPORT', org, actor_id, export_type: 1, support: 's@x', messages: 0, upload_bytes: 0 } })).id;
+  return (await runtime.execute({ type: 'REQUEST_EXPORT', org, actor_id, export_type: 1, support: 's@x', messages: 0, upload_bytes: 0 })).id;
 }
 
 t.test('DELETE /export/realm/{id}: the archive goes, deleted_timestamp is set, administrators are told', async (t) => {
@@ -284,7 +284,7 @@ t.test('DELETE /export/realm/{id}: Zulip\'s errors, in its order, and who may', 
   await err(admin, 1, 'Invalid data export ID', 'no export yet');
   const pending = await pendingExport(f.runtime, 1, admin.user_id);
   await err(admin, pending, 'Export still in progress', 'a pending export');
-  await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'FINISH_EXPORT', org: 1, id: pending } });
+  await f.runtime.execute({ type: 'FINISH_EXPORT', org: 1, id: pending });
   await err(admin, pending, 'Export failed, nothing to delete', 'a failed export');
   await err(admin, 99999, 'Invalid data export ID', 'a missing id');
   // Zulip's URL pattern takes digits only: anything else is no route at all.
@@ -334,9 +334,9 @@ t.test('DELETE /export/realm/{id}: a deletion survives a restart; a snapshot nam
   await finished(store.runtime, org, b);
   const fileOf = (id: number) => join(dir, 'uploads', String(org), store.runtime.org(org)!.exports.get(id)!.file!.sha256);
   const [fileA, fileB] = [fileOf(a), fileOf(b)];
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'DELETE_EXPORT', org, actor_id: 1, id: a } });
+  await store.runtime.execute({ type: 'DELETE_EXPORT', org, actor_id: 1, id: a });
   await store.snapshot();
-  await store.runtime.execute({ kind: 'org', org, command: { type: 'DELETE_EXPORT', org, actor_id: 1, id: b } });
+  await store.runtime.execute({ type: 'DELETE_EXPORT', org, actor_id: 1, id: b });
   await collectUploads(store.runtime, dir);
   t.ok(existsSync(fileB), 'an archive a kept snapshot names stays, so restoring that snapshot finds it');
   await store.close();
@@ -344,7 +344,7 @@ t.test('DELETE /export/realm/{id}: a deletion survives a restart; a snapshot nam
   t.teardown(() => store.close());
   const exports = [...store.runtime.org(org)!.exports.values()];
   t.same(exports.map((e) => [e.id, e.status, e.file === undefined, typeof e.deleted]), [[a, 'deleted', true, 'number'], [b, 'deleted', true, 'number']], 'both deleted after the restart (one from the snapshot, one from the log)');
-  t.equal((await store.runtime.execute({ kind: 'org', org, command: { type: 'DELETE_EXPORT', org, actor_id: 1, id: a } }).catch((e: Error) => e.message)), 'Export already deleted');
+  t.equal((await store.runtime.execute({ type: 'DELETE_EXPORT', org, actor_id: 1, id: a }).catch((e: Error) => e.message)), 'Export already deleted');
   await store.snapshot();
   await collectUploads(store.runtime, dir);
   t.notOk(existsSync(fileA), 'no snapshot names the first');

@@ -26,9 +26,9 @@ t.test(`random damage never crashes recovery (seed ${seed})`, async (t) => {
   const pristine = mkdtempSync(join(tmpdir(), 'parley-fuzz-src-'));
   const s = open(pristine);
   await createOrganization(s.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await s.runtime.execute({ kind: 'org', org: 1, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'general' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  await s.runtime.execute({ type: 'SUBSCRIBE', org: 1, actor_id: 1, channels: [{ name: 'general' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   for (let i = 0; i < 120; i++) {
-    await s.runtime.execute({ kind: 'channel', org: 1, stream_id: 1, command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1, topic: `t${i % 5}`, content: `message ${i} ${'x'.repeat(i % 40)}`, client: 't', read_by_sender: false } });
+    await s.runtime.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { stream_id: 1, topic: `t${i % 5}` }, content: `message ${i} ${'x'.repeat(i % 40)}`, client: 't', read_by_sender: false });
     if (i === 40 || i === 90) await s.snapshot();
   }
   await s.close();
@@ -61,7 +61,7 @@ t.test(`random damage never crashes recovery (seed ${seed})`, async (t) => {
       // Whatever it recovered must still serve writes.
       const org = store.runtime.org(1);
       if (org && store.runtime.channel(1, 1)) {
-        await store.runtime.execute({ kind: 'channel', org: 1, stream_id: 1, command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1, topic: 'after', content: 'still works', client: 't', read_by_sender: false } });
+        await store.runtime.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { stream_id: 1, topic: 'after' }, content: 'still works', client: 't', read_by_sender: false });
       }
       await store.close();
     } catch (err) {

@@ -32,7 +32,7 @@ function open(dir: string, logs: string[] = [], memory: Parameters<typeof openSt
 }
 
 function send(rt: Runtime, content: string): Promise<{ id: number }> {
-  return rt.execute({ kind: 'channel', org: 1, stream_id: 1, command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1, topic: 't', content, client: 't', read_by_sender: false } }) as Promise<{ id: number }>;
+  return rt.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { stream_id: 1, topic: 't' }, content, client: 't', read_by_sender: false }) as Promise<{ id: number }>;
 }
 
 /** A data directory with an organization, a channel, a few users and messages, and one snapshot (plus `more` messages after it). */
@@ -41,8 +41,8 @@ async function smallState(more = 0, snapshots = 1): Promise<{ dir: string; diges
   const s = open(dir);
   const rt = s.runtime;
   await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await rt.execute({ kind: 'org', org: 1, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'general' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
-  for (let i = 0; i < 5; i++) await rt.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: null, email: `u${i}@example.com`, password_hash: '', full_name: `U${i}`, role: 400 } });
+  await rt.execute({ type: 'SUBSCRIBE', org: 1, actor_id: 1, channels: [{ name: 'general' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
+  for (let i = 0; i < 5; i++) await rt.execute({ type: 'CREATE_USER', org: 1, actor_id: null, email: `u${i}@example.com`, password_hash: '', full_name: `U${i}`, role: 400 });
   for (let i = 0; i < 20; i++) await send(rt, `message ${i}`);
   await s.snapshot();
   for (let n = 1; n < snapshots; n++) {

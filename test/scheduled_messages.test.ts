@@ -322,7 +322,7 @@ t.test('restart: an item due while the server was down goes out once at the next
   const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const at = Math.floor(clock.t / 1000) + 60;
   const schedule = (content: string, deliver_at: number) =>
-    store.runtime.execute({ kind: 'user', org, user_id: 1, command: { type: 'SCHEDULE_MESSAGE', org, user_id: 1, client: 't', read_by_sender: false, message: { type: 'private', to: [1], topic: undefined, content }, deliver_at } });
+    store.runtime.execute({ type: 'SCHEDULE_MESSAGE', org, user_id: 1, client: 't', read_by_sender: false, message: { type: 'private', to: [1], topic: undefined, content }, deliver_at });
   await schedule('from the log', at);
   await schedule('later', at + 3600);
   await store.close();

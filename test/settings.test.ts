@@ -122,10 +122,10 @@ t.test('settings survive a restart, from the log and from a snapshot', async (t)
   let store = open();
   const rt = store.runtime;
   const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await rt.execute({ kind: 'org', org, command: { type: 'UPDATE_SETTINGS', org, user_id: 1, settings: { enter_sends: true } } });
+  await rt.execute({ type: 'UPDATE_SETTINGS', org, user_id: 1, settings: { enter_sends: true } });
   await store.snapshot();
-  await rt.execute({ kind: 'org', org, command: { type: 'UPDATE_USER_DEFAULTS', org, actor_id: 1, settings: { color_scheme: 3 } } });
-  await rt.execute({ kind: 'org', org, command: { type: 'UPDATE_SETTINGS', org, user_id: 1, settings: { timezone: 'UTC', emojiset: 'text' } } });
+  await rt.execute({ type: 'UPDATE_USER_DEFAULTS', org, actor_id: 1, settings: { color_scheme: 3 } });
+  await rt.execute({ type: 'UPDATE_SETTINGS', org, user_id: 1, settings: { timezone: 'UTC', emojiset: 'text' } });
   const snap = () => JSON.stringify({ user: store.runtime.org(org)!.users.get(1), defaults: store.runtime.org(org)!.userDefaults });
   const expected = snap();
   await store.close();

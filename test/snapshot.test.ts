@@ -17,13 +17,13 @@ function open(dir: string, logs: string[] = [], extra: { toSeq?: number } = {}):
 
 async function seed(rt: Runtime): Promise<void> {
   await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await rt.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: 1, email: 'b@example.com', password_hash: '', full_name: 'B', role: 400 } });
-  await rt.execute({ kind: 'org', org: 1, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'general' }, { name: 'random' }], principals: [1, 2], invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  await rt.execute({ type: 'CREATE_USER', org: 1, actor_id: 1, email: 'b@example.com', password_hash: '', full_name: 'B', role: 400 });
+  await rt.execute({ type: 'SUBSCRIBE', org: 1, actor_id: 1, channels: [{ name: 'general' }, { name: 'random' }], principals: [1, 2], invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
 }
 
 function send(rt: Runtime, i: number): Promise<unknown> {
-  if (i % 3 === 2) return rt.execute({ kind: 'org', org: 1, command: { type: 'SEND_DIRECT', sender_id: 1, to: [2], content: `dm ${i}`, client: 't', read_by_sender: true } });
-  return rt.execute({ kind: 'channel', org: 1, stream_id: 1 + (i % 2), command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1 + (i % 2), topic: `topic ${i % 4}`, content: `message ${i}`, client: 't', read_by_sender: false } });
+  if (i % 3 === 2) return rt.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { user_ids: [2] }, content: `dm ${i}`, client: 't', read_by_sender: true });
+  return rt.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1 + (i % 2), to: { stream_id: 1 + (i % 2), topic: `topic ${i % 4}` }, content: `message ${i}`, client: 't', read_by_sender: false });
 }
 
 /** A fresh data directory whose store holds the seeded organization and `messages` sent messages. */
@@ -37,7 +37,7 @@ async function seeded(messages: number): Promise<{ dir: string; a: Store }> {
 
 /** User 2 stars messages 3 and 4. */
 function star(rt: Runtime): Promise<unknown> {
-  return rt.execute({ kind: 'user', org: 1, user_id: 2, command: { type: 'UPDATE_FLAGS', org: 1, op: 'add', flag: 'starred', messages: [3, 4] } });
+  return rt.execute({ type: 'UPDATE_FLAGS', user_id: 2, org: 1, op: 'add', flag: 'starred', messages: [3, 4] });
 }
 
 t.test('a snapshot plus the log after it restores exactly the state before', async (t) => {
@@ -78,7 +78,7 @@ t.test('a corrupt newest snapshot falls back to the one before, and says so', as
   await a.snapshot();
   for (let i = 40; i < 45; i++) await send(a.runtime, i);
   const before = stateDigest(a.runtime);
-  await a.runtime.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: 1, email: 'c@example.com', password_hash: '', full_name: 'C', role: 400 } });
+  await a.runtime.execute({ type: 'CREATE_USER', org: 1, actor_id: 1, email: 'c@example.com', password_hash: '', full_name: 'C', role: 400 });
   const withC = stateDigest(a.runtime);
   t.not(withC, before);
   a.runtime.stop();
@@ -169,14 +169,14 @@ t.test('a fuzzy snapshot while messages are deleted and reacted to still restore
   const writes: Promise<unknown>[] = [];
   for (let id = 1; id <= 60; id += 5) {
     const m = rt.channel(1, 1)?.messages.get(id) ?? rt.channel(1, 2)?.messages.get(id);
-    if (m) writes.push(rt.execute({ kind: 'channel', org: 1, stream_id: m.stream_id!, command: { type: 'REACT_IN_CHANNEL', org: 1, op: 'add', message_id: id, reaction: { emoji_name: 'tada', emoji_code: '1f389', reaction_type: 'unicode_emoji', user_id: 2 } } }));
-    else writes.push(rt.execute({ kind: 'org', org: 1, command: { type: 'REACT_IN_DIRECT', org: 1, op: 'add', message_id: id, reaction: { emoji_name: 'heart', emoji_code: '2764', reaction_type: 'unicode_emoji', user_id: 1 } } }));
+    if (m) writes.push(rt.execute({ type: 'REACT', org: 1, op: 'add', message_id: id, reaction: { emoji_name: 'tada', emoji_code: '1f389', reaction_type: 'unicode_emoji', user_id: 2 } }));
+    else writes.push(rt.execute({ type: 'REACT', org: 1, op: 'add', message_id: id, reaction: { emoji_name: 'heart', emoji_code: '2764', reaction_type: 'unicode_emoji', user_id: 1 } }));
     await new Promise((resolve) => setImmediate(resolve));
   }
   for (let id = 3; id <= 60; id += 7) {
     const m = rt.channel(1, 1)?.messages.get(id) ?? rt.channel(1, 2)?.messages.get(id);
-    if (m) writes.push(rt.execute({ kind: 'channel', org: 1, stream_id: m.stream_id!, command: { type: 'DELETE_CHANNEL_MESSAGE', org: 1, actor_id: 1, message_id: id } }));
-    else writes.push(rt.execute({ kind: 'org', org: 1, command: { type: 'DELETE_DIRECT_MESSAGE', org: 1, actor_id: 1, message_id: id } }));
+    if (m) writes.push(rt.execute({ type: 'DELETE_MESSAGE', org: 1, actor_id: 1, message_id: id }));
+    else writes.push(rt.execute({ type: 'DELETE_MESSAGE', org: 1, actor_id: 1, message_id: id }));
     writes.push(send(rt, 100 + id));
     await new Promise((resolve) => setImmediate(resolve));
   }

@@ -252,7 +252,7 @@ t.test("a message of another organization is one that does not exist", async (t)
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
   const org = beta.organization_id;
   // Its owner has user id 1, as this organization's owner has: a check by sender id alone would let this through.
-  const foreignDm = (await f.runtime.execute({ kind: 'org', org, command: { type: 'SEND_DIRECT', sender_id: 1, to: [1], content: '/poll theirs?', client: 't', read_by_sender: false } })).id;
+  const foreignDm = (await f.runtime.execute({ type: 'SEND_MESSAGE', org, sender_id: 1, to: { user_ids: [1] }, content: '/poll theirs?', client: 't', read_by_sender: false })).id;
   const r = await submit(f, f.owner, foreignDm, { type: 'vote', key: 'canned,0', vote: 1 });
   t.same([r.status, r.json.code, r.json.msg], [400, 'BAD_REQUEST', 'Invalid message(s)']);
   t.same(f.runtime.org(org)!.directMessages.get(foreignDm)!.submessages!.length, 1, 'theirs is untouched');

@@ -92,7 +92,7 @@ t.test('isolation: a channel of another organization is a missing one', async (t
   const f = await chatFixture();
   t.teardown(f.stop);
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'b@beta.example', ownerPassword: 'pw', ownerName: 'B' });
-  await f.runtime.execute({ kind: 'org', org: beta.organization_id, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'theirs' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  await f.runtime.execute({ type: 'SUBSCRIBE', org: beta.organization_id, actor_id: 1, channels: [{ name: 'theirs' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   const [theirs, missing] = [await patch(f, f.owner, { delete: ['theirs'] }), await patch(f, f.owner, { delete: ['nosuch'] })];
   t.same([theirs.status, theirs.json.code, theirs.json.msg.replace('theirs', 'X')], [missing.status, missing.json.code, missing.json.msg.replace('nosuch', 'X')]);
   const joined = await patch(f, f.owner, { add: [{ name: 'theirs' }] });

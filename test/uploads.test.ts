@@ -154,10 +154,10 @@ t.test('attachment lifecycle: claimed, detached by an edit, deleted with its las
   // Never used: swept after the retention period, not before.
   const unused = await upload(f, f.owner, 'b.txt', 'text/plain', 'b');
   t.equal(unused.status, 200);
-  await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'SWEEP_ATTACHMENTS', org: 1, weeks: 3 } });
+  await f.runtime.execute({ type: 'SWEEP_ATTACHMENTS', org: 1, weeks: 3 });
   t.equal((await f.call(f.owner, 'GET', '/api/v1/attachments')).json.attachments.length, 1);
   f.clock.t += 3 * 7 * 86400 * 1000 + 1000;
-  const swept = await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'SWEEP_ATTACHMENTS', org: 1, weeks: 3 } });
+  const swept = await f.runtime.execute({ type: 'SWEEP_ATTACHMENTS', org: 1, weeks: 3 });
   t.equal(swept.removed, 1);
   t.same((await f.call(f.owner, 'GET', '/api/v1/attachments')).json.attachments, []);
   // Deleting: owners only.

@@ -41,7 +41,7 @@ t.test('an owner with the operator\'s grant changes an email', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);
   const alice = await f.createUser('alice@example.com', 'Alice');
-  await f.runtime.execute({ kind: 'org', org: 1, command: { type: 'GRANT_EMAIL_CHANGES', org: 1, user_id: f.owner.user_id, granted: true } });
+  await f.runtime.execute({ type: 'GRANT_EMAIL_CHANGES', org: 1, user_id: f.owner.user_id, granted: true });
   const q = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['realm_user'] })).json.queue_id;
   t.equal((await f.call(f.owner, 'PATCH', `/api/v1/users/${alice.user_id}`, { new_email: 'alice.new@example.com' })).status, 200);
   t.same((await queueEvents(f, f.owner, q, 'realm_user')).map((e: any) => e.person), [{ user_id: alice.user_id, new_email: 'alice.new@example.com' }, { user_id: alice.user_id, delivery_email: 'alice.new@example.com' }]);

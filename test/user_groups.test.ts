@@ -239,7 +239,7 @@ t.test('groups survive a restart, from the log and from a snapshot', async (t) =
   const open = (): Store => openTestStore(dir);
   let store = open();
   const { organization_id: org, owner } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  const exec = (command: any): Promise<any> => store.runtime.execute({ kind: 'org', org, command: { org, actor_id: owner.user_id, ...command } } as any);
+  const exec = (command: any): Promise<any> => store.runtime.execute({ org, actor_id: owner.user_id, ...command } as any);
   const { group_id: a } = await exec({ type: 'CREATE_USER_GROUP', name: 'a', description: '', members: [owner.user_id], subgroups: [], settings: {} });
   await store.snapshot();
   const { group_id: b } = await exec({ type: 'CREATE_USER_GROUP', name: 'b', description: '', members: [], subgroups: [a], settings: {} });
@@ -285,7 +285,7 @@ t.test('the waiting period: new members wait outside role:fullmembers; the check
   const late = await f.createUser('late@example.com', 'Late');
   t.notOk(await f.call(late, 'GET', `/api/v1/user_groups/${SYSTEM_GROUPS.full_members}/members/${late.user_id}`).then((r) => r.json.is_user_group_member), 'a new member waits');
   t.ok(await f.call(late, 'GET', `/api/v1/user_groups/${SYSTEM_GROUPS.members}/members/${late.user_id}`).then((r) => r.json.is_user_group_member), 'but is a member');
-  const promote = () => f.runtime.execute({ kind: 'org', org: 1, command: { type: 'PROMOTE_FULL_MEMBERS', org: 1 } });
+  const promote = () => f.runtime.execute({ type: 'PROMOTE_FULL_MEMBERS', org: 1 });
   t.same(await promote(), { promoted: 0 });
   f.clock.t += 3 * 24 * 3600 * 1000 + 1000;
   t.same(await promote(), { promoted: 2 }, 'three days on, both are promoted');

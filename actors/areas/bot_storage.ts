@@ -27,9 +27,9 @@ export const MAX_BOT_STORAGE_ENTRIES_PER_REQUEST = 1000;
 export interface BotStorageSet { type: 'BotStorageSet'; org: number; user_id: number; entries: Array<[string, string]> }
 export interface BotStorageRemoved { type: 'BotStorageRemoved'; org: number; user_id: number; keys: string[] }
 
-export interface SetBotStorage { type: 'SET_BOT_STORAGE'; org: number; storage: Record<string, string> }
+export interface SetBotStorage { type: 'SET_BOT_STORAGE'; user_id: number; org: number; storage: Record<string, string> }
 /** Remove `keys`, or everything when none are given. */
-export interface RemoveBotStorage { type: 'REMOVE_BOT_STORAGE'; org: number; keys?: string[] }
+export interface RemoveBotStorage { type: 'REMOVE_BOT_STORAGE'; user_id: number; org: number; keys?: string[] }
 
 /** Refuses anyone but an active bot. */
 export function checkBot(view: StateView, org: number, userId: number): void {

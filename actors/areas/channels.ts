@@ -44,6 +44,7 @@ export interface ChannelUpdated { type: 'ChannelUpdated'; org: number; stream_id
 /** Change a channel (its administrators). Group settings come as `{new, old?}`. */
 export interface UpdateChannel {
   type: 'UPDATE_CHANNEL';
+  stream_id: number;
   org: number;
   actor_id: number;
   new_name?: string;

@@ -21,7 +21,7 @@ export const DEFAULT_CHANNEL_PRIVATE = 'A default channel cannot be private.';
 export interface DefaultChannelChanged { type: 'DefaultChannelChanged'; org: number; stream_id: number; is_default: boolean }
 
 /** Make a channel a default channel, or stop it being one (`POST`/`DELETE /default_streams`). */
-export interface SetDefaultChannel { type: 'SET_DEFAULT_CHANNEL'; org: number; actor_id: number; is_default: boolean }
+export interface SetDefaultChannel { type: 'SET_DEFAULT_CHANNEL'; stream_id: number; org: number; actor_id: number; is_default: boolean }
 
 /** The ids of the organization's default channels, ascending. */
 export function defaultChannelIds(view: StateView, org: number): number[] {

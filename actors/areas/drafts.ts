@@ -44,9 +44,9 @@ export interface DraftEdited { type: 'DraftEdited'; org: number; user_id: number
 /** A draft was deleted. */
 export interface DraftDeleted { type: 'DraftDeleted'; org: number; user_id: number; draft_id: number }
 
-export interface CreateDrafts { type: 'CREATE_DRAFTS'; org: number; drafts: DraftInput[] }
-export interface EditDraft { type: 'EDIT_DRAFT'; org: number; draft_id: number; draft: DraftInput }
-export interface DeleteDraft { type: 'DELETE_DRAFT'; org: number; draft_id: number }
+export interface CreateDrafts { type: 'CREATE_DRAFTS'; user_id: number; org: number; drafts: DraftInput[] }
+export interface EditDraft { type: 'EDIT_DRAFT'; user_id: number; org: number; draft_id: number; draft: DraftInput }
+export interface DeleteDraft { type: 'DELETE_DRAFT'; user_id: number; org: number; draft_id: number }
 
 /** Refuses draft requests of a user who turned synchronization off. */
 export function checkDraftsSynchronized(view: StateView, org: number, userId: number): void {

@@ -26,6 +26,7 @@ export interface FlagsUpdated {
 /** Add or remove a personal flag on messages the user can see. */
 export interface UpdateFlags {
   type: 'UPDATE_FLAGS';
+  user_id: number;
   org: number;
   op: 'add' | 'remove';
   flag: string;
@@ -71,6 +72,7 @@ export type ReadScope = { kind: 'all' } | { kind: 'channel'; stream_id: number }
  */
 export interface MarkAsRead {
   type: 'MARK_AS_READ';
+  user_id: number;
   org: number;
   scope: ReadScope;
 }

@@ -3,7 +3,7 @@
  * derives events and builds `/register` by looking these declarations up; adding an
  * area is one module and one line here.
  */
-import type { Addresses, CommandDef, Delivery, FactDef, InitialStateRequest, RegisterSection } from '../core/area.js';
+import type { CommandDef, Delivery, FactDef, InitialStateRequest, RegisterSection } from '../core/area.js';
 
 export type { Delivery } from '../core/area.js';
 import type { Stamped as AnyStamped } from '../core/domain_logic.js';
@@ -70,12 +70,8 @@ export type FactType = Fact['type'];
 export type Stamped = AnyStamped<Fact>;
 
 type DefFor<C extends Command> = Extract<CommandDefs, { type: C['type'] }>;
-/** The kind of actor that decides a command. */
-export type KindOf<C extends Command> = DefFor<C>['actor'];
 /** What a command resolves with. */
-export type ResultOf<C extends Command> = ReturnType<DefFor<C>['decide']>['value'];
-/** A command with the address of the one actor that decides it. */
-export type Target<C extends Command = Command> = { kind: KindOf<C>; command: C } & Addresses[KindOf<C>];
+export type ResultOf<C extends Command> = DefFor<C> extends CommandDef<any, any, infer R, any> ? R : never;
 
 /** Commands by type. */
 export const COMMANDS: ReadonlyMap<string, CommandDef> = new Map(AREAS.flatMap((a) => a.commands.map((c) => [c.type, c as CommandDef] as const)));

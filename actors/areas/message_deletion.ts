@@ -5,14 +5,14 @@
  * and the batches of a topic's deletion (topic_deletion.ts); the `delete_message`
  * events, in the bulk form for clients that declared `bulk_message_deletion`.
  */
-import { area, command, fact, type OutgoingEvent, type UserDelivery } from '../core/area.js';
+import { area, command, fact, messageCommand, type OutgoingEvent, type UserDelivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { checkCanDelete } from '../edit_rules.js';
 import { adminRequired, badRequest } from '../errors.js';
 import { dropMessages, received, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
+import { EMPTY_TOPIC_DISPLAY_NAME, messageActor } from '../message_rules.js';
 import { realmSettings } from '../realm_settings.js';
 import { eventJson } from '../render/events.js';
 import { Role, type MessageRecord } from '../types.js';
@@ -42,42 +42,32 @@ export interface MessageDeleted {
   batch?: { message_ids: number[]; notify: number[] } | true;
 }
 
-/** Delete a channel message (decided by its channel's actor). */
-export interface DeleteChannelMessage {
-  type: 'DELETE_CHANNEL_MESSAGE';
-  org: number;
-  actor_id: number;
-  message_id: number;
-}
-/** Delete a direct message (decided by the organization actor). */
-export interface DeleteDirectMessage {
-  type: 'DELETE_DIRECT_MESSAGE';
+/** Delete a message: decided by its channel's actor, or the organization's for a direct message. */
+export interface DeleteMessage {
+  type: 'DELETE_MESSAGE';
   org: number;
   actor_id: number;
   message_id: number;
 }
 
-export const deleteChannelMessage = command({
-  type: 'DELETE_CHANNEL_MESSAGE',
-  actor: 'channel',
-  decide(ctx: ChannelContext, c: DeleteChannelMessage, env: DecideEnv, view: StateView): Decision<Record<string, never>, MessageDeleted | AttachmentLinksChanged> {
-    const m = ctx.messages.get(c.message_id);
-    if (!m) throw badRequest('Invalid message(s)');
-    const org = view.org(c.org)!;
-    checkCanDelete(org, realmSettings(org), org.users.get(c.actor_id), m, env.now(), ctx.channel);
-    return { facts: channelMessageDeletion(ctx, view, org, m), value: {} };
-  },
-});
-
-export const deleteDirectMessage = command({
-  type: 'DELETE_DIRECT_MESSAGE',
-  actor: 'org',
-  decide(ctx: OrgContext, c: DeleteDirectMessage, env: DecideEnv, view: StateView): Decision<Record<string, never>, MessageDeleted | AttachmentLinksChanged> {
-    const m = ctx.directMessages.get(c.message_id);
-    if (!m) throw badRequest('Invalid message(s)');
-    checkCanDelete(ctx, realmSettings(ctx), ctx.users.get(c.actor_id), m, env.now(), null);
-    const holders = [...(m.dm_user_ids ?? [])];
-    return { facts: withUnlinks({ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: null, topic: '', holders, notify: holders }, view, ctx, m), value: {} };
+export const deleteMessage = messageCommand({
+  type: 'DELETE_MESSAGE',
+  address: messageActor,
+  decide: {
+    channel: (ctx: ChannelContext, c: DeleteMessage, env: DecideEnv, view: StateView): Decision<Record<string, never>, MessageDeleted | AttachmentLinksChanged> => {
+      const m = ctx.messages.get(c.message_id);
+      if (!m) throw badRequest('Invalid message(s)');
+      const org = view.org(c.org)!;
+      checkCanDelete(org, realmSettings(org), org.users.get(c.actor_id), m, env.now(), ctx.channel);
+      return { facts: channelMessageDeletion(ctx, view, org, m), value: {} };
+    },
+    org: (ctx: OrgContext, c: DeleteMessage, env: DecideEnv, view: StateView): Decision<Record<string, never>, MessageDeleted | AttachmentLinksChanged> => {
+      const m = ctx.directMessages.get(c.message_id);
+      if (!m) throw badRequest('Invalid message(s)');
+      checkCanDelete(ctx, realmSettings(ctx), ctx.users.get(c.actor_id), m, env.now(), null);
+      const holders = [...(m.dm_user_ids ?? [])];
+      return { facts: withUnlinks({ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: null, topic: '', holders, notify: holders }, view, ctx, m), value: {} };
+    },
   },
 });
 
@@ -107,6 +97,7 @@ function withUnlinks(deleted: MessageDeleted, view: StateView, org: OrgContext, 
  */
 export interface DeleteMessagesBySenders {
   type: 'DELETE_MESSAGES_BY_SENDERS';
+  stream_id: number;
   org: number;
   actor_id: number;
   sender_ids: number[];
@@ -264,6 +255,6 @@ export function deletionDelivery(view: StateView, org: number, seq: number, user
 
 export const messageDeletion = area({
   name: 'message_deletion',
-  commands: [deleteChannelMessage, deleteDirectMessage, deleteMessagesBySenders, deleteDirectMessagesBySenders],
+  commands: [deleteMessage, deleteMessagesBySenders, deleteDirectMessagesBySenders],
   facts: [messageDeleted],
 });

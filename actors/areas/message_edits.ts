@@ -11,7 +11,7 @@
  */
 import { detachedUploads, linkChanges, type AttachmentLinksChanged, type AttachmentView } from './attachments.js';
 import { createHash } from 'node:crypto';
-import { area, command, fact, type Delivery, type UserDelivery } from '../core/area.js';
+import { area, fact, messageCommand, type Delivery, type UserDelivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import {
@@ -27,7 +27,7 @@ import { flagsOf, userTopicKey } from '../kinds/user.js';
 import { renderMarkdown } from '../markdown/index.js';
 import { canReadChannelMessage } from '../message_query.js';
 import { stampHas } from '../message_has.js';
-import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../message_rules.js';
+import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME, messageActor, topicNamed } from '../message_rules.js';
 import { allowEditHistory, realmMessageSettings, RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS } from '../realm_settings.js';
 import { eventJson } from '../render/events.js';
 import { htmlDiff } from '../render/html_diff.js';
@@ -53,10 +53,11 @@ export interface EditRequest {
   send_notification_to_new_thread: boolean;
   prev_content_sha256?: string;
 }
-/** Edit or move a channel message (decided by the channel it is in). */
-export interface EditChannelMessage extends EditRequest { type: 'EDIT_CHANNEL_MESSAGE' }
-/** Edit a direct message (decided by the organization actor). */
-export interface EditDirectMessage extends EditRequest { type: 'EDIT_DIRECT_MESSAGE' }
+/**
+ * Edit or move a message: decided by the channel it is in (`stream_id` is where it moves
+ * to), or by the organization for a direct message.
+ */
+export interface EditMessage extends EditRequest { type: 'EDIT_MESSAGE' }
 
 export interface EditResult {
   /** Uploads of the editor no message refers to any more (Zulip's `detached_uploads`). */
@@ -146,39 +147,35 @@ function askedTopic(c: EditRequest, m: MessageRecord): { topic: string; untrunca
   return { topic, untruncated: topicNamed(c.topic) };
 }
 
-export const editDirectMessage = command({
-  type: 'EDIT_DIRECT_MESSAGE',
-  actor: 'org',
-  decide(ctx: OrgContext, c: EditDirectMessage, env: DecideEnv, view: StateView): Decision<EditResult, MessagesEdited | AttachmentLinksChanged> {
-    const m = ctx.directMessages.get(c.message_id);
-    const editor = editorOf(ctx, c.editor_id);
-    if (!m || !m.dm_user_ids!.includes(editor.user_id)) throw badRequest('Invalid message(s)');
-    const settings = realmMessageSettings(ctx);
-    if (c.content !== undefined) checkCanEditContent(editor, m, env.now(), settings);
-    checkPayload(c, m, c.topic);
-    const now = env.now();
-    const content = newContent(c.content!);
-    const rendered = renderMarkdown(content, senderResolver(ctx, m.sender_id));
-    checkGroupMentions(ctx, editor, rendered);
-    const participants = new Set(m.dm_user_ids);
-    const entry: EditHistoryEntry = { user_id: editor.user_id, timestamp: now, prev_content: m.content, prev_rendered_content: m.rendered };
-    const edited: MessageRecord = { ...m, content, rendered: rendered.html, last_edit_timestamp: now, edit_history: [entry, ...(m.edit_history ?? [])] };
-    const holders = [...m.dm_user_ids!];
-    const links = linkChanges(view, ctx, editor, m.id, m.timestamp, m.content, content);
-    return {
-      facts: [{
-        type: 'MessagesEdited', org: c.org, editor_id: editor.user_id, edit_timestamp: now, message_id: m.id, messages: [edited],
-        stream_id: null, orig_topic: '', move: null,
-        content: {
-          orig_content: m.content, orig_rendered_content: m.rendered, mentioned: rendered.mentioned.filter((id) => participants.has(id)), wildcard: rendered.wildcard,
-          alerted: alertedUsers(ctx, content, (id) => participants.has(id)),
-        },
-        holders, losing: [], losing_access: [], notify: holders,
-      }, ...(links ? [links] : [])],
-      value: { detached_uploads: detachedUploads(ctx, editor.user_id, links) },
-    };
-  },
-});
+function decideDirectEdit(ctx: OrgContext, c: EditMessage, env: DecideEnv, view: StateView): Decision<EditResult, MessagesEdited | AttachmentLinksChanged> {
+  const m = ctx.directMessages.get(c.message_id);
+  const editor = editorOf(ctx, c.editor_id);
+  if (!m || !m.dm_user_ids!.includes(editor.user_id)) throw badRequest('Invalid message(s)');
+  const settings = realmMessageSettings(ctx);
+  if (c.content !== undefined) checkCanEditContent(editor, m, env.now(), settings);
+  checkPayload(c, m, c.topic);
+  const now = env.now();
+  const content = newContent(c.content!);
+  const rendered = renderMarkdown(content, senderResolver(ctx, m.sender_id));
+  checkGroupMentions(ctx, editor, rendered);
+  const participants = new Set(m.dm_user_ids);
+  const entry: EditHistoryEntry = { user_id: editor.user_id, timestamp: now, prev_content: m.content, prev_rendered_content: m.rendered };
+  const edited: MessageRecord = { ...m, content, rendered: rendered.html, last_edit_timestamp: now, edit_history: [entry, ...(m.edit_history ?? [])] };
+  const holders = [...m.dm_user_ids!];
+  const links = linkChanges(view, ctx, editor, m.id, m.timestamp, m.content, content);
+  return {
+    facts: [{
+      type: 'MessagesEdited', org: c.org, editor_id: editor.user_id, edit_timestamp: now, message_id: m.id, messages: [edited],
+      stream_id: null, orig_topic: '', move: null,
+      content: {
+        orig_content: m.content, orig_rendered_content: m.rendered, mentioned: rendered.mentioned.filter((id) => participants.has(id)), wildcard: rendered.wildcard,
+        alerted: alertedUsers(ctx, content, (id) => participants.has(id)),
+      },
+      holders, losing: [], losing_access: [], notify: holders,
+    }, ...(links ? [links] : [])],
+    value: { detached_uploads: detachedUploads(ctx, editor.user_id, links) },
+  };
+}
 
 /** The messages of a topic the editor can read, ascending. */
 function topicMessages(ch: ChannelContext, editor: UserRecord, topic: string): MessageRecord[] {
@@ -199,131 +196,136 @@ function holdersOf(ch: ChannelContext, m: MessageRecord): number[] {
   return out.sort(ascending);
 }
 
-export const editChannelMessage = command({
-  type: 'EDIT_CHANNEL_MESSAGE',
-  actor: 'channel',
-  decide(ch: ChannelContext, c: EditChannelMessage, env: DecideEnv, view: StateView): Decision<EditResult, AnyFact> {
-    const org = view.org(c.org)!;
-    const editor = editorOf(org, c.editor_id);
-    const m = ch.messages.get(c.message_id);
-    if (!m || !canReadChannelMessage(ch, editor, m.id)) throw badRequest('Invalid message(s)');
-    const settings = realmMessageSettings(org);
-    const now = env.now();
-    if (c.content !== undefined) checkCanEditContent(editor, m, now, settings);
-    const asked = askedTopic(c, m);
-    checkPayload(c, m, asked?.topic);
-    const target = c.stream_id === undefined || c.stream_id === ch.channel.stream_id ? ch : view.channel(c.org, c.stream_id);
-    if (!target || target.channel.is_archived || !hasContentAccess(target, editor)) throw badRequest('Invalid channel ID');
-    const channelChanged = target !== ch;
-    const topicChanged = asked !== undefined;
-    const newTopic = asked?.topic ?? m.topic;
-    const resolved = topicChanged && resolves(m.topic, newTopic, asked!.untruncated);
-    const unresolved = topicChanged && unresolves(m.topic, newTopic);
-    const moved = topicChanged || channelChanged;
-    if (c.content === undefined && !moved) throw badRequest('Nothing to change');
-    if (moved || target.channel.topics_policy === 'empty_topic_only') checkTopicsPolicy(target.channel.topics_policy, newTopic);
+function decideChannelEdit(ch: ChannelContext, c: EditMessage, env: DecideEnv, view: StateView): Decision<EditResult, AnyFact> {
+  const org = view.org(c.org)!;
+  const editor = editorOf(org, c.editor_id);
+  const m = ch.messages.get(c.message_id);
+  if (!m || !canReadChannelMessage(ch, editor, m.id)) throw badRequest('Invalid message(s)');
+  const settings = realmMessageSettings(org);
+  const now = env.now();
+  if (c.content !== undefined) checkCanEditContent(editor, m, now, settings);
+  const asked = askedTopic(c, m);
+  checkPayload(c, m, asked?.topic);
+  const target = c.stream_id === undefined || c.stream_id === ch.channel.stream_id ? ch : view.channel(c.org, c.stream_id);
+  if (!target || target.channel.is_archived || !hasContentAccess(target, editor)) throw badRequest('Invalid channel ID');
+  const channelChanged = target !== ch;
+  const topicChanged = asked !== undefined;
+  const newTopic = asked?.topic ?? m.topic;
+  const resolved = topicChanged && resolves(m.topic, newTopic, asked!.untruncated);
+  const unresolved = topicChanged && unresolves(m.topic, newTopic);
+  const moved = topicChanged || channelChanged;
+  if (c.content === undefined && !moved) throw badRequest('Nothing to change');
+  if (moved || target.channel.topics_policy === 'empty_topic_only') checkTopicsPolicy(target.channel.topics_policy, newTopic);
 
-    if (topicChanged) {
-      if (resolved || unresolved) {
-        if (!canResolveTopics(org, editor, ch.channel, settings)) throw badRequest("You don't have permission to resolve topics in this channel.");
-      } else {
-        if (!canMoveWithinChannel(org, editor, ch.channel, settings)) throw badRequest("You don't have permission to edit this message");
-        if (pastMoveLimit(editor, m, now, settings.move_messages_within_stream_limit_seconds)) throw badRequest("The time limit for editing this message's topic has passed.");
-      }
+  if (topicChanged) {
+    if (resolved || unresolved) {
+      if (!canResolveTopics(org, editor, ch.channel, settings)) throw badRequest("You don't have permission to resolve topics in this channel.");
+    } else {
+      if (!canMoveWithinChannel(org, editor, ch.channel, settings)) throw badRequest("You don't have permission to edit this message");
+      if (pastMoveLimit(editor, m, now, settings.move_messages_within_stream_limit_seconds)) throw badRequest("The time limit for editing this message's topic has passed.");
     }
-    let rendered: ReturnType<typeof renderMarkdown> | null = null;
-    let content = m.content;
-    if (c.content !== undefined) {
-      content = newContent(c.content);
-      rendered = renderMarkdown(content, senderResolver(org, m.sender_id));
-      checkGroupMentions(org, editor, rendered);
+  }
+  let rendered: ReturnType<typeof renderMarkdown> | null = null;
+  let content = m.content;
+  if (c.content !== undefined) {
+    content = newContent(c.content);
+    rendered = renderMarkdown(content, senderResolver(org, m.sender_id));
+    checkGroupMentions(org, editor, rendered);
+  }
+  if (channelChanged) {
+    if (!canMoveOutOfChannel(org, editor, ch.channel, settings)) throw badRequest("You don't have permission to move this message");
+    if (!hasGroupPermission(org, editor, channelGroupSetting(target.channel, 'can_send_message_group'))) throw badRequest('You do not have permission to post in this channel.');
+    if (pastMoveLimit(editor, m, now, settings.move_messages_between_streams_limit_seconds)) throw badRequest("The time limit for editing this message's channel has passed");
+  }
+  if (c.propagate_mode === 'change_all' && editor.role > Role.MODERATOR && moved && !resolved && !unresolved) {
+    checkWholeTopicMovable(topicMessages(ch, editor, m.topic), now, moveDeadline(settings, topicChanged, channelChanged));
+  }
+  if (moved && !target.topics.has(newTopic.toLowerCase()) && !hasGroupPermission(org, editor, channelGroupSetting(target.channel, 'can_create_topic_group'))) {
+    throw badRequest('You do not have permission to create new topics in this channel.');
+  }
+
+  // Which messages change: the target, and for a move the rest of the topic asked for.
+  let changed: MessageRecord[] = [m];
+  if (moved && c.propagate_mode !== 'change_one') {
+    changed = topicMessages(ch, editor, m.topic).filter((other) => c.propagate_mode === 'change_all' || other.id >= m.id);
+    if (!changed.some((x) => x.id === m.id)) changed.push(m);
+    changed.sort((a, b) => a.id - b.id);
+  }
+
+  // Who gains and loses the messages when they change channel (Zulip moves UserMessage rows).
+  let losing: number[] = [];
+  let losingAccess: number[] = [];
+  const newHolders = new Map<number, number[]>();
+  if (channelChanged) {
+    const targetSubs = target.subscribers;
+    losing = [...ch.history.keys()].filter((id) => !targetSubs.has(id)).sort(ascending);
+    const guest = (id: number): boolean => org.users.get(id)?.role === Role.GUEST;
+    losingAccess = target.channel.invite_only ? losing : losing.filter(guest);
+    const protectedHistory = !target.channel.history_public_to_subscribers;
+    for (const x of changed) {
+      const before = holdersOf(ch, x);
+      newHolders.set(x.id, protectedHistory ? [...targetSubs].sort(ascending) : before.filter((id) => targetSubs.has(id)));
+    }
+  }
+
+  const topicEntry = (x: MessageRecord): EditHistoryEntry => {
+    const entry: EditHistoryEntry = { user_id: editor.user_id, timestamp: now };
+    if (x.id === m.id && rendered) Object.assign(entry, { prev_content: m.content, prev_rendered_content: m.rendered });
+    if (topicChanged) Object.assign(entry, { prev_topic: x.topic, topic: newTopic });
+    if (channelChanged) Object.assign(entry, { prev_stream: ch.channel.stream_id, stream: target.channel.stream_id });
+    return entry;
+  };
+  const records = changed.map((x): MessageRecord => {
+    const next: MessageRecord = { ...x, edit_history: [topicEntry(x), ...(x.edit_history ?? [])] };
+    if (x.id === m.id && rendered) Object.assign(next, { content, rendered: rendered.html, last_edit_timestamp: now });
+    if (moved) {
+      next.topic = newTopic;
+      if (!(resolved || unresolved) || channelChanged) next.last_moved_timestamp = now;
     }
     if (channelChanged) {
-      if (!canMoveOutOfChannel(org, editor, ch.channel, settings)) throw badRequest("You don't have permission to move this message");
-      if (!hasGroupPermission(org, editor, channelGroupSetting(target.channel, 'can_send_message_group'))) throw badRequest('You do not have permission to post in this channel.');
-      if (pastMoveLimit(editor, m, now, settings.move_messages_between_streams_limit_seconds)) throw badRequest("The time limit for editing this message's channel has passed");
+      next.stream_id = target.channel.stream_id;
+      next.recipient_id = target.channel.recipient_id;
+      next.received_by = newHolders.get(x.id)!;
     }
-    if (c.propagate_mode === 'change_all' && editor.role > Role.MODERATOR && moved && !resolved && !unresolved) {
-      checkWholeTopicMovable(topicMessages(ch, editor, m.topic), now, moveDeadline(settings, topicChanged, channelChanged));
-    }
-    if (moved && !target.topics.has(newTopic.toLowerCase()) && !hasGroupPermission(org, editor, channelGroupSetting(target.channel, 'can_create_topic_group'))) {
-      throw badRequest('You do not have permission to create new topics in this channel.');
-    }
+    return next;
+  });
 
-    // Which messages change: the target, and for a move the rest of the topic asked for.
-    let changed: MessageRecord[] = [m];
-    if (moved && c.propagate_mode !== 'change_one') {
-      changed = topicMessages(ch, editor, m.topic).filter((other) => c.propagate_mode === 'change_all' || other.id >= m.id);
-      if (!changed.some((x) => x.id === m.id)) changed.push(m);
-      changed.sort((a, b) => a.id - b.id);
+  const holders = holdersOf(ch, m);
+  const holderSet = new Set(holders);
+  const losingSet = new Set(losing);
+  const notify = new Set<number>(channelChanged ? holders.filter((id) => !losingSet.has(id)) : holders);
+  if (ch.channel.history_public_to_subscribers) {
+    const lost = new Set(losingAccess);
+    for (const id of target.subscribers) {
+      // A guest who only now can see the channel would not know the moved messages.
+      if (channelChanged && org.users.get(id)?.role === Role.GUEST && !ch.subscribers.has(id)) continue;
+      if (!lost.has(id)) notify.add(id);
     }
+    if (channelChanged) for (const id of ch.subscribers) if (!lost.has(id)) notify.add(id);
+  }
 
-    // Who gains and loses the messages when they change channel (Zulip moves UserMessage rows).
-    let losing: number[] = [];
-    let losingAccess: number[] = [];
-    const newHolders = new Map<number, number[]>();
-    if (channelChanged) {
-      const targetSubs = target.subscribers;
-      losing = [...ch.history.keys()].filter((id) => !targetSubs.has(id)).sort(ascending);
-      const guest = (id: number): boolean => org.users.get(id)?.role === Role.GUEST;
-      losingAccess = target.channel.invite_only ? losing : losing.filter(guest);
-      const protectedHistory = !target.channel.history_public_to_subscribers;
-      for (const x of changed) {
-        const before = holdersOf(ch, x);
-        newHolders.set(x.id, protectedHistory ? [...targetSubs].sort(ascending) : before.filter((id) => targetSubs.has(id)));
-      }
-    }
+  const edited: MessagesEdited = {
+    type: 'MessagesEdited', org: c.org, editor_id: editor.user_id, edit_timestamp: now, message_id: m.id, messages: records,
+    stream_id: ch.channel.stream_id, orig_topic: m.topic,
+    move: moved ? { stream_id: target.channel.stream_id, topic: newTopic, propagate_mode: c.propagate_mode, topic_changed: topicChanged } : null,
+    content: rendered
+      ? { orig_content: m.content, orig_rendered_content: m.rendered, mentioned: rendered.mentioned, wildcard: rendered.wildcard, alerted: alertedUsers(org, content, (id) => holderSet.has(id)) }
+      : null,
+    holders, losing, losing_access: losingAccess, notify: [...notify].sort(ascending),
+  };
+  const facts: AnyFact[] = inBudget(edited);
+  const links = rendered ? linkChanges(view, org, editor, m.id, m.timestamp, m.content, content) : undefined;
+  if (links) facts.push(links);
+  if (moved) facts.push(...afterMove(env, view, org, ch, target, editor, c, m, changed, records, { resolved, unresolved, topicChanged, channelChanged }));
+  return { facts, value: { detached_uploads: detachedUploads(org, editor.user_id, links) } };
+}
 
-    const topicEntry = (x: MessageRecord): EditHistoryEntry => {
-      const entry: EditHistoryEntry = { user_id: editor.user_id, timestamp: now };
-      if (x.id === m.id && rendered) Object.assign(entry, { prev_content: m.content, prev_rendered_content: m.rendered });
-      if (topicChanged) Object.assign(entry, { prev_topic: x.topic, topic: newTopic });
-      if (channelChanged) Object.assign(entry, { prev_stream: ch.channel.stream_id, stream: target.channel.stream_id });
-      return entry;
-    };
-    const records = changed.map((x): MessageRecord => {
-      const next: MessageRecord = { ...x, edit_history: [topicEntry(x), ...(x.edit_history ?? [])] };
-      if (x.id === m.id && rendered) Object.assign(next, { content, rendered: rendered.html, last_edit_timestamp: now });
-      if (moved) {
-        next.topic = newTopic;
-        if (!(resolved || unresolved) || channelChanged) next.last_moved_timestamp = now;
-      }
-      if (channelChanged) {
-        next.stream_id = target.channel.stream_id;
-        next.recipient_id = target.channel.recipient_id;
-        next.received_by = newHolders.get(x.id)!;
-      }
-      return next;
-    });
-
-    const holders = holdersOf(ch, m);
-    const holderSet = new Set(holders);
-    const losingSet = new Set(losing);
-    const notify = new Set<number>(channelChanged ? holders.filter((id) => !losingSet.has(id)) : holders);
-    if (ch.channel.history_public_to_subscribers) {
-      const lost = new Set(losingAccess);
-      for (const id of target.subscribers) {
-        // A guest who only now can see the channel would not know the moved messages.
-        if (channelChanged && org.users.get(id)?.role === Role.GUEST && !ch.subscribers.has(id)) continue;
-        if (!lost.has(id)) notify.add(id);
-      }
-      if (channelChanged) for (const id of ch.subscribers) if (!lost.has(id)) notify.add(id);
-    }
-
-    const edited: MessagesEdited = {
-      type: 'MessagesEdited', org: c.org, editor_id: editor.user_id, edit_timestamp: now, message_id: m.id, messages: records,
-      stream_id: ch.channel.stream_id, orig_topic: m.topic,
-      move: moved ? { stream_id: target.channel.stream_id, topic: newTopic, propagate_mode: c.propagate_mode, topic_changed: topicChanged } : null,
-      content: rendered
-        ? { orig_content: m.content, orig_rendered_content: m.rendered, mentioned: rendered.mentioned, wildcard: rendered.wildcard, alerted: alertedUsers(org, content, (id) => holderSet.has(id)) }
-        : null,
-      holders, losing, losing_access: losingAccess, notify: [...notify].sort(ascending),
-    };
-    const facts: AnyFact[] = inBudget(edited);
-    const links = rendered ? linkChanges(view, org, editor, m.id, m.timestamp, m.content, content) : undefined;
-    if (links) facts.push(links);
-    if (moved) facts.push(...afterMove(env, view, org, ch, target, editor, c, m, changed, records, { resolved, unresolved, topicChanged, channelChanged }));
-    return { facts, value: { detached_uploads: detachedUploads(org, editor.user_id, links) } };
+export const editMessage = messageCommand({
+  type: 'EDIT_MESSAGE',
+  address: messageActor,
+  decide: {
+    channel: (ch: ChannelContext, c: EditMessage, env: DecideEnv, view: StateView): Decision<EditResult, AnyFact> => decideChannelEdit(ch, c, env, view),
+    org: (ctx: OrgContext, c: EditMessage, env: DecideEnv, view: StateView): Decision<EditResult, AnyFact> => decideDirectEdit(ctx, c, env, view),
   },
 });
 
@@ -644,6 +646,6 @@ export function messageHistory(view: StateView, org: number, m: MessageRecord, a
 
 export const messageEdits = area({
   name: 'message edits',
-  commands: [editChannelMessage, editDirectMessage],
+  commands: [editMessage],
   facts: [messagesEdited],
 });

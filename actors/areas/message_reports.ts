@@ -38,6 +38,7 @@ export const REPORTING_DISABLED = 'Message reporting is not enabled in this orga
 /** Report a message (decided by the moderation request channel's actor). */
 export interface ReportMessage {
   type: 'REPORT_MESSAGE';
+  stream_id: number;
   org: number;
   reporter_id: number;
   message_id: number;

@@ -7,7 +7,7 @@
  * channels never queue behind each other; a direct message by the organization
  * actor, which stores direct messages and each participant's list of them.
  */
-import { area, command, fact, type Delivery, type UserDelivery } from '../core/area.js';
+import { area, fact, messageCommand, type Address, type Delivery, type UserDelivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
@@ -76,29 +76,25 @@ function arrivesUnread(f: MessageSent, userId: number, mutedSender: boolean): bo
   return f.unread_only === undefined || f.unread_only.includes(userId);
 }
 
-/** Send a message to a topic of this channel. */
-export interface SendToChannel {
-  type: 'SEND_CHANNEL_MESSAGE';
+/**
+ * Send a message: to a topic of a channel (decided by the channel's actor), or to one or
+ * more users (a direct message, decided by the organization's).
+ */
+export interface SendMessage {
+  type: 'SEND_MESSAGE';
   org: number;
   sender_id: number;
-  topic: string;
+  to: { stream_id: number; topic: string } | { user_ids: number[] };
   content: string;
   client: string;
   read_by_sender: boolean;
   /** A widget an API client attaches (Zulip's `widget_content`), as JSON text. */
   widget_content?: string;
 }
-/** Send a direct message to one or more users. */
-export interface SendDirect {
-  type: 'SEND_DIRECT';
-  sender_id: number;
-  to: number[];
-  content: string;
-  client: string;
-  read_by_sender: boolean;
-  /** A widget an API client attaches (Zulip's `widget_content`), as JSON text. */
-  widget_content?: string;
-}
+/** A send to a channel, as its actor decides it. */
+export type SendToChannel = SendMessage & { to: { stream_id: number; topic: string } };
+/** A direct message, as the organization's actor decides it. */
+export type SendDirect = SendMessage & { to: { user_ids: number[] } };
 
 /**
  * What Markdown may look up for a message of `senderId`: the organization's names, and
@@ -253,62 +249,65 @@ export function systemBotDirect(env: DecideEnv, org: OrgContext, bot: Readonly<U
   return { type: 'MessageSent', org: org.org.id, message, mentioned: rendered.mentioned.filter((id) => id === to.user_id), wildcard: null, read_by_sender: false };
 }
 
-export const sendChannelMessage = command({
-  type: 'SEND_CHANNEL_MESSAGE',
-  actor: 'channel',
-  decide(ctx: ChannelContext, command: SendToChannel, env: DecideEnv, world: StateView): Decision<{ id: number }, MessageSent | AttachmentLinksChanged> {
-    const org = world.org(command.org)!;
-    const sender = org.users.get(command.sender_id);
-    if (!sender || !sender.is_active) throw badRequest('Invalid sender');
-    const channel = ctx.channel;
-    if (channel.is_archived) throw badRequest(`Not authorized to send to channel '${channel.name}'`);
-    if (!hasContentAccess(ctx, sender)) {
-      throw badRequest(`Not authorized to send to channel '${channel.name}'`);
-    }
-    if (channel.groups?.can_send_message_group !== undefined && !hasGroupPermission(org, sender, channel.groups.can_send_message_group)) {
-      throw badRequest('You do not have permission to post in this channel.');
-    }
-    const topic = checkTopic(command.topic);
-    checkTopicsPolicy(channel.topics_policy, topic);
-    const content = checkContent(command.content);
-    const widget = widgetOfSend(command, content);
-    const rendered = renderMarkdown(content, senderResolver(org, sender.user_id));
-    checkGroupMentions(org, sender, rendered);
-    const to = { stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id };
-    const decision = sent(env, command.org, command, sender.user_id, content, rendered, rendered.mentioned, alertedUsers(org, content, (id) => ctx.subscribers.has(id)), to, widget);
-    if (channel.is_recently_active === false) decision.facts[0].reactivates = true;
-    return withLinks(decision, world, org, sender);
+/** A send to a channel, decided by its actor: Zulip's `check_message` for a channel. */
+export function decideChannelSend(ctx: ChannelContext, command: SendToChannel, env: DecideEnv, world: StateView): Decision<{ id: number }, MessageSent | AttachmentLinksChanged> {
+  const org = world.org(command.org)!;
+  const sender = org.users.get(command.sender_id);
+  if (!sender || !sender.is_active) throw badRequest('Invalid sender');
+  const channel = ctx.channel;
+  if (channel.is_archived) throw badRequest(`Not authorized to send to channel '${channel.name}'`);
+  if (!hasContentAccess(ctx, sender)) {
+    throw badRequest(`Not authorized to send to channel '${channel.name}'`);
   }
-});
+  if (channel.groups?.can_send_message_group !== undefined && !hasGroupPermission(org, sender, channel.groups.can_send_message_group)) {
+    throw badRequest('You do not have permission to post in this channel.');
+  }
+  const topic = checkTopic(command.to.topic);
+  checkTopicsPolicy(channel.topics_policy, topic);
+  const content = checkContent(command.content);
+  const widget = widgetOfSend(command, content);
+  const rendered = renderMarkdown(content, senderResolver(org, sender.user_id));
+  checkGroupMentions(org, sender, rendered);
+  const to = { stream_id: channel.stream_id, topic, dm_user_ids: null, recipient_id: channel.recipient_id };
+  const decision = sent(env, command.org, command, sender.user_id, content, rendered, rendered.mentioned, alertedUsers(org, content, (id) => ctx.subscribers.has(id)), to, widget);
+  if (channel.is_recently_active === false) decision.facts[0].reactivates = true;
+  return withLinks(decision, world, org, sender);
+}
 
-export const sendDirect = command({
-  type: 'SEND_DIRECT',
-  actor: 'org',
-  decide(ctx: OrgContext, command: SendDirect, env: DecideEnv, world: StateView): Decision<{ id: number }, MessageSent | AttachmentLinksChanged> {
-    const sender = ctx.users.get(command.sender_id);
-    if (!sender || !sender.is_active) throw badRequest('Invalid sender');
-    if (command.to.length === 0) throw badRequest('Message must have recipients');
-    const participants = new Set<number>([sender.user_id]);
-    const recipients: UserRecord[] = [];
-    for (const id of command.to) {
-      const user = ctx.users.get(id);
-      if (!user) throw badRequest(`Invalid user ID ${id}`);
-      if (!user.is_active) throw badRequest(`'${user.email}' is no longer using Zulip.`);
-      participants.add(id);
-      recipients.push(user);
-    }
-    checkCanAccessRecipients(world, ctx.org.id, sender, recipients);
-    const dmUserIds = [...participants].sort((a, b) => a - b);
-    const content = checkContent(command.content);
-    const widget = widgetOfSend(command, content);
-    const rendered = renderMarkdown(content, senderResolver(ctx, sender.user_id));
-    checkGroupMentions(ctx, sender, rendered);
-    let recipientId: number;
-    if (dmUserIds.length === 1) recipientId = sender.recipient_id;
-    else if (dmUserIds.length === 2) recipientId = ctx.users.get(dmUserIds[0] === sender.user_id ? dmUserIds[1] : dmUserIds[0])!.recipient_id;
-    else recipientId = ctx.groupRecipients.get(dmUserIds.join(',')) ?? ctx.nextRecipientId;
-    const to = { stream_id: null, topic: '', dm_user_ids: dmUserIds, recipient_id: recipientId };
-    return withLinks(sent(env, ctx.org.id, command, sender.user_id, content, rendered, rendered.mentioned.filter((id) => participants.has(id)), alertedUsers(ctx, content, (id) => participants.has(id)), to, widget), world, ctx, sender);
+/** A direct message, decided by the organization's actor. */
+export function decideDirectSend(ctx: OrgContext, command: SendDirect, env: DecideEnv, world: StateView): Decision<{ id: number }, MessageSent | AttachmentLinksChanged> {
+  const sender = ctx.users.get(command.sender_id);
+  if (!sender || !sender.is_active) throw badRequest('Invalid sender');
+  if (command.to.user_ids.length === 0) throw badRequest('Message must have recipients');
+  const participants = new Set<number>([sender.user_id]);
+  const recipients: UserRecord[] = [];
+  for (const id of command.to.user_ids) {
+    const user = ctx.users.get(id);
+    if (!user) throw badRequest(`Invalid user ID ${id}`);
+    if (!user.is_active) throw badRequest(`'${user.email}' is no longer using Zulip.`);
+    participants.add(id);
+    recipients.push(user);
+  }
+  checkCanAccessRecipients(world, ctx.org.id, sender, recipients);
+  const dmUserIds = [...participants].sort((a, b) => a - b);
+  const content = checkContent(command.content);
+  const widget = widgetOfSend(command, content);
+  const rendered = renderMarkdown(content, senderResolver(ctx, sender.user_id));
+  checkGroupMentions(ctx, sender, rendered);
+  let recipientId: number;
+  if (dmUserIds.length === 1) recipientId = sender.recipient_id;
+  else if (dmUserIds.length === 2) recipientId = ctx.users.get(dmUserIds[0] === sender.user_id ? dmUserIds[1] : dmUserIds[0])!.recipient_id;
+  else recipientId = ctx.groupRecipients.get(dmUserIds.join(',')) ?? ctx.nextRecipientId;
+  const to = { stream_id: null, topic: '', dm_user_ids: dmUserIds, recipient_id: recipientId };
+  return withLinks(sent(env, ctx.org.id, command, sender.user_id, content, rendered, rendered.mentioned.filter((id) => participants.has(id)), alertedUsers(ctx, content, (id) => participants.has(id)), to, widget), world, ctx, sender);
+}
+
+export const sendMessage = messageCommand({
+  type: 'SEND_MESSAGE',
+  address: (_view: StateView, c: SendMessage): Address<'channel' | 'org'> => ('stream_id' in c.to ? { kind: 'channel', org: c.org, stream_id: c.to.stream_id } : { kind: 'org', org: c.org }),
+  decide: {
+    channel: (ctx: ChannelContext, c: SendMessage, env: DecideEnv, view: StateView) => decideChannelSend(ctx, c as SendToChannel, env, view),
+    org: (ctx: OrgContext, c: SendMessage, env: DecideEnv, view: StateView) => decideDirectSend(ctx, c as SendDirect, env, view),
   },
 });
 
@@ -507,7 +506,7 @@ export function renderPreview(rt: StateView, org: number, userId: number, conten
 
 export const messages = area({
   name: 'messages',
-  commands: [sendChannelMessage, sendDirect],
+  commands: [sendMessage],
   facts: [messageSent],
   register: [
     {

@@ -19,8 +19,8 @@ import type { FlagsUpdated } from './flags.js';
 export interface UserMuted { type: 'UserMuted'; org: number; user_id: number; muted_user_id: number; timestamp: number }
 export interface UserUnmuted { type: 'UserUnmuted'; org: number; user_id: number; muted_user_id: number }
 
-export interface MuteUser { type: 'MUTE_USER'; org: number; muted_user_id: number }
-export interface UnmuteUser { type: 'UNMUTE_USER'; org: number; muted_user_id: number }
+export interface MuteUser { type: 'MUTE_USER'; user_id: number; org: number; muted_user_id: number }
+export interface UnmuteUser { type: 'UNMUTE_USER'; user_id: number; org: number; muted_user_id: number }
 
 /**
  * Zulip's `access_user_by_id_including_cross_realm` with bots and deactivated users

@@ -24,9 +24,9 @@ export interface NavigationViewAdded { type: 'NavigationViewAdded'; org: number;
 export interface NavigationViewUpdated { type: 'NavigationViewUpdated'; org: number; user_id: number; fragment: string; data: { name?: string; is_pinned?: boolean } }
 export interface NavigationViewRemoved { type: 'NavigationViewRemoved'; org: number; user_id: number; fragment: string }
 
-export interface AddNavigationView { type: 'ADD_NAVIGATION_VIEW'; org: number; fragment: string; is_pinned: boolean; name?: string }
-export interface UpdateNavigationView { type: 'UPDATE_NAVIGATION_VIEW'; org: number; fragment: string; is_pinned?: boolean; name?: string }
-export interface RemoveNavigationView { type: 'REMOVE_NAVIGATION_VIEW'; org: number; fragment: string }
+export interface AddNavigationView { type: 'ADD_NAVIGATION_VIEW'; user_id: number; org: number; fragment: string; is_pinned: boolean; name?: string }
+export interface UpdateNavigationView { type: 'UPDATE_NAVIGATION_VIEW'; user_id: number; org: number; fragment: string; is_pinned?: boolean; name?: string }
+export interface RemoveNavigationView { type: 'REMOVE_NAVIGATION_VIEW'; user_id: number; org: number; fragment: string }
 
 /** Stripped, not blank, at most `max` code points. */
 function checkField(value: string, name: string, max: number): string {

@@ -21,16 +21,17 @@ export interface PushAccountChanged { type: 'PushAccountChanged'; org: number; u
 /** A device's push registration fields changed to these. */
 export interface DevicePushChanged { type: 'DevicePushChanged'; org: number; user_id: number; device_id: number; changes: Partial<DevicePushState> }
 
-export interface AddPushToken { type: 'ADD_PUSH_TOKEN'; org: number; kind: PushToken['kind']; token: string; ios_app_id: string | null }
-export interface RemovePushToken { type: 'REMOVE_PUSH_TOKEN'; org: number; kind: PushToken['kind']; token: string }
-export interface RegisterClientDevice { type: 'REGISTER_CLIENT_DEVICE'; org: number }
-export interface RemoveClientDevice { type: 'REMOVE_CLIENT_DEVICE'; org: number; device_id: number }
+export interface AddPushToken { type: 'ADD_PUSH_TOKEN'; user_id: number; org: number; kind: PushToken['kind']; token: string; ios_app_id: string | null }
+export interface RemovePushToken { type: 'REMOVE_PUSH_TOKEN'; user_id: number; org: number; kind: PushToken['kind']; token: string }
+export interface RegisterClientDevice { type: 'REGISTER_CLIENT_DEVICE'; user_id: number; org: number }
+export interface RemoveClientDevice { type: 'REMOVE_CLIENT_DEVICE'; user_id: number; org: number; device_id: number }
 /**
  * Register a device for E2EE push (Zulip's `register_push_device`): push key fields,
  * token fields, or both. A new token waits, pending, for the relay's answer.
  */
 export interface RegisterPushDevice {
   type: 'REGISTER_PUSH_DEVICE';
+  user_id: number;
   org: number;
   device_id: number;
   push_key?: string;
@@ -45,11 +46,11 @@ export interface RegisterPushDevice {
  * `push_account_id` chosen by the client, no `device_id`). Registering again what is
  * registered and not failed changes nothing.
  */
-export interface RegisterPushAccount { type: 'REGISTER_PUSH_ACCOUNT'; org: number; push_account_id: number; token_kind: 'fcm' | 'apns'; push_public_key: string }
+export interface RegisterPushAccount { type: 'REGISTER_PUSH_ACCOUNT'; user_id: number; org: number; push_account_id: number; token_kind: 'fcm' | 'apns'; push_public_key: string }
 /** The relay's answer to a pending push account: accepted (`error_code` null) or refused. */
-export interface FinishPushAccount { type: 'FINISH_PUSH_ACCOUNT'; org: number; push_account_id: number; error_code: string | null }
+export interface FinishPushAccount { type: 'FINISH_PUSH_ACCOUNT'; user_id: number; org: number; push_account_id: number; error_code: string | null }
 /** The relay's answer to a pending registration: accepted (`error_code` null) or refused. */
-export interface FinishPushRegistration { type: 'FINISH_PUSH_REGISTRATION'; org: number; device_id: number; token_id: number; error_code: string | null }
+export interface FinishPushRegistration { type: 'FINISH_PUSH_REGISTRATION'; user_id: number; org: number; device_id: number; token_id: number; error_code: string | null }
 
 /** Zulip's `check_device_id`: a device of this user. */
 export function accessDevice(ctx: UserContext, deviceId: number): DevicePushState {

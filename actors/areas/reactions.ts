@@ -5,13 +5,14 @@
  * The actor that owns the message decides: its channel's, or the organization's for
  * a direct message. Message records are replaced, never changed in place.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, fact, messageCommand } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest } from '../errors.js';
 import { received, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { eventJson } from '../render/events.js';
+import { messageActor } from '../message_rules.js';
 import type { MessageRecord, Reaction } from '../types.js';
 
 /** Someone added or removed a reaction. `audience` is who is told. */
@@ -25,15 +26,13 @@ export interface ReactionChanged {
   audience: number[];
 }
 
-/** Add or remove a reaction on a channel message (its channel's actor decides). */
-export interface ReactInChannel { type: 'REACT_IN_CHANNEL'; org: number; op: 'add' | 'remove'; message_id: number; reaction: Reaction }
-/** Add or remove a reaction on a direct message (the organization actor decides). */
-export interface ReactInDirect { type: 'REACT_IN_DIRECT'; org: number; op: 'add' | 'remove'; message_id: number; reaction: Reaction }
+/** Add or remove a reaction on a message: its channel's actor decides, or the organization's for a direct message. */
+export interface React { type: 'REACT'; org: number; op: 'add' | 'remove'; message_id: number; reaction: Reaction }
 
 const same = (a: Reaction, b: Reaction): boolean => a.user_id === b.user_id && a.emoji_code === b.emoji_code && a.reaction_type === b.reaction_type;
 
 /** Zulip's checks: a reaction is added once, and only an existing one removed. */
-function decideReaction(m: MessageRecord | undefined, c: ReactInChannel | ReactInDirect, streamId: number | null, audience: () => number[]): Decision<Record<string, never>, ReactionChanged> {
+function decideReaction(m: MessageRecord | undefined, c: React, streamId: number | null, audience: () => number[]): Decision<Record<string, never>, ReactionChanged> {
   if (!m) throw badRequest('Invalid message(s)');
   const existing = (m.reactions ?? []).find((r) => same(r, c.reaction));
   if (c.op === 'add' && existing) throw new ApiError('REACTION_ALREADY_EXISTS', 'Reaction already exists.');
@@ -47,25 +46,22 @@ function decideReaction(m: MessageRecord | undefined, c: ReactInChannel | ReactI
   return { facts: [{ type: 'ReactionChanged', org: c.org, op: c.op, message_id: m.id, stream_id: streamId, reaction, audience: audience() }], value: {} };
 }
 
-export const reactInChannel = command({
-  type: 'REACT_IN_CHANNEL',
-  actor: 'channel',
-  decide(ctx: ChannelContext, c: ReactInChannel): Decision<Record<string, never>, ReactionChanged> {
-    const m = ctx.messages.get(c.message_id);
-    return decideReaction(m, c, ctx.channel.stream_id, () => {
-      const told = new Set([...ctx.history.keys()].filter((id) => received(ctx, id, c.message_id)));
-      if (ctx.channel.history_public_to_subscribers) for (const id of ctx.subscribers) told.add(id);
-      return [...told].sort((a, b) => a - b);
-    });
-  },
-});
-
-export const reactInDirect = command({
-  type: 'REACT_IN_DIRECT',
-  actor: 'org',
-  decide(ctx: OrgContext, c: ReactInDirect): Decision<Record<string, never>, ReactionChanged> {
-    const m = ctx.directMessages.get(c.message_id);
-    return decideReaction(m, c, null, () => [...(m?.dm_user_ids ?? [])]);
+export const react = messageCommand({
+  type: 'REACT',
+  address: messageActor,
+  decide: {
+    channel: (ctx: ChannelContext, c: React): Decision<Record<string, never>, ReactionChanged> => {
+      const m = ctx.messages.get(c.message_id);
+      return decideReaction(m, c, ctx.channel.stream_id, () => {
+        const told = new Set([...ctx.history.keys()].filter((id) => received(ctx, id, c.message_id)));
+        if (ctx.channel.history_public_to_subscribers) for (const id of ctx.subscribers) told.add(id);
+        return [...told].sort((a, b) => a - b);
+      });
+    },
+    org: (ctx: OrgContext, c: React): Decision<Record<string, never>, ReactionChanged> => {
+      const m = ctx.directMessages.get(c.message_id);
+      return decideReaction(m, c, null, () => [...(m?.dm_user_ids ?? [])]);
+    },
   },
 });
 
@@ -109,6 +105,6 @@ const reactionChanged = fact<ReactionChanged>({
 
 export const reactions = area({
   name: 'reactions',
-  commands: [reactInChannel, reactInDirect],
+  commands: [react],
   facts: [reactionChanged],
 });

@@ -19,9 +19,9 @@ export const MAX_SNIPPET_TITLE_LENGTH = 60;
 export interface SavedSnippetSaved { type: 'SavedSnippetSaved'; org: number; user_id: number; op: 'add' | 'update'; snippet: SavedSnippet }
 export interface SavedSnippetDeleted { type: 'SavedSnippetDeleted'; org: number; user_id: number; saved_snippet_id: number }
 
-export interface CreateSavedSnippet { type: 'CREATE_SAVED_SNIPPET'; org: number; title: string; content: string }
-export interface EditSavedSnippet { type: 'EDIT_SAVED_SNIPPET'; org: number; saved_snippet_id: number; title?: string; content?: string }
-export interface DeleteSavedSnippet { type: 'DELETE_SAVED_SNIPPET'; org: number; saved_snippet_id: number }
+export interface CreateSavedSnippet { type: 'CREATE_SAVED_SNIPPET'; user_id: number; org: number; title: string; content: string }
+export interface EditSavedSnippet { type: 'EDIT_SAVED_SNIPPET'; user_id: number; org: number; saved_snippet_id: number; title?: string; content?: string }
+export interface DeleteSavedSnippet { type: 'DELETE_SAVED_SNIPPET'; user_id: number; org: number; saved_snippet_id: number }
 
 /** Stripped, non-empty and within `max` code points. */
 function checkText(value: string, what: 'Title' | 'Content', max: number): string {

@@ -18,7 +18,7 @@ import { ApiError, badRequest, notFound } from '../errors.js';
 import type { UserContext } from '../kinds/user.js';
 import { checkTopic } from '../message_rules.js';
 import { addedEvent, removedEvent, scheduledMessageView, scheduledOfKind, updatedEvent, type ScheduledKind, type ScheduledMessageAdded, type ScheduledRecord } from '../scheduled_rules.js';
-import { notificationBotDirect, sendChannelMessage, sendDirect, type MessageSent } from './messages.js';
+import { notificationBotDirect, decideChannelSend, decideDirectSend, type MessageSent } from './messages.js';
 import type { AttachmentLinksChanged } from './attachments.js';
 import { reminderDelivery } from './reminders.js';
 
@@ -104,12 +104,12 @@ function sendNow(view: StateView, env: DecideEnv, org: number, ownerId: number, 
     const ch = view.channel(org, streamId);
     if (!ch) throw new ApiError('STREAM_DOES_NOT_EXIST', `Channel with ID '${streamId}' does not exist`, { stream_id: streamId });
     if (m.topic === undefined) throw badRequest('Missing topic');
-    const command = { type: 'SEND_CHANNEL_MESSAGE' as const, org, sender_id: ownerId, topic: m.topic, content: m.content, client, read_by_sender: readBySender };
-    return asSendFacts(sendChannelMessage.decide(ch, command, env, view).facts);
+    const command = { type: 'SEND_MESSAGE' as const, org, sender_id: ownerId, to: { stream_id: streamId, topic: m.topic }, content: m.content, client, read_by_sender: readBySender };
+    return asSendFacts(decideChannelSend(ch, command, env, view).facts);
   }
   const to = typeof m.to === 'number' ? [m.to] : m.to;
-  const command = { type: 'SEND_DIRECT' as const, sender_id: ownerId, to, content: m.content, client, read_by_sender: readBySender };
-  return asSendFacts(sendDirect.decide(view.org(org)!, command, env, view).facts);
+  const command = { type: 'SEND_MESSAGE' as const, org, sender_id: ownerId, to: { user_ids: to }, content: m.content, client, read_by_sender: readBySender };
+  return asSendFacts(decideDirectSend(view.org(org)!, command, env, view).facts);
 }
 
 /** A send's facts: the message, then the uploads its content claims (if any). */

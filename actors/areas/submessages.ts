@@ -6,13 +6,14 @@
  * The actor that owns the message decides: its channel's, or the organization's for
  * a direct message. Message records are replaced, never changed in place.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, fact, messageCommand } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
 import { received, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { canReadChannelMessage } from '../message_query.js';
+import { messageActor } from '../message_rules.js';
 import { eventJson } from '../render/events.js';
 import { Role, type MessageRecord, type Submessage, type UserRecord } from '../types.js';
 import { checkSubmessage } from '../widgets.js';
@@ -36,10 +37,8 @@ interface SubmessageRequest {
   msg_type: string;
   content: string;
 }
-/** Attach a submessage to a channel message (its channel's actor decides). */
-export interface AddSubmessageInChannel extends SubmessageRequest { type: 'ADD_SUBMESSAGE_IN_CHANNEL' }
-/** Attach a submessage to a direct message (the organization actor decides). */
-export interface AddSubmessageInDirect extends SubmessageRequest { type: 'ADD_SUBMESSAGE_IN_DIRECT' }
+/** Attach a submessage to a message: its channel's actor decides, or the organization's for a direct message. */
+export interface AddSubmessage extends SubmessageRequest { type: 'ADD_SUBMESSAGE' }
 
 /** What the caller learns: the new submessage's id. */
 export interface SubmessageResult {
@@ -70,27 +69,24 @@ export function channelMessageAudience(ctx: ChannelContext, org: OrgContext, m: 
   return [...told].sort((a, b) => a - b);
 }
 
-export const addSubmessageInChannel = command({
-  type: 'ADD_SUBMESSAGE_IN_CHANNEL',
-  actor: 'channel',
-  decide(ctx: ChannelContext, c: AddSubmessageInChannel, env: DecideEnv, view: StateView): Decision<SubmessageResult, SubmessageAdded> {
-    const org = view.org(c.org)!;
-    const sender = org.users.get(c.sender_id);
-    const m = ctx.messages.get(c.message_id);
-    // Zulip's access_message for a change: messages of an archived channel are out of reach too.
-    if (!m || !sender || !canReadChannelMessage(ctx, sender, m.id) || ctx.channel.is_archived) throw badRequest('Invalid message(s)');
-    return added(env, c, m, sender, channelMessageAudience(ctx, org, m));
-  },
-});
-
-export const addSubmessageInDirect = command({
-  type: 'ADD_SUBMESSAGE_IN_DIRECT',
-  actor: 'org',
-  decide(ctx: OrgContext, c: AddSubmessageInDirect, env: DecideEnv): Decision<SubmessageResult, SubmessageAdded> {
-    const sender = ctx.users.get(c.sender_id);
-    const m = ctx.directMessages.get(c.message_id);
-    if (!m || !sender || !m.dm_user_ids!.includes(sender.user_id)) throw badRequest('Invalid message(s)');
-    return added(env, c, m, sender, [...m.dm_user_ids!]);
+export const addSubmessage = messageCommand({
+  type: 'ADD_SUBMESSAGE',
+  address: messageActor,
+  decide: {
+    channel: (ctx: ChannelContext, c: AddSubmessage, env: DecideEnv, view: StateView): Decision<SubmessageResult, SubmessageAdded> => {
+      const org = view.org(c.org)!;
+      const sender = org.users.get(c.sender_id);
+      const m = ctx.messages.get(c.message_id);
+      // Zulip's access_message for a change: messages of an archived channel are out of reach too.
+      if (!m || !sender || !canReadChannelMessage(ctx, sender, m.id) || ctx.channel.is_archived) throw badRequest('Invalid message(s)');
+      return added(env, c, m, sender, channelMessageAudience(ctx, org, m));
+    },
+    org: (ctx: OrgContext, c: AddSubmessage, env: DecideEnv): Decision<SubmessageResult, SubmessageAdded> => {
+      const sender = ctx.users.get(c.sender_id);
+      const m = ctx.directMessages.get(c.message_id);
+      if (!m || !sender || !m.dm_user_ids!.includes(sender.user_id)) throw badRequest('Invalid message(s)');
+      return added(env, c, m, sender, [...m.dm_user_ids!]);
+    },
   },
 });
 
@@ -130,6 +126,6 @@ const submessageAdded = fact<SubmessageAdded>({
 
 export const submessages = area({
   name: 'submessages',
-  commands: [addSubmessageInChannel, addSubmessageInDirect],
+  commands: [addSubmessage],
   facts: [submessageAdded],
 });

@@ -122,6 +122,7 @@ export interface SubscribeResult {
 /** Subscribe users (the actor by default) to channels, creating missing ones. */
 export interface Subscribe {
   type: 'SUBSCRIBE';
+  org: number;
   actor_id: number;
   /** `color`: the new subscription's color (`PATCH /users/me/subscriptions`); a rejoined one keeps its own. */
   channels: Array<{ name: string; description?: string; color?: string }>;
@@ -140,6 +141,7 @@ export interface Subscribe {
 /** Unsubscribe users (the actor by default) from channels, by name. */
 export interface Unsubscribe {
   type: 'UNSUBSCRIBE';
+  org: number;
   actor_id: number;
   names: string[];
   principals: number[] | null;
@@ -344,6 +346,7 @@ function decideUnsubscribe(ctx: OrgContext, command: Unsubscribe, world: StateVi
 /** Subscribe the actor to some channels and unsubscribe them from others, at once (`PATCH /users/me/subscriptions`). */
 export interface UpdateSubscriptions {
   type: 'UPDATE_SUBSCRIPTIONS';
+  org: number;
   actor_id: number;
   add: Array<{ name: string; description?: string; color?: string }>;
   delete: string[];
@@ -364,7 +367,7 @@ function decideUpdateSubscriptions(ctx: OrgContext, c: UpdateSubscriptions, env:
   for (const a of c.add) if (a.color !== undefined && !/^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(a.color)) throw badRequest('add.color is not a valid hex color code');
   const added: Decision<SubscribeResult, SubscriptionsAdded> = c.add.length === 0
     ? { facts: [], value: { subscribed: {}, already_subscribed: {} } }
-    : decideSubscribe(ctx, { type: 'SUBSCRIBE', actor_id: c.actor_id, channels: c.add, principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true }, env, world);
+    : decideSubscribe(ctx, { type: 'SUBSCRIBE', org: c.org, actor_id: c.actor_id, channels: c.add, principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true }, env, world);
   const pending: PendingAdditions = new Map();
   for (const f of added.facts) {
     for (const channel of f.created) pending.set(channel.name.toLowerCase(), { channel, added: [] });
@@ -377,7 +380,7 @@ function decideUpdateSubscriptions(ctx: OrgContext, c: UpdateSubscriptions, env:
   }
   const removed: Decision<{ removed: string[]; not_removed: string[] }, SubscriptionsRemoved> = c.delete.length === 0
     ? { facts: [], value: { removed: [], not_removed: [] } }
-    : decideUnsubscribe(ctx, { type: 'UNSUBSCRIBE', actor_id: c.actor_id, names: c.delete, principals: null }, world, pending);
+    : decideUnsubscribe(ctx, { type: 'UNSUBSCRIBE', org: c.org, actor_id: c.actor_id, names: c.delete, principals: null }, world, pending);
   return { facts: [...added.facts, ...removed.facts], value: { ...added.value, ...removed.value } };
 }
 
@@ -795,6 +798,7 @@ export interface SubscriptionPropertiesChanged {
 /** Change settings of the user's own subscriptions (decided by the user's actor). */
 export interface ChangeSubscriptionProperties {
   type: 'CHANGE_SUBSCRIPTION_PROPERTIES';
+  user_id: number;
   org: number;
   changes: PropertyChange[];
 }

@@ -33,7 +33,7 @@ export const TOPIC_DELETION_BATCH = 100;
 export const TOPIC_DELETION_TIME_LIMIT_MS = 50_000;
 
 /** Delete the newest batch of a topic's messages the actor can read. */
-export interface DeleteTopicBatch { type: 'DELETE_TOPIC_BATCH'; org: number; actor_id: number; topic: string }
+export interface DeleteTopicBatch { type: 'DELETE_TOPIC_BATCH'; stream_id: number; org: number; actor_id: number; topic: string }
 
 /** What one batch did: how many it deleted, and whether the topic is done (nothing readable left, policies reset). */
 export interface TopicBatchResult { deleted: number; done: boolean }

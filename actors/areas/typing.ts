@@ -36,6 +36,7 @@ export interface TypingNotified {
 /** Notify the recipients that the sender (this user actor) is typing. */
 export interface SendTyping {
   type: 'SEND_TYPING';
+  user_id: number;
   org: number;
   op: 'start' | 'stop';
   where: TypingWhere;

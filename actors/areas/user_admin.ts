@@ -166,7 +166,7 @@ export const deactivateUser = command({
   type: 'DEACTIVATE_USER',
   actor: 'org',
   decide(ctx: OrgContext, c: DeactivateUser, env: DecideEnv, view: StateView): Decision<{ accounts: number[] }, AnyFact> {
-    const deactivated = setUserActive.decide(ctx, { type: 'SET_USER_ACTIVE', actor_id: c.actor_id, user_id: c.user_id, active: false }, env, view);
+    const deactivated = setUserActive.decide(ctx, { type: 'SET_USER_ACTIVE', org: c.org, actor_id: c.actor_id, user_id: c.user_id, active: false }, env, view);
     // The bots first, then the user, as Zulip's do_deactivate_user orders them.
     const accounts = deactivated.facts.map((f) => f.user_id);
     const facts: AnyFact[] = [...deactivated.facts];

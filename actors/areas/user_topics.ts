@@ -23,7 +23,7 @@ export interface UserTopicChanged { type: 'UserTopicChanged'; org: number; user_
  * Set the caller's policy for a topic. `legacy` is the old mute endpoint's
  * expectation (it refuses muting a muted topic, and unmuting one that is not muted).
  */
-export interface SetUserTopic { type: 'SET_USER_TOPIC'; org: number; stream_id: number; topic: string; visibility_policy: number; legacy?: 'mute' | 'unmute' }
+export interface SetUserTopic { type: 'SET_USER_TOPIC'; user_id: number; org: number; stream_id: number; topic: string; visibility_policy: number; legacy?: 'mute' | 'unmute' }
 
 /** The fact that sets a user's policy for a topic back to the default, or null when they have none. */
 export function topicPolicyReset(ctx: UserContext, org: number, streamId: number, topic: string, now: number): UserTopicChanged | null {

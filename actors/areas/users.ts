@@ -33,6 +33,7 @@ export interface UserActivationChanged { type: 'UserActivationChanged'; org: num
 /** Create a user; `actor_id` is null only for operator bootstrap. */
 export interface CreateUser {
   type: 'CREATE_USER';
+  org: number;
   actor_id: number | null;
   email: string;
   password_hash: string;
@@ -43,6 +44,7 @@ export interface CreateUser {
 /** Deactivate or reactivate a user (administrators only; users may deactivate themselves). */
 export interface SetUserActive {
   type: 'SET_USER_ACTIVE';
+  org: number;
   actor_id: number | null;
   user_id: number;
   active: boolean;

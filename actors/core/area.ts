@@ -13,7 +13,7 @@ import type { ActorKind, Contexts, StateView } from './state_view.js';
 
 export type { ActorKind, Contexts } from './state_view.js';
 
-/** How a command names the one actor that decides it. */
+/** The address of one actor of each kind. */
 export interface Addresses {
   server: object;
   board: object;
@@ -22,16 +22,94 @@ export interface Addresses {
   user: { org: number; user_id: number };
 }
 
-/** A command: which kind of actor decides it, and how. `C` is its input, tagged with its type. */
+/** One actor: its kind and its address. */
+export type Address<K extends ActorKind = ActorKind> = K extends ActorKind ? { kind: K } & Addresses[K] : never;
+
+/** How an actor of kind `K` decides a command `C`. */
+export type Decide<K extends ActorKind, C, R, F extends AnyFact> = (ctx: Contexts[K], command: C, env: DecideEnv, view: StateView) => Decision<R, F>;
+
+/**
+ * A command: the one actor that decides it, and how. `C` is its input, tagged with its
+ * type. A caller sends the input alone (`runtime.execute(command)`): `address` finds the
+ * actor from it. Most commands are decided by one kind of actor, named by their fields
+ * (`byOrg`, `byChannel`, `byUser` below); a command on a message is decided by the
+ * message's channel, or by the organization for a direct message, each with its decider.
+ */
 export interface CommandDef<K extends ActorKind = ActorKind, C extends { type: string } = any, R = unknown, F extends AnyFact = AnyFact> {
+  type: C['type'];
+  /** The actor that decides `command`, as the state is now; throws an ApiError when there is none (an unknown message). */
+  address: (view: StateView, command: C) => Address<K>;
+  /** The decision: one decider, or one for each kind of actor `address` may name. */
+  decide: Decide<K, C, R, F> | { [k in K]: Decide<k, C, R, F> };
+}
+
+/** The decider of `def` for an actor of `kind`. */
+export function deciderFor(def: CommandDef, kind: ActorKind): Decide<ActorKind, { type: string }, unknown, AnyFact> {
+  return (typeof def.decide === 'function' ? def.decide : def.decide[kind]) as Decide<ActorKind, { type: string }, unknown, AnyFact>;
+}
+
+/** The actor a command's own fields name: `org`, and `stream_id` or `user_id` as its kind needs. */
+function fieldAddress<K extends ActorKind>(kind: K, command: Addresses[K]): Address<K> {
+  const c = command as { org?: number; stream_id?: number; user_id?: number };
+  if (kind === 'org') return { kind, org: c.org! } as Address<K>;
+  if (kind === 'channel') return { kind, org: c.org!, stream_id: c.stream_id! } as Address<K>;
+  if (kind === 'user') return { kind, org: c.org!, user_id: c.user_id! } as Address<K>;
+  return { kind } as Address<K>;
+}
+
+/** A command decided by one kind of actor: its decider can be called by another command's (`setUserActive.decide(...)`). */
+export interface OneKindCommandDef<K extends ActorKind, C extends { type: string }, R, F extends AnyFact> extends CommandDef<K, C, R, F> {
+  decide: Decide<K, C, R, F>;
+}
+
+/** What `command` returns for an input that lacks the fields naming its actor, so that the area's list of commands does not compile. */
+export interface UnaddressedCommand {
+  error: "this command's input lacks the fields that name its actor (org, and stream_id or user_id): give it an address";
+}
+
+/**
+ * Declares a command decided by one kind of actor: by default the one its input's fields
+ * name (`org`, and `stream_id` for a channel's, `user_id` for a user's), else the one its
+ * `address` finds. Its input, result and facts are inferred from `decide`.
+ */
+export function command<K extends ActorKind, C extends { type: string }, R, F extends AnyFact>(def: {
   type: C['type'];
   actor: K;
   decide(ctx: Contexts[K], command: C, env: DecideEnv, view: StateView): Decision<R, F>;
+}): [C] extends [Addresses[K]] ? OneKindCommandDef<K, C, R, F> : UnaddressedCommand;
+export function command<K extends ActorKind, C extends { type: string }, R, F extends AnyFact>(def: {
+  type: C['type'];
+  actor: K;
+  decide(ctx: Contexts[K], command: C, env: DecideEnv, view: StateView): Decision<R, F>;
+  address(view: StateView, command: NoInfer<C>): Address<K>;
+}): OneKindCommandDef<K, C, R, F>;
+export function command<K extends ActorKind, C extends { type: string }, R, F extends AnyFact>(def: {
+  type: C['type'];
+  actor: K;
+  decide(ctx: Contexts[K], command: C, env: DecideEnv, view: StateView): Decision<R, F>;
+  address?(view: StateView, command: C): Address<K>;
+}): OneKindCommandDef<K, C, R, F> {
+  const { type, actor } = def;
+  return {
+    type,
+    address: def.address ? (view, c) => def.address!(view, c) : (_view, c) => fieldAddress(actor, c as unknown as Addresses[K]),
+    decide: (ctx, c, env, view) => def.decide(ctx, c, env, view),
+  };
 }
 
-/** Declares a command; its input, result and facts are inferred from `decide`. */
-export function command<K extends ActorKind, C extends { type: string }, R, F extends AnyFact>(def: CommandDef<K, C, R, F>): CommandDef<K, C, R, F> {
-  return def;
+/**
+ * Declares a command on a message (or a send): decided by the message's channel, or by
+ * the organization for a direct message, each with its own decider; `address` says which.
+ */
+export function messageCommand<C extends { type: string }, R, F extends AnyFact>(def: {
+  type: C['type'];
+  address(view: StateView, command: NoInfer<C>): Address<'channel' | 'org'>;
+  decide: {
+    channel(ctx: Contexts['channel'], command: C, env: DecideEnv, view: StateView): Decision<R, F>;
+    org(ctx: Contexts['org'], command: C, env: DecideEnv, view: StateView): Decision<R, F>;
+  };
+}): CommandDef<'channel' | 'org', C, R, F> {
+  return { type: def.type, address: (view, c) => def.address(view, c), decide: { channel: (...a) => def.decide.channel(...a), org: (...a) => def.decide.org(...a) } };
 }
 
 /** An event on its way into the queues, before it has an id: its type and its JSON members. */

@@ -5,8 +5,8 @@
  * `StateView`, and takes actor state to and from snapshots through each kind's
  * `Persistence`.
  */
-import { COMMANDS, FACTS, type Target } from '../areas/index.js';
-import type { ActorKind, Contexts, FactDef, FactRecipients } from '../core/area.js';
+import { FACTS } from '../areas/index.js';
+import type { ActorKind, Address, Contexts, FactDef, FactRecipients } from '../core/area.js';
 import { contextOf, domainLogic, startActor, type AnyFact, type DomainActor, type Reduce, type Stamped } from '../core/domain_logic.js';
 import type { InPlaceLogic } from '../core/in_place_transition.js';
 import type { Chunk, ChunkThunk, Persistence, RestoreContext } from '../core/persistence.js';
@@ -87,11 +87,9 @@ export class ActorDirectory implements StateView {
     return [...(this.shards.get(orgId)?.channels.keys() ?? [])];
   }
 
-  /** The actor that decides a command; throws if there is none (the caller checked the address). */
-  actorFor(target: Target): AnyDomainActor {
-    const def = COMMANDS.get(target.command.type);
-    if (!def || def.actor !== target.kind) throw new Error(`Command ${target.command.type} is not decided by a ${target.kind} actor`);
-    const t = target as { kind: ActorKind; org?: number; stream_id?: number; user_id?: number };
+  /** The actor at an address; throws if there is none (the caller checked the address). */
+  actorAt(address: Address): AnyDomainActor {
+    const t = address as { kind: ActorKind; org?: number; stream_id?: number; user_id?: number };
     const shard = t.org === undefined ? undefined : this.shards.get(t.org);
     const actor: AnyDomainActor | undefined =
       t.kind === 'server' ? this.serverActor
@@ -99,7 +97,7 @@ export class ActorDirectory implements StateView {
       : t.kind === 'org' ? shard?.org
       : t.kind === 'channel' ? shard?.channels.get(t.stream_id!)
       : shard?.users.get(t.user_id!);
-    if (!actor) throw new Error(`No actor for ${t.kind} command ${target.command.type}`);
+    if (!actor) throw new Error(`No ${t.kind} actor at ${JSON.stringify(address)}`);
     return actor;
   }
 

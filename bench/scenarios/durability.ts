@@ -29,14 +29,14 @@ function open(dir: string, fsync: FsyncPolicy): Store {
 }
 
 function send(rt: Runtime, i: number): Promise<unknown> {
-  return rt.execute({ kind: 'channel', org: 1, stream_id: 1, command: { type: 'SEND_CHANNEL_MESSAGE', org: 1, sender_id: 1, topic: `topic ${i % 50}`, content: `message ${i}: the quick brown fox jumps over the lazy dog`, client: 'bench', read_by_sender: true } });
+  return rt.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { stream_id: 1, topic: `topic ${i % 50}` }, content: `message ${i}: the quick brown fox jumps over the lazy dog`, client: 'bench', read_by_sender: true });
 }
 
 async function seeded(fsync: FsyncPolicy): Promise<{ dir: string; store: Store }> {
   const dir = mkdtempSync(join(tmpdir(), 'parley-bench-dur-'));
   const store = open(dir, fsync);
   await createOrganization(store.runtime, { name: 'Bench', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  await store.runtime.execute({ kind: 'org', org: 1, command: { type: 'SUBSCRIBE', actor_id: 1, channels: [{ name: 'bench' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true } });
+  await store.runtime.execute({ type: 'SUBSCRIBE', org: 1, actor_id: 1, channels: [{ name: 'bench' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   return { dir, store };
 }
 
@@ -94,20 +94,13 @@ async function bulkReplay(sizes: BulkSizes): Promise<{ replayMs: number; facts: 
   const { dir, store } = await seeded('none');
   const rt = store.runtime;
   for (let i = 2; i <= sizes.users; i++) {
-    await rt.execute({ kind: 'org', org: 1, command: { type: 'CREATE_USER', actor_id: 1, email: `u${i}@example.com`, password_hash: '', full_name: `User ${i}`, role: 400 } });
+    await rt.execute({ type: 'CREATE_USER', org: 1, actor_id: 1, email: `u${i}@example.com`, password_hash: '', full_name: `User ${i}`, role: 400 });
   }
   for (let i = 1; i <= sizes.users; i++) {
     await rt.queues.register({ org: 1, user_id: i, event_types: ['subscription', 'stream'], narrow: [], client: 'bench', lifespan_secs: 3600, empty_topic_name: false }).durable;
   }
   const start = nowMs();
-  await rt.execute({
-    kind: 'org',
-    org: 1,
-    command: {
-      type: 'SUBSCRIBE', actor_id: 1, channels: Array.from({ length: sizes.channels }, (_, i) => ({ name: `bulk-${i}` })), principals: null,
-      invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true,
-    },
-  });
+  await rt.execute({ type: 'SUBSCRIBE', org: 1, actor_id: 1, channels: Array.from({ length: sizes.channels }, (_, i) => ({ name: `bulk-${i}` })), principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   const liveMs = nowMs() - start;
   // org, 'bench' and its subscription, users and queues are other facts too.
   const messages = Math.max(0, sizes.otherFacts - 2 * sizes.users - 1);

@@ -185,7 +185,7 @@ export async function buildExport(runtime: Runtime, dataDir: string, orgId: numb
   } catch {
     file = undefined;
   }
-  await runtime.execute({ kind: 'org', org: orgId, command: { type: 'FINISH_EXPORT', org: orgId, id, ...(file ? { file } : {}) } }).catch(() => {});
+  await runtime.execute({ type: 'FINISH_EXPORT', org: orgId, id, ...(file ? { file } : {}) }).catch(() => {});
 }
 
 /**

@@ -29,7 +29,7 @@ function statusOf(runtime: Runtime): BoardStatus {
 
 /** Turns a switch on or off through the board actor; answers with both switches. */
 export async function setBoardSwitch(runtime: Runtime, name: BoardSwitch, on: boolean): Promise<BoardStatus & { changed: boolean }> {
-  const result = await runtime.execute({ kind: 'board', command: { type: 'SET_BOARD_SWITCH', name, on } });
+  const result = await runtime.execute({ type: 'SET_BOARD_SWITCH', name, on });
   return { ...statusOf(runtime), changed: result.changed };
 }
 

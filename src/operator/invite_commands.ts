@@ -17,7 +17,7 @@ export async function acceptInviteCommand(dataDir: string, a: { subdomain: strin
     if (org === undefined) throw new Error(`no organization with subdomain '${a.subdomain}'`);
     const password_hash = await hashPassword(a.password);
     const key = a.key.replace(/^.*\/join\/|\/$/g, '');
-    const { user } = await store.runtime.execute({ kind: 'org', org, command: { type: 'ACCEPT_INVITE', org, key, full_name: a.fullName, password_hash, email: a.email } });
+    const { user } = await store.runtime.execute({ type: 'ACCEPT_INVITE', org, key, full_name: a.fullName, password_hash, email: a.email });
     console.log(JSON.stringify({ user_id: user.user_id, email: user.email, role: user.role, api_key: user.api_key }));
   } finally {
     await store.close();

@@ -21,7 +21,7 @@ export async function createOrgCommand(dataDir: string, org: { name: string; sub
 export async function setOrgActiveCommand(dataDir: string, subdomain: string, active: boolean): Promise<void> {
   const store = openOffline(dataDir);
   try {
-    const value = await store.runtime.execute({ kind: 'server', command: { type: 'SET_ORG_ACTIVE', subdomain, active } });
+    const value = await store.runtime.execute({ type: 'SET_ORG_ACTIVE', subdomain, active });
     console.log(JSON.stringify(value));
   } finally {
     await store.close();
@@ -36,7 +36,7 @@ export async function grantEmailChangesCommand(dataDir: string, subdomain: strin
     if (orgId === undefined) throw new Error(`no organization with subdomain '${subdomain}'`);
     const userId = store.runtime.org(orgId)!.byEmail.get(email.toLowerCase());
     if (userId === undefined) throw new Error(`no user '${email}'`);
-    await store.runtime.execute({ kind: 'org', org: orgId, command: { type: 'GRANT_EMAIL_CHANGES', org: orgId, user_id: userId, granted } });
+    await store.runtime.execute({ type: 'GRANT_EMAIL_CHANGES', org: orgId, user_id: userId, granted });
     console.log(JSON.stringify({ user_id: userId, can_change_user_emails: granted }));
   } finally {
     await store.close();

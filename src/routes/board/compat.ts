@@ -27,7 +27,7 @@ export const writeChallenge = boardRoute({
     429: { description: 'Rate limited' },
   },
   async handler({ runtime, settings }) {
-    const issued = (await runtime.execute({ kind: 'board', command: { type: 'ISSUE_NONCE', ttlSecs: settings.nonceTtlSecs } })) as { nonce: string; expiresAt: number };
+    const issued = (await runtime.execute({ type: 'ISSUE_NONCE', ttlSecs: settings.nonceTtlSecs })) as { nonce: string; expiresAt: number };
     return {
       json: {
         challenge: issued.nonce,
@@ -68,7 +68,7 @@ export const publishWithNonce = boardRoute({
     429: { description: 'Rate limited' },
   },
   async handler({ runtime, params }) {
-    const m = (await runtime.execute({ kind: 'board', command: { type: 'PUBLISH_WITH_NONCE', nonce: params.nonce, body: params.message, author: params.author ?? null } })) as BoardMessage;
+    const m = (await runtime.execute({ type: 'PUBLISH_WITH_NONCE', nonce: params.nonce, body: params.message, author: params.author ?? null })) as BoardMessage;
     return { status: 201, json: messageView(m), headers: [['Location', `/messages/${m.id}.json`], alternate(`/messages/${m.id}.md`, 'text/markdown')] };
   },
 });

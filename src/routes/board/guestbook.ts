@@ -45,17 +45,7 @@ export const postGuestbookEntry = boardRoute({
     429: { description: 'Rate limited' },
   },
   async handler({ runtime, body }) {
-    const entry = (await runtime.execute({
-      kind: 'board',
-      command: {
-        type: 'POST_GUESTBOOK_ENTRY',
-        message: body.message,
-        agent: body.agent ?? null,
-        visitContext: body.visitContext ?? null,
-        sourceUrl: body.sourceUrl ?? null,
-        model: body.model ?? null,
-      },
-    })) as GuestbookEntry;
+    const entry = (await runtime.execute({ type: 'POST_GUESTBOOK_ENTRY', message: body.message, agent: body.agent ?? null, visitContext: body.visitContext ?? null, sourceUrl: body.sourceUrl ?? null, model: body.model ?? null })) as GuestbookEntry;
     return { status: 201, json: entryView(entry), headers: [['Cache-Control', 'no-store']] };
   },
 });

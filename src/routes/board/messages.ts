@@ -75,7 +75,7 @@ export const postMessage = boardRoute({
     429: { description: 'Rate limited' },
   },
   async handler({ runtime, body }) {
-    const m = (await runtime.execute({ kind: 'board', command: { type: 'POST_MESSAGE', body: body.body, author: body.author ?? null, replyTo: body.replyTo ?? null } })) as BoardMessage;
+    const m = (await runtime.execute({ type: 'POST_MESSAGE', body: body.body, author: body.author ?? null, replyTo: body.replyTo ?? null })) as BoardMessage;
     return {
       status: 201,
       json: messageView(m),

@@ -23,7 +23,7 @@ export const addAlertWords = route({
   summary: 'Add alert words (at most 100 characters each, and 1000 in all; a word already there, whatever its case, is not added twice)',
   params: { alert_words: { schema: S.strArray, required: true } },
   async handler({ params, org, user, runtime }) {
-    const value = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'CHANGE_ALERT_WORDS', org: org.id, user_id: user.user_id, op: 'add', words: params.alert_words } });
+    const value = await runtime.execute({ type: 'CHANGE_ALERT_WORDS', org: org.id, user_id: user.user_id, op: 'add', words: params.alert_words });
     return { json: value };
   },
 });
@@ -36,7 +36,7 @@ export const removeAlertWords = route({
   summary: 'Remove alert words',
   params: { alert_words: { schema: S.strArray, required: true } },
   async handler({ params, org, user, runtime }) {
-    const value = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'CHANGE_ALERT_WORDS', org: org.id, user_id: user.user_id, op: 'remove', words: params.alert_words } });
+    const value = await runtime.execute({ type: 'CHANGE_ALERT_WORDS', org: org.id, user_id: user.user_id, op: 'remove', words: params.alert_words });
     return { json: value };
   },
 });

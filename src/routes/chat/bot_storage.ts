@@ -27,7 +27,7 @@ export const updateStorage = route({
   summary: `Set entries of the calling bot's storage, overwriting existing keys (at most ${MAX_BOT_STORAGE_ENTRIES_PER_REQUEST} a request; 10,000,000 characters in all)`,
   params: { storage: { schema: Type.Record(Type.String(), Type.String(), { maxProperties: MAX_BOT_STORAGE_ENTRIES_PER_REQUEST }), required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'SET_BOT_STORAGE', org: org.id, storage: params.storage } });
+    await runtime.execute({ type: 'SET_BOT_STORAGE', user_id: user.user_id, org: org.id, storage: params.storage });
     return { json: {} };
   },
 });
@@ -41,7 +41,7 @@ export const removeStorage = route({
   summary: "Remove the entries of `keys`, or the whole of the calling bot's storage",
   params: { keys: { schema: S.strArray } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'REMOVE_BOT_STORAGE', org: org.id, keys: params.keys } });
+    await runtime.execute({ type: 'REMOVE_BOT_STORAGE', user_id: user.user_id, org: org.id, keys: params.keys });
     return { json: {} };
   },
 });

@@ -20,12 +20,7 @@ export const createBot = route({
   summary: 'Create a bot owned by the caller',
   params: { full_name: { schema: S.str, required: true }, short_name: { schema: S.str, required: true }, bot_type: { schema: S.int }, ...defaultsParams },
   async handler({ params, org, user, runtime }) {
-    const { user: bot } = await runtime.execute({
-      kind: 'org',
-      org: org.id,
-      command: { type: 'CREATE_BOT', org: org.id, actor_id: user.user_id, full_name: params.full_name, short_name: params.short_name, bot_type: params.bot_type ?? 1,
-        default_sending_stream: params.default_sending_stream, default_events_register_stream: params.default_events_register_stream, default_all_public_streams: params.default_all_public_streams },
-    });
+    const { user: bot } = await runtime.execute({ type: 'CREATE_BOT', org: org.id, actor_id: user.user_id, full_name: params.full_name, short_name: params.short_name, bot_type: params.bot_type ?? 1, default_sending_stream: params.default_sending_stream, default_events_register_stream: params.default_events_register_stream, default_all_public_streams: params.default_all_public_streams });
     const view = botView(runtime, org.id, bot);
     return { json: { user_id: bot.user_id, api_key: bot.api_key, avatar_url: view.avatar_url, default_sending_stream: view.default_sending_stream, default_events_register_stream: view.default_events_register_stream, default_all_public_streams: view.default_all_public_streams } };
   },
@@ -52,7 +47,7 @@ export const updateBot = route({
   params: { bot_id: { schema: S.nonNegInt, in: 'path', required: true }, full_name: { schema: S.str }, bot_owner_id: { schema: S.nonNegInt }, ...defaultsParams },
   async handler({ params, org, user, runtime }) {
     const { bot_id, ...rest } = params;
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_BOT', org: org.id, actor_id: user.user_id, bot_id, ...rest } });
+    await runtime.execute({ type: 'UPDATE_BOT', org: org.id, actor_id: user.user_id, bot_id, ...rest });
     const bot = runtime.org(org.id)!.users.get(bot_id)!;
     return { json: { full_name: bot.full_name, ...(rest.bot_owner_id !== undefined ? { bot_owner: runtime.org(org.id)!.users.get(bot.bot_owner_id!)?.email } : {}) } };
   },
@@ -66,7 +61,7 @@ export const deactivateBot = route({
   summary: 'Deactivate a bot (its owner or an administrator)',
   params: { bot_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'DEACTIVATE_BOT', org: org.id, actor_id: user.user_id, bot_id: params.bot_id } });
+    await runtime.execute({ type: 'DEACTIVATE_BOT', org: org.id, actor_id: user.user_id, bot_id: params.bot_id });
     return { json: {} };
   },
 });
@@ -79,7 +74,7 @@ export const regenerateBotKey = route({
   summary: "Replace a bot's API key (its owner or an administrator)",
   params: { bot_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
-    const { api_key } = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'REGENERATE_BOT_KEY', org: org.id, actor_id: user.user_id, bot_id: params.bot_id } });
+    const { api_key } = await runtime.execute({ type: 'REGENERATE_BOT_KEY', org: org.id, actor_id: user.user_id, bot_id: params.bot_id });
     return { json: { api_key } };
   },
 });

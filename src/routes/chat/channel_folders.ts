@@ -13,7 +13,7 @@ export const createChannelFolder = route({
   summary: 'Create a channel folder (organization administrators only)',
   params: { name: { schema: S.str, required: true }, description: { schema: S.str, required: true } },
   async handler({ params, org, user, runtime }) {
-    const value = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'CREATE_CHANNEL_FOLDER', org: org.id, actor_id: user.user_id, name: params.name, description: params.description } });
+    const value = await runtime.execute({ type: 'CREATE_CHANNEL_FOLDER', org: org.id, actor_id: user.user_id, name: params.name, description: params.description });
     return { json: { channel_folder_id: value.channel_folder_id } };
   },
 });
@@ -38,7 +38,7 @@ export const reorderChannelFolders = route({
   summary: 'Reorder the channel folders (organization administrators only)',
   params: { order: { schema: S.intArray, required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'REORDER_CHANNEL_FOLDERS', org: org.id, actor_id: user.user_id, order: params.order } });
+    await runtime.execute({ type: 'REORDER_CHANNEL_FOLDERS', org: org.id, actor_id: user.user_id, order: params.order });
     return { json: {} };
   },
 });
@@ -56,11 +56,7 @@ export const updateChannelFolder = route({
     is_archived: { schema: S.bool },
   },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({
-      kind: 'org',
-      org: org.id,
-      command: { type: 'UPDATE_CHANNEL_FOLDER', org: org.id, actor_id: user.user_id, folder_id: params.channel_folder_id, name: params.name, description: params.description, is_archived: params.is_archived },
-    });
+    await runtime.execute({ type: 'UPDATE_CHANNEL_FOLDER', org: org.id, actor_id: user.user_id, folder_id: params.channel_folder_id, name: params.name, description: params.description, is_archived: params.is_archived });
     return { json: {} };
   },
 });

@@ -10,7 +10,7 @@ import { route, S } from '../../http/route.js';
 /** A channel of another organization is a missing one (the role was checked first, by the route's `requires`). */
 async function setDefault(runtime: Runtime, org: OrgRecord, user: UserRecord, streamId: number, isDefault: boolean): Promise<void> {
   if (!runtime.channel(org.id, streamId)) throw badRequest('Invalid channel ID');
-  await runtime.execute({ kind: 'channel', org: org.id, stream_id: streamId, command: { type: 'SET_DEFAULT_CHANNEL', org: org.id, actor_id: user.user_id, is_default: isDefault } });
+  await runtime.execute({ type: 'SET_DEFAULT_CHANNEL', stream_id: streamId, org: org.id, actor_id: user.user_id, is_default: isDefault });
 }
 
 export const addDefaultStream = route({

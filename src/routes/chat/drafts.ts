@@ -34,7 +34,7 @@ export const createDrafts = route({
   summary: `Create drafts (at most ${MAX_DRAFTS_PER_REQUEST} a request); their ids come back in the order given`,
   params: { drafts: { schema: Type.Array(DraftSchema, { maxItems: MAX_DRAFTS_PER_REQUEST }) } },
   async handler({ params, org, user, runtime }) {
-    const value = await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'CREATE_DRAFTS', org: org.id, drafts: params.drafts ?? [] } });
+    const value = await runtime.execute({ type: 'CREATE_DRAFTS', user_id: user.user_id, org: org.id, drafts: params.drafts ?? [] });
     return { json: value };
   },
 });
@@ -47,7 +47,7 @@ export const editDraft = route({
   summary: 'Replace a draft',
   params: { draft_id: draftId, draft: { schema: DraftSchema, required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'EDIT_DRAFT', org: org.id, draft_id: params.draft_id, draft: params.draft } });
+    await runtime.execute({ type: 'EDIT_DRAFT', user_id: user.user_id, org: org.id, draft_id: params.draft_id, draft: params.draft });
     return { json: {} };
   },
 });
@@ -60,7 +60,7 @@ export const deleteDraft = route({
   summary: 'Delete a draft',
   params: { draft_id: draftId },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'DELETE_DRAFT', org: org.id, draft_id: params.draft_id } });
+    await runtime.execute({ type: 'DELETE_DRAFT', user_id: user.user_id, org: org.id, draft_id: params.draft_id });
     return { json: {} };
   },
 });

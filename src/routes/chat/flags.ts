@@ -26,7 +26,7 @@ async function changeFlags(runtime: Runtime, org: number, user: UserRecord, op: 
     const m = accessMessage(runtime, org, user, id);
     if (m.stream_id !== null) channels[id] = m.stream_id;
   }
-  return runtime.execute({ kind: 'user', org, user_id: user.user_id, command: { type: 'UPDATE_FLAGS', org, op, flag, messages: ids, channels } });
+  return runtime.execute({ type: 'UPDATE_FLAGS', user_id: user.user_id, org, op, flag, messages: ids, channels });
 }
 
 export const updateFlags = route({
@@ -98,7 +98,7 @@ export const markAllAsRead = route({
   summary: 'Mark all of the user\'s messages read (deprecated in Zulip)',
   params: {},
   async handler({ org, user, runtime }) {
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'MARK_AS_READ', org: org.id, scope: { kind: 'all' } } });
+    await runtime.execute({ type: 'MARK_AS_READ', user_id: user.user_id, org: org.id, scope: { kind: 'all' } });
     // One fact marks everything: never partial.
     return { json: { complete: true } };
   },
@@ -113,7 +113,7 @@ export const markStreamAsRead = route({
   params: { stream_id: { schema: S.int, required: true } },
   async handler({ params, org, user, runtime }) {
     getChannel(runtime, org.id, user, params.stream_id);
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'MARK_AS_READ', org: org.id, scope: { kind: 'channel', stream_id: params.stream_id } } });
+    await runtime.execute({ type: 'MARK_AS_READ', user_id: user.user_id, org: org.id, scope: { kind: 'channel', stream_id: params.stream_id } });
     return { json: {} };
   },
 });
@@ -142,7 +142,7 @@ export const markTopicAsRead = route({
     // The empty topic's display name names the empty topic.
     const topic = topicNamed(params.topic_name);
     if (topic !== '' && !receivedInTopic(runtime, org.id, user.user_id, params.stream_id, topic)) throw badRequest(`No such topic '${params.topic_name}'`);
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'MARK_AS_READ', org: org.id, scope: { kind: 'topic', stream_id: params.stream_id, topic } } });
+    await runtime.execute({ type: 'MARK_AS_READ', user_id: user.user_id, org: org.id, scope: { kind: 'topic', stream_id: params.stream_id, topic } });
     return { json: {} };
   },
 });

@@ -65,14 +65,7 @@ export const sendInvites = route({
   },
   async handler(ctx) {
     const { params, org, user, runtime } = ctx;
-    const { invites, skipped } = await runtime.execute({
-      kind: 'org', org: org.id,
-      command: {
-        type: 'INVITE_USERS', org: org.id, actor_id: user.user_id, invitee_emails: params.invitee_emails, expires_in_minutes: params.invite_expires_in_minutes,
-        invite_as: params.invite_as, stream_ids: params.stream_ids, group_ids: params.group_ids, include_realm_default_subscriptions: params.include_realm_default_subscriptions,
-        notify_referrer_on_join: params.notify_referrer_on_join, welcome_message_custom_text: params.welcome_message_custom_text,
-      },
-    });
+    const { invites, skipped } = await runtime.execute({ type: 'INVITE_USERS', org: org.id, actor_id: user.user_id, invitee_emails: params.invitee_emails, expires_in_minutes: params.invite_expires_in_minutes, invite_as: params.invite_as, stream_ids: params.stream_ids, group_ids: params.group_ids, include_realm_default_subscriptions: params.include_realm_default_subscriptions, notify_referrer_on_join: params.notify_referrer_on_join, welcome_message_custom_text: params.welcome_message_custom_text });
     await mailInvitations(ctx, org, invites);
     if (skipped.length > 0) {
       throw invitationFailed("Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!", skipped, { sent: true });
@@ -89,14 +82,7 @@ export const createInviteLink = route({
   summary: 'Make a reusable invitation link',
   params: { stream_ids: { schema: S.intArray }, ...terms },
   async handler({ params, org, user, runtime, request }) {
-    const { invite } = await runtime.execute({
-      kind: 'org', org: org.id,
-      command: {
-        type: 'CREATE_MULTIUSE_INVITE', org: org.id, actor_id: user.user_id, expires_in_minutes: params.invite_expires_in_minutes, invite_as: params.invite_as,
-        stream_ids: params.stream_ids, group_ids: params.group_ids, include_realm_default_subscriptions: params.include_realm_default_subscriptions,
-        welcome_message_custom_text: params.welcome_message_custom_text,
-      },
-    });
+    const { invite } = await runtime.execute({ type: 'CREATE_MULTIUSE_INVITE', org: org.id, actor_id: user.user_id, expires_in_minutes: params.invite_expires_in_minutes, invite_as: params.invite_as, stream_ids: params.stream_ids, group_ids: params.group_ids, include_realm_default_subscriptions: params.include_realm_default_subscriptions, welcome_message_custom_text: params.welcome_message_custom_text });
     return { json: { invite_link: inviteLink(realmUrl(request.headers.host), invite.key) } };
   },
 });
@@ -109,7 +95,7 @@ export const revokeInvite = route({
   summary: 'Revoke an email invitation',
   params: { invite_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'REVOKE_INVITE', org: org.id, actor_id: user.user_id, multiuse: false, id: params.invite_id } });
+    await runtime.execute({ type: 'REVOKE_INVITE', org: org.id, actor_id: user.user_id, multiuse: false, id: params.invite_id });
     return { json: {} };
   },
 });
@@ -122,7 +108,7 @@ export const revokeInviteLink = route({
   summary: 'Revoke a reusable invitation link',
   params: { invite_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'REVOKE_INVITE', org: org.id, actor_id: user.user_id, multiuse: true, id: params.invite_id } });
+    await runtime.execute({ type: 'REVOKE_INVITE', org: org.id, actor_id: user.user_id, multiuse: true, id: params.invite_id });
     return { json: {} };
   },
 });
@@ -142,13 +128,7 @@ export const editInviteLink = route({
     welcome_message_custom_text: terms.welcome_message_custom_text,
   },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({
-      kind: 'org', org: org.id,
-      command: {
-        type: 'EDIT_MULTIUSE_INVITE', org: org.id, actor_id: user.user_id, id: params.invite_id, invite_as: params.invite_as, stream_ids: params.stream_ids,
-        group_ids: params.group_ids, include_realm_default_subscriptions: params.include_realm_default_subscriptions, welcome_message_custom_text: params.welcome_message_custom_text,
-      },
-    });
+    await runtime.execute({ type: 'EDIT_MULTIUSE_INVITE', org: org.id, actor_id: user.user_id, id: params.invite_id, invite_as: params.invite_as, stream_ids: params.stream_ids, group_ids: params.group_ids, include_realm_default_subscriptions: params.include_realm_default_subscriptions, welcome_message_custom_text: params.welcome_message_custom_text });
     return { json: {} };
   },
 });
@@ -162,7 +142,7 @@ export const resendInvite = route({
   params: { invite_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler(ctx) {
     const { params, org, user, runtime } = ctx;
-    const { invite } = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'RESEND_INVITE', org: org.id, actor_id: user.user_id, id: params.invite_id } });
+    const { invite } = await runtime.execute({ type: 'RESEND_INVITE', org: org.id, actor_id: user.user_id, id: params.invite_id });
     await mailInvitations(ctx, org, [invite]);
     return { json: {} };
   },
@@ -186,10 +166,7 @@ export const acceptInvite = route({
     checkInviteKey(runtime, org.id, key, runtime.nowSeconds());
     checkFullName(params.full_name);
     const password_hash = await hashPassword(params.password);
-    const { user } = await runtime.execute({
-      kind: 'org', org: org.id,
-      command: { type: 'ACCEPT_INVITE', org: org.id, key, full_name: params.full_name, password_hash, email: params.email },
-    });
+    const { user } = await runtime.execute({ type: 'ACCEPT_INVITE', org: org.id, key, full_name: params.full_name, password_hash, email: params.email });
     return { json: { user_id: user.user_id, email: user.email, api_key: user.api_key } };
   },
 });

@@ -24,7 +24,7 @@ export const reorderLinkifiers = route({
   summary: 'Reorder the linkifiers (organization administrators only)',
   params: { ordered_linkifier_ids: { schema: S.intArray, required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'REORDER_LINKIFIERS', org: org.id, actor_id: user.user_id, order: params.ordered_linkifier_ids } });
+    await runtime.execute({ type: 'REORDER_LINKIFIERS', org: org.id, actor_id: user.user_id, order: params.ordered_linkifier_ids });
     return { json: {} };
   },
 });
@@ -37,7 +37,7 @@ export const addLinkifier = route({
   summary: 'Add a linkifier (organization administrators only)',
   params: { pattern: { schema: S.str, required: true }, url_template: { schema: S.str, required: true } },
   async handler({ params, org, user, runtime }) {
-    const { id } = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_LINKIFIER', org: org.id, actor_id: user.user_id, op: 'add', pattern: params.pattern, url_template: params.url_template } });
+    const { id } = await runtime.execute({ type: 'SET_LINKIFIER', org: org.id, actor_id: user.user_id, op: 'add', pattern: params.pattern, url_template: params.url_template });
     return { json: { id } };
   },
 });
@@ -50,7 +50,7 @@ export const updateLinkifier = route({
   summary: 'Change a linkifier (organization administrators only)',
   params: { filter_id: { schema: S.nonNegInt, in: 'path', required: true }, pattern: { schema: S.str, required: true }, url_template: { schema: S.str, required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_LINKIFIER', org: org.id, actor_id: user.user_id, op: 'update', id: params.filter_id, pattern: params.pattern, url_template: params.url_template } });
+    await runtime.execute({ type: 'SET_LINKIFIER', org: org.id, actor_id: user.user_id, op: 'update', id: params.filter_id, pattern: params.pattern, url_template: params.url_template });
     return { json: {} };
   },
 });
@@ -63,7 +63,7 @@ export const removeLinkifier = route({
   summary: 'Remove a linkifier (organization administrators only)',
   params: { filter_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_LINKIFIER', org: org.id, actor_id: user.user_id, op: 'remove', id: params.filter_id } });
+    await runtime.execute({ type: 'SET_LINKIFIER', org: org.id, actor_id: user.user_id, op: 'remove', id: params.filter_id });
     return { json: {} };
   },
 });

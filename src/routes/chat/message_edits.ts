@@ -38,9 +38,7 @@ export const updateMessage = route({
       send_notification_to_new_thread: params.send_notification_to_new_thread ?? true,
       prev_content_sha256: params.prev_content_sha256,
     };
-    const result = m.stream_id !== null
-      ? await runtime.execute({ kind: 'channel', org: org.id, stream_id: m.stream_id, command: { type: 'EDIT_CHANNEL_MESSAGE', ...request } })
-      : await runtime.execute({ kind: 'org', org: org.id, command: { type: 'EDIT_DIRECT_MESSAGE', ...request } });
+    const result = await runtime.execute({ type: 'EDIT_MESSAGE', ...request });
     return { json: { detached_uploads: result.detached_uploads } };
   },
 });

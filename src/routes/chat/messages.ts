@@ -55,7 +55,7 @@ export const sendMessage = route({
       const streamId = typeof target === 'number' ? checkChannelId(runtime, org.id, target) : /^\d+$/.test(target) ? checkChannelId(runtime, org.id, Number(target)) : channelIdByName(runtime, org.id, target);
       if (params.topic === undefined) throw new ApiError('BAD_REQUEST', 'Missing topic', { var_name: 'topic' });
       const value = await runtime.execute(
-        { kind: 'channel', org: org.id, stream_id: streamId, command: { type: 'SEND_CHANNEL_MESSAGE', org: org.id, sender_id: user.user_id, topic: params.topic, content: params.content, client, read_by_sender: readBySender, widget_content: params.widget_content } },
+        { type: 'SEND_MESSAGE', org: org.id, sender_id: user.user_id, to: { stream_id: streamId, topic: params.topic }, content: params.content, client, read_by_sender: readBySender, widget_content: params.widget_content },
         hints,
       );
       return { json: { id: value.id } };
@@ -63,7 +63,7 @@ export const sendMessage = route({
     const items = Array.isArray(params.to) ? params.to : typeof params.to === 'number' ? [params.to] : params.to.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
     const to = resolveUserIds(runtime, org.id, items);
     const value = await runtime.execute(
-      { kind: 'org', org: org.id, command: { type: 'SEND_DIRECT', sender_id: user.user_id, to, content: params.content, client, read_by_sender: readBySender, widget_content: params.widget_content } },
+      { type: 'SEND_MESSAGE', org: org.id, sender_id: user.user_id, to: { user_ids: to }, content: params.content, client, read_by_sender: readBySender, widget_content: params.widget_content },
       hints,
     );
     return { json: { id: value.id } };
@@ -194,9 +194,7 @@ export const deleteMessage = route({
   params: { message_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime, config }) {
     const m = accessMessage(runtime, org.id, user, params.message_id);
-    const command = { org: org.id, actor_id: user.user_id, message_id: m.id };
-    if (m.stream_id !== null) await runtime.execute({ kind: 'channel', org: org.id, stream_id: m.stream_id, command: { type: 'DELETE_CHANNEL_MESSAGE', ...command } });
-    else await runtime.execute({ kind: 'org', org: org.id, command: { type: 'DELETE_DIRECT_MESSAGE', ...command } });
+    await runtime.execute({ type: 'DELETE_MESSAGE', org: org.id, actor_id: user.user_id, message_id: m.id });
     // Uploads only this message linked went with it; their files go once the deletion is durable.
     if (linkedPathIds(m.content).length > 0) await collectUploads(runtime, config.dataDir);
     return { json: {} };
@@ -248,7 +246,7 @@ export const reportMessage = route({
     checkReport(params.report_type, description);
     const channel = realmSettings(runtime.org(org.id)).moderation_request_channel_id;
     if (channel < 0 || !runtime.channel(org.id, channel)) throw badRequest(REPORTING_DISABLED);
-    await runtime.execute({ kind: 'channel', org: org.id, stream_id: channel, command: { type: 'REPORT_MESSAGE', org: org.id, reporter_id: user.user_id, message_id: params.message_id, report_type: params.report_type, description } });
+    await runtime.execute({ type: 'REPORT_MESSAGE', org: org.id, stream_id: channel, reporter_id: user.user_id, message_id: params.message_id, report_type: params.report_type, description });
     return { json: {} };
   },
 });

@@ -13,7 +13,7 @@ export const muteUser = route({
   summary: "Mute a user: their messages the caller has unread are marked read",
   params: { muted_user_id: mutedUserId },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'MUTE_USER', org: org.id, muted_user_id: params.muted_user_id } });
+    await runtime.execute({ type: 'MUTE_USER', user_id: user.user_id, org: org.id, muted_user_id: params.muted_user_id });
     return { json: {} };
   },
 });
@@ -26,7 +26,7 @@ export const unmuteUser = route({
   summary: 'Unmute a user',
   params: { muted_user_id: mutedUserId },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'UNMUTE_USER', org: org.id, muted_user_id: params.muted_user_id } });
+    await runtime.execute({ type: 'UNMUTE_USER', user_id: user.user_id, org: org.id, muted_user_id: params.muted_user_id });
     return { json: {} };
   },
 });

@@ -27,10 +27,7 @@ export const addNavigationView = route({
   summary: 'Configure a built-in view (no name) or add a custom view (with a name)',
   params: { fragment: { schema: S.str, required: true }, is_pinned: { schema: S.bool, required: true }, name: { schema: S.str } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({
-      kind: 'user', org: org.id, user_id: user.user_id,
-      command: { type: 'ADD_NAVIGATION_VIEW', org: org.id, fragment: params.fragment, is_pinned: params.is_pinned, name: params.name },
-    });
+    await runtime.execute({ type: 'ADD_NAVIGATION_VIEW', user_id: user.user_id, org: org.id, fragment: params.fragment, is_pinned: params.is_pinned, name: params.name });
     return { json: {} };
   },
 });
@@ -43,10 +40,7 @@ export const updateNavigationView = route({
   summary: "Pin or hide a navigation view, or rename a custom one",
   params: { fragment, is_pinned: { schema: S.bool }, name: { schema: S.str } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({
-      kind: 'user', org: org.id, user_id: user.user_id,
-      command: { type: 'UPDATE_NAVIGATION_VIEW', org: org.id, fragment: params.fragment, is_pinned: params.is_pinned, name: params.name },
-    });
+    await runtime.execute({ type: 'UPDATE_NAVIGATION_VIEW', user_id: user.user_id, org: org.id, fragment: params.fragment, is_pinned: params.is_pinned, name: params.name });
     return { json: {} };
   },
 });
@@ -59,7 +53,7 @@ export const removeNavigationView = route({
   summary: 'Remove a navigation view',
   params: { fragment },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'REMOVE_NAVIGATION_VIEW', org: org.id, fragment: params.fragment } });
+    await runtime.execute({ type: 'REMOVE_NAVIGATION_VIEW', user_id: user.user_id, org: org.id, fragment: params.fragment });
     return { json: {} };
   },
 });

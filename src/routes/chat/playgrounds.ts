@@ -12,10 +12,7 @@ export const addCodePlayground = route({
   summary: 'Add a code playground (organization administrators only)',
   params: { name: { schema: S.str, required: true }, pygments_language: { schema: S.str, required: true }, url_template: { schema: S.str, required: true } },
   async handler({ params, org, user, runtime }) {
-    const { id } = await runtime.execute({
-      kind: 'org', org: org.id,
-      command: { type: 'ADD_PLAYGROUND', org: org.id, actor_id: user.user_id, name: params.name, pygments_language: params.pygments_language, url_template: params.url_template },
-    });
+    const { id } = await runtime.execute({ type: 'ADD_PLAYGROUND', org: org.id, actor_id: user.user_id, name: params.name, pygments_language: params.pygments_language, url_template: params.url_template });
     return { json: { id } };
   },
 });
@@ -28,7 +25,7 @@ export const removeCodePlayground = route({
   summary: 'Remove a code playground (organization administrators only)',
   params: { playground_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'REMOVE_PLAYGROUND', org: org.id, actor_id: user.user_id, playground_id: params.playground_id } });
+    await runtime.execute({ type: 'REMOVE_PLAYGROUND', org: org.id, actor_id: user.user_id, playground_id: params.playground_id });
     return { json: {} };
   },
 });

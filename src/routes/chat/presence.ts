@@ -29,7 +29,7 @@ export const updatePresence = route({
     const status = params.status;
     if (status !== 'active' && status !== 'idle') throw badRequest(`Invalid status: ${status}`);
     const limited = config.canAccessAllUsersGroupLimitsPresence;
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_PRESENCE', org: org.id, user_id: user.user_id, status, now_precise: runtime.nowMs() / 1000, limited } });
+    await runtime.execute({ type: 'UPDATE_PRESENCE', org: org.id, user_id: user.user_id, status, now_precise: runtime.nowMs() / 1000, limited });
     if (params.ping_only) return { json: {} };
     // Passing last_update_id asks for the modern format.
     const slim = params.last_update_id !== undefined || params.slim_presence === true;

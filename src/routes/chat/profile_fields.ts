@@ -35,7 +35,7 @@ export const createProfileField = route({
   summary: 'Create a custom profile field (organization administrators only)',
   params: { ...fieldSettings, field_type: { schema: S.int, required: true } },
   async handler({ params, org, user, runtime }) {
-    const { id } = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'CREATE_PROFILE_FIELD', org: org.id, actor_id: user.user_id, ...params } });
+    const { id } = await runtime.execute({ type: 'CREATE_PROFILE_FIELD', org: org.id, actor_id: user.user_id, ...params });
     return { json: { id } };
   },
 });
@@ -48,7 +48,7 @@ export const reorderProfileFields = route({
   summary: 'Reorder the custom profile fields (organization administrators only)',
   params: { order: { schema: S.intArray, required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'REORDER_PROFILE_FIELDS', org: org.id, actor_id: user.user_id, order: params.order } });
+    await runtime.execute({ type: 'REORDER_PROFILE_FIELDS', org: org.id, actor_id: user.user_id, order: params.order });
     return { json: {} };
   },
 });
@@ -62,7 +62,7 @@ export const updateProfileField = route({
   params: { field_id: { schema: S.nonNegInt, in: 'path', required: true }, ...fieldSettings },
   async handler({ params, org, user, runtime }) {
     const { field_id, ...settings } = params;
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_PROFILE_FIELD', org: org.id, actor_id: user.user_id, field_id, ...settings } });
+    await runtime.execute({ type: 'UPDATE_PROFILE_FIELD', org: org.id, actor_id: user.user_id, field_id, ...settings });
     return { json: {} };
   },
 });
@@ -75,7 +75,7 @@ export const deleteProfileField = route({
   summary: 'Delete a custom profile field and every value of it (organization administrators only)',
   params: { field_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'DELETE_PROFILE_FIELD', org: org.id, actor_id: user.user_id, field_id: params.field_id } });
+    await runtime.execute({ type: 'DELETE_PROFILE_FIELD', org: org.id, actor_id: user.user_id, field_id: params.field_id });
     return { json: {} };
   },
 });
@@ -93,7 +93,7 @@ export const updateProfileData = route({
   summary: "Set the caller's own custom profile field values (null removes one), all or nothing",
   params: { data: { schema: Type.Array(ProfileDataItem), required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_PROFILE_DATA', org: org.id, actor_id: user.user_id, user_id: user.user_id, data: params.data } });
+    await runtime.execute({ type: 'SET_PROFILE_DATA', org: org.id, actor_id: user.user_id, user_id: user.user_id, data: params.data });
     return { json: {} };
   },
 });
@@ -106,7 +106,7 @@ export const removeProfileData = route({
   summary: "Remove the caller's own values of some custom profile fields",
   params: { data: { schema: S.intArray, required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'REMOVE_PROFILE_DATA', org: org.id, actor_id: user.user_id, user_id: user.user_id, field_ids: params.data } });
+    await runtime.execute({ type: 'REMOVE_PROFILE_DATA', org: org.id, actor_id: user.user_id, user_id: user.user_id, field_ids: params.data });
     return { json: {} };
   },
 });

@@ -30,7 +30,7 @@ export const addApnsToken = route({
     humansOnly(user);
     checkAppId(params.appid);
     checkPushToken(params.token, 'apns');
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'ADD_PUSH_TOKEN', org: org.id, kind: 'apns', token: params.token, ios_app_id: params.appid } });
+    await runtime.execute({ type: 'ADD_PUSH_TOKEN', user_id: user.user_id, org: org.id, kind: 'apns', token: params.token, ios_app_id: params.appid });
     return { json: {} };
   },
 });
@@ -47,7 +47,7 @@ function removeTokenRoute(kind: 'apns' | 'fcm', path: string, operationId: strin
     async handler({ params, org, user, runtime }) {
       humansOnly(user);
       checkPushToken(params.token, kind);
-      await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'REMOVE_PUSH_TOKEN', org: org.id, kind, token: params.token } });
+      await runtime.execute({ type: 'REMOVE_PUSH_TOKEN', user_id: user.user_id, org: org.id, kind, token: params.token });
       return { json: {} };
     },
   });
@@ -65,7 +65,7 @@ export const addFcmToken = route({
   async handler({ params, org, user, runtime }) {
     humansOnly(user);
     checkPushToken(params.token, 'fcm');
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'ADD_PUSH_TOKEN', org: org.id, kind: 'fcm', token: params.token, ios_app_id: null } });
+    await runtime.execute({ type: 'ADD_PUSH_TOKEN', user_id: user.user_id, org: org.id, kind: 'fcm', token: params.token, ios_app_id: null });
     return { json: {} };
   },
 });
@@ -132,7 +132,7 @@ export const registerClientDevice = route({
   summary: 'Register a client device, to set up E2EE push notifications for it; answers its `device_id`',
   params: {},
   async handler({ org, user, runtime }) {
-    const value = await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'REGISTER_CLIENT_DEVICE', org: org.id } });
+    const value = await runtime.execute({ type: 'REGISTER_CLIENT_DEVICE', user_id: user.user_id, org: org.id });
     return { json: value };
   },
 });
@@ -146,7 +146,7 @@ export const removeClientDevice = route({
   summary: "Remove one of the caller's client devices",
   params: { device_id: { schema: S.int, required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'REMOVE_CLIENT_DEVICE', org: org.id, device_id: params.device_id } });
+    await runtime.execute({ type: 'REMOVE_CLIENT_DEVICE', user_id: user.user_id, org: org.id, device_id: params.device_id });
     return { json: {} };
   },
 });
@@ -176,11 +176,10 @@ export const registerPushDevice = route({
     const { bouncer_public_key, encrypted_push_registration, push_account_id: _account, push_public_key: _public, ...fields } = params;
     const deviceId = params.device_id;
     const relayFields = bouncer_public_key !== undefined && encrypted_push_registration !== undefined;
-    const target = { kind: 'user', org: org.id, user_id: user.user_id } as const;
-    const { pending_token_id: tokenId } = await runtime.execute({ ...target, command: { type: 'REGISTER_PUSH_DEVICE', org: org.id, ...fields, device_id: deviceId, relay_fields: relayFields } });
+    const { pending_token_id: tokenId } = await runtime.execute({ type: 'REGISTER_PUSH_DEVICE', org: org.id, user_id: user.user_id, ...fields, device_id: deviceId, relay_fields: relayFields });
     if (tokenId === null) return { json: {} };
     // Zulip completes the registration from a queue worker; Parley asks the relay now and records its answer.
-    const finish = (error_code: string | null) => runtime.execute({ ...target, command: { type: 'FINISH_PUSH_REGISTRATION', org: org.id, device_id: deviceId, token_id: tokenId, error_code } });
+    const finish = (error_code: string | null) => runtime.execute({ type: 'FINISH_PUSH_REGISTRATION', org: org.id, user_id: user.user_id, device_id: deviceId, token_id: tokenId, error_code });
     try {
       await sendToBouncer(config.pushBouncerUrl, 'remotes/push/e2ee/register', { realm_id: org.id, user_id: user.user_id, bouncer_public_key, encrypted_push_registration, token_id: params.token_id });
     } catch (err) {
@@ -215,17 +214,16 @@ async function registerPushAccount(
   for (const name of ['token_kind', 'push_account_id', 'push_public_key', 'bouncer_public_key', 'encrypted_push_registration'] as const) {
     if (params[name] === undefined) throw missingArgument(name);
   }
-  const target = { kind: 'user', org: where.org, user_id: where.user } as const;
   const pushAccountId = params.push_account_id!;
-  const { pending } = await where.runtime.execute({ ...target, command: { type: 'REGISTER_PUSH_ACCOUNT', org: where.org, push_account_id: pushAccountId, token_kind: params.token_kind!, push_public_key: params.push_public_key! } });
+  const { pending } = await where.runtime.execute({ type: 'REGISTER_PUSH_ACCOUNT', org: where.org, user_id: where.user, push_account_id: pushAccountId, token_kind: params.token_kind!, push_public_key: params.push_public_key! });
   if (pending) {
     const body = { realm_id: where.org, user_id: where.user, push_account_id: pushAccountId, bouncer_public_key: params.bouncer_public_key, encrypted_push_registration: params.encrypted_push_registration };
     void sendToBouncer(where.bouncerUrl, 'remotes/push/e2ee/register', body).then(
-      () => where.runtime.execute({ ...target, command: { type: 'FINISH_PUSH_ACCOUNT', org: where.org, push_account_id: pushAccountId, error_code: null } }),
+      () => where.runtime.execute({ type: 'FINISH_PUSH_ACCOUNT', org: where.org, user_id: where.user, push_account_id: pushAccountId, error_code: null }),
       (err: unknown) => {
         const code = err instanceof ApiError ? err.code : undefined;
         if (code === 'ADMIN_ACTION_REQUIRED' || code === 'INVALID_REMOTE_PUSH_DEVICE_TOKEN') {
-          return where.runtime.execute({ ...target, command: { type: 'FINISH_PUSH_ACCOUNT', org: where.org, push_account_id: pushAccountId, error_code: code } });
+          return where.runtime.execute({ type: 'FINISH_PUSH_ACCOUNT', org: where.org, user_id: where.user, push_account_id: pushAccountId, error_code: code });
         }
         where.log.warn({ event: 'push.register_pending', org: where.org, user: where.user, error: (err as Error).message }, `push account registration left pending: ${(err as Error).message}`);
         return undefined;

@@ -13,8 +13,7 @@ import { route, S } from '../../http/route.js';
 
 async function react(runtime: Runtime, org: number, user: UserRecord, messageId: number, op: 'add' | 'remove', reaction: Reaction): Promise<void> {
   const m = accessMessage(runtime, org, user, messageId);
-  if (m.stream_id !== null) await runtime.execute({ kind: 'channel', org, stream_id: m.stream_id, command: { type: 'REACT_IN_CHANNEL', org, op, message_id: m.id, reaction } });
-  else await runtime.execute({ kind: 'org', org, command: { type: 'REACT_IN_DIRECT', org, op, message_id: m.id, reaction } });
+  await runtime.execute({ type: 'REACT', org, op, message_id: m.id, reaction });
 }
 
 export const addReaction = route({

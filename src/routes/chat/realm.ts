@@ -32,7 +32,7 @@ export const updateRealm = route({
     const { name, description, ...rest } = params as Record<string, unknown> & { name?: string; description?: string };
     const settings: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(rest)) if (value !== undefined) settings[key] = value;
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_REALM', org: org.id, actor_id: user.user_id, name, description, settings, video_chat_providers: Object.values(availableVideoChatProviders(config)).map((p) => p.id) } });
+    await runtime.execute({ type: 'UPDATE_REALM', org: org.id, actor_id: user.user_id, name, description, settings, video_chat_providers: Object.values(availableVideoChatProviders(config)).map((p) => p.id) });
     return { json: {} };
   },
 });
@@ -45,7 +45,7 @@ export const testWelcomeBotCustomMessage = route({
   summary: "Send yourself the Welcome Bot's custom message, as new users would get it (organization administrators only)",
   params: { welcome_message_custom_text: { schema: S.str, required: true } },
   async handler({ params, org, user, runtime }) {
-    const { message_id } = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'TEST_WELCOME_BOT_MESSAGE', org: org.id, actor_id: user.user_id, text: params.welcome_message_custom_text } });
+    const { message_id } = await runtime.execute({ type: 'TEST_WELCOME_BOT_MESSAGE', org: org.id, actor_id: user.user_id, text: params.welcome_message_custom_text });
     return { json: { message_id } };
   },
 });

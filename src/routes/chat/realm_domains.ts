@@ -24,7 +24,7 @@ export const addRealmDomain = route({
   summary: 'Add an email domain (organization owners only)',
   params: { domain: { schema: S.str, required: true }, allow_subdomains: { schema: S.bool, required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_REALM_DOMAIN', org: org.id, actor_id: user.user_id, op: 'add', domain: params.domain, allow_subdomains: params.allow_subdomains } });
+    await runtime.execute({ type: 'SET_REALM_DOMAIN', org: org.id, actor_id: user.user_id, op: 'add', domain: params.domain, allow_subdomains: params.allow_subdomains });
     const domain = runtime.org(org.id)!.domains.find((d) => d.domain === params.domain.trim().toLowerCase())!;
     return { json: { new_domain: [domain.domain, domain.allow_subdomains] } };
   },
@@ -38,7 +38,7 @@ export const changeRealmDomain = route({
   summary: 'Allow or disallow the subdomains of an email domain (organization owners only)',
   params: { domain: { schema: S.str, in: 'path', required: true }, allow_subdomains: { schema: S.bool, required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_REALM_DOMAIN', org: org.id, actor_id: user.user_id, op: 'change', domain: params.domain, allow_subdomains: params.allow_subdomains } });
+    await runtime.execute({ type: 'SET_REALM_DOMAIN', org: org.id, actor_id: user.user_id, op: 'change', domain: params.domain, allow_subdomains: params.allow_subdomains });
     return { json: {} };
   },
 });
@@ -51,7 +51,7 @@ export const removeRealmDomain = route({
   summary: 'Remove an email domain (organization owners only)',
   params: { domain: { schema: S.str, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_REALM_DOMAIN', org: org.id, actor_id: user.user_id, op: 'remove', domain: params.domain } });
+    await runtime.execute({ type: 'SET_REALM_DOMAIN', org: org.id, actor_id: user.user_id, op: 'remove', domain: params.domain });
     return { json: {} };
   },
 });

@@ -56,10 +56,7 @@ export const uploadRealmEmoji = route({
       await store.commit(org.id, file.received).catch((err: unknown) => {
         throw refuseWrite(err, log, where);
       });
-      await runtime.execute({
-        kind: 'org', org: org.id,
-        command: { type: 'ADD_REALM_EMOJI', org: org.id, actor_id: user.user_id, name: params.emoji_name, sha256: file.received.sha256, size: file.received.size, content_type: image.type, ext: image.ext },
-      });
+      await runtime.execute({ type: 'ADD_REALM_EMOJI', org: org.id, actor_id: user.user_id, name: params.emoji_name, sha256: file.received.sha256, size: file.received.size, content_type: image.type, ext: image.ext });
     } catch (err) {
       // Not yet in place (or in place but not named by any emoji): the collector or this removes it.
       await store.discard(file.received);
@@ -77,7 +74,7 @@ export const deactivateRealmEmoji = route({
   summary: 'Deactivate a custom emoji (its author or an administrator); old messages keep it',
   params: { emoji_name: { schema: S.str, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'DEACTIVATE_REALM_EMOJI', org: org.id, actor_id: user.user_id, name: params.emoji_name } });
+    await runtime.execute({ type: 'DEACTIVATE_REALM_EMOJI', org: org.id, actor_id: user.user_id, name: params.emoji_name });
     return { json: {} };
   },
 });

@@ -47,13 +47,7 @@ export const exportRealm = route({
   summary: 'Ask for a data export: 1, public data (default), or 2, full with members\' consent (organization administrators only)',
   params: { export_type: { schema: S.int } },
   async handler({ params, org, user, runtime, config, request, log }) {
-    const { id } = await runtime.execute({
-      kind: 'org', org: org.id,
-      command: {
-        type: 'REQUEST_EXPORT', org: org.id, actor_id: user.user_id, export_type: params.export_type ?? 1, support: `support@${config.externalHost}`,
-        messages: messageCount(runtime, org.id), upload_bytes: uploadSpaceUsed(runtime.org(org.id)!),
-      },
-    });
+    const { id } = await runtime.execute({ type: 'REQUEST_EXPORT', org: org.id, actor_id: user.user_id, export_type: params.export_type ?? 1, support: `support@${config.externalHost}`, messages: messageCount(runtime, org.id), upload_bytes: uploadSpaceUsed(runtime.org(org.id)!) });
     // Built after the answer, as Zulip's deferred_work queue does.
     const url = realmUrl(request.headers.host);
     void buildExport(runtime, config.dataDir, org.id, id, url, () => randomBytes(18).toString('base64url')).catch((err: Error) => log.error({ event: 'export.failed', error: err.message }, `data export failed: ${err.message}`));
@@ -71,7 +65,7 @@ export const deleteRealmExport = route({
   params: { export_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime, config }) {
     // Zulip's require_realm_admin comes before the export is looked up.
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'DELETE_EXPORT', org: org.id, actor_id: user.user_id, id: params.export_id } });
+    await runtime.execute({ type: 'DELETE_EXPORT', org: org.id, actor_id: user.user_id, id: params.export_id });
     // The archive goes now, unless a snapshot still on disk names it (then at the sweep after that snapshot is gone).
     await collectUploads(runtime, config.dataDir);
     return { json: {} };

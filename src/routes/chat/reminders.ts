@@ -28,10 +28,7 @@ export const createReminder = route({
     note: { schema: S.str },
   },
   async handler({ params, org, user, runtime, client }) {
-    const value = await runtime.execute({
-      kind: 'user', org: org.id, user_id: user.user_id,
-      command: { type: 'CREATE_REMINDER', org: org.id, user_id: user.user_id, message_id: params.message_id, deliver_at: params.scheduled_delivery_timestamp, note: params.note, client },
-    });
+    const value = await runtime.execute({ type: 'CREATE_REMINDER', org: org.id, user_id: user.user_id, message_id: params.message_id, deliver_at: params.scheduled_delivery_timestamp, note: params.note, client });
     return { json: value };
   },
 });
@@ -45,7 +42,7 @@ export const deleteReminder = route({
   params: { reminder_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
     const id = params.reminder_id;
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'DELETE_SCHEDULED', org: org.id, user_id: user.user_id, id, kind: 'reminder' } });
+    await runtime.execute({ type: 'DELETE_SCHEDULED', org: org.id, user_id: user.user_id, id, kind: 'reminder' });
     return { json: {} };
   },
 });

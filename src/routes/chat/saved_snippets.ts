@@ -26,7 +26,7 @@ export const createSavedSnippet = route({
   summary: 'Save a snippet (title at most 60 characters)',
   params: { title: { schema: S.str, required: true }, content: { schema: S.str, required: true } },
   async handler({ params, org, user, runtime }) {
-    const value = await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'CREATE_SAVED_SNIPPET', org: org.id, title: params.title, content: params.content } });
+    const value = await runtime.execute({ type: 'CREATE_SAVED_SNIPPET', user_id: user.user_id, org: org.id, title: params.title, content: params.content });
     return { json: value };
   },
 });
@@ -39,10 +39,7 @@ export const editSavedSnippet = route({
   summary: "Change a saved snippet's title or content",
   params: { saved_snippet_id: snippetId, title: { schema: S.str }, content: { schema: S.str } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({
-      kind: 'user', org: org.id, user_id: user.user_id,
-      command: { type: 'EDIT_SAVED_SNIPPET', org: org.id, saved_snippet_id: params.saved_snippet_id, title: params.title, content: params.content },
-    });
+    await runtime.execute({ type: 'EDIT_SAVED_SNIPPET', user_id: user.user_id, org: org.id, saved_snippet_id: params.saved_snippet_id, title: params.title, content: params.content });
     return { json: {} };
   },
 });
@@ -55,7 +52,7 @@ export const deleteSavedSnippet = route({
   summary: 'Delete a saved snippet',
   params: { saved_snippet_id: snippetId },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'DELETE_SAVED_SNIPPET', org: org.id, saved_snippet_id: params.saved_snippet_id } });
+    await runtime.execute({ type: 'DELETE_SAVED_SNIPPET', user_id: user.user_id, org: org.id, saved_snippet_id: params.saved_snippet_id });
     return { json: {} };
   },
 });

@@ -46,13 +46,7 @@ export const createScheduledMessage = route({
     const to = params.to;
     const toSelf = type === 'private' && [to].flat().every((id) => id === user.user_id);
     const readBySender = params.read_by_sender ?? (INTERACTIVE_CLIENTS.has(client.toLowerCase()) && !toSelf);
-    const value = await runtime.execute({
-      kind: 'user', org: org.id, user_id: user.user_id,
-      command: {
-        type: 'SCHEDULE_MESSAGE', org: org.id, user_id: user.user_id, client, read_by_sender: readBySender,
-        message: { type, to, topic: params.topic, content: params.content }, deliver_at: params.scheduled_delivery_timestamp,
-      },
-    });
+    const value = await runtime.execute({ type: 'SCHEDULE_MESSAGE', org: org.id, user_id: user.user_id, client, read_by_sender: readBySender, message: { type, to, topic: params.topic, content: params.content }, deliver_at: params.scheduled_delivery_timestamp });
     return { json: value };
   },
 });
@@ -72,14 +66,7 @@ export const updateScheduledMessage = route({
     scheduled_delivery_timestamp: { schema: S.int },
   },
   async handler({ params, org, user, runtime, client }) {
-    await runtime.execute({
-      kind: 'user', org: org.id, user_id: user.user_id,
-      command: {
-        type: 'EDIT_SCHEDULED_MESSAGE', org: org.id, user_id: user.user_id, id: params.scheduled_message_id, client,
-        message_type: params.type === undefined ? undefined : messageType(params.type),
-        to: params.to, topic: params.topic, content: params.content, deliver_at: params.scheduled_delivery_timestamp,
-      },
-    });
+    await runtime.execute({ type: 'EDIT_SCHEDULED_MESSAGE', org: org.id, user_id: user.user_id, id: params.scheduled_message_id, client, message_type: params.type === undefined ? undefined : messageType(params.type), to: params.to, topic: params.topic, content: params.content, deliver_at: params.scheduled_delivery_timestamp });
     return { json: {} };
   },
 });
@@ -93,7 +80,7 @@ export const deleteScheduledMessage = route({
   params: { scheduled_message_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
     const id = params.scheduled_message_id;
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'DELETE_SCHEDULED', org: org.id, user_id: user.user_id, id, kind: 'message' } });
+    await runtime.execute({ type: 'DELETE_SCHEDULED', org: org.id, user_id: user.user_id, id, kind: 'message' });
     return { json: {} };
   },
 });

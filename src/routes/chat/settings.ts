@@ -52,11 +52,7 @@ function settingsRoute(path: string, operationId: string, summary: string): Rout
         if (!(await verifyPassword(p.old_password ?? '', user.password_hash || 'scrypt$00$00'))) throw badRequest('Wrong password!');
         passwordHash = await hashPassword(p.new_password);
       }
-      await runtime.execute({
-        kind: 'org',
-        org: org.id,
-        command: { type: 'UPDATE_SETTINGS', org: org.id, user_id: user.user_id, settings: pick(p, Object.keys(USER_SETTINGS)), full_name: p.full_name, password_hash: passwordHash, limited: config.canAccessAllUsersGroupLimitsPresence },
-      });
+      await runtime.execute({ type: 'UPDATE_SETTINGS', org: org.id, user_id: user.user_id, settings: pick(p, Object.keys(USER_SETTINGS)), full_name: p.full_name, password_hash: passwordHash, limited: config.canAccessAllUsersGroupLimitsPresence });
       return { json: {} };
     },
   }) as RouteRecord;
@@ -74,7 +70,7 @@ export const updateUserDefaults = route({
   summary: 'Change the settings users who join later start with (organization administrators only)',
   params: settingParams(DEFAULTABLE_SETTINGS),
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_USER_DEFAULTS', org: org.id, actor_id: user.user_id, settings: pick(params, DEFAULTABLE_SETTINGS) } });
+    await runtime.execute({ type: 'UPDATE_USER_DEFAULTS', org: org.id, actor_id: user.user_id, settings: pick(params, DEFAULTABLE_SETTINGS) });
     return { json: {} };
   },
 });

@@ -170,22 +170,7 @@ export const subscribe = route({
   },
   async handler({ params, org, user, runtime }) {
     const principals = params.principals ? resolveUserIds(runtime, org.id, params.principals) : null;
-    const value = await runtime.execute({
-      kind: 'org',
-      org: org.id,
-      command: {
-        type: 'SUBSCRIBE',
-        actor_id: user.user_id,
-        channels: params.subscriptions,
-        principals,
-        invite_only: params.invite_only ?? false,
-        history_public_to_subscribers: params.history_public_to_subscribers ?? null,
-        is_web_public: params.is_web_public ?? false,
-        authorization_errors_fatal: params.authorization_errors_fatal ?? true,
-        new_channel: newChannelSettings(params),
-        send_new_subscription_messages: params.send_new_subscription_messages ?? true,
-      },
-    });
+    const value = await runtime.execute({ type: 'SUBSCRIBE', org: org.id, actor_id: user.user_id, channels: params.subscriptions, principals, invite_only: params.invite_only ?? false, history_public_to_subscribers: params.history_public_to_subscribers ?? null, is_web_public: params.is_web_public ?? false, authorization_errors_fatal: params.authorization_errors_fatal ?? true, new_channel: newChannelSettings(params), send_new_subscription_messages: params.send_new_subscription_messages ?? true });
     return { json: { ...value } };
   },
 });
@@ -199,7 +184,7 @@ export const unsubscribe = route({
   params: { subscriptions: { schema: S.strArray, required: true }, principals: { schema: principalsSchema } },
   async handler({ params, org, user, runtime }) {
     const principals = params.principals ? resolveUserIds(runtime, org.id, params.principals) : null;
-    const value = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UNSUBSCRIBE', actor_id: user.user_id, names: params.subscriptions, principals } });
+    const value = await runtime.execute({ type: 'UNSUBSCRIBE', org: org.id, actor_id: user.user_id, names: params.subscriptions, principals });
     return { json: { ...value } };
   },
 });
@@ -215,7 +200,7 @@ export const updateSubscriptions = route({
     delete: { schema: S.strArray },
   },
   async handler({ params, org, user, runtime }) {
-    const value = await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_SUBSCRIPTIONS', actor_id: user.user_id, add: params.add ?? [], delete: params.delete ?? [] } });
+    const value = await runtime.execute({ type: 'UPDATE_SUBSCRIPTIONS', org: org.id, actor_id: user.user_id, add: params.add ?? [], delete: params.delete ?? [] });
     return { json: { ...value } };
   },
 });
@@ -234,7 +219,7 @@ export const updateSubscriptionProperties = route({
   },
   async handler({ params, org, user, runtime }) {
     const changes = params.subscription_data.map((c) => ({ stream_id: c.stream_id, property: c.property, value: c.value }));
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'CHANGE_SUBSCRIPTION_PROPERTIES', org: org.id, changes } });
+    await runtime.execute({ type: 'CHANGE_SUBSCRIPTION_PROPERTIES', user_id: user.user_id, org: org.id, changes });
     // Zulip's update_subscription_properties_backend answers a bare success.
     return { json: {} };
   },
@@ -267,15 +252,7 @@ export const updateStream = route({
     const groups: Record<string, unknown> = {};
     for (const key of Object.keys(CHANNEL_GROUP_DEFAULTS)) if (rest[key] !== undefined) groups[key] = rest[key];
     getChannel(runtime, org.id, user, stream_id);
-    await runtime.execute({
-      kind: 'channel', org: org.id, stream_id,
-      command: {
-        type: 'UPDATE_CHANNEL', org: org.id, actor_id: user.user_id, new_name: params.new_name, description: params.description, is_private: params.is_private,
-        history_public_to_subscribers: params.history_public_to_subscribers, is_web_public: params.is_web_public, folder_id: params.folder_id,
-        topics_policy: params.topics_policy, message_retention_days: params.message_retention_days, is_archived: params.is_archived,
-        is_default_stream: params.is_default_stream, groups,
-      },
-    });
+    await runtime.execute({ type: 'UPDATE_CHANNEL', stream_id, org: org.id, actor_id: user.user_id, new_name: params.new_name, description: params.description, is_private: params.is_private, history_public_to_subscribers: params.history_public_to_subscribers, is_web_public: params.is_web_public, folder_id: params.folder_id, topics_policy: params.topics_policy, message_retention_days: params.message_retention_days, is_archived: params.is_archived, is_default_stream: params.is_default_stream, groups });
     return { json: {} };
   },
 });
@@ -290,7 +267,7 @@ export const archiveStream = route({
   async handler({ params, org, user, runtime }) {
     getChannel(runtime, org.id, user, params.stream_id);
     if (runtime.channel(org.id, params.stream_id)!.channel.is_archived) throw badRequest('Channel is already deactivated');
-    await runtime.execute({ kind: 'channel', org: org.id, stream_id: params.stream_id, command: { type: 'UPDATE_CHANNEL', org: org.id, actor_id: user.user_id, is_archived: true } });
+    await runtime.execute({ type: 'UPDATE_CHANNEL', stream_id: params.stream_id, org: org.id, actor_id: user.user_id, is_archived: true });
     return { json: {} };
   },
 });
@@ -317,15 +294,7 @@ export const createChannel = route({
   },
   async handler({ params, org, user, runtime }) {
     const { folder_id: folderId, topics_policy: topicsPolicy, groups } = newChannelSettings(params);
-    const { id } = await runtime.execute({
-      kind: 'org', org: org.id,
-      command: {
-        type: 'CREATE_CHANNEL', org: org.id, actor_id: user.user_id, name: params.name, description: params.description ?? '', subscribers: params.subscribers,
-        announce: params.announce ?? false, invite_only: params.invite_only ?? false, is_web_public: params.is_web_public ?? false, is_default_stream: params.is_default_stream ?? false,
-        folder_id: folderId, topics_policy: topicsPolicy, history_public_to_subscribers: params.history_public_to_subscribers,
-        message_retention_days: params.message_retention_days, groups,
-      },
-    });
+    const { id } = await runtime.execute({ type: 'CREATE_CHANNEL', org: org.id, actor_id: user.user_id, name: params.name, description: params.description ?? '', subscribers: params.subscribers, announce: params.announce ?? false, invite_only: params.invite_only ?? false, is_web_public: params.is_web_public ?? false, is_default_stream: params.is_default_stream ?? false, folder_id: folderId, topics_policy: topicsPolicy, history_public_to_subscribers: params.history_public_to_subscribers, message_retention_days: params.message_retention_days, groups });
     return { json: { id } };
   },
 });
@@ -343,12 +312,12 @@ export const deleteTopic = route({
   async handler({ params, org, user, runtime }) {
     if (!runtime.channel(org.id, params.stream_id)) throw badRequest('Invalid channel ID');
     const started = runtime.nowMs();
-    const batch = { type: 'DELETE_TOPIC_BATCH', org: org.id, actor_id: user.user_id, topic: params.topic_name } as const;
+    const batch = { type: 'DELETE_TOPIC_BATCH', org: org.id, stream_id: params.stream_id, actor_id: user.user_id, topic: params.topic_name } as const;
     for (;;) {
       // Checked before each batch, as Zulip does: the client repeats the request to go on.
       if (runtime.nowMs() >= started + TOPIC_DELETION_TIME_LIMIT_MS) return { json: { complete: false } };
       // The last batch also sets the topic's visibility policies back to the default, in the same decision.
-      const { done } = await runtime.execute({ kind: 'channel', org: org.id, stream_id: params.stream_id, command: batch });
+      const { done } = await runtime.execute(batch);
       if (done) return { json: { complete: true } };
     }
   },

@@ -19,10 +19,7 @@ export const addSubmessage = route({
     msg_type: { schema: S.str, required: true, description: 'Clients send `widget`' },
   },
   async handler({ params, org, user, runtime }) {
-    const request = { org: org.id, sender_id: user.user_id, message_id: params.message_id, msg_type: params.msg_type, content: params.content };
-    const streamId = runtime.org(org.id)!.messageChannel.get(params.message_id);
-    if (streamId !== undefined) await runtime.execute({ kind: 'channel', org: org.id, stream_id: streamId, command: { type: 'ADD_SUBMESSAGE_IN_CHANNEL', ...request } });
-    else await runtime.execute({ kind: 'org', org: org.id, command: { type: 'ADD_SUBMESSAGE_IN_DIRECT', ...request } });
+    await runtime.execute({ type: 'ADD_SUBMESSAGE', org: org.id, sender_id: user.user_id, message_id: params.message_id, msg_type: params.msg_type, content: params.content });
     return { json: {} };
   },
 });

@@ -60,13 +60,7 @@ async function finish(ctx: ChatContext, u: TusUpload, route: string): Promise<Re
   const sha256 = await tus.digest(ctx.org.id, u.id);
   await storing(ctx.log, where(ctx, route), () => store.commit(ctx.org.id, { tmpPath: tus.partPath(ctx.org.id, u.id), size: u.length, sha256 }));
   const name = u.metadata.filename ?? '';
-  const { attachment } = await ctx.runtime.execute({
-    kind: 'org', org: ctx.org.id,
-    command: {
-      type: 'ADD_ATTACHMENT', org: ctx.org.id, owner_id: ctx.user.user_id, name: ['', '.', '..'].includes(name) ? 'uploaded-file' : name,
-      size: u.length, content_type: (u.metadata.filetype || 'application/octet-stream').toLowerCase().slice(0, 255), sha256,
-    },
-  });
+  const { attachment } = await ctx.runtime.execute({ type: 'ADD_ATTACHMENT', org: ctx.org.id, owner_id: ctx.user.user_id, name: ['', '.', '..'].includes(name) ? 'uploaded-file' : name, size: u.length, content_type: (u.metadata.filetype || 'application/octet-stream').toLowerCase().slice(0, 255), sha256 });
   const done = { url: `/user_uploads/${attachment.path_id}`, filename: attachment.name };
   await storing(ctx.log, where(ctx, route), () => tus.save(ctx.org.id, { ...u, done }));
   return completed(u.length, done);

@@ -35,7 +35,7 @@ export const setTypingStatus = route({
       if (params.to === undefined) throw badRequest("Missing 'to' argument");
       where = { kind: 'direct', user_ids: params.to };
     }
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'SEND_TYPING', org: org.id, op: params.op, where, message_id: null } });
+    await runtime.execute({ type: 'SEND_TYPING', user_id: user.user_id, org: org.id, op: params.op, where, message_id: null });
     return { json: {} };
   },
 });
@@ -52,7 +52,7 @@ export const setTypingStatusForEdit = route({
     const m = accessMessage(runtime, org.id, user, params.message_id);
     checkCanEditContent(user, m, runtime.nowSeconds(), realmMessageSettings(runtime.org(org.id)), 0);
     const where: TypingWhere = m.stream_id !== null ? { kind: 'channel', stream_id: m.stream_id, topic: m.topic } : { kind: 'direct', user_ids: m.dm_user_ids! };
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'SEND_TYPING', org: org.id, op: params.op, where, message_id: m.id } });
+    await runtime.execute({ type: 'SEND_TYPING', user_id: user.user_id, org: org.id, op: params.op, where, message_id: m.id });
     return { json: {} };
   },
 });

@@ -38,10 +38,7 @@ export const uploadFile = route({
       }
       return got;
     });
-    const { attachment } = await runtime.execute({
-      kind: 'org', org: org.id,
-      command: { type: 'ADD_ATTACHMENT', org: org.id, owner_id: user.user_id, name: file.filename, size: file.received.size, content_type: file.contentType, sha256: file.received.sha256 },
-    });
+    const { attachment } = await runtime.execute({ type: 'ADD_ATTACHMENT', org: org.id, owner_id: user.user_id, name: file.filename, size: file.received.size, content_type: file.contentType, sha256: file.received.sha256 });
     const url = `/user_uploads/${attachment.path_id}`;
     return { json: { uri: url, url, filename: attachment.name } };
   },
@@ -156,7 +153,7 @@ export const deleteAttachment = route({
   params: { attachment_id: { schema: S.int, in: 'path', required: true } },
   async handler({ params, org, user, runtime, config }) {
     if (!runtime.org(org.id)!.attachments.has(params.attachment_id)) throw badRequest('Invalid attachment');
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'DELETE_ATTACHMENT', org: org.id, actor_id: user.user_id, attachment_id: params.attachment_id } });
+    await runtime.execute({ type: 'DELETE_ATTACHMENT', org: org.id, actor_id: user.user_id, attachment_id: params.attachment_id });
     await collectUploads(runtime, config.dataDir);
     return { json: {} };
   },

@@ -34,13 +34,7 @@ export const createUserGroup = route({
     ...settingParams,
   },
   async handler({ params, org, user, runtime }) {
-    const { group_id } = await runtime.execute({
-      kind: 'org', org: org.id,
-      command: {
-        type: 'CREATE_USER_GROUP', org: org.id, actor_id: user.user_id, name: params.name, description: params.description,
-        members: params.members, subgroups: params.subgroups ?? [], settings: settingsOf(params),
-      },
-    });
+    const { group_id } = await runtime.execute({ type: 'CREATE_USER_GROUP', org: org.id, actor_id: user.user_id, name: params.name, description: params.description, members: params.members, subgroups: params.subgroups ?? [], settings: settingsOf(params) });
     return { json: { group_id } };
   },
 });
@@ -67,13 +61,7 @@ export const updateUserGroup = route({
   summary: "Change a user group's name, description or permissions, or reactivate it",
   params: { ...groupId, name: { schema: S.str }, description: { schema: S.str }, deactivated: { schema: S.bool }, ...settingParams },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({
-      kind: 'org', org: org.id,
-      command: {
-        type: 'UPDATE_USER_GROUP', org: org.id, actor_id: user.user_id, group_id: params.user_group_id,
-        name: params.name, description: params.description, deactivated: params.deactivated, settings: settingsOf(params),
-      },
-    });
+    await runtime.execute({ type: 'UPDATE_USER_GROUP', org: org.id, actor_id: user.user_id, group_id: params.user_group_id, name: params.name, description: params.description, deactivated: params.deactivated, settings: settingsOf(params) });
     return { json: {} };
   },
 });
@@ -86,7 +74,7 @@ export const deactivateUserGroup = route({
   summary: 'Deactivate a user group that nothing uses',
   params: groupId,
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'DEACTIVATE_USER_GROUP', org: org.id, actor_id: user.user_id, group_id: params.user_group_id } });
+    await runtime.execute({ type: 'DEACTIVATE_USER_GROUP', org: org.id, actor_id: user.user_id, group_id: params.user_group_id });
     return { json: {} };
   },
 });
@@ -99,13 +87,7 @@ export const updateUserGroupMembers = route({
   summary: 'Add and remove members and subgroups of a user group',
   params: { ...groupId, add: { schema: S.intArray }, delete: { schema: S.intArray }, add_subgroups: { schema: S.intArray }, delete_subgroups: { schema: S.intArray } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({
-      kind: 'org', org: org.id,
-      command: {
-        type: 'UPDATE_USER_GROUP_MEMBERS', org: org.id, actor_id: user.user_id, group_id: params.user_group_id,
-        add: params.add ?? [], delete: params.delete ?? [], add_subgroups: params.add_subgroups ?? [], delete_subgroups: params.delete_subgroups ?? [],
-      },
-    });
+    await runtime.execute({ type: 'UPDATE_USER_GROUP_MEMBERS', org: org.id, actor_id: user.user_id, group_id: params.user_group_id, add: params.add ?? [], delete: params.delete ?? [], add_subgroups: params.add_subgroups ?? [], delete_subgroups: params.delete_subgroups ?? [] });
     return { json: {} };
   },
 });
@@ -121,10 +103,7 @@ export const updateUserGroupSubgroups = route({
     const add = params.add ?? [];
     const remove = params.delete ?? [];
     if (add.length === 0 && remove.length === 0) throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
-    await runtime.execute({
-      kind: 'org', org: org.id,
-      command: { type: 'UPDATE_USER_GROUP_MEMBERS', org: org.id, actor_id: user.user_id, group_id: params.user_group_id, add: [], delete: [], add_subgroups: add, delete_subgroups: remove },
-    });
+    await runtime.execute({ type: 'UPDATE_USER_GROUP_MEMBERS', org: org.id, actor_id: user.user_id, group_id: params.user_group_id, add: [], delete: [], add_subgroups: add, delete_subgroups: remove });
     return { json: {} };
   },
 });

@@ -36,7 +36,7 @@ export const updateStatus = route({
   params: { status_text: { schema: S.str }, away: { schema: S.bool }, emoji_name: { schema: S.str }, emoji_code: { schema: S.str }, reaction_type: { schema: S.str } },
   async handler({ params, org, user, runtime, config }) {
     const emoji = statusEmoji(runtime, org.id, params);
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_STATUS', org: org.id, user_id: user.user_id, status_text: params.status_text, away: params.away, emoji, limited: config.canAccessAllUsersGroupLimitsPresence } });
+    await runtime.execute({ type: 'UPDATE_STATUS', org: org.id, user_id: user.user_id, status_text: params.status_text, away: params.away, emoji, limited: config.canAccessAllUsersGroupLimitsPresence });
     return { json: {} };
   },
 });
@@ -67,7 +67,7 @@ export const updateStatusForUser = route({
     // Who may is checked before what is asked, as in Zulip; the organization actor checks again.
     statusTargetFor(runtime.org(org.id)!, user.user_id, params.user_id);
     const emoji = statusEmoji(runtime, org.id, params);
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_STATUS', org: org.id, actor_id: user.user_id, user_id: params.user_id, status_text: params.status_text, emoji } });
+    await runtime.execute({ type: 'UPDATE_STATUS', org: org.id, actor_id: user.user_id, user_id: params.user_id, status_text: params.status_text, emoji });
     return { json: {} };
   },
 });

@@ -15,7 +15,7 @@ export const updateUserTopic = route({
   summary: 'Mute, unmute or follow a topic, or return it to the channel default',
   params: { stream_id: { schema: S.int, required: true }, topic: { schema: S.str, required: true }, visibility_policy: { schema: S.int, required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'user', org: org.id, user_id: user.user_id, command: { type: 'SET_USER_TOPIC', org: org.id, stream_id: params.stream_id, topic: params.topic, visibility_policy: params.visibility_policy } });
+    await runtime.execute({ type: 'SET_USER_TOPIC', user_id: user.user_id, org: org.id, stream_id: params.stream_id, topic: params.topic, visibility_policy: params.visibility_policy });
     return { json: {} };
   },
 });
@@ -32,12 +32,7 @@ export const updateMutedTopic = route({
     if (params.stream_id !== undefined && params.stream !== undefined) throw badRequest("Please choose one: 'stream' or 'stream_id'.");
     const streamId = params.stream_id ?? channelIdByName(runtime, org.id, params.stream!);
     const mute = params.op === 'add';
-    await runtime.execute({
-      kind: 'user',
-      org: org.id,
-      user_id: user.user_id,
-      command: { type: 'SET_USER_TOPIC', org: org.id, stream_id: streamId, topic: params.topic, visibility_policy: mute ? VisibilityPolicy.MUTED : VisibilityPolicy.INHERIT, legacy: mute ? 'mute' : 'unmute' },
-    });
+    await runtime.execute({ type: 'SET_USER_TOPIC', user_id: user.user_id, org: org.id, stream_id: streamId, topic: params.topic, visibility_policy: mute ? VisibilityPolicy.MUTED : VisibilityPolicy.INHERIT, legacy: mute ? 'mute' : 'unmute' });
     return { json: {} };
   },
 });

@@ -82,11 +82,7 @@ export const createUser = route({
     checkEmail(params.email);
     checkFullName(params.full_name);
     const password_hash = await hashPassword(params.password);
-    const value = await runtime.execute({
-      kind: 'org',
-      org: org.id,
-      command: { type: 'CREATE_USER', actor_id: user.user_id, email: params.email, password_hash, full_name: params.full_name, role: Role.MEMBER },
-    });
+    const value = await runtime.execute({ type: 'CREATE_USER', org: org.id, actor_id: user.user_id, email: params.email, password_hash, full_name: params.full_name, role: Role.MEMBER });
     return { json: { user_id: value.user_id } };
   },
 });
@@ -106,10 +102,7 @@ export const deactivateUser = route({
     const actions = deactivationActions(params.actions);
     const target = runtime.org(org.id)!.users.get(params.user_id);
     // The user, the bots they own and (delete_profile) their renaming, as one decision; then their messages.
-    const { accounts } = await runtime.execute({
-      kind: 'org', org: org.id,
-      command: { type: 'DEACTIVATE_USER', org: org.id, actor_id: user.user_id, user_id: params.user_id, delete_profile: actions.delete_profile },
-    });
+    const { accounts } = await runtime.execute({ type: 'DEACTIVATE_USER', org: org.id, actor_id: user.user_id, user_id: params.user_id, delete_profile: actions.delete_profile });
     for (const id of accounts) await deleteMessagesOf(runtime, org.id, user.user_id, id, actions);
     if (params.deactivation_notification_comment !== undefined && target) {
       const comment = params.deactivation_notification_comment;
@@ -146,17 +139,11 @@ function deactivationActions(raw: Record<string, unknown> | undefined): Deactiva
 async function deleteMessagesOf(runtime: Runtime, orgId: number, actorId: number, userId: number, actions: DeactivationActions): Promise<void> {
   if (actions.delete_public_channel_messages || actions.delete_private_channel_messages) {
     for (const streamId of [...runtime.org(orgId)!.channelsByName.values()]) {
-      await runtime.execute({
-        kind: 'channel', org: orgId, stream_id: streamId,
-        command: {
-          type: 'DELETE_MESSAGES_BY_SENDERS', org: orgId, actor_id: actorId, sender_ids: [userId],
-          public_channels: actions.delete_public_channel_messages, private_channels: actions.delete_private_channel_messages,
-        },
-      });
+      await runtime.execute({ type: 'DELETE_MESSAGES_BY_SENDERS', stream_id: streamId, org: orgId, actor_id: actorId, sender_ids: [userId], public_channels: actions.delete_public_channel_messages, private_channels: actions.delete_private_channel_messages });
     }
   }
   if (actions.delete_direct_messages) {
-    await runtime.execute({ kind: 'org', org: orgId, command: { type: 'DELETE_DIRECT_MESSAGES_BY_SENDERS', org: orgId, actor_id: actorId, sender_ids: [userId] } });
+    await runtime.execute({ type: 'DELETE_DIRECT_MESSAGES_BY_SENDERS', org: orgId, actor_id: actorId, sender_ids: [userId] });
   }
 }
 
@@ -176,7 +163,7 @@ export const updateUserById = route({
   params: { user_id: { schema: S.nonNegInt, in: 'path', required: true }, ...updateUserParams },
   async handler({ params, org, user, runtime }) {
     const { user_id, ...changes } = params;
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_USER', org: org.id, actor_id: user.user_id, user_id, ...changes } });
+    await runtime.execute({ type: 'UPDATE_USER', org: org.id, actor_id: user.user_id, user_id, ...changes });
     return { json: {} };
   },
 });
@@ -191,7 +178,7 @@ export const updateUserByEmail = route({
   async handler({ params, org, user, runtime }) {
     const { email, ...changes } = params;
     const target = getUserByEmail(runtime, org.id, user, email);
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'UPDATE_USER', org: org.id, actor_id: user.user_id, user_id: target.user_id as number, ...changes } });
+    await runtime.execute({ type: 'UPDATE_USER', org: org.id, actor_id: user.user_id, user_id: target.user_id as number, ...changes });
     return { json: {} };
   },
 });
@@ -204,7 +191,7 @@ export const deactivateOwnAccount = route({
   summary: "Deactivate the caller's own account (and the bots it owns)",
   params: {},
   async handler({ org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_USER_ACTIVE', actor_id: user.user_id, user_id: user.user_id, active: false } });
+    await runtime.execute({ type: 'SET_USER_ACTIVE', org: org.id, actor_id: user.user_id, user_id: user.user_id, active: false });
     return { json: {} };
   },
 });
@@ -217,7 +204,7 @@ export const reactivateUser = route({
   summary: 'Reactivate a deactivated user (organization administrators only)',
   params: { user_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
-    await runtime.execute({ kind: 'org', org: org.id, command: { type: 'SET_USER_ACTIVE', actor_id: user.user_id, user_id: params.user_id, active: true } });
+    await runtime.execute({ type: 'SET_USER_ACTIVE', org: org.id, actor_id: user.user_id, user_id: params.user_id, active: true });
     return { json: {} };
   },
 });
