@@ -1,6 +1,6 @@
 /**
  * ceiling: how many realistic messages a server holds under a memory limit before it
- * refuses writes, for the README's Sizing section. It starts a real server
+ * refuses writes, for the operator guide's Sizing section (docs/operator-guide.md). It starts a real server
  * (`dist/src/main.js`, as `npm start` does) with `--memory-limit-mib`, a fresh data
  * directory and no rate limit, and sends realistic channel messages (`realistic.ts`: 40
  * to 80 words, some Markdown, links and code blocks; seeded) 64 at a time until the

@@ -92,7 +92,7 @@ export async function writeHtmlReport(record: BenchRecord, jsonPath: string): Pr
   return path;
 }
 
-/** Writes each chart of `record` as `<dir>/<id>.svg` (for the README); returns the paths. */
+/** Writes each chart of `record` as `<dir>/<id>.svg` (for docs/performance.md); returns the paths. */
 export async function writeChartFiles(record: BenchRecord, dir: string): Promise<string[]> {
   mkdirSync(dir, { recursive: true });
   const paths: string[] = [];

@@ -5,7 +5,7 @@
  * after a 2 s warm-up that the profile also holds, so keep S well above it), stops the
  * server and reads its profile: self time in microseconds per message, by part of the
  * code (uWS and the kernel, Markdown, XState, the log, ...) and by function. This is the
- * breakdown the README's Performance section quotes. With `--alloc`, the server samples
+ * breakdown docs/performance.md quotes. With `--alloc`, the server samples
  * its heap allocations instead (`bench/alloc_probe.ts`) and the report is bytes
  * allocated per message, by function: what the garbage collector has to clean up.
  *

@@ -1,7 +1,7 @@
 /**
  * Configuration, from command-line flags first, then `PARLEY_*` environment variables,
  * then the configuration file (`parley.toml`), then defaults. Every setting is
- * documented in the README. The flags are commander options made from SETTINGS
+ * documented in docs/operator-guide.md (Configuration). The flags are commander options made from SETTINGS
  * (`settingsOptions`), which `parley serve`, `parley config` and resolveConfig all parse.
  */
 import { Command, CommanderError, Option } from 'commander';

@@ -1,5 +1,5 @@
 /**
- * The README's promise about the module graph: arrows point one way (`src/` -> `actors/` and
+ * docs/architecture.md's promise about the module graph: arrows point one way (`src/` -> `actors/` and
  * `snapshots/`; `actors/` imports nothing from `src/`; `snapshots/` takes only types from
  * `actors/`), and no import closes a cycle anywhere, type-only imports included: they are
  * erased at build time, but a cycle of types is still two modules that cannot be read, or

@@ -1,5 +1,5 @@
 /**
- * The procedures of the README's operator guide, done as written against real server
+ * The procedures of the operator guide (docs/operator-guide.md), done as written against real server
  * processes: a backup taken with the guide's own script while writes continue,
  * restored and served; and an upgrade from a snapshot an older format wrote.
  * (Restore to a seq, compact, verify and torn copies: operator_guide_restore.test.ts.)

@@ -1,5 +1,5 @@
 /**
- * Helpers for the tests of the README's operator guide: the CLI and the guide's backup
+ * Helpers for the tests of the operator guide (docs/operator-guide.md): the CLI and the guide's backup
  * script run as child processes (so that writers in the test process keep going
  * meanwhile), server processes, and API calls.
  */
@@ -12,7 +12,7 @@ import { built } from './built.js';
 export { api };
 
 export const root = join(import.meta.dirname, '..');
-const GUIDE = join(root, 'README.md');
+const GUIDE = join(root, 'docs', 'operator-guide.md');
 /** How the tests run `npx parley`: the same CLI, built. */
 const PARLEY = `${process.execPath} ${built('src/cli.ts')}`;
 

@@ -1,5 +1,5 @@
 /**
- * More procedures of the README's operator guide against real server processes: restore
+ * More procedures of the operator guide (docs/operator-guide.md) against real server processes: restore
  * to a seq, compact while running and stopped, the backup script on a stopped
  * server, verify finding a flipped byte in a copied segment, and a record cut short
  * at the end of a copied log.

@@ -1,7 +1,8 @@
 /**
- * The README files point only at what a clone has: every relative link resolves to a
- * file inside the repository that git does not ignore (and a `#fragment` to a heading
- * of it), and so does every file path the READMEs name in a code span.
+ * The README files and the docs pages point only at what a clone has: every relative link
+ * resolves to a file inside the repository that git does not ignore (and a `#fragment` to
+ * a heading of it, in the page itself or in another), and so does every file path the
+ * READMEs and Parley's own docs pages name in a code span. The docs index links every page.
  */
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
@@ -30,8 +31,21 @@ function documents(): string[] {
 /** Link targets that are not links: the chat spec describes Markdown syntax in prose ("[filename](url)"). */
 const NOT_LINKS: Record<string, string[]> = { [join('docs', 'spec', 'organization-chat-api.md')]: ['url'] };
 
-/** Files whose code spans are read as paths: the READMEs only (docs/ quote other projects' paths). */
-const PATHS_IN_CODE = ['README.md', 'bench/README.md'];
+/**
+ * Files whose code spans are read as paths: the READMEs and Parley's own pages directly under
+ * docs/ (docs/spec/ and docs/reference/ quote other projects' paths).
+ */
+const PATHS_IN_CODE = [
+  'README.md',
+  'bench/README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => join('docs', name)),
+];
+
+/** Pages that name no file at all (so finding nothing to check there is no sign of a broken parse). */
+const NAMES_NO_FILE = [join('docs', 'design.md')];
 
 function inline(tokens: Token[]): Token[] {
   return tokens.flatMap((tok) => [tok, ...inline(tok.children ?? [])]);
@@ -84,6 +98,24 @@ for (const file of documents()) {
       .map((tok) => tok.content)
       .filter((c) => /^[\w.-]+(\/[\w.-]+)+\.(md|ts|mjs|js|json|yaml|sh)$/.test(c) && !c.startsWith('dist/'));
     for (const path of new Set(paths)) t.equal(problem(file, path, [root, dirname(join(root, file))]), undefined, `path ${path}`);
-    t.ok(relativeLinks.length + paths.length > 0, 'found something to check');
+    if (!NAMES_NO_FILE.includes(file)) t.ok(relativeLinks.length + paths.length > 0, 'found something to check');
+    else t.equal(relativeLinks.length + paths.length, 0, 'names no file (else take it off NAMES_NO_FILE)');
   });
 }
+
+t.test('the docs index links every page of docs/, and the README links the index and every page', async (t) => {
+  const linked = (file: string): Set<string> => {
+    const tokens = inline(md.parse(readFileSync(join(root, file), 'utf8'), {}));
+    const hrefs = tokens.filter((tok) => tok.type === 'link_open').map((tok) => String(tok.attrGet('href') ?? ''));
+    return new Set(hrefs.map((h) => relative(root, resolve(dirname(join(root, file)), h.split('#')[0]))));
+  };
+  const index = linked(join('docs', 'README.md'));
+  const readme = linked('README.md');
+  t.ok(readme.has(join('docs', 'README.md')), 'README.md links docs/README.md');
+  const pages = documents().filter((d) => d.startsWith(`docs${sep}`) && d !== join('docs', 'README.md'));
+  t.ok(pages.length >= 5, `${pages.length} pages under docs/`);
+  for (const page of pages) t.ok(index.has(page), `docs/README.md links ${page}`);
+  for (const page of PATHS_IN_CODE.filter((p) => p.startsWith(`docs${sep}`) && p !== join('docs', 'README.md'))) {
+    t.ok(readme.has(page), `README.md links ${page}`);
+  }
+});

@@ -71,7 +71,7 @@ t.test('the register response', async (t) => {
     t.equal(r.service_merge_base, r.zulip_merge_base);
     const settings = await f.call(null, 'GET', '/api/v1/server_settings');
     for (const k of VERSION_KEYS) t.equal(r[k], settings.json[k], `${k} agrees with server_settings`);
-    // The README's "Feature level" says why 427: 428 is the first change not served.
+    // docs/api.md's "Feature level" says why 427: 428 is the first change not served.
     t.equal(r.zulip_feature_level, 427);
     t.notOk('realm_is_zephyr_mirror_realm' in r, 'removed at level 426');
   });

@@ -4,7 +4,7 @@
  * alert words, content to render past `max_message_length`, many linkifier matches, and
  * too many channels in one subscribe. Nothing here is timed: each input is refused with
  * Zulip's error shape, or its work is counted, or a large allowed input gets the right
- * answer. (The figures before and after are in the README, HTTP limits.)
+ * answer. (The figures before and after are in docs/api.md, HTTP limits.)
  */
 import t, { type Test } from 'tap';
 import fc from 'fast-check';

@@ -1,6 +1,6 @@
 /**
  * The response validator of the helpers (`zulip_responses.ts`) and its list of differences
- * (`response_differences.ts`): the README's table says the same as the list, and the
+ * (`response_differences.ts`): the API reference's table (docs/api.md) says the same as the list, and the
  * validator refuses what the description does not allow, admits what the list does, and
  * leaves alone what the description does not describe.
  */
@@ -11,9 +11,9 @@ import { RESPONSE_DIFFERENCES } from './response_differences.js';
 import { responseProblems } from './zulip_responses.js';
 import { chatFixture } from './helpers.js';
 
-/** `where: fields` for each row of the README's "Differences from Zulip's description" table. */
-function readmeRows(): string[] {
-  const text = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
+/** `where: fields` for each row of docs/api.md's "Differences from Zulip's description" table. */
+function docRows(): string[] {
+  const text = readFileSync(join(import.meta.dirname, '..', 'docs', 'api.md'), 'utf8');
   const section = text.split("### Differences from Zulip's description\n")[1]?.split('\n#')[0] ?? '';
   return section.split('\n').filter((l) => l.startsWith('| `')).map((l) => {
     const [where, fields] = l.split(' | ');
@@ -26,9 +26,9 @@ function codeRows(): string[] {
   return RESPONSE_DIFFERENCES.map((d) => `${d.schema ? `\`${d.schema}\`` : `\`${d.event}\` events`}: ${d.fields.length ? d.fields.map((f) => `\`${f}\``).join(', ') : '(all)'}`);
 }
 
-t.test("the README lists the code's differences, no more and no fewer", async (t) => {
-  const rows = readmeRows();
-  t.ok(rows.length > 5, `${rows.length} rows in the README`);
+t.test("the API reference lists the code's differences, no more and no fewer", async (t) => {
+  const rows = docRows();
+  t.ok(rows.length > 5, `${rows.length} rows in docs/api.md`);
   t.same(rows, codeRows());
   t.ok(RESPONSE_DIFFERENCES.every((d) => d.why.length > 10), 'each with its reason');
 });

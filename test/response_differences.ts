@@ -2,7 +2,7 @@
  * Where Parley's responses deliberately differ from Zulip's description (feature level
  * 420), by schema of the description: the fields Parley adds to an object the description
  * closes (`additionalProperties: false`), or, with `as`, a field whose description is
- * wrong. The README's "Differences from Zulip's description" lists the same entries
+ * wrong. The API reference's "Differences from Zulip's description" (docs/api.md) lists the same entries
  * (`response_differences.test.ts` holds them equal); the response validator
  * (`zulip_responses.ts`) admits these and nothing else.
  */
@@ -68,7 +68,7 @@ export const RESPONSE_DIFFERENCES: ResponseDifference[] = [
     fields: ['errors'],
     why: 'description incomplete: Zulip\'s `ValidationFailureError` (a linkifier\'s or playground\'s URL template refused) adds `errors`, Django\'s messages by field',
   },
-  // Shapes of feature levels above the one Parley reports (the README says which and why):
+  // Shapes of feature levels above the one Parley reports (docs/api.md, Feature level, says which and why):
   // extra fields, which clients of the reported level ignore.
   ...['User', 'get_own_user_200_response', 'register_queue_200_response_allOf_cross_realm_bots_inner'].map((schema) => ({
     schema,

@@ -1,8 +1,8 @@
 /**
  * The response validator of the test helpers: every body Parley answers through them is
  * checked against Zulip's description (`zulip_description.ts`), with the differences
- * `response_differences.ts` lists (and the README's "Differences from Zulip's
- * description" section repeats) and no others.
+ * `response_differences.ts` lists (and the "Differences from Zulip's description"
+ * section of docs/api.md repeats) and no others.
  *
  * - The operation is found by method and path (`/api/v1/...`); a request the
  *   description does not describe (Parley's own routes, the board) is not checked, nor
@@ -221,6 +221,6 @@ export function checkResponse(method: string, url: string, res: { status: number
     `${request} answered ${res.status} with a body that Zulip's description (${found.operation}) does not allow:\n` +
       shown.map((l) => `  ${l}`).join('\n') + (found.problems.length > shown.length ? `\n  ... and ${found.problems.length - shown.length} more` : '') +
       `\nbody: ${JSON.stringify(res.json).slice(0, 2000)}` +
-      '\n(a deliberate difference goes in test/response_differences.ts and the README\'s list)',
+      '\n(a deliberate difference goes in test/response_differences.ts and the list in docs/api.md)',
   );
 }

@@ -11,7 +11,7 @@ import { EMOJI_API_PATH } from '../emoji.js';
 
 /**
  * The API version Parley reports, under both the Zulip and the service names: the highest
- * feature level whose every change Parley serves (the README's "Feature level" says why
+ * feature level whose every change Parley serves (docs/api.md's "Feature level" says why
  * 427, and which change above it is not served). Zulip's 11.0 ended at 421; 426 and 427
  * are from 12.0's development.
  */

@@ -1,5 +1,5 @@
 /**
- * The Markdown renditions of the board. Layout (documented in the README):
+ * The Markdown renditions of the board. Layout (documented in docs/api.md, Message board API):
  *
  *   # Parley message board: <what>
  *   > Untrusted-content notice, in words

@@ -19,8 +19,8 @@
  * The request log: one line per answered request, with its id, route (the record's
  * path, never the request's, which may carry an email or a search), organization,
  * user, status and time. Errors are always logged (5xx at `error`, 4xx at `info`);
- * successes only at `debug`, since a line per request costs the hot path (see the
- * README's Logging section). A parked long-poll is logged when it parks.
+ * successes only at `debug`, since a line per request costs the hot path (see
+ * "Logging, health and shutdown" in docs/operator-guide.md). A parked long-poll is logged when it parks.
  */
 import type { LogFields, Logger } from '../../actors/core/logger.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
