@@ -37,7 +37,10 @@ export class DeletionJobs {
   start(): void {
     this.started = true;
     for (const orgId of this.host.orgIds()) {
-      for (const id of this.host.org(orgId)?.deletionJobs.keys() ?? []) void this.settled(orgId, id).catch(() => {});
+      for (const job of this.host.org(orgId)?.deletionJobs.values() ?? []) {
+        this.host.log.info({ event: 'deletion_job.resumed', org: orgId, job: job.id, channels: job.channels.length }, `deletion job ${orgId}/${job.id} resumed: ${job.channels.length} channels to go, then the direct messages`);
+        void this.settled(orgId, job.id).catch(() => {});
+      }
     }
   }
 
