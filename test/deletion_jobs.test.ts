@@ -2,7 +2,8 @@
  * The message deletion job of `DELETE /users/{id}` with `actions` (actors/areas/deletion_jobs.ts):
  * recorded with the deactivation, one channel per step, each step done once; a job a
  * restart cut short, found again from the log or from a snapshot, is resumed when the
- * runner starts and finished; and the deletions are told as `DELETE /messages/{id}` tells them.
+ * runner starts and finished; a message moved into a channel already gone through is not
+ * missed; and the deletions are told as `DELETE /messages/{id}` tells them.
  */
 import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -77,6 +78,9 @@ t.test('a job cut short by a restart is resumed and finished, found again from t
   t.equal((await step(bobJob)).deleted, 0, 'and done again, it does nothing');
   t.notOk((await left()).includes('bob one'));
   t.equal((await left()).length, all - 1, 'the rest waits for the job');
+  // Bob's message in #two moved into #one, which the job has gone through: #one comes back on it.
+  const bobTwo = [...sent].find(([, l]) => l === 'bob two')![0];
+  await call(owner, 'PATCH', `/api/v1/messages/${bobTwo}`, { stream_id: channelOne, propagate_mode: 'change_one' });
   await store.close();
 
   // From the log: the job, one channel crossed off, is resumed and finished.
@@ -85,7 +89,7 @@ t.test('a job cut short by a restart is resumed and finished, found again from t
   t.equal((await left()).length, all - 1, 'nothing deleted by recovery itself');
   store.runtime.deletionJobs.start();
   await store.runtime.deletionJobs.settled(org, bobJob);
-  t.same((await left()).filter((l) => l.startsWith('bob')), [], "every one of Bob's messages is gone");
+  t.same((await left()).filter((l) => l.startsWith('bob')), [], "every one of Bob's messages is gone, the one moved into #one too");
   t.equal((await left()).length, all - 4);
 
   // From a snapshot: the same for Dave.

@@ -12,6 +12,9 @@
  * - last, the organization's actor deletes their direct messages and removes the job
  *   (DELETE_DIRECT_MESSAGES_BY_SENDERS, `DeletionJobFinished`), in one decision.
  *
+ * Their messages moved meanwhile into a channel already gone through put that channel
+ * back on the job (`revisitMovedInto`).
+ *
  * The job is organization state, in snapshots with it; the runtime's `DeletionJobs`
  * (actors/runtime/deletion_jobs.ts) runs the steps, and after a restart resumes every job
  * still recorded, so a `kill -9` never leaves the work half done for good. The steps
@@ -91,8 +94,8 @@ export const deleteDirectMessagesBySenders = command({
   actor: 'org',
   decide(ctx: OrgContext, c: DeleteDirectMessagesBySenders, _env: DecideEnv, view: StateView): Decision<{ deleted: number }, MessageDeleted | AttachmentLinksChanged | DeletionJobFinished> {
     const job = ctx.deletionJobs.get(c.job_id);
-    if (!job) return { facts: [], value: { deleted: 0 } };
-    if (job.channels.length > 0) throw new Error(`deletion job ${job.id} finished with ${job.channels.length} channels to go`);
+    // Done already, or a channel to go through again first (messages moved into it): nothing yet.
+    if (!job || job.channels.length > 0) return { facts: [], value: { deleted: 0 } };
     const facts: Array<MessageDeleted | AttachmentLinksChanged | DeletionJobFinished> = [];
     let deleted = 0;
     if (job.direct_messages) {
@@ -108,6 +111,19 @@ export const deleteDirectMessagesBySenders = command({
     return { facts, value: { deleted } };
   },
 });
+
+/**
+ * Messages of a job's senders moved into a channel the job has already gone through: it
+ * goes through that channel again (from the organization's reducer of the move, so the
+ * same on replay). Without it, a message moved out of a channel yet to come would escape.
+ */
+export function revisitMovedInto(ctx: OrgContext, streamId: number, senderIds: readonly number[]): void {
+  for (const job of ctx.deletionJobs.values()) {
+    if ((!job.public_channels && !job.private_channels) || job.channels.includes(streamId)) continue;
+    if (!senderIds.some((id) => job.sender_ids.includes(id))) continue;
+    ctx.deletionJobs.set(job.id, { ...job, channels: [...job.channels, streamId].sort((a, b) => a - b) });
+  }
+}
 
 // Records are replaced, never changed in place: a snapshot being written may hold the old one.
 const deletionJobStarted = orgFact<DeletionJobStarted>({
