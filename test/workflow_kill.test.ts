@@ -3,7 +3,10 @@
  * deleting a topic (several batches, the last of which also resets the topic's visibility
  * policies) is SIGKILLed at a random moment; after a restart the topic is either still
  * there with its policies, or gone with them, never gone with its policies left; and the
- * client's repeated request finishes it. Several seeded rounds; the seed is printed.
+ * client's repeated request finishes it. And a user's deactivation with message deletions
+ * (a durable job of the organization), killed in the same way: the user is still active
+ * with every message, or deactivated, and then the restarted server finishes the job.
+ * Several seeded rounds; the seed is printed.
  */
 import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
