@@ -175,6 +175,8 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   runtime.queues.start();
   // Items that came due while the server was down go out now; the rest at their time.
   runtime.scheduled.start();
+  // Message deletion jobs a crash cut short are finished now; new ones run as they are recorded.
+  runtime.deletionJobs.start();
   // Data exports asked for before a restart and never finished are built now.
   resumeExports(runtime, config);
   const scheduler = scheduleSnapshots(store, config, log);
@@ -210,6 +212,8 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
         const parked = runtime.queues.parkedCount;
         runtime.queues.releaseAll();
         await lifecycle.settled();
+        // Deletion jobs stop after their current step; the next start resumes them.
+        runtime.deletionJobs.stop();
         await store.writer.drain();
         log.info({ event: 'shutdown.drained', released_polls: parked, seq: runtime.lastSeq, ms: elapsed(started) }, `shutdown: drained (${parked} parked polls answered), log flushed at seq ${runtime.lastSeq}`);
         const info = await store.snapshot();

@@ -17,6 +17,7 @@ import { channelFolders } from './channel_folders.js';
 import { channels } from './channels.js';
 import { defaultChannels } from './default_channels.js';
 import { topicDeletion } from './topic_deletion.js';
+import { deletionJobs } from './deletion_jobs.js';
 import { drafts } from './drafts.js';
 import { eventQueues } from './event_queues.js';
 import { flags } from './flags.js';
@@ -52,7 +53,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, playgrounds, realmExports, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, defaultChannels, channelFolders, messages, messageDeletion, messageReports, topicDeletion, scheduledMessages, reminders, messageEdits, attachments, reactions, submessages, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, playgrounds, realmExports, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, defaultChannels, channelFolders, messages, messageDeletion, deletionJobs, messageReports, topicDeletion, scheduledMessages, reminders, messageEdits, attachments, reactions, submessages, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

@@ -1,21 +1,21 @@
 /**
  * Deleting messages (Zulip's `do_delete_messages`): one at a time by its sender or a
  * moderator of it (`DELETE /messages/{id}`, who may is `checkCanDelete` in
- * edit_rules.ts), every message of some senders (a user's deactivation with `actions`),
- * and the batches of a topic's deletion (topic_deletion.ts); the `delete_message`
+ * edit_rules.ts), every message of some senders (a user's deactivation with `actions`,
+ * deletion_jobs.ts), and the batches of a topic's deletion (topic_deletion.ts); the `delete_message`
  * events, in the bulk form for clients that declared `bulk_message_deletion`.
  */
-import { area, command, fact, messageCommand, type OutgoingEvent, type UserDelivery } from '../core/area.js';
+import { area, fact, messageCommand, type OutgoingEvent, type UserDelivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { checkCanDelete } from '../edit_rules.js';
-import { adminRequired, badRequest } from '../errors.js';
+import { badRequest } from '../errors.js';
 import { dropMessages, received, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, messageActor } from '../message_rules.js';
 import { realmSettings } from '../realm_settings.js';
 import { eventJson } from '../render/events.js';
-import { Role, type MessageRecord } from '../types.js';
+import type { MessageRecord } from '../types.js';
 import { linkChanges, type AttachmentLinksChanged } from './attachments.js';
 
 /**
@@ -84,71 +84,12 @@ export function channelMessageDeletion(ctx: ChannelContext, view: StateView, org
 }
 
 /** A deletion, then the uploads it lets go of: those it alone linked are deleted with it. */
-function withUnlinks(deleted: MessageDeleted, view: StateView, org: OrgContext, m: MessageRecord): Array<MessageDeleted | AttachmentLinksChanged> {
+export function withUnlinks(deleted: MessageDeleted, view: StateView, org: OrgContext, m: MessageRecord): Array<MessageDeleted | AttachmentLinksChanged> {
   const sender = org.users.get(m.sender_id);
   const links = sender ? linkChanges(view, org, sender, m.id, m.timestamp, m.content, null) : undefined;
   return links ? [deleted, links] : [deleted];
 }
 
-
-/**
- * Delete every message some users sent in a channel, if the channel is of a kind asked
- * for (`DELETE /users/{id}` with `actions`; administrators only). Decided by the channel.
- */
-export interface DeleteMessagesBySenders {
-  type: 'DELETE_MESSAGES_BY_SENDERS';
-  stream_id: number;
-  org: number;
-  actor_id: number;
-  sender_ids: number[];
-  public_channels: boolean;
-  private_channels: boolean;
-}
-/** The same for the direct messages of the organization. */
-export interface DeleteDirectMessagesBySenders { type: 'DELETE_DIRECT_MESSAGES_BY_SENDERS'; org: number; actor_id: number; sender_ids: number[] }
-
-function checkAdministrator(org: OrgContext, actorId: number): void {
-  const actor = org.users.get(actorId);
-  if (!actor || !actor.is_active || actor.role > Role.ADMIN) throw adminRequired();
-}
-
-export const deleteMessagesBySenders = command({
-  type: 'DELETE_MESSAGES_BY_SENDERS',
-  actor: 'channel',
-  decide(ctx: ChannelContext, c: DeleteMessagesBySenders, _env: DecideEnv, view: StateView): Decision<{ deleted: number }, MessageDeleted | AttachmentLinksChanged> {
-    const org = view.org(c.org)!;
-    checkAdministrator(org, c.actor_id);
-    if (!(ctx.channel.invite_only ? c.private_channels : c.public_channels)) return { facts: [], value: { deleted: 0 } };
-    const senders = new Set(c.sender_ids);
-    const facts: Array<MessageDeleted | AttachmentLinksChanged> = [];
-    let deleted = 0;
-    for (const id of ctx.ids) {
-      const m = ctx.messages.get(id);
-      if (!m || !senders.has(m.sender_id)) continue;
-      facts.push(...channelMessageDeletion(ctx, view, org, m));
-      deleted++;
-    }
-    return { facts, value: { deleted } };
-  },
-});
-
-export const deleteDirectMessagesBySenders = command({
-  type: 'DELETE_DIRECT_MESSAGES_BY_SENDERS',
-  actor: 'org',
-  decide(ctx: OrgContext, c: DeleteDirectMessagesBySenders, _env: DecideEnv, view: StateView): Decision<{ deleted: number }, MessageDeleted | AttachmentLinksChanged> {
-    checkAdministrator(ctx, c.actor_id);
-    const senders = new Set(c.sender_ids);
-    const facts: Array<MessageDeleted | AttachmentLinksChanged> = [];
-    let deleted = 0;
-    for (const m of ctx.directMessages.values()) {
-      if (!senders.has(m.sender_id)) continue;
-      const holders = [...(m.dm_user_ids ?? [])];
-      facts.push(...withUnlinks({ type: 'MessageDeleted', org: c.org, message_id: m.id, stream_id: null, topic: '', holders, notify: holders }, view, ctx, m));
-      deleted++;
-    }
-    return { facts, value: { deleted } };
-  },
-});
 
 const messageDeleted = fact<MessageDeleted>({
   type: 'MessageDeleted',
@@ -255,6 +196,6 @@ export function deletionDelivery(view: StateView, org: number, seq: number, user
 
 export const messageDeletion = area({
   name: 'message_deletion',
-  commands: [deleteMessage, deleteMessagesBySenders, deleteDirectMessagesBySenders],
+  commands: [deleteMessage],
   facts: [messageDeleted],
 });

@@ -35,6 +35,7 @@ import { topicLinks } from '../render/views.js';
 import { Role, type EditHistoryEntry, type MessageRecord, type UserRecord } from '../types.js';
 import { checkGroupMentions, notificationBotMessage, senderResolver } from './messages.js';
 import { deletionDelivery, type MessageDeleted } from './message_deletion.js';
+import { revisitMovedInto } from './deletion_jobs.js';
 import { VisibilityPolicy, type UserTopicChanged } from './user_topics.js';
 import { alertedUsers } from './alert_words.js';
 
@@ -501,6 +502,7 @@ const messagesEdited = fact<MessagesEdited>({
         for (const m of f.messages) if (ctx.directMessages.has(m.id)) ctx.directMessages.set(m.id, stampHas(m));
       } else if (f.move && f.move.stream_id !== f.stream_id) {
         for (const m of f.messages) ctx.messageChannel.set(m.id, f.move.stream_id);
+        if (ctx.deletionJobs.size > 0) revisitMovedInto(ctx, f.move.stream_id, f.messages.map((m) => m.sender_id));
       }
     },
     channel(ctx, f) {

@@ -19,6 +19,7 @@ import { checkEmail, checkFullName, onProbation } from '../user_rules.js';
 import { realmSettings } from '../realm_settings.js';
 import { profileDataChange } from './profile_fields.js';
 import { setUserActive } from './users.js';
+import { deletionJobStart } from './deletion_jobs.js';
 import type { StateView } from '../core/state_view.js';
 
 const ROLES: readonly number[] = [Role.OWNER, Role.ADMIN, Role.MODERATOR, Role.MEMBER, Role.GUEST];
@@ -158,14 +159,24 @@ const userUpdated = orgFact<UserUpdated>({
  * account "Deleted User <id>" (`DELETE /users/{id}`): one decision, so its facts land in
  * one durable batch, and a `kill -9` never leaves an account deactivated with its profile
  * kept (a repeated request is refused: the user is already deactivated). Deleting their
- * messages, which spans channels, follows as decisions of each channel.
+ * messages spans channels: the same decision records it as a durable job of the
+ * organization (deletion_jobs.ts), which the runtime runs and, after a restart, resumes.
  */
-export interface DeactivateUser { type: 'DEACTIVATE_USER'; org: number; actor_id: number; user_id: number; delete_profile: boolean }
+export interface DeactivateUser {
+  type: 'DEACTIVATE_USER';
+  org: number;
+  actor_id: number;
+  user_id: number;
+  delete_profile: boolean;
+  delete_public_channel_messages?: boolean;
+  delete_private_channel_messages?: boolean;
+  delete_direct_messages?: boolean;
+}
 
 export const deactivateUser = command({
   type: 'DEACTIVATE_USER',
   actor: 'org',
-  decide(ctx: OrgContext, c: DeactivateUser, env: DecideEnv, view: StateView): Decision<{ accounts: number[] }, AnyFact> {
+  decide(ctx: OrgContext, c: DeactivateUser, env: DecideEnv, view: StateView): Decision<{ accounts: number[]; job: number | null }, AnyFact> {
     const deactivated = setUserActive.decide(ctx, { type: 'SET_USER_ACTIVE', org: c.org, actor_id: c.actor_id, user_id: c.user_id, active: false }, env, view);
     // The bots first, then the user, as Zulip's do_deactivate_user orders them.
     const accounts = deactivated.facts.map((f) => f.user_id);
@@ -173,7 +184,12 @@ export const deactivateUser = command({
     if (c.delete_profile) {
       for (const id of accounts) facts.push(...updateUser.decide(ctx, { type: 'UPDATE_USER', org: c.org, actor_id: c.actor_id, user_id: id, full_name: `Deleted User ${id}` }, env, view).facts);
     }
-    return { facts, value: { accounts } };
+    const job = deletionJobStart(ctx, view, {
+      actor_id: c.actor_id, sender_ids: accounts,
+      public_channels: c.delete_public_channel_messages === true, private_channels: c.delete_private_channel_messages === true, direct_messages: c.delete_direct_messages === true,
+    });
+    if (job) facts.push(job);
+    return { facts, value: { accounts, job: job ? job.job.id : null } };
   },
 });
 

@@ -80,6 +80,29 @@ export interface OrgContext {
   realmEmoji: Map<number, RealmEmojiRecord>;
   /** The highest custom emoji id ever used. */
   lastEmojiId: number;
+  /** Message deletions still under way, by id (`actors/areas/deletion_jobs.ts`); finished ones leave. */
+  deletionJobs: Map<number, MessageDeletionJob>;
+  /** The highest deletion job id ever used. */
+  lastDeletionJobId: number;
+}
+
+/**
+ * A durable job deleting every message some accounts sent, of the kinds asked for (a
+ * user's deactivation with `actions`): recorded by the decision that deactivates them,
+ * advanced one channel per decision, and removed by the decision that deletes the direct
+ * messages last (`actors/areas/deletion_jobs.ts`; the runtime's `DeletionJobs` runs it).
+ */
+export interface MessageDeletionJob {
+  id: number;
+  /** The administrator who asked. */
+  actor_id: number;
+  /** The accounts whose messages go: the user and the bots they own. */
+  sender_ids: number[];
+  public_channels: boolean;
+  private_channels: boolean;
+  direct_messages: boolean;
+  /** The channels still to go through, ascending; then the direct messages, and the job is done. */
+  channels: number[];
 }
 
 /** A custom emoji: its name, and its image in the upload store. */
@@ -263,6 +286,8 @@ export function emptyOrg(id: number): OrgContext {
     lastEmojiId: 0,
     attachmentByPath: new Map(),
     lastAttachmentId: 0,
+    deletionJobs: new Map(),
+    lastDeletionJobId: 0,
   };
 }
 
@@ -346,6 +371,9 @@ interface OrgChunk {
   realmEmoji?: RealmEmojiRecord[];
   lastEmojiId?: number;
   lastAttachmentId?: number;
+  /** Absent in chunks written before deletion jobs existed: then none is under way. */
+  deletionJobs?: MessageDeletionJob[];
+  lastDeletionJobId?: number;
 }
 
 /** Presence rows as four numbers each: compact in a snapshot of 10,000s of users. */
@@ -407,6 +435,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         realmEmoji: [...ctx.realmEmoji.values()],
         lastEmojiId: ctx.lastEmojiId,
         lastAttachmentId: ctx.lastAttachmentId,
+        deletionJobs: [...ctx.deletionJobs.values()],
+        lastDeletionJobId: ctx.lastDeletionJobId,
       };
     };
     // Direct messages are kept in id order; a deleted one leaves the map. Slices take them
@@ -466,6 +496,8 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         lastEmojiId: c.lastEmojiId ?? 0,
         attachmentByPath: new Map((c.attachments ?? []).map((a) => [a.path_id, a.id])),
         lastAttachmentId: c.lastAttachmentId ?? 0,
+        deletionJobs: new Map((c.deletionJobs ?? []).map((j) => [j.id, j])),
+        lastDeletionJobId: c.lastDeletionJobId ?? 0,
       });
       return;
     }

@@ -25,6 +25,7 @@ import { COMMANDS as COMMAND_DEFS } from '../areas/index.js';
 import { EventQueues, QUEUE_CHUNK_TAGS, type DeliveryObserver, type QueueDelivery, type QueueOptions, type QueueService } from '../event_queues/index.js';
 import { ActorDirectory } from './actor_directory.js';
 import { DeliverySchedule } from './delivery_schedule.js';
+import { DeletionJobs } from './deletion_jobs.js';
 import { EventRouting, Routed, type DeliveryHints } from './event_routing.js';
 
 export type { DeliveryHints } from './event_routing.js';
@@ -92,6 +93,7 @@ interface Parts {
   queueDelivery: QueueDelivery;
   events: EventRouting;
   scheduled: DeliverySchedule;
+  deletionJobs: DeletionJobs;
 }
 
 export class Runtime implements StateView {
@@ -137,7 +139,14 @@ export class Runtime implements StateView {
       deliver: (org, userId, id) => this.execute({ type: 'DELIVER_SCHEDULED', org, user_id: userId, id }),
       log: opts.log ?? quietLogger,
     });
-    return { directory, queues, queueDelivery: queues, events: new EventRouting(directory, queues), scheduled };
+    const deletionJobs = new DeletionJobs({
+      orgIds: () => directory.server().orgs.keys(),
+      org: (org) => directory.org(org),
+      stepChannel: (org, streamId, jobId) => this.execute({ type: 'DELETE_MESSAGES_BY_SENDERS', org, stream_id: streamId, job_id: jobId }),
+      finish: (org, jobId) => this.execute({ type: 'DELETE_DIRECT_MESSAGES_BY_SENDERS', org, job_id: jobId }),
+      log: opts.log ?? quietLogger,
+    });
+    return { directory, queues, queueDelivery: queues, events: new EventRouting(directory, queues), scheduled, deletionJobs };
   }
 
   /** What route handlers, the server and tools may do with event queues. */
@@ -147,6 +156,10 @@ export class Runtime implements StateView {
   /** When scheduled messages and reminders are due; `sweep` delivers what is due now. */
   get scheduled(): DeliverySchedule {
     return this.parts.scheduled;
+  }
+  /** The organizations' message deletion jobs: `start` runs them (and resumes those recovered), `settled` waits for one. */
+  get deletionJobs(): DeletionJobs {
+    return this.parts.deletionJobs;
   }
   /** Applying queue facts and delivering events: the runtime's alone. */
   private get queueDelivery(): QueueDelivery {
@@ -284,6 +297,7 @@ export class Runtime implements StateView {
       const s = stamped[i];
       this.directory.route(s, origin);
       this.scheduled.observe(s.fact);
+      this.deletionJobs.observe(s.fact);
       if (i < last) this.events.derive(s, before);
     }
     const routing = this.events.defer(before, stamped[last], hints);
@@ -342,6 +356,7 @@ export class Runtime implements StateView {
   /** Stops every actor and timer. */
   stop(): void {
     this.scheduled.stop();
+    this.deletionJobs.stop();
     this.queues.stop();
     this.directory.stop();
     this.directory.supervisor.shutdown();

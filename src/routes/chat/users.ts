@@ -8,7 +8,6 @@ import { getUser, getUserByEmail, listUsers } from '../../../actors/areas/users.
 import { Role } from '../../../actors/types.js';
 import { userView } from '../../../actors/render/views.js';
 import { badRequest } from '../../../actors/errors.js';
-import type { Runtime } from '../../../actors/runtime/runtime.js';
 import { Type } from '@sinclair/typebox';
 import { route, S } from '../../http/route.js';
 
@@ -101,18 +100,21 @@ export const deactivateUser = route({
   async handler({ params, org, user, runtime, mailer, log }) {
     const actions = deactivationActions(params.actions);
     const target = runtime.org(org.id)!.users.get(params.user_id);
-    // The user, the bots they own and (delete_profile) their renaming, as one decision; then their messages.
-    const { accounts } = await runtime.execute({ type: 'DEACTIVATE_USER', org: org.id, actor_id: user.user_id, user_id: params.user_id, delete_profile: actions.delete_profile });
-    for (const id of accounts) await deleteMessagesOf(runtime, org.id, user.user_id, id, actions);
+    // The user, the bots they own, (delete_profile) their renaming and the job deleting their
+    // messages, as one decision; the job runs on its own (and resumes after a restart).
+    const { job } = await runtime.execute({ type: 'DEACTIVATE_USER', org: org.id, actor_id: user.user_id, user_id: params.user_id, ...actions });
     if (params.deactivation_notification_comment !== undefined && target) {
       const comment = params.deactivation_notification_comment;
-      // As in Zulip, the notice is an email to the deactivated user; mail that fails is logged, the deactivation stands.
+      // As in Zulip, the notice is an email to the deactivated user, sent once the deactivation is
+      // committed, at most once (not part of the job); mail that fails is logged, the deactivation stands.
       await mailer.send({
         to: target.delivery_email,
         subject: `Your account on ${org.name || 'Parley'} has been deactivated`,
         text: [`Hi ${target.full_name},`, '', `Your account on ${org.name || 'Parley'} has been deactivated by an administrator.`, ...(comment === '' ? [] : ['', comment]), ''].join('\n'),
       }).catch((err: Error) => log.warn({ event: 'mail.failed', mail: 'deactivation', org: org.id, user_id: target.user_id, error: err.message }, `deactivation mail to user ${target.user_id} failed: ${err.message}`));
     }
+    // The answer comes once the messages asked for are deleted, as it did when the handler deleted them.
+    if (job !== null) await runtime.deletionJobs.settled(org.id, job);
     return { json: {} };
   },
 });
@@ -133,18 +135,6 @@ function deactivationActions(raw: Record<string, unknown> | undefined): Deactiva
     out[key as keyof DeactivationActions] = value;
   }
   return out;
-}
-
-/** One deactivated account's messages of the kinds `actions` asks to delete, channel by channel. */
-async function deleteMessagesOf(runtime: Runtime, orgId: number, actorId: number, userId: number, actions: DeactivationActions): Promise<void> {
-  if (actions.delete_public_channel_messages || actions.delete_private_channel_messages) {
-    for (const streamId of [...runtime.org(orgId)!.channelsByName.values()]) {
-      await runtime.execute({ type: 'DELETE_MESSAGES_BY_SENDERS', stream_id: streamId, org: orgId, actor_id: actorId, sender_ids: [userId], public_channels: actions.delete_public_channel_messages, private_channels: actions.delete_private_channel_messages });
-    }
-  }
-  if (actions.delete_direct_messages) {
-    await runtime.execute({ type: 'DELETE_DIRECT_MESSAGES_BY_SENDERS', org: orgId, actor_id: actorId, sender_ids: [userId] });
-  }
 }
 
 const updateUserParams = {
