@@ -22,6 +22,10 @@
  * `oneOf` would refuse for matching two). Schemas compile with ajv on first use and are
  * cached for the process.
  *
+ * Parley's own promises are checked too: a success of a chat route whose record declares
+ * a `response` schema (`RouteRecord.response`; every JSON route the description does not
+ * describe declares one) must match it.
+ *
  * `PARLEY_VALIDATE` chooses what a mismatch does: `fail` (the default) throws with the
  * request, status and ajv's errors; `record` appends one JSON line per mismatch to
  * `PARLEY_VALIDATE_FILE` (default `$TMPDIR/parley-validate.jsonl`) and carries on, to survey
@@ -31,6 +35,8 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { appendFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { successBody, type RouteRecord } from '../src/http/route.js';
+import { chatRoutes } from '../src/routes/chat/index.js';
 import { DESCRIPTION, deref, findOperation, loadDescription, type Description } from './zulip_description.js';
 import { RESPONSE_DIFFERENCES } from './response_differences.js';
 
@@ -93,10 +99,8 @@ const compiled = new Map<string, ValidateFunction>();
 function validator(key: string, schema: any): ValidateFunction {
   let v = compiled.get(key);
   if (!v) {
-    if (!ajv) {
-      ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
-      ajv.addSchema({ $id: 'zulip', components: adjusted(loadDescription()) });
-    }
+    ajv ??= new Ajv({ strict: false, allErrors: true, validateFormats: false });
+    if (!ajv.getSchema('zulip')) ajv.addSchema({ $id: 'zulip', components: adjusted(loadDescription()) });
     v = ajv.compile(toJsonSchema(schema));
     compiled.set(key, v);
   }
@@ -206,10 +210,45 @@ export function responseProblems(method: string, url: string, status: number, js
   return { operation, problems: v(json) ? [] : lines(v.errors) };
 }
 
+/** Chat route records with their paths as patterns, the most literal first (`/users/me` before `/users/{user_id}`). */
+let patterns: Array<{ route: RouteRecord; re: RegExp }> | undefined;
+
+/** The chat route record that serves a request, if any. */
+export function routeOf(method: string, url: string): RouteRecord | undefined {
+  patterns ??= chatRoutes
+    .map((route) => ({ route, re: new RegExp('^' + route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{\w+\\?\}/g, '[^/]+') + '$'), params: (route.path.match(/\{/g) ?? []).length }))
+    .sort((a, b) => a.params - b.params);
+  const path = url.split('?')[0];
+  const m = method.toUpperCase();
+  return patterns.find((p) => p.route.method === m && p.re.test(path))?.route;
+}
+
+const promised = new Map<RouteRecord, ValidateFunction>();
+
+/** What is wrong with a success body by the `response` its route record promises, or undefined when it promises none. */
+export function promiseProblems(method: string, url: string, status: number, json: unknown): { operation: string; problems: string[] } | undefined {
+  if (MODE === 'off' || json === undefined || status < 200 || status >= 300) return undefined;
+  const route = routeOf(method, url);
+  if (!route?.response) return undefined;
+  let v = promised.get(route);
+  if (!v) {
+    ajv ??= new Ajv({ strict: false, allErrors: true, validateFormats: false });
+    v = ajv.compile(successBody(route.response));
+    promised.set(route, v);
+  }
+  return { operation: `${route.method} ${route.path}`, problems: v(json) ? [] : lines(v.errors) };
+}
+
 /** Checks a response of the API as the mode says: throws (the default), records, or nothing. */
 export function checkResponse(method: string, url: string, res: { status: number; json: unknown }): void {
+  const promise = promiseProblems(method, url, res.status, res.json);
+  if (promise && promise.problems.length > 0) report(method, url, res, promise, "its route record's `response` (Parley's promise)");
   const found = responseProblems(method, url, res.status, res.json);
   if (!found || found.problems.length === 0) return;
+  report(method, url, res, found, "Zulip's description");
+}
+
+function report(method: string, url: string, res: { status: number; json: unknown }, found: { operation: string; problems: string[] }, against: string): void {
   const request = `${method.toUpperCase()} ${url.split('?')[0]}`;
   if (MODE === 'record') {
     const file = relative(process.cwd(), process.argv[1] ?? '');
@@ -218,7 +257,7 @@ export function checkResponse(method: string, url: string, res: { status: number
   }
   const shown = found.problems.slice(0, 40);
   throw new Error(
-    `${request} answered ${res.status} with a body that Zulip's description (${found.operation}) does not allow:\n` +
+    `${request} answered ${res.status} with a body that ${against} (${found.operation}) does not allow:\n` +
       shown.map((l) => `  ${l}`).join('\n') + (found.problems.length > shown.length ? `\n  ... and ${found.problems.length - shown.length} more` : '') +
       `\nbody: ${JSON.stringify(res.json).slice(0, 2000)}` +
       '\n(a deliberate difference goes in test/response_differences.ts and the list in docs/api.md)',

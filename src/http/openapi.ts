@@ -5,7 +5,7 @@
  * from the per-API table below.
  */
 import { typesOf } from './params.js';
-import type { ApiName, Requirement, ResponseDoc, RouteRecord } from './route.js';
+import { successBody, type ApiName, type Requirement, type ResponseDoc, type RouteRecord } from './route.js';
 
 /** What a route's `requires` refuses, as the generated document says it. */
 const REQUIREMENT_DOC: Record<Requirement, string> = {
@@ -67,6 +67,10 @@ function operationOf(r: RouteRecord): Record<string, unknown> {
   const parameters = Object.keys(r.params).map((name) => parameterOf(r, name));
   const responses: Record<string, unknown> = {};
   for (const [status, doc] of Object.entries({ ...API_DOC[r.api].defaults(r), ...r.responses })) responses[status] = responseOf(r.api, Number(status), doc);
+  if (r.response) {
+    const success = (responses[200] ?? { description: 'Success' }) as { description: string };
+    responses[200] = { description: success.description, content: { 'application/json': { schema: successBody(r.response) } } };
+  }
   const notes: string[] = [];
   if (r.switch) notes.push(`Answers 404 while the \`${r.switch}\` runtime switch is off (the default).`);
   if (r.limiter) notes.push('Rate limited per client address; 429 carries Retry-After.');

@@ -207,6 +207,13 @@ export interface RouteRecord<M extends ParamMap = ParamMap, B = any, A extends A
   grows?: boolean;
   /** Documented responses; the OpenAPI generator adds each API's usual ones. */
   responses?: Record<number, ResponseDoc>;
+  /**
+   * Chat: what a success's JSON body holds beside `result` and `msg`, as a schema: Parley's
+   * promise, in the generated OpenAPI document, and checked by the tests' response
+   * validator on every answer (beside Zulip's description, where it describes the route).
+   * Every JSON route Zulip's description does not describe declares one.
+   */
+  response?: TSchema;
   handler(ctx: ContextOf<A, ParamsOf<M>, B>): Reply | Promise<Reply>;
 }
 
@@ -284,3 +291,22 @@ export const S = {
   /** Any JSON object. */
   obj: Type.Unsafe<Record<string, unknown>>({ type: 'object' }),
 };
+
+/** Response bodies (`RouteRecord.response`): the fields of a success beside `result` and `msg`. */
+export const R = {
+  /** Nothing more (`{"result":"success","msg":""}`). */
+  empty: Type.Object({}, { additionalProperties: false }),
+  /** The given fields (each required unless `Type.Optional`), and no others. */
+  fields: <P extends Record<string, TSchema>>(props: P) => Type.Object(props, { additionalProperties: false }),
+};
+
+/** A chat success's whole JSON body, given the fields a route's `response` declares: theirs with `result` and `msg`. */
+export function successBody(response: TSchema): Record<string, unknown> {
+  const own = response as { properties?: Record<string, unknown>; required?: string[] };
+  return {
+    ...response,
+    type: 'object',
+    properties: { result: { type: 'string', const: 'success' }, msg: { type: 'string' }, ignored_parameters_unsupported: { type: 'array', items: { type: 'string' } }, ...own.properties },
+    required: ['result', 'msg', ...(own.required ?? [])],
+  };
+}

@@ -3,7 +3,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { getBotStorage, MAX_BOT_STORAGE_ENTRIES_PER_REQUEST } from '../../../actors/areas/bot_storage.js';
-import { route, S } from '../../http/route.js';
+import { R, route, S } from '../../http/route.js';
 
 export const getStorage = route({
   method: 'GET',
@@ -12,6 +12,7 @@ export const getStorage = route({
   auth: 'user',
   requires: 'bot',
   summary: "The calling bot's storage, or the entries of `keys`",
+  response: R.fields({ storage: Type.Record(Type.String(), Type.String()) }),
   params: { keys: { schema: S.strArray } },
   handler({ params, org, user, runtime }) {
     return { json: { storage: getBotStorage(runtime, org.id, user.user_id, params.keys) } };
@@ -25,6 +26,7 @@ export const updateStorage = route({
   auth: 'user',
   requires: 'bot',
   summary: `Set entries of the calling bot's storage, overwriting existing keys (at most ${MAX_BOT_STORAGE_ENTRIES_PER_REQUEST} a request; 10,000,000 characters in all)`,
+  response: R.empty,
   params: { storage: { schema: Type.Record(Type.String(), Type.String(), { maxProperties: MAX_BOT_STORAGE_ENTRIES_PER_REQUEST }), required: true } },
   async handler({ params, org, user, runtime }) {
     await runtime.execute({ type: 'SET_BOT_STORAGE', user_id: user.user_id, org: org.id, storage: params.storage });
@@ -39,6 +41,7 @@ export const removeStorage = route({
   auth: 'user',
   requires: 'bot',
   summary: "Remove the entries of `keys`, or the whole of the calling bot's storage",
+  response: R.empty,
   params: { keys: { schema: S.strArray } },
   async handler({ params, org, user, runtime }) {
     await runtime.execute({ type: 'REMOVE_BOT_STORAGE', user_id: user.user_id, org: org.id, keys: params.keys });

@@ -3,8 +3,9 @@
  * change, deactivate, and regenerate a bot's API key. A bot then authenticates with
  * its own email and API key, as any client does.
  */
+import { Type } from '@sinclair/typebox';
 import { administeredBots, botView } from '../../../actors/bots.js';
-import { route, S } from '../../http/route.js';
+import { R, route, S } from '../../http/route.js';
 
 const defaultsParams = {
   default_sending_stream: { schema: S.str },
@@ -18,6 +19,7 @@ export const createBot = route({
   operationId: 'createBot',
   auth: 'user',
   summary: 'Create a bot owned by the caller',
+  response: R.fields({ user_id: Type.Integer(), api_key: Type.String(), avatar_url: Type.String(), default_sending_stream: Type.Union([Type.String(), Type.Null()]), default_events_register_stream: Type.Union([Type.String(), Type.Null()]), default_all_public_streams: Type.Boolean() }),
   params: { full_name: { schema: S.str, required: true }, short_name: { schema: S.str, required: true }, bot_type: { schema: S.int }, ...defaultsParams },
   async handler({ params, org, user, runtime }) {
     const { user: bot } = await runtime.execute({ type: 'CREATE_BOT', org: org.id, actor_id: user.user_id, full_name: params.full_name, short_name: params.short_name, bot_type: params.bot_type ?? 1, default_sending_stream: params.default_sending_stream, default_events_register_stream: params.default_events_register_stream, default_all_public_streams: params.default_all_public_streams });
@@ -32,6 +34,7 @@ export const listBots = route({
   operationId: 'getBots',
   auth: 'user',
   summary: 'The bots the caller administers (every active bot, for administrators)',
+  response: R.fields({ bots: Type.Array(Type.Object({ user_id: Type.Integer(), full_name: Type.String(), api_key: Type.String() })) }),
   params: {},
   handler({ org, user, runtime }) {
     return { json: { bots: administeredBots(runtime, org.id, user) } };
@@ -44,6 +47,7 @@ export const updateBot = route({
   operationId: 'updateBot',
   auth: 'user',
   summary: "Change a bot's name, owner or default channels (its owner or an administrator)",
+  response: R.fields({ full_name: Type.String(), bot_owner: Type.Optional(Type.String()) }),
   params: { bot_id: { schema: S.nonNegInt, in: 'path', required: true }, full_name: { schema: S.str }, bot_owner_id: { schema: S.nonNegInt }, ...defaultsParams },
   async handler({ params, org, user, runtime }) {
     const { bot_id, ...rest } = params;
@@ -59,6 +63,7 @@ export const deactivateBot = route({
   operationId: 'deactivateBot',
   auth: 'user',
   summary: 'Deactivate a bot (its owner or an administrator)',
+  response: R.empty,
   params: { bot_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
     await runtime.execute({ type: 'DEACTIVATE_BOT', org: org.id, actor_id: user.user_id, bot_id: params.bot_id });
@@ -72,6 +77,7 @@ export const regenerateBotKey = route({
   operationId: 'regenerateBotApiKey',
   auth: 'user',
   summary: "Replace a bot's API key (its owner or an administrator)",
+  response: R.fields({ api_key: Type.String() }),
   params: { bot_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
     const { api_key } = await runtime.execute({ type: 'REGENERATE_BOT_KEY', org: org.id, actor_id: user.user_id, bot_id: params.bot_id });

@@ -5,12 +5,13 @@
  * meeting on the BigBlueButton server and redirects there. Zoom and Webex need an
  * OAuth application Parley cannot have, and say so as Zulip does when unconfigured.
  */
+import { Type } from '@sinclair/typebox';
 import { randomInt } from 'node:crypto';
 import { ApiError, badRequest } from '../../../actors/errors.js';
 import { createMeeting, joinCallUrl, signMeeting, unsignMeeting } from '../../calls/bigbluebutton.js';
 import { bigBlueButtonConfigured } from '../../calls/providers.js';
 import type { Config } from '../../config.js';
-import { route, S } from '../../http/route.js';
+import { R, route, S } from '../../http/route.js';
 
 const OAUTH_PROVIDERS: Record<string, string> = { zoom: 'Zoom', webex: 'Webex' };
 
@@ -28,6 +29,7 @@ export const createCall = route({
   operationId: 'createVideoCall',
   auth: 'user',
   summary: 'A meeting link: `jitsi` (Parley\'s, a fresh room on --jitsi-server-url); `zoom` and `webex` need OAuth, which Parley does not do, and are refused',
+  response: R.fields({ url: Type.String() }),
   params: {
     provider: { schema: S.str, in: 'path', required: true },
     is_video_call: { schema: S.bool, description: 'false: cameras start off' },

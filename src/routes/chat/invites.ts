@@ -11,7 +11,7 @@ import type { EmailInvite } from '../../../actors/kinds/organization.js';
 import { hashPassword } from '../../../actors/passwords.js';
 import type { OrgRecord } from '../../../actors/types.js';
 import { checkFullName } from '../../../actors/user_rules.js';
-import { Nullable, route, S, type ChatContext } from '../../http/route.js';
+import { type ChatContext, Nullable, R, route, S } from '../../http/route.js';
 import { invitationMail } from '../../mail/invitation_mail.js';
 import { realmUrl } from './server.js';
 
@@ -119,6 +119,7 @@ export const editInviteLink = route({
   operationId: 'editInviteLink',
   auth: 'user',
   summary: "Change a reusable invitation link's role, channels, groups or welcome text (Zulip's newer edit); its URL and expiry stay",
+  response: R.empty,
   params: {
     invite_id: { schema: S.nonNegInt, in: 'path', required: true },
     invite_as: terms.invite_as,
@@ -154,6 +155,7 @@ export const acceptInvite = route({
   operationId: 'parleyAcceptInvite',
   auth: 'none',
   summary: "Accept an invitation and make the account (Parley's own: Zulip does this in its web sign-up pages)",
+  response: R.fields({ user_id: Type.Integer(), email: Type.String(), api_key: Type.String() }),
   description: 'Takes the key of an email invitation or a reusable link (the last path segment of its `/join/<key>/` link). Answers with the new account and its API key.',
   params: {
     key: { schema: Type.String({ minLength: 1, maxLength: 200 }), required: true },

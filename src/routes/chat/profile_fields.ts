@@ -4,7 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { listProfileFields } from '../../../actors/areas/profile_fields.js';
-import { route, S } from '../../http/route.js';
+import { R, route, S } from '../../http/route.js';
 
 const fieldSettings = {
   name: { schema: S.str },
@@ -59,6 +59,7 @@ export const updateProfileField = route({
   operationId: 'updateCustomProfileField',
   auth: 'user',
   summary: 'Change a custom profile field (organization administrators only)',
+  response: R.empty,
   params: { field_id: { schema: S.nonNegInt, in: 'path', required: true }, ...fieldSettings },
   async handler({ params, org, user, runtime }) {
     const { field_id, ...settings } = params;
@@ -73,6 +74,7 @@ export const deleteProfileField = route({
   operationId: 'deleteCustomProfileField',
   auth: 'user',
   summary: 'Delete a custom profile field and every value of it (organization administrators only)',
+  response: R.empty,
   params: { field_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
     await runtime.execute({ type: 'DELETE_PROFILE_FIELD', org: org.id, actor_id: user.user_id, field_id: params.field_id });
@@ -91,6 +93,7 @@ export const updateProfileData = route({
   operationId: 'updateProfileData',
   auth: 'user',
   summary: "Set the caller's own custom profile field values (null removes one), all or nothing",
+  response: R.empty,
   params: { data: { schema: Type.Array(ProfileDataItem), required: true } },
   async handler({ params, org, user, runtime }) {
     await runtime.execute({ type: 'SET_PROFILE_DATA', org: org.id, actor_id: user.user_id, user_id: user.user_id, data: params.data });
@@ -104,6 +107,7 @@ export const removeProfileData = route({
   operationId: 'removeProfileData',
   auth: 'user',
   summary: "Remove the caller's own values of some custom profile fields",
+  response: R.empty,
   params: { data: { schema: S.intArray, required: true } },
   async handler({ params, org, user, runtime }) {
     await runtime.execute({ type: 'REMOVE_PROFILE_DATA', org: org.id, actor_id: user.user_id, user_id: user.user_id, field_ids: params.data });

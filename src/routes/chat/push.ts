@@ -4,13 +4,14 @@
  * notifications through the push relay (`--push-bouncer-url`). Registrations are the
  * user actor's; only the relay calls happen here.
  */
+import { Type } from '@sinclair/typebox';
 import { ApiError, badRequest, missingArgument } from '../../../actors/errors.js';
 import { checkAppId, checkPushToken } from '../../../actors/push_devices.js';
 import type { Logger } from '../../../actors/core/logger.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
 import type { UserRecord } from '../../../actors/types.js';
 import { sendToBouncer, usesBouncer } from '../../push/bouncer.js';
-import { Enum, route, S } from '../../http/route.js';
+import { Enum, R, route, S } from '../../http/route.js';
 
 /** Zulip's `human_users_only`. */
 function humansOnly(user: UserRecord): void {
@@ -130,6 +131,7 @@ export const registerClientDevice = route({
   operationId: 'registerClientDevice',
   auth: 'user',
   summary: 'Register a client device, to set up E2EE push notifications for it; answers its `device_id`',
+  response: R.fields({ device_id: Type.Integer() }),
   params: {},
   async handler({ org, user, runtime }) {
     const value = await runtime.execute({ type: 'REGISTER_CLIENT_DEVICE', user_id: user.user_id, org: org.id });
@@ -144,6 +146,7 @@ export const removeClientDevice = route({
   operationId: 'removeClientDevice',
   auth: 'user',
   summary: "Remove one of the caller's client devices",
+  response: R.empty,
   params: { device_id: { schema: S.int, required: true } },
   async handler({ params, org, user, runtime }) {
     await runtime.execute({ type: 'REMOVE_CLIENT_DEVICE', user_id: user.user_id, org: org.id, device_id: params.device_id });

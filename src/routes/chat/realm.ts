@@ -6,7 +6,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { isGroupSetting, REALM_DEFAULTS, REALM_SETTING_NAMES } from '../../../actors/realm_settings.js';
 import { availableVideoChatProviders } from '../../calls/providers.js';
-import { route, S } from '../../http/route.js';
+import { R, route, S } from '../../http/route.js';
 
 /** A parameter per setting: group settings as `{new, old}` objects, time limits as seconds or "unlimited". */
 function realmParams(): Record<string, { schema: TSchema }> {
@@ -27,6 +27,7 @@ export const updateRealm = route({
   operationId: 'updateRealm',
   auth: 'user',
   summary: "Change the organization's name, description or settings (organization administrators only)",
+  response: R.empty,
   params: { name: { schema: S.str }, description: { schema: S.str }, ...realmParams() },
   async handler({ params, org, user, runtime, config }) {
     const { name, description, ...rest } = params as Record<string, unknown> & { name?: string; description?: string };

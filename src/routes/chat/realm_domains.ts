@@ -2,7 +2,8 @@
  * The organization's email domains: list them; add, change and remove them
  * (organization owners only).
  */
-import { route, S } from '../../http/route.js';
+import { Type } from '@sinclair/typebox';
+import { R, route, S } from '../../http/route.js';
 
 export const listRealmDomains = route({
   method: 'GET',
@@ -10,6 +11,7 @@ export const listRealmDomains = route({
   operationId: 'getRealmDomains',
   auth: 'user',
   summary: "The organization's email domains",
+  response: R.fields({ domains: Type.Array(Type.Object({ domain: Type.String(), allow_subdomains: Type.Boolean() })) }),
   params: {},
   handler({ org, runtime }) {
     return { json: { domains: runtime.org(org.id)!.domains.map((d) => ({ ...d })) } };
@@ -22,6 +24,7 @@ export const addRealmDomain = route({
   operationId: 'createRealmDomain',
   auth: 'user',
   summary: 'Add an email domain (organization owners only)',
+  response: R.fields({ new_domain: Type.Tuple([Type.String(), Type.Boolean()]) }),
   params: { domain: { schema: S.str, required: true }, allow_subdomains: { schema: S.bool, required: true } },
   async handler({ params, org, user, runtime }) {
     await runtime.execute({ type: 'SET_REALM_DOMAIN', org: org.id, actor_id: user.user_id, op: 'add', domain: params.domain, allow_subdomains: params.allow_subdomains });
@@ -36,6 +39,7 @@ export const changeRealmDomain = route({
   operationId: 'updateRealmDomain',
   auth: 'user',
   summary: 'Allow or disallow the subdomains of an email domain (organization owners only)',
+  response: R.empty,
   params: { domain: { schema: S.str, in: 'path', required: true }, allow_subdomains: { schema: S.bool, required: true } },
   async handler({ params, org, user, runtime }) {
     await runtime.execute({ type: 'SET_REALM_DOMAIN', org: org.id, actor_id: user.user_id, op: 'change', domain: params.domain, allow_subdomains: params.allow_subdomains });
@@ -49,6 +53,7 @@ export const removeRealmDomain = route({
   operationId: 'deleteRealmDomain',
   auth: 'user',
   summary: 'Remove an email domain (organization owners only)',
+  response: R.empty,
   params: { domain: { schema: S.str, in: 'path', required: true } },
   async handler({ params, org, user, runtime }) {
     await runtime.execute({ type: 'SET_REALM_DOMAIN', org: org.id, actor_id: user.user_id, op: 'remove', domain: params.domain });

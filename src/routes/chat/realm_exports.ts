@@ -11,7 +11,7 @@ import { uploadSpaceUsed } from '../../../actors/areas/attachments.js';
 import { ApiError } from '../../../actors/errors.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
 import { buildExport } from '../../exports/realm_export.js';
-import { route, S } from '../../http/route.js';
+import { R, route, S } from '../../http/route.js';
 import { collectUploads } from '../../uploads/collect.js';
 import { uploadStore } from '../../uploads/store.js';
 import { realmUrl } from './server.js';
@@ -62,6 +62,7 @@ export const deleteRealmExport = route({
   auth: 'user',
   requires: 'admin',
   summary: 'Delete a data export that was built: its archive is removed and its URL stops working (organization administrators only)',
+  response: R.empty,
   params: { export_id: { schema: S.nonNegInt, in: 'path', required: true } },
   async handler({ params, org, user, runtime, config }) {
     // Zulip's require_realm_admin comes before the export is looked up.

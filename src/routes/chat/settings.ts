@@ -9,7 +9,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { badRequest } from '../../../actors/errors.js';
 import { hashPassword, verifyPassword } from '../../../actors/passwords.js';
 import { DEFAULTABLE_SETTINGS, USER_SETTINGS } from '../../../actors/user_settings.js';
-import { route, S, type RouteRecord } from '../../http/route.js';
+import { R, route, type RouteRecord, S } from '../../http/route.js';
 
 /** A parameter per setting, typed as its default is. */
 function settingParams(keys: string[]): Record<string, { schema: TSchema }> {
@@ -36,6 +36,7 @@ function settingsRoute(path: string, operationId: string, summary: string): Rout
     operationId,
     auth: 'user',
     summary,
+    response: R.empty,
     params: {
       ...PERSONAL,
       full_name: { schema: S.str },

@@ -4,7 +4,7 @@
  * message checks access and content (`actors/areas/submessages.ts`); another
  * organization's message, or one the caller may not read, is "Invalid message(s)".
  */
-import { route, S } from '../../http/route.js';
+import { R, route, S } from '../../http/route.js';
 
 export const addSubmessage = route({
   method: 'POST',
@@ -12,6 +12,7 @@ export const addSubmessage = route({
   operationId: 'addSubmessage',
   auth: 'user',
   summary: 'Attach a submessage (a widget update) to a message',
+  response: R.empty,
   description: "Zulip's experimental widget API: a vote or new option on a `/poll`, a new or struck task on a `/todo`. The message's sender attaches the first one; everyone who holds the message gets a `submessage` event.",
   params: {
     content: { schema: S.str, required: true, description: 'JSON text; on a poll or a to-do list, one of its operations' },
