@@ -194,3 +194,10 @@ export async function untar(gz: Buffer): Promise<Map<string, Buffer>> {
   await done;
   return files;
 }
+
+/** A bot's credentials from the answer of POST /bots (which has no email): its email as GET /users/{id} shows it to `f`'s owner. */
+export async function botCredentials(f: ChatFixture, made: { user_id: number; api_key: string }): Promise<Credentials> {
+  const shown = await f.call(f.owner, 'GET', `/api/v1/users/${made.user_id}`);
+  if (shown.status !== 200) throw new Error(`no bot ${made.user_id}: ${shown.body}`);
+  return { user_id: made.user_id, email: shown.json.user.email, api_key: made.api_key };
+}
