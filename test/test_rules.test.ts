@@ -28,16 +28,13 @@ const PERSISTENCE: Record<string, string> = {
  */
 const NOT_YET_CONVERTED = new Set<string>([
   'actors.test.ts',
-  'bots.test.ts',
   'bulk_subscriptions.test.ts',
-  'channel_admin.test.ts',
   'cli.test.ts',
   'deactivation.test.ts',
   'default_streams.test.ts',
   'delete_topic.test.ts',
   'invites.test.ts',
   'invites_cli.test.ts',
-  'isolation.test.ts',
   'message_deletion.test.ts',
   'message_reports.test.ts',
   'personal_data.test.ts',
