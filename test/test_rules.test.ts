@@ -42,7 +42,6 @@ const NOT_YET_CONVERTED = new Set<string>([
   'message_reports.test.ts',
   'personal_data.test.ts',
   'presence.test.ts',
-  'push.test.ts',
   'route_fuzz.test.ts',
   'scheduled_messages.test.ts',
   'submessages.test.ts',
