@@ -43,7 +43,6 @@ const NOT_YET_CONVERTED = new Set<string>([
   'personal_data.test.ts',
   'presence.test.ts',
   'route_fuzz.test.ts',
-  'scheduled_messages.test.ts',
   'submessages.test.ts',
   'subscriptions.test.ts',
   'update_subscriptions.test.ts',
