@@ -36,7 +36,6 @@ const NOT_YET_CONVERTED = new Set<string>([
   'cli.test.ts',
   'deactivation.test.ts',
   'default_streams.test.ts',
-  'delete_topic.test.ts',
   'invites.test.ts',
   'invites_cli.test.ts',
   'message_reports.test.ts',
