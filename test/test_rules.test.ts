@@ -43,8 +43,6 @@ const NOT_YET_CONVERTED = new Set<string>([
   'presence.test.ts',
   'route_fuzz.test.ts',
   'submessages.test.ts',
-  'subscriptions.test.ts',
-  'update_subscriptions.test.ts',
 ]);
 
 /** Every test file and helper but this one, whose own check below names the reads it stops. */
