@@ -37,7 +37,6 @@ const NOT_YET_CONVERTED = new Set<string>([
   'cli.test.ts',
   'deactivation.test.ts',
   'default_streams.test.ts',
-  'invites.test.ts',
   'invites_cli.test.ts',
   'message_reports.test.ts',
   'personal_data.test.ts',
