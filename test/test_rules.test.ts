@@ -38,7 +38,6 @@ const NOT_YET_CONVERTED = new Set<string>([
   'deactivation.test.ts',
   'default_streams.test.ts',
   'invites_cli.test.ts',
-  'message_reports.test.ts',
   'personal_data.test.ts',
   'presence.test.ts',
   'route_fuzz.test.ts',
