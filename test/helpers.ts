@@ -157,14 +157,18 @@ export async function withRole(f: ChatFixture, email: string, role: RoleNumber):
   return { user_id: user.user_id, email: user.email, api_key: user.api_key };
 }
 
-/** Form-encoded API calls, as `who`, to the runtime of an opened store (for tests that reopen a data directory): the parsed JSON. */
-export function storeClient(store: Store, who: { email: string; api_key: string }): (method: string, path: string, params?: Record<string, unknown>) => Promise<any> {
+/**
+ * Form-encoded API calls, as `who`, to the runtime of an opened store (for tests that reopen a
+ * data directory), at `host` when given (an organization with a subdomain): the parsed JSON.
+ */
+export function storeClient(store: Store, who: { email: string; api_key: string }, host?: string): (method: string, path: string, params?: Record<string, unknown>) => Promise<any> {
   const app = new ChatApp(chatRoutes, store.runtime, loadConfig([], {}), quietLogger);
+  const headers = { authorization: basicAuth(who), ...(host === undefined ? {} : { host }) };
   return async (method, path, params = {}) => {
     const q = encodeParams(params);
     const res = await injectChecked(app, method === 'GET'
-      ? { method, url: `${path}?${q}`, headers: { authorization: basicAuth(who) } }
-      : { method, url: path, body: q, headers: { authorization: basicAuth(who), 'content-type': 'application/x-www-form-urlencoded' } });
+      ? { method, url: `${path}?${q}`, headers }
+      : { method, url: path, body: q, headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' } });
     return res.json;
   };
 }

@@ -34,10 +34,8 @@ const NOT_YET_CONVERTED = new Set<string>([
   'actors.test.ts',
   // Left: SubscriptionJson's test hands it a channel context, which is that renderer's input.
   'bulk_subscriptions.test.ts',
-  'cli.test.ts',
   'deactivation.test.ts',
   'default_streams.test.ts',
-  'invites_cli.test.ts',
   'personal_data.test.ts',
   'presence.test.ts',
   'route_fuzz.test.ts',
