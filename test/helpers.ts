@@ -205,3 +205,13 @@ export async function botCredentials(f: ChatFixture, made: { user_id: number; ap
   if (shown.status !== 200) throw new Error(`no bot ${made.user_id}: ${shown.body}`);
   return { user_id: made.user_id, email: shown.json.user.email, api_key: made.api_key };
 }
+
+/**
+ * Sends the owner a direct message to themself and answers its id: message ids are
+ * server-wide and ascending, so two probes one apart mean no message was sent between them.
+ */
+export async function probeMessageId(f: ChatFixture): Promise<number> {
+  const sent = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([f.owner.user_id]), content: 'probe' });
+  if (sent.status !== 200) throw new Error(sent.body);
+  return sent.json.id as number;
+}

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { openStore, type Store } from '../src/store.js';
 import { NOTIFICATION_BOT } from '../actors/system_bots.js';
-import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials, storeClient } from './helpers.js';
+import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials, storeClient, probeMessageId } from './helpers.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 import { scheduledFailures, scheduledMessagesOf } from '../actors/areas/scheduled_messages.js';
 import { quietLogger } from '../actors/core/logger.js';
@@ -207,8 +207,7 @@ t.test('a deactivated sender: failed without a notice, as in Zulip', async (t) =
   await f.call(bob, 'POST', '/api/v1/scheduled_messages', { type: 'stream', to: general, topic: 'a', content: 'x', scheduled_delivery_timestamp: now(f) + 60 });
   t.equal((await f.call(f.owner, 'DELETE', `/api/v1/users/${bob.user_id}`)).status, 200);
   f.clock.t += 60_000;
-  /** A direct message to oneself: its id, one past the last message sent anywhere. */
-  const probe = async () => (await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([f.owner.user_id]), content: 'probe' })).json.id as number;
+  const probe = () => probeMessageId(f);
   const before = await probe();
   t.equal(await f.runtime.scheduled.sweep(), 0);
   const failures = new Map(scheduledFailures(f.runtime, 1, bob.user_id).map((x) => [x.id, x.failure_message]));

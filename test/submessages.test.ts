@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { widgetOfContent } from '../actors/widgets.js';
 import { Role } from '../actors/types.js';
-import { chatFixture, openTestStore, queueEvents, settle, storeClient, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { chatFixture, openTestStore, queueEvents, settle, storeClient, withRole, type ChatFixture, type Credentials, probeMessageId } from './helpers.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 
 const submit = (f: ChatFixture, who: Credentials, messageId: number, content: unknown, msgType = 'widget') =>
@@ -200,8 +200,7 @@ t.test('widget_content: a zform from an API client, checked as Zulip checks it',
     [{ widget_type: 'zform', extra_data: { type: 'choices', heading: 'h', choices: [99] } }, 'Widgets: extra_data["choices"][0] is not a dict'],
     [{ widget_type: 'zform', extra_data: { type: 'choices', heading: 'h', choices: [{ long_name: 'foo', reply: 'bar' }] } }, 'Widgets: short_name key is missing from extra_data["choices"][0]'],
   ];
-  /** A direct message to oneself: its id, one past the last message sent anywhere. */
-  const probe = async () => (await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([f.owner.user_id]), content: 'probe' })).json.id as number;
+  const probe = () => probeMessageId(f);
   const before = await probe();
   for (const [content, msg] of errors) {
     const raw = typeof content === 'string' ? content : JSON.stringify(content);

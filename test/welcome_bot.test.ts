@@ -7,7 +7,7 @@
  */
 import t from 'tap';
 import { createOrganization } from '../src/bootstrap.js';
-import { chatFixture, queueEvents, withRole, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, withRole, type Credentials, probeMessageId } from './helpers.js';
 
 t.test('the test message: a direct message from the Welcome Bot to the caller', async (t) => {
   const f = await chatFixture();
@@ -50,8 +50,7 @@ t.test('errors and roles', async (t) => {
   t.equal((await send(f.owner, '😀'.repeat(8000))).status, 200, '8000 characters is the limit, counted as characters');
   const missing = await f.call(f.owner, 'POST', '/api/v1/realm/test_welcome_bot_custom_message', {});
   t.same([missing.status, missing.json.code], [400, 'REQUEST_VARIABLE_MISSING']);
-  /** A direct message to oneself: its id, one past the last message sent anywhere. */
-  const probe = async () => (await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([f.owner.user_id]), content: 'probe' })).json.id as number;
+  const probe = () => probeMessageId(f);
   for (const [role, who, ok] of [
     ['owner', f.owner, true], ['administrator', await withRole(f, 'admin@example.com', 200), true], ['moderator', await withRole(f, 'mod@example.com', 300), false],
     ['member', await withRole(f, 'member@example.com', 400), false], ['guest', await withRole(f, 'guest@example.com', 600), false],
