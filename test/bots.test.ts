@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore } from './helpers.js';
+import { botCredentials, chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';
 
 const makeBot = (f: ChatFixture, who: Credentials, params: Record<string, unknown>) => f.call(who, 'POST', '/api/v1/bots', params);
 
@@ -57,7 +57,8 @@ t.test('changing, rekeying and deactivating a bot', async (t) => {
   t.same((await f.call(bob, 'PATCH', `/api/v1/bots/${botId}`, { full_name: 'Mine' })).json.msg, 'Insufficient permission');
   t.equal((await f.call(alice, 'PATCH', `/api/v1/bots/${botId}`, { full_name: 'Hook 2' })).status, 200);
   const key = (await f.call(alice, 'POST', `/api/v1/bots/${botId}/api_key/regenerate`)).json.api_key;
-  t.equal(f.runtime.org(1)!.users.get(botId)!.api_key, key);
+  const asBot = await f.call(await botCredentials(f, { user_id: botId, api_key: key }), 'GET', `/api/v1/users/${botId}`);
+  t.same([asBot.status, asBot.json.user?.user_id], [200, botId], 'the new key is the bot\'s');
   t.equal((await f.call(alice, 'PATCH', `/api/v1/bots/${botId}`, { bot_owner_id: bob.user_id })).status, 200);
   t.same((await queueEvents(f, alice, qAlice, 'realm_bot')).map((e: any) => [e.op, Object.keys(e.bot).sort().join(',')]), [
     ['update', 'full_name,user_id'], ['update', 'api_key,user_id'], ['delete', 'user_id'],
@@ -65,7 +66,7 @@ t.test('changing, rekeying and deactivating a bot', async (t) => {
   t.same((await queueEvents(f, bob, qBob, 'realm_bot')).map((e: any) => e.op), ['add', 'update'], 'the new owner gains it (and the owner update, as in Zulip)');
   t.equal((await f.call(alice, 'DELETE', `/api/v1/bots/${botId}`)).json.msg, 'Insufficient permission');
   t.equal((await f.call(bob, 'DELETE', `/api/v1/bots/${botId}`)).status, 200);
-  t.equal(f.runtime.org(1)!.users.get(botId)!.is_active, false);
+  t.equal((await f.call(f.owner, 'GET', `/api/v1/users/${botId}`)).json.user.is_active, false);
   t.same((await f.call(bob, 'GET', '/api/v1/bots')).json.bots, []);
   t.same((await f.call(bob, 'DELETE', '/api/v1/bots/9999')).json.msg, 'No such bot');
   t.same((await f.call(bob, 'DELETE', `/api/v1/bots/${alice.user_id}`)).json.msg, 'No such bot', 'a human is not a bot');
@@ -113,15 +114,21 @@ t.test('bots survive a restart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-bots-'));
   const open = (): Store => openTestStore(dir);
   let store = open();
-  const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const { organization_id: org, owner } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const { user } = await store.runtime.execute({ type: 'CREATE_BOT', org, actor_id: 1, full_name: 'B', short_name: 'b', bot_type: 1 });
   await store.snapshot();
   await store.runtime.execute({ type: 'REGENERATE_BOT_KEY', org, actor_id: 1, bot_id: user.user_id });
   await store.runtime.execute({ type: 'UPDATE_BOT', org, actor_id: 1, bot_id: user.user_id, full_name: 'B2' });
-  const expected = JSON.stringify(store.runtime.org(org)!.users.get(user.user_id));
+  /** The bot as its owner's GET /bots lists it (with its key) and as GET /users/{id} shows it. */
+  const bot = async () => {
+    const api = storeClient(store, owner);
+    return { bot: (await api('GET', '/api/v1/bots')).bots.find((b: any) => b.user_id === user.user_id), user: (await api('GET', `/api/v1/users/${user.user_id}`)).user };
+  };
+  const expected = JSON.stringify(await bot());
   await store.close();
   store = open();
-  t.equal(JSON.stringify(store.runtime.org(org)!.users.get(user.user_id)), expected);
-  t.match(store.runtime.org(org)!.users.get(user.user_id), { is_bot: true, bot_owner_id: 1, full_name: 'B2' });
+  const again = await bot();
+  t.equal(JSON.stringify(again), expected);
+  t.match(again, { bot: { full_name: 'B2', api_key: /./ }, user: { is_bot: true, bot_owner_id: 1, full_name: 'B2' } });
   await store.close();
 });

@@ -7,7 +7,7 @@
 import t, { type Test } from 'tap';
 import { createOrganization } from '../src/bootstrap.js';
 import { bbbChecksumValid, closedPort, fakeBbb, type FakeBbb } from './fakes.js';
-import { chatFixture, withRole, type ChatFixture } from './helpers.js';
+import { botCredentials, chatFixture, withRole, type ChatFixture } from './helpers.js';
 
 const JITSI = 'https://jitsi.example';
 
@@ -124,7 +124,7 @@ t.test('BigBlueButton: tampered, foreign and unverifiable links are refused', as
   }
   // The same link in another organization.
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
-  const boss = { email: 'boss@beta.example', api_key: f.runtime.org(beta.organization_id)!.users.get(1)!.api_key, user_id: 1 };
+  const boss = { email: 'boss@beta.example', api_key: beta.owner.api_key, user_id: beta.owner.user_id };
   const foreign = await f.call(boss, 'GET', '/calls/bigbluebutton/join', { bigbluebutton: signed }, { headers: { host: 'beta.localhost' } });
   t.match(foreign, { status: 400, json: { msg: 'Invalid signature.' } });
   t.equal(bbb.calls.length, 0, 'no refused link reaches BigBlueButton');
@@ -160,7 +160,7 @@ t.test('roles: guests and bots may make calls, as in Zulip', async (t) => {
   t.teardown(f.stop);
   const guest = await withRole(f, 'guest@example.com', 600);
   const bot = await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Call Bot', short_name: 'callbot' });
-  const botCreds = { user_id: bot.json.user_id, email: f.runtime.org(1)!.users.get(bot.json.user_id)!.email, api_key: bot.json.api_key };
+  const botCreds = await botCredentials(f, bot.json);
   for (const who of [guest, botCreds]) {
     t.equal((await f.call(who, 'POST', '/api/v1/calls/jitsi/create')).status, 200);
     const link = (await f.call(who, 'GET', '/api/v1/calls/bigbluebutton/create', { meeting_name: 'x' })).json.url as string;

@@ -7,6 +7,7 @@
 import t from 'tap';
 import { NOTIFICATION_BOT } from '../actors/system_bots.js';
 import { SYSTEM_GROUPS } from '../actors/group_settings.js';
+import { channelIdByName } from '../actors/areas/channels.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
 
@@ -14,7 +15,7 @@ async function world() {
   const f = await chatFixture();
   const alice = await f.createUser('alice@example.com', 'Alice');
   await f.subscribe(f.owner, 'design', [f.owner.user_id, alice.user_id]);
-  const id = f.runtime.org(1)!.channelsByName.get('design')!;
+  const id = channelIdByName(f.runtime, 1, 'design');
   return { f, alice, id };
 }
 const patch = (f: ChatFixture, who: Credentials, id: number, params: Record<string, unknown>) => f.call(who, 'PATCH', `/api/v1/streams/${id}`, params);
@@ -166,7 +167,7 @@ t.test('convergence: streams from register plus stream events equal a fresh regi
     return { queue: reg.queue_id as string, streams: reg.streams as any[] };
   };
   const s = await state();
-  const pub = f.runtime.org(1)!.channelsByName.get('public')!;
+  const pub = channelIdByName(f.runtime, 1, 'public');
   await patch(f, f.owner, id, { new_name: 'D2', description: 'new **words**', topics_policy: 'disable_empty_topic' });
   await patch(f, f.owner, pub, { is_private: true });
   await patch(f, f.owner, id, { can_delete_own_message_group: JSON.stringify({ new: SYSTEM_GROUPS.members }) });
@@ -192,14 +193,14 @@ t.test('isolation: a channel id of another organization is a missing one', async
   t.teardown(f.stop);
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'b@beta.example', ownerPassword: 'pw', ownerName: 'B' });
   await f.runtime.execute({ type: 'SUBSCRIBE', org: beta.organization_id, actor_id: 1, channels: [{ name: 'secret' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
-  const foreign = f.runtime.org(beta.organization_id)!.channelsByName.get('secret')!;
+  const foreign = channelIdByName(f.runtime, beta.organization_id, 'secret');
   const ownIds = new Set(f.runtime.channelIdsOf(1));
   const missing = 9999;
   for (const [method, params] of [['PATCH', { new_name: 'stolen' }], ['DELETE', {}]] as const) {
     const answer = async (sid: number) => { const r = await f.call(f.owner, method, `/api/v1/streams/${sid}`, params); return [r.status, r.json.msg]; };
     if (!ownIds.has(foreign)) t.same(await answer(foreign), await answer(missing), method);
   }
-  t.equal(f.runtime.channel(beta.organization_id, foreign)!.channel.name, 'secret');
+  t.equal((await f.call(beta.owner, 'GET', `/api/v1/streams/${foreign}`, {}, { headers: { host: 'beta.localhost' } })).json.stream.name, 'secret');
 });
 
 t.test('POST /channels/create: every parameter, and its events', async (t) => {
@@ -302,6 +303,6 @@ t.test('a folder that holds a channel cannot be archived', async (t) => {
   await f.call(f.owner, 'DELETE', `/api/v1/streams/${id}`);
   t.equal((await f.call(f.owner, 'PATCH', `/api/v1/channel_folders/${folder}`, { is_archived: true })).status, 200, 'an archived channel does not count');
   await f.subscribe(f.owner, 'another');
-  const another = f.runtime.org(1)!.channelsByName.get('another')!;
+  const another = channelIdByName(f.runtime, 1, 'another');
   t.same((await patch(f, f.owner, another, { folder_id: folder })).json.msg, 'Channel folder is archived', 'and no channel goes into an archived folder');
 });

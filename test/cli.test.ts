@@ -4,6 +4,8 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/store.js';
+import { organizationIds } from '../actors/areas/organizations.js';
+import { storeClient } from './helpers.js';
 import { quietLogger } from '../actors/core/logger.js';
 import { built } from './built.js';
 
@@ -32,10 +34,10 @@ t.test('create-org prints the organization and owner, and the server recovers th
 
   const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 1 << 26, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
   t.teardown(() => store.close());
-  const server = store.runtime.server();
-  t.equal(server.orgs.size, 2);
-  t.equal(store.runtime.org(1)!.users.get(1)!.api_key, out.owner.api_key);
-  t.same([...store.runtime.org(1)!.channelsByName.keys()].sort(), ['general', 'sandbox', 'welcome'], 'create-org makes the starter channels, as a first start does');
+  t.equal(organizationIds(store.runtime).length, 2);
+  const acme = storeClient(store, out.owner, 'acme.localhost');
+  t.equal((await acme('GET', '/api/v1/users/me')).user_id, 1, 'the key printed is the owner\'s');
+  t.same((await acme('GET', '/api/v1/streams', { include_all: true })).streams.map((s: any) => s.name).sort(), ['general', 'sandbox', 'welcome'], 'create-org makes the starter channels, as a first start does');
 });
 
 t.test('create-org refuses a data directory held by a running process, and bad input', async (t) => {
@@ -72,7 +74,9 @@ t.test('serve stops with a clear message where uWebSockets.js would fall back to
 
 t.test('grant-email-changes gives an owner the permission, and --revoke takes it back', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-cli-'));
-  t.equal(parley(['create-org', '--data-dir', dir, '--name', 'Acme', '--subdomain', 'acme', '--owner-email', 'ceo@acme.example', '--owner-password', 'pw']).status, 0);
+  const created = parley(['create-org', '--data-dir', dir, '--name', 'Acme', '--subdomain', 'acme', '--owner-email', 'ceo@acme.example', '--owner-password', 'pw']);
+  t.equal(created.status, 0);
+  const made = JSON.parse(created.stdout);
   const r = parley(['grant-email-changes', '--data-dir', dir, '--subdomain', 'acme', '--email', 'CEO@acme.example']);
   t.equal(r.status, 0, r.stderr);
   t.same(JSON.parse(r.stdout), { user_id: 1, can_change_user_emails: true });
@@ -82,5 +86,6 @@ t.test('grant-email-changes gives an owner the permission, and --revoke takes it
   t.equal(parley(['grant-email-changes', '--data-dir', dir, '--subdomain', 'acme', '--email', 'ceo@acme.example', '--revoke']).status, 0);
   const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 1 << 26, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
   t.teardown(() => store.close());
-  t.equal(store.runtime.org(1)!.users.get(1)!.can_change_user_emails, false);
+  const refused = await storeClient(store, made.owner, 'acme.localhost')('PATCH', '/api/v1/users/1', { new_email: 'boss@acme.example' });
+  t.equal(refused.msg, 'User not authorized to change user emails', 'the permission is gone');
 });

@@ -11,16 +11,18 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Store } from '../src/store.js';
-import { createOrganization } from '../src/bootstrap.js';
-import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
+import { createOrganization, type CreatedOrg } from '../src/bootstrap.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
+import { channelIdByName, listChannels } from '../actors/areas/channels.js';
+import { findUserByEmail } from '../actors/areas/users.js';
 
 async function world() {
   const f = await chatFixture();
   const alice = await f.createUser('alice@example.com', 'Alice');
   await f.subscribe(f.owner, 'lobby', [f.owner.user_id, alice.user_id]);
   await f.subscribe(f.owner, 'news');
-  const lobby = f.runtime.org(1)!.channelsByName.get('lobby')!;
-  const news = f.runtime.org(1)!.channelsByName.get('news')!;
+  const lobby = channelIdByName(f.runtime, 1, 'lobby');
+  const news = channelIdByName(f.runtime, 1, 'news');
   return { f, alice, lobby, news };
 }
 const add = (f: ChatFixture, who: Credentials, id: number | string) => f.call(who, 'POST', '/api/v1/default_streams', { stream_id: id });
@@ -28,13 +30,26 @@ const remove = (f: ChatFixture, who: Credentials, id: number | string) => f.call
 const registered = async (f: ChatFixture, who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { fetch_event_types: ['default_streams'] })).json.realm_default_streams;
 
 
+/** A channel as the organization's owner lists it (every channel, archived ones too, with `is_default`), or as `org`'s owner does. */
+async function shown(f: ChatFixture, id: number, org?: CreatedOrg): Promise<any> {
+  const [orgId, email] = org ? [org.organization_id, org.owner.email] : [1, f.owner.email];
+  const all = listChannels(f.runtime, orgId, findUserByEmail(f.runtime, orgId, email)!, { include_public: true, include_subscribed: true, include_all: true, include_default: true, include_archived: true });
+  return all.find((s) => s.stream_id === id);
+}
+
+/** Every channel of an opened store's organization as its owner lists them, by id. */
+async function shownIn(store: Store, owner: Credentials): Promise<Map<number, any>> {
+  const { streams } = await storeClient(store, owner)('GET', '/api/v1/streams', { include_all: true, include_default: true });
+  return new Map(streams.map((s: any) => [s.stream_id, s]));
+}
+
 /** A second organization and the id of one of its channels, which is not an id this organization has. */
-async function foreignChannel(f: ChatFixture): Promise<{ org: number; foreign: number }> {
+async function foreignChannel(f: ChatFixture): Promise<{ org: number; foreign: number; beta: CreatedOrg }> {
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'b@beta.example', ownerPassword: 'pw', ownerName: 'B' });
   for (const name of ['a', 'b', 'c', 'secret']) {
     await f.runtime.execute({ type: 'SUBSCRIBE', org: beta.organization_id, actor_id: 1, channels: [{ name }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   }
-  return { org: beta.organization_id, foreign: f.runtime.org(beta.organization_id)!.channelsByName.get('secret')! };
+  return { org: beta.organization_id, foreign: channelIdByName(f.runtime, beta.organization_id, 'secret'), beta };
 }
 t.test('add and remove, with default_streams events to everyone but guests', async (t) => {
   const { f, alice, lobby, news } = await world();
@@ -51,7 +66,7 @@ t.test('add and remove, with default_streams events to everyone but guests', asy
   t.equal((await add(f, f.owner, news)).status, 200, 'adding a default channel again succeeds');
   t.same(await queueEvents(f, alice, qAlice), [{ type: 'default_streams', default_streams: [news] }, { type: 'default_streams', default_streams: [lobby, news] }], 'and tells no one');
   t.same(await queueEvents(f, guest, qGuest), [], 'guests are not told');
-  t.ok(f.runtime.channel(1, news)!.channel.is_default);
+  t.ok((await shown(f, news)).is_default);
   t.equal((await remove(f, f.owner, news)).status, 200);
   t.same(await registered(f, alice), [lobby]);
   t.equal((await remove(f, f.owner, news)).status, 200, 'removing a channel that is not default succeeds');
@@ -73,17 +88,17 @@ t.test("Zulip's errors", async (t) => {
   await err(add(f, alice, 9999), 400, 'Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL', 'the role is checked first');
   const priv = (who: Credentials, name: string) => f.call(who, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name }]), invite_only: true });
   await priv(f.owner, 'inner');
-  const inner = f.runtime.org(1)!.channelsByName.get('inner')!;
+  const inner = channelIdByName(f.runtime, 1, 'inner');
   await err(add(f, f.owner, inner), 400, 'Private channels cannot be made default.');
   await priv(alice, 'hidden');
-  const hidden = f.runtime.org(1)!.channelsByName.get('hidden')!;
+  const hidden = channelIdByName(f.runtime, 1, 'hidden');
   await err(add(f, f.owner, hidden), 400, 'Invalid channel ID', 'BAD_REQUEST', 'adding needs content access: a private channel the administrator is not in');
   t.equal((await remove(f, f.owner, hidden)).status, 200, 'removing needs only metadata access');
   await err(add(f, f.owner, 9999), 400, 'Invalid channel ID');
   await err(remove(f, f.owner, 9999), 400, 'Invalid channel ID');
   t.equal((await add(f, f.owner, 'abc')).status, 400, 'not an integer');
   t.equal((await f.call(f.owner, 'POST', '/api/v1/default_streams', {})).json.code, 'REQUEST_VARIABLE_MISSING');
-  t.notOk(f.runtime.channel(1, inner)!.channel.is_default, 'nothing changed');
+  t.notOk((await shown(f, inner)).is_default, 'nothing changed');
 });
 
 t.test('archived channels: archiving takes a default channel out, and an archived one is a missing one', async (t) => {
@@ -95,7 +110,7 @@ t.test('archived channels: archiving takes a default channel out, and an archive
   t.equal((await f.call(f.owner, 'DELETE', `/api/v1/streams/${news}`)).status, 200);
   t.same(await queueEvents(f, alice, qAlice, 'default_streams'), [{ type: 'default_streams', default_streams: [lobby] }]);
   t.same(await registered(f, alice), [lobby]);
-  t.notOk(f.runtime.channel(1, news)!.channel.is_default);
+  t.notOk((await shown(f, news)).is_default);
   t.same((await add(f, f.owner, news)).json.msg, 'Invalid channel ID');
   t.same((await remove(f, f.owner, news)).json.msg, 'Invalid channel ID');
   t.equal((await f.call(f.owner, 'PATCH', `/api/v1/streams/${news}`, { is_archived: false })).status, 200);
@@ -162,9 +177,9 @@ t.test('default channels survive a restart, from the log and from a snapshot', a
   const open = (): Store => openTestStore(dir);
   let store = open();
   const rt = store.runtime;
-  const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const { organization_id: org, owner } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   await rt.execute({ type: 'SUBSCRIBE', org, actor_id: 1, channels: [{ name: 'a' }, { name: 'b' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
-  const [a, b] = ['a', 'b'].map((n) => rt.org(org)!.channelsByName.get(n)!);
+  const [a, b] = ['a', 'b'].map((n) => channelIdByName(rt, org, n));
   const set = (stream_id: number, is_default: boolean) => rt.execute({ type: 'SET_DEFAULT_CHANNEL', stream_id, org, actor_id: 1, is_default });
   await set(a, true);
   await store.snapshot();
@@ -173,7 +188,8 @@ t.test('default channels survive a restart, from the log and from a snapshot', a
   await store.close();
   store = open();
   t.teardown(() => store.close());
-  t.same([a, b].map((id) => store.runtime.channel(org, id)!.channel.is_default), [false, true]);
+  const channels = await shownIn(store, owner);
+  t.same([a, b].map((id) => channels.get(id).is_default), [false, true]);
 });
 
 const patch = (f: ChatFixture, who: Credentials, id: number | string, params: Record<string, unknown>) => f.call(who, 'PATCH', `/api/v1/streams/${id}`, params);
@@ -203,7 +219,7 @@ t.test('PATCH /streams/{id} with is_default_stream: adds and removes, with the s
   const streamEvents = await queueEvents(f, alice, qAlice, 'stream');
   t.same(streamEvents.map((e) => e.property).filter((p) => p !== 'first_message_id'), ['description'], 'no stream update event for the default status (the description notice sets first_message_id)');
   t.same(await queueEvents(f, guest, qGuest, 'default_streams'), [], 'guests are not told');
-  t.same([lobby, news].map((id) => f.runtime.channel(1, id)!.channel.is_default), [true, false]);
+  t.same([(await shown(f, lobby)).is_default, (await shown(f, news)).is_default], [true, false]);
 });
 
 t.test('PATCH /streams/{id}: a default channel cannot be private, whichever the request changes', async (t) => {
@@ -218,12 +234,12 @@ t.test('PATCH /streams/{id}: a default channel cannot be private, whichever the 
   await err(patch(f, f.owner, news, { is_private: true }), 'A default channel cannot be private.', 'making a default channel private, in a later request');
   await err(patch(f, f.owner, news, { is_private: true, is_default_stream: true }), 'A default channel cannot be private.', 'private and default in one request');
   await err(patch(f, f.owner, lobby, { is_private: true, is_default_stream: true }), 'A default channel cannot be private.', 'a public channel made private and default at once');
-  t.same([f.runtime.channel(1, news)!.channel.invite_only, f.runtime.channel(1, lobby)!.channel.invite_only], [false, false], 'nothing changed');
+  t.same([(await shown(f, news)).invite_only, (await shown(f, lobby)).invite_only], [false, false], 'nothing changed');
   t.same(await queueEvents(f, alice, qAlice), [], 'and no one was told');
   // Taking it out in the same request makes it possible.
   const r = await patch(f, f.owner, news, { is_private: true, is_default_stream: false });
   t.equal(r.status, 200, r.body);
-  t.same([f.runtime.channel(1, news)!.channel.invite_only, f.runtime.channel(1, news)!.channel.is_default], [true, false]);
+  t.same([(await shown(f, news)).invite_only, (await shown(f, news)).is_default], [true, false]);
   t.same(await registered(f, f.owner), []);
   await err(patch(f, f.owner, news, { is_default_stream: true }), 'A default channel cannot be private.', 'a private channel cannot be made default');
   t.same((await add(f, f.owner, news)).json.msg, 'Private channels cannot be made default.', 'POST /default_streams keeps its own message, as in Zulip');
@@ -243,14 +259,14 @@ t.test('PATCH /streams/{id} with is_default_stream: organization administrators 
   const member = await withRole(f, 'u@example.com', 400);
   // The moderator administers a channel they created; that is not enough for the default status.
   await f.call(moderator, 'POST', '/api/v1/channels/create', { name: 'modchan', subscribers: '[]' });
-  const modchan = f.runtime.org(1)!.channelsByName.get('modchan')!;
+  const modchan = channelIdByName(f.runtime, 1, 'modchan');
   for (const value of [true, false]) {
     const r = await patch(f, moderator, modchan, { is_default_stream: value });
     t.same([r.json.code, r.json.msg], ['UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator'], `a channel administrator who is a moderator, is_default_stream=${value}`);
   }
   const r = await patch(f, moderator, modchan, { is_default_stream: true, description: 'changed?' });
   t.equal(r.json.code, 'UNAUTHORIZED_PRINCIPAL');
-  t.equal(f.runtime.channel(1, modchan)!.channel.description, '', 'the request changes nothing at all');
+  t.equal((await shown(f, modchan)).description, '', 'the request changes nothing at all');
   t.equal((await patch(f, moderator, modchan, { description: 'fine' })).status, 200, 'they may still change the rest');
   const m = await patch(f, member, lobby, { is_default_stream: true });
   t.same([m.status, m.json.msg], [400, 'You do not have permission to administer this channel.'], 'a member who does not administer the channel');
@@ -267,14 +283,14 @@ t.test('PATCH /streams/{id} with is_default_stream: organization administrators 
 t.test('PATCH /streams/{id} with is_default_stream: a channel of another organization is a missing one', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);
-  const { org: beta, foreign } = await foreignChannel(f);
+  const { foreign, beta } = await foreignChannel(f);
   t.notOk(f.runtime.channelIdsOf(1).includes(foreign));
   for (const value of [true, false]) {
     const [theirs, missing] = [await patch(f, f.owner, foreign, { is_default_stream: value }), await patch(f, f.owner, 99999, { is_default_stream: value })];
     t.same([theirs.status, theirs.json], [missing.status, missing.json]);
     t.equal(theirs.json.msg, 'Invalid channel ID');
   }
-  t.notOk(f.runtime.channel(beta, foreign)!.channel.is_default, 'theirs is untouched');
+  t.equal((await shown(f, foreign, beta)).is_default, false, 'theirs is untouched');
 });
 
 t.test('PATCH /streams/{id} with is_default_stream: convergence and a restart', async (t) => {
@@ -294,9 +310,9 @@ t.test('PATCH /streams/{id} with is_default_stream: convergence and a restart', 
   const open = (): Store => openTestStore(dir);
   let store = open();
   const rt = store.runtime;
-  const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const { organization_id: org, owner } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   await rt.execute({ type: 'SUBSCRIBE', org, actor_id: 1, channels: [{ name: 'a' }, { name: 'b' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
-  const [a, b] = ['a', 'b'].map((n) => rt.org(org)!.channelsByName.get(n)!);
+  const [a, b] = ['a', 'b'].map((n) => channelIdByName(rt, org, n));
   const update = (stream_id: number, is_default_stream: boolean, is_private?: boolean) =>
     rt.execute({ type: 'UPDATE_CHANNEL', stream_id, org, actor_id: 1, is_default_stream, is_private });
   await update(a, true);
@@ -306,5 +322,6 @@ t.test('PATCH /streams/{id} with is_default_stream: convergence and a restart', 
   await store.close();
   store = open();
   t.teardown(() => store.close());
-  t.same([a, b].map((id) => [store.runtime.channel(org, id)!.channel.is_default, store.runtime.channel(org, id)!.channel.invite_only]), [[false, true], [true, false]]);
+  const channels = await shownIn(store, owner);
+  t.same([a, b].map((id) => [channels.get(id).is_default, channels.get(id).invite_only]), [[false, true], [true, false]]);
 });

@@ -5,6 +5,7 @@
  */
 import t from 'tap';
 import { chatFixture, type ChatFixture, type Credentials } from './helpers.js';
+import { channelIdByName } from '../actors/areas/channels.js';
 
 async function send(f: ChatFixture, who: Credentials, to: string, topic: string, content = 'hi'): Promise<number> {
   const res = await f.call(who, 'POST', '/api/v1/messages', { type: 'stream', to, topic, content });
@@ -99,7 +100,7 @@ t.test('POST /mark_stream_as_read', async (t) => {
   }
   const secret = await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'secret' }]), invite_only: true });
   t.equal(secret.status, 200);
-  const secretId = f.runtime.org(1)!.channelsByName.get('secret')!;
+  const secretId = channelIdByName(f.runtime, 1, 'secret');
   const hidden = await f.call(alice, 'POST', '/api/v1/mark_stream_as_read', { stream_id: secretId });
   t.same([hidden.status, hidden.json.msg], [400, 'Invalid channel ID'], 'a private channel is as if missing');
   t.equal((await f.call(alice, 'POST', '/api/v1/mark_stream_as_read', {})).json.code, 'REQUEST_VARIABLE_MISSING');

@@ -157,14 +157,18 @@ export async function withRole(f: ChatFixture, email: string, role: RoleNumber):
   return { user_id: user.user_id, email: user.email, api_key: user.api_key };
 }
 
-/** Form-encoded API calls, as `who`, to the runtime of an opened store (for tests that reopen a data directory): the parsed JSON. */
-export function storeClient(store: Store, who: { email: string; api_key: string }): (method: string, path: string, params?: Record<string, unknown>) => Promise<any> {
+/**
+ * Form-encoded API calls, as `who`, to the runtime of an opened store (for tests that reopen a
+ * data directory), at `host` when given (an organization with a subdomain): the parsed JSON.
+ */
+export function storeClient(store: Store, who: { email: string; api_key: string }, host?: string): (method: string, path: string, params?: Record<string, unknown>) => Promise<any> {
   const app = new ChatApp(chatRoutes, store.runtime, loadConfig([], {}), quietLogger);
+  const headers = { authorization: basicAuth(who), ...(host === undefined ? {} : { host }) };
   return async (method, path, params = {}) => {
     const q = encodeParams(params);
     const res = await injectChecked(app, method === 'GET'
-      ? { method, url: `${path}?${q}`, headers: { authorization: basicAuth(who) } }
-      : { method, url: path, body: q, headers: { authorization: basicAuth(who), 'content-type': 'application/x-www-form-urlencoded' } });
+      ? { method, url: `${path}?${q}`, headers }
+      : { method, url: path, body: q, headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' } });
     return res.json;
   };
 }
@@ -193,4 +197,21 @@ export async function untar(gz: Buffer): Promise<Map<string, Buffer>> {
   reader.end(gunzipSync(gz));
   await done;
   return files;
+}
+
+/** A bot's credentials from the answer of POST /bots (which has no email): its email as GET /users/{id} shows it to `f`'s owner. */
+export async function botCredentials(f: ChatFixture, made: { user_id: number; api_key: string }): Promise<Credentials> {
+  const shown = await f.call(f.owner, 'GET', `/api/v1/users/${made.user_id}`);
+  if (shown.status !== 200) throw new Error(`no bot ${made.user_id}: ${shown.body}`);
+  return { user_id: made.user_id, email: shown.json.user.email, api_key: made.api_key };
+}
+
+/**
+ * Sends the owner a direct message to themself and answers its id: message ids are
+ * server-wide and ascending, so two probes one apart mean no message was sent between them.
+ */
+export async function probeMessageId(f: ChatFixture): Promise<number> {
+  const sent = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([f.owner.user_id]), content: 'probe' });
+  if (sent.status !== 200) throw new Error(sent.body);
+  return sent.json.id as number;
 }

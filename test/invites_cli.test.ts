@@ -13,7 +13,8 @@ import { loadConfig } from '../src/config.js';
 import { ChatApp } from '../src/http/chat_app.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { openStore } from '../src/store.js';
-import { basicAuth, encodeParams, injectChecked } from './helpers.js';
+import { basicAuth, encodeParams, injectChecked, storeClient } from './helpers.js';
+import { channelIdByName } from '../actors/areas/channels.js';
 import { checkedFetch, startServerProcess } from './server_process.js';
 import { quietLogger } from '../actors/core/logger.js';
 import { built } from './built.js';
@@ -38,7 +39,7 @@ t.test('outbox and accept-invite', async (t) => {
   let store = open(dir);
   const config = { ...loadConfig(['--data-dir', dir], {}), rateLimit: { requests: 0, windowSecs: 60 } };
   const app = new ChatApp(chatRoutes, store.runtime, config, quietLogger);
-  const general = store.runtime.org(1)!.channelsByName.get('general')!;
+  const general = channelIdByName(store.runtime, 1, 'general');
   const r = await injectChecked(app, {
     method: 'POST', url: '/api/v1/invites', body: encodeParams({ invitee_emails: 'new@acme.example', stream_ids: [general] }),
     headers: { host: 'acme.localhost', authorization: basicAuth(owner), 'content-type': 'application/x-www-form-urlencoded' },
@@ -68,9 +69,11 @@ t.test('outbox and accept-invite', async (t) => {
 
   store = open(dir);
   t.teardown(() => store.close());
-  t.equal(store.runtime.org(1)!.users.get(user.user_id)!.full_name, 'New Person');
-  t.ok(store.runtime.channel(1, general)!.subscribers.has(user.user_id), "subscribed to the invitation's channel");
-  t.equal([...store.runtime.org(1)!.directMessages.values()].filter((m) => m.dm_user_ids?.includes(owner.user_id)).length, 1, 'the referrer was told');
+  const api = storeClient(store, owner, 'acme.localhost');
+  const get = (url: string, params: Record<string, unknown> = {}) => api('GET', url, params);
+  t.equal((await get(`/api/v1/users/${user.user_id}`)).user.full_name, 'New Person');
+  t.ok((await get(`/api/v1/streams/${general}/members`)).subscribers.includes(user.user_id), "subscribed to the invitation's channel");
+  t.equal((await get('/api/v1/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow: [{ operator: 'is', operand: 'dm' }] })).messages.length, 1, 'the referrer was told');
 });
 
 t.test('kill -9: acknowledged invitations survive, their mail was written once, and replay sends none', async (t) => {

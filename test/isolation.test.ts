@@ -5,6 +5,7 @@
  */
 import t from 'tap';
 import { createOrganization } from '../src/bootstrap.js';
+import { channelIdByName } from '../actors/areas/channels.js';
 import { chatFixture } from './helpers.js';
 
 t.test('a message id of another organization is an id that does not exist', async (t) => {
@@ -13,7 +14,7 @@ t.test('a message id of another organization is an id that does not exist', asyn
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
   const org = beta.organization_id;
   await f.runtime.execute({ type: 'SUBSCRIBE', org, actor_id: 1, channels: [{ name: 'general' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
-  const streamId = f.runtime.org(org)!.channelsByName.get('general')!;
+  const streamId = channelIdByName(f.runtime, org, 'general');
   const foreign = (await f.runtime.execute({ type: 'SEND_MESSAGE', org, sender_id: 1, to: { stream_id: streamId, topic: 't' }, content: 'secret', client: 't', read_by_sender: false })).id;
   const foreignDm = (await f.runtime.execute({ type: 'SEND_MESSAGE', org, sender_id: 1, to: { user_ids: [1] }, content: 'note', client: 't', read_by_sender: false })).id;
   // The default organization's owner has user id 1 too, and a channel with the same id.
@@ -38,8 +39,13 @@ t.test('a message id of another organization is an id that does not exist', asyn
     const expected = await answer(missing);
     for (const id of [foreign, foreignDm]) t.same(await answer(id), expected, `${method} ${template} with ${id === foreign ? 'a channel' : 'a direct'} message of another organization`);
   }
-  t.equal(f.runtime.channel(org, streamId)!.messages.size, 1, 'and the other organization\'s message is untouched');
-  t.same([...f.runtime.channel(org, streamId)!.messages.values()].map((m) => [m.content, m.topic]), [['secret', 't']]);
-  t.same(f.runtime.user(org, 1)!.flags.starred.toArray(), []);
-  t.ok(f.runtime.org(org)!.directMessages.has(foreignDm));
+  // As the other organization's owner sees it.
+  const theirs = (method: string, path: string, params: Record<string, unknown> = {}) => f.call(beta.owner, method, path, params, { headers: { host: 'beta.localhost' } });
+  const messages = async (narrow: unknown[]) => (await theirs('GET', '/api/v1/messages', { anchor: 'newest', num_before: 100, num_after: 0, apply_markdown: false, narrow })).json.messages as any[];
+  const inChannel = await messages([{ operator: 'channel', operand: streamId }]);
+  t.equal(inChannel.length, 1, 'and the other organization\'s message is untouched');
+  t.same(inChannel.map((m) => [m.content, m.subject]), [['secret', 't']]);
+  t.same(await messages([{ operator: 'is', operand: 'starred' }]), []);
+  const dm = await theirs('GET', `/api/v1/messages/${foreignDm}`, { apply_markdown: false });
+  t.same([dm.status, dm.json.message?.content], [200, 'note']);
 });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { expandTemplate } from '../actors/linkifier_rules.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
-import { chatFixture, queueEvents, type Credentials, withRole, openTestStore } from './helpers.js';
+import { chatFixture, queueEvents, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';
 
 const ISSUE = { pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/zulip/zulip/issues/{id}' };
 
@@ -71,14 +71,14 @@ t.test('linkifiers survive a restart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-linkifiers-'));
   const open = (): Store => openTestStore(dir);
   let store = open();
-  const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const { organization_id: org, owner } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   await store.runtime.execute({ type: 'SET_LINKIFIER', org, actor_id: 1, op: 'add', ...ISSUE });
   await store.snapshot();
   const { id } = await store.runtime.execute({ type: 'SET_LINKIFIER', org, actor_id: 1, op: 'add', pattern: 'X(?P<n>[0-9]+)', url_template: 'https://x.example/{n}' });
   await store.runtime.execute({ type: 'SET_LINKIFIER', org, actor_id: 1, op: 'remove', id: 1 });
   await store.close();
   store = open();
-  t.same(store.runtime.org(org)!.linkifiers.map((l) => l.id), [id]);
+  t.same((await storeClient(store, owner)('GET', '/api/v1/realm/linkifiers')).linkifiers.map((l: any) => l.id), [id]);
   const next = await store.runtime.execute({ type: 'SET_LINKIFIER', org, actor_id: 1, op: 'add', pattern: 'Y(?P<n>[0-9]+)', url_template: 'https://y.example/{n}' });
   t.ok(next.id > id, 'ids are never reused');
   await store.close();

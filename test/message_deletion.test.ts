@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
+import { channelIdByName } from '../actors/areas/channels.js';
 
 async function register(f: ChatFixture, who: Credentials, capabilities: Record<string, boolean> = {}): Promise<string> {
   const res = await f.call(who, 'POST', '/api/v1/register', { event_types: ['delete_message', 'message'], client_capabilities: JSON.stringify(capabilities) });
@@ -26,7 +27,7 @@ async function world() {
   const bob = await f.createUser('bob@example.com', 'Bob');
   const carol = await f.createUser('carol@example.com', 'Carol');
   await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
-  const generalId = f.runtime.org(1)!.channelsByName.get('general')!;
+  const generalId = channelIdByName(f.runtime, 1, 'general');
   return { f, alice, bob, carol, generalId };
 }
 
@@ -82,7 +83,7 @@ t.test('direct messages, and unread state', async (t) => {
   t.equal((await f.call(alice, 'DELETE', `/api/v1/messages/${channelMsg}`)).status, 200);
   t.same(await deletions(f, bob, reg.json.queue_id), [
     { type: 'delete_message', message_ids: [dm], message_type: 'private' },
-    { type: 'delete_message', message_ids: [channelMsg], message_type: 'stream', stream_id: f.runtime.org(1)!.channelsByName.get('general'), topic: 'y' },
+    { type: 'delete_message', message_ids: [channelMsg], message_type: 'stream', stream_id: channelIdByName(f.runtime, 1, 'general'), topic: 'y' },
   ]);
   const after = await f.call(bob, 'POST', '/api/v1/register', { fetch_event_types: ['update_message_flags'] });
   t.same([after.json.unread_msgs.count, after.json.starred_messages], [0, []], 'unread and starred no longer hold them');
@@ -117,10 +118,10 @@ t.test('a deletion survives a restart, from the log and from a snapshot', async 
   const open = (): Store => openTestStore(dir);
   let store = open();
   const rt = store.runtime;
-  const { organization_id } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const { organization_id, owner } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const org = { id: organization_id };
   await rt.execute({ type: 'SUBSCRIBE', org: org.id, actor_id: 1, channels: [{ name: 'c' }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
-  const streamId = rt.org(org.id)!.channelsByName.get('c')!;
+  const streamId = channelIdByName(rt, org.id, 'c');
   const ids: number[] = [];
   for (let i = 0; i < 4; i++) ids.push((await rt.execute({ type: 'SEND_MESSAGE', org: org.id, sender_id: 1, to: { stream_id: streamId, topic: 't' }, content: `m${i}`, client: 't', read_by_sender: false })).id);
   const dm = (await rt.execute({ type: 'SEND_MESSAGE', org: org.id, sender_id: 1, to: { user_ids: [1] }, content: 'note', client: 't', read_by_sender: false })).id;
@@ -131,8 +132,9 @@ t.test('a deletion survives a restart, from the log and from a snapshot', async 
   await store.close();
   store = open();
   t.teardown(() => store.close());
-  const ch = store.runtime.channel(org.id, streamId)!;
-  t.same([...ch.messages.keys()].sort((a, b) => a - b), [ids[0], ids[3]], 'one deletion from the snapshot, one from the log');
-  t.notOk(store.runtime.org(org.id)!.directMessages.has(dm));
-  t.same(store.runtime.user(org.id, 1)!.unread.toArray(), [ids[0], ids[3]]);
+  const api = storeClient(store, owner);
+  const idsIn = async (narrow: unknown[]) => (await api('GET', '/api/v1/messages', { anchor: 'oldest', num_before: 0, num_after: 100, narrow })).messages.map((m: any) => m.id);
+  t.same(await idsIn([{ operator: 'channel', operand: streamId }]), [ids[0], ids[3]], 'one deletion from the snapshot, one from the log');
+  t.equal((await api('GET', `/api/v1/messages/${dm}`)).msg, 'Invalid message(s)');
+  t.same(await idsIn([{ operator: 'is', operand: 'unread' }]), [ids[0], ids[3]]);
 });

@@ -11,9 +11,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NOTIFICATION_BOT } from '../actors/system_bots.js';
+import { channelIdByName } from '../actors/areas/channels.js';
 import { type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore } from './helpers.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';
 
 async function world() {
   const f = await chatFixture();
@@ -21,7 +22,7 @@ async function world() {
   const bob = await f.createUser('bob@example.com', 'Bob');
   await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
   await f.subscribe(f.owner, 'design', [f.owner.user_id, alice.user_id, bob.user_id]);
-  const idOf = (name: string): number => f.runtime.org(1)!.channelsByName.get(name)!;
+  const idOf = (name: string): number => channelIdByName(f.runtime, 1, name);
   return { f, alice, bob, idOf };
 }
 
@@ -290,12 +291,12 @@ t.test('edits and moves survive a restart, from the log and from a snapshot', as
   const open = (): Store => openTestStore(dir);
   let store = open();
   const rt = store.runtime;
-  const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const { organization_id: org, owner } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const subscribe = (name: string) => rt.execute({ type: 'SUBSCRIBE', org, actor_id: 1, channels: [{ name }], principals: null, invite_only: false, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
   await subscribe('a');
   await subscribe('b');
-  const a = rt.org(org)!.channelsByName.get('a')!;
-  const b = rt.org(org)!.channelsByName.get('b')!;
+  const a = channelIdByName(rt, org, 'a');
+  const b = channelIdByName(rt, org, 'b');
   const ids: number[] = [];
   for (let i = 0; i < 4; i++) ids.push((await rt.execute({ type: 'SEND_MESSAGE', org, sender_id: 1, to: { stream_id: a, topic: 't' }, content: `m${i}`, client: 't', read_by_sender: false })).id);
   const edit = (id: number, streamId: number, extra: Record<string, unknown>) => rt.execute({ type: 'EDIT_MESSAGE', org, editor_id: 1, message_id: id, propagate_mode: 'change_one', send_notification_to_old_thread: false, send_notification_to_new_thread: false, ...extra });
@@ -303,18 +304,25 @@ t.test('edits and moves survive a restart, from the log and from a snapshot', as
   await store.snapshot();
   await edit(ids[1], a, { stream_id: b, propagate_mode: 'change_later' });
   await edit(ids[0], a, { topic: 'renamed' });
-  const expected = JSON.stringify([rt.channel(org, a), rt.channel(org, b)].map((c) => ({ ids: c!.ids, msgs: [...c!.messages.values()], topics: [...c!.topics] })));
+  /** Each channel's messages (with their edit history) and topics, as the API shows them. */
+  const channels = async () => {
+    const api = storeClient(store, owner);
+    return Promise.all([a, b].map(async (id) => ({
+      msgs: (await api('GET', '/api/v1/messages', { anchor: 'oldest', num_before: 0, num_after: 100, apply_markdown: false, narrow: [{ operator: 'channel', operand: id }] })).messages,
+      topics: (await api('GET', `/api/v1/users/me/${id}/topics`)).topics,
+    })));
+  };
+  const expected = JSON.stringify(await channels());
   await store.close();
   store = open();
-  const again = store.runtime;
-  const got = JSON.stringify([again.channel(org, a), again.channel(org, b)].map((c) => ({ ids: c!.ids, msgs: [...c!.messages.values()], topics: [...c!.topics] })));
-  t.equal(got, expected, 'channels are the same after replay over the snapshot');
-  t.same(again.channel(org, b)!.ids, ids.slice(1));
-  t.equal(again.org(org)!.messageChannel.get(ids[3]), b);
+  const got = await channels();
+  t.equal(JSON.stringify(got), expected, 'channels are the same after replay over the snapshot');
+  t.same(got[1].msgs.map((m: any) => m.id), ids.slice(1));
+  t.equal((await storeClient(store, owner)('GET', `/api/v1/messages/${ids[3]}`)).message.stream_id, b);
   await store.snapshot();
   await store.close();
   store = open();
-  t.equal(JSON.stringify([store.runtime.channel(org, a), store.runtime.channel(org, b)].map((c) => ({ ids: c!.ids, msgs: [...c!.messages.values()], topics: [...c!.topics] }))), expected, 'and from a fresh snapshot');
+  t.equal(JSON.stringify(await channels()), expected, 'and from a fresh snapshot');
   await store.close();
 });
 
@@ -333,7 +341,7 @@ t.test('a large topic moves in several log records, each within the budget', asy
   });
   t.teardown(f.stop);
   await f.subscribe(f.owner, 'general');
-  const streamId = f.runtime.org(1)!.channelsByName.get('general')!;
+  const streamId = channelIdByName(f.runtime, 1, 'general');
   const big = 'word '.repeat(1990);
   const ids: number[] = [];
   for (let i = 0; i < 600; i++) {

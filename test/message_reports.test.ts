@@ -7,7 +7,8 @@ import t, { type Test } from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
+import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
+import { channelIdByName } from '../actors/areas/channels.js';
 import { Role } from '../actors/types.js';
 import { NOTIFICATION_BOT } from '../actors/system_bots.js';
 import { type Store } from '../src/store.js';
@@ -23,7 +24,7 @@ async function setup(t: Test) {
   const bob = await f.createUser('bob@example.com', 'Bob');
   await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
   await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'reports' }], invite_only: true });
-  const reports = f.runtime.org(1)!.channelsByName.get('reports')!;
+  const reports = channelIdByName(f.runtime, 1, 'reports');
   return { f, alice, bob, reports };
 }
 
@@ -106,7 +107,7 @@ t.test('reporting direct messages: Zulip\'s headers and links', async (t) => {
   // A channel allowing only the empty topic gets reports there.
   // (Set on a fresh channel: one with topics already cannot take the policy.)
   await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'reports 2' }], invite_only: true });
-  const fresh = f.runtime.org(1)!.channelsByName.get('reports 2')!;
+  const fresh = channelIdByName(f.runtime, 1, 'reports 2');
   t.equal((await f.call(f.owner, 'PATCH', `/api/v1/streams/${fresh}`, { topics_policy: 'empty_topic_only' })).status, 200);
   await f.call(f.owner, 'PATCH', '/api/v1/realm', { moderation_request_channel_id: fresh });
   t.equal((await report(f, alice, dm, { report_type: 'spam' })).status, 200);
@@ -116,7 +117,7 @@ t.test('reporting direct messages: Zulip\'s headers and links', async (t) => {
 
 t.test('moderation_request_channel_id: private channels only, administrators only, events converge, survives a restart', async (t) => {
   const { f, alice, reports } = await setup(t);
-  const general = f.runtime.org(1)!.channelsByName.get('general')!;
+  const general = channelIdByName(f.runtime, 1, 'general');
   const moderator = await withRole(f, 'mod@example.com', Role.MODERATOR);
   for (const who of [alice, moderator]) t.equal((await f.call(who, 'PATCH', '/api/v1/realm', { moderation_request_channel_id: reports })).json.code, 'UNAUTHORIZED_PRINCIPAL');
   const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['realm'], fetch_event_types: ['realm'] })).json;
@@ -132,10 +133,10 @@ t.test('moderation_request_channel_id: private channels only, administrators onl
   const boss = { user_id: other.owner.user_id, email: other.owner.email, api_key: other.owner.api_key };
   const host = { headers: { host: 'other.localhost' } };
   // Ids are the organization's own: make the other organization's private channel one whose id is free here.
-  const ours = Math.max(...f.runtime.org(1)!.channelsByName.values());
+  const ours = Math.max(...f.runtime.channelIdsOf(1));
   for (let i = 0; i <= ours; i++) await f.call(boss, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: `theirs ${i}` }], invite_only: true }, host);
-  const theirs = f.runtime.org(other.organization_id)!.channelsByName.get(`theirs ${ours}`)!;
-  t.ok(theirs > ours && f.runtime.channel(1, theirs) === undefined, 'an id that is a channel only there');
+  const theirs = channelIdByName(f.runtime, other.organization_id, `theirs ${ours}`);
+  t.ok(theirs > ours && !f.runtime.channelIdsOf(1).includes(theirs), 'an id that is a channel only there');
   await bad(theirs, 'Invalid channel ID');
   const foreignMessage = (await f.call(boss, 'POST', '/api/v1/messages', { type: 'stream', to: `theirs ${ours}`, topic: 't', content: 'x' }, host)).json.id as number;
 
@@ -159,17 +160,18 @@ t.test('moderation_request_channel_id: private channels only, administrators onl
   const dir = mkdtempSync(join(tmpdir(), 'parley-reports-'));
   const open = (): Store => openTestStore(dir);
   let store = open();
-  const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const { organization_id: org, owner } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const setting = async () => (await storeClient(store, owner)('POST', '/api/v1/register', { fetch_event_types: ['realm'] })).realm_moderation_request_channel_id;
   await store.runtime.execute({ type: 'SUBSCRIBE', org, actor_id: 1, channels: [{ name: 'mods' }], principals: null, invite_only: true, history_public_to_subscribers: null, is_web_public: false, authorization_errors_fatal: true });
-  const mods = store.runtime.org(org)!.channelsByName.get('mods');
+  const mods = channelIdByName(store.runtime, org, 'mods');
   t.ok(mods, 'a private channel to use');
   await store.runtime.execute({ type: 'UPDATE_REALM', org, actor_id: 1, settings: { moderation_request_channel_id: mods } });
   await store.close();
   store = open();
-  t.equal(store.runtime.org(org)!.realmSettings.moderation_request_channel_id, mods, 'replayed from the log');
+  t.equal(await setting(), mods, 'replayed from the log');
   await store.snapshot();
   await store.close();
   store = open();
-  t.equal(store.runtime.org(org)!.realmSettings.moderation_request_channel_id, mods, 'and from a snapshot');
+  t.equal(await setting(), mods, 'and from a snapshot');
   await store.close();
 });

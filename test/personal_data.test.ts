@@ -10,10 +10,15 @@ import t, { type Test } from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BOT_STORAGE_LIMIT } from '../actors/areas/bot_storage.js';
+import { BOT_STORAGE_LIMIT, botStorageUsed, getBotStorage } from '../actors/areas/bot_storage.js';
+import { channelIdByName } from '../actors/areas/channels.js';
+import { listDrafts, nextDraftId } from '../actors/areas/drafts.js';
+import { listMutedUsers } from '../actors/areas/muted_users.js';
+import { listNavigationViews } from '../actors/areas/navigation_views.js';
+import { listSavedSnippets } from '../actors/areas/saved_snippets.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
-import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
+import { botCredentials, chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
 import { applyEvent } from './client_model.js';
 
 const ALL_TYPES = ['drafts', 'saved_snippets', 'navigation_view', 'muted_users'];
@@ -49,8 +54,8 @@ t.test('drafts: create, list, edit, delete; errors; events and convergence', asy
   const bob = await f.createUser('bob@example.com', 'Bob');
   await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id]);
   await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'secret' }], invite_only: true });
-  const general = f.runtime.org(1)!.channelsByName.get('general')!;
-  const secret = f.runtime.org(1)!.channelsByName.get('secret')!;
+  const general = channelIdByName(f.runtime, 1, 'general');
+  const secret = channelIdByName(f.runtime, 1, 'secret');
   const reg = await register(f, alice);
   t.same(reg.drafts, []);
 
@@ -120,7 +125,7 @@ t.test('drafts: turning synchronization off deletes them, with no draft events',
   t.equal(reg.drafts.length, 2);
   t.equal((await f.call(alice, 'PATCH', '/api/v1/settings', { enable_drafts_synchronization: false })).status, 200);
   t.same(await queueEvents(f, alice, reg.queue_id), [{ type: 'user_settings', op: 'update', property: 'enable_drafts_synchronization', value: false }], 'only the setting event');
-  t.equal(f.runtime.user(1, alice.user_id)!.personal.drafts.size, 0, 'the server copies are gone');
+  t.equal(listDrafts(f.runtime, 1, alice.user_id).length, 0, 'the server copies are gone');
   for (const [method, path, params] of [['GET', '/api/v1/drafts', {}], ['POST', '/api/v1/drafts', { drafts: '[]' }], ['PATCH', '/api/v1/drafts/1', { draft: JSON.stringify({ type: '', to: [], topic: '', content: 'x' }) }], ['DELETE', '/api/v1/drafts/1', {}]] as const) {
     err(t, await f.call(alice, method, path, params), 400, 'BAD_REQUEST', 'User has disabled synchronizing drafts.', `${method} ${path} refused`);
   }
@@ -293,9 +298,11 @@ t.test('muted users: their new messages arrive read for the muter, until unmuted
   const after = await send(bob, { type: 'stream', to: 'general', topic: 't', content: 'back' });
   const events = await queueEvents(f, alice, reg.queue_id, 'message');
   t.same(events.map((e: any) => [e.message.id, e.flags.includes('read')]), [[muted[0], true], [muted[1], true], [fromOwner, false], [after, false]], 'the message events carry it');
-  const me = f.runtime.user(1, alice.user_id)!;
-  t.same([...muted, fromOwner, after].map((id) => me.unread.has(id)), [false, false, true, true], 'and the stored flags');
-  t.ok(f.runtime.user(1, f.owner.user_id)!.unread.has(muted[0]), "for the owner, Bob's message is unread");
+  const unread = async (who: Credentials, id: number) => !(await f.call(who, 'GET', `/api/v1/messages/${id}`)).json.message.flags.includes('read');
+  const stored = [];
+  for (const id of [...muted, fromOwner, after]) stored.push(await unread(alice, id));
+  t.same(stored, [false, false, true, true], 'and the stored flags');
+  t.ok(await unread(f.owner, muted[0]), "for the owner, Bob's message is unread");
 });
 
 t.test('roles: guests, members and bots', async (t) => {
@@ -306,8 +313,8 @@ t.test('roles: guests, members and bots', async (t) => {
   const guest = await withRole(f, 'guest@example.com', 600);
   await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id]);
   await f.subscribe(f.owner, 'shared', [f.owner.user_id, guest.user_id, alice.user_id]);
-  const general = f.runtime.org(1)!.channelsByName.get('general')!;
-  const shared = f.runtime.org(1)!.channelsByName.get('shared')!;
+  const general = channelIdByName(f.runtime, 1, 'general');
+  const shared = channelIdByName(f.runtime, 1, 'shared');
   const draft = (streamId: number) => f.call(guest, 'POST', '/api/v1/drafts', { drafts: JSON.stringify([{ type: 'stream', to: [streamId], topic: 't', content: 'c' }]) });
   err(t, await draft(general), 400, 'BAD_REQUEST', 'Invalid channel ID', "a guest's draft to a public channel they are not in");
   t.equal((await draft(shared)).status, 200, 'and to one they are in');
@@ -322,7 +329,7 @@ t.test('roles: guests, members and bots', async (t) => {
     err(t, await f.call(who, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ a: 'b' }) }), 403, 'PERMISSION_DENIED', 'This endpoint is only available to bots.', `bot storage refused to ${who.email}`);
   }
   const made = (await f.call(alice, 'POST', '/api/v1/bots', { full_name: 'Mine', short_name: 'mine' })).json;
-  const bot: Credentials = { user_id: made.user_id, email: f.runtime.org(1)!.users.get(made.user_id)!.email, api_key: made.api_key };
+  const bot: Credentials = await botCredentials(f, made);
   t.equal((await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ a: 'b' }) })).status, 200, "a member's bot has storage");
   t.equal((await f.call(bot, 'POST', '/api/v1/saved_snippets', { title: 'b', content: 'bot snippet' })).status, 200, 'bots have personal data too');
 });
@@ -331,7 +338,7 @@ t.test('bot storage: bots only, overwrite, keys, removal, the limit', async (t) 
   const f = await chatFixture();
   t.teardown(f.stop);
   const made = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Keeper', short_name: 'keeper' })).json;
-  const bot: Credentials = { user_id: made.user_id, email: f.runtime.org(1)!.users.get(made.user_id)!.email, api_key: made.api_key };
+  const bot: Credentials = await botCredentials(f, made);
   for (const [method, params] of [['GET', {}], ['PUT', { storage: JSON.stringify({ a: 'b' }) }], ['DELETE', {}]] as const) {
     err(t, await f.call(f.owner, method, '/api/v1/bot_storage', params), 403, 'PERMISSION_DENIED', 'This endpoint is only available to bots.', `${method} by a human`);
   }
@@ -353,14 +360,14 @@ t.test('bot storage: bots only, overwrite, keys, removal, the limit', async (t) 
   const fill = BOT_STORAGE_LIMIT - 'big'.length - 'k'.length - 2;
   let r = await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ big: 'x'.repeat(fill), k: '\u{1F600}\u{1F600}' }) });
   t.equal(r.status, 200, 'exactly at the limit, an emoji counting as one character');
-  t.equal(f.runtime.user(1, bot.user_id)!.personal.storageChars, BOT_STORAGE_LIMIT);
+  t.equal(botStorageUsed(f.runtime, 1, bot.user_id), BOT_STORAGE_LIMIT);
   err(t, await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ z: '' }) }), 400, 'BAD_REQUEST', `Request exceeds storage limit by 1 characters. The limit is ${BOT_STORAGE_LIMIT} characters.`);
   r = await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ k: 'a', z: '' }) });
   t.equal(r.status, 200, 'overwriting frees what the old value took');
   err(t, await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ k: 'ab' }) }), 400, 'BAD_REQUEST', `Request exceeds storage limit by 1 characters. The limit is ${BOT_STORAGE_LIMIT} characters.`);
   t.same((await f.call(bot, 'GET', '/api/v1/bot_storage', { keys: JSON.stringify(['k', 'z']) })).json.storage, { k: 'a', z: '' }, 'a refused write changes nothing');
   t.equal((await f.call(bot, 'DELETE', '/api/v1/bot_storage', { keys: JSON.stringify(['big']) })).status, 200);
-  t.equal(f.runtime.user(1, bot.user_id)!.personal.storageChars, 3, 'removal frees its characters');
+  t.equal(botStorageUsed(f.runtime, 1, bot.user_id), 3, 'removal frees its characters');
 });
 
 t.test('organizations are isolated', async (t) => {
@@ -370,7 +377,7 @@ t.test('organizations are isolated', async (t) => {
   const boss: Credentials = { user_id: beta.owner.user_id, email: beta.owner.email, api_key: beta.owner.api_key };
   const host = { headers: { host: 'beta.localhost' } };
   const other = (await f.runtime.execute({ type: 'CREATE_USER', org: beta.organization_id, actor_id: null, email: 'x@beta.example', password_hash: '', full_name: 'X', role: 400 })).user.user_id;
-  t.equal(f.runtime.org(1)!.users.has(other), false, 'an id only the other organization has');
+  t.equal((await f.call(f.owner, 'GET', `/api/v1/users/${other}`)).json.msg, 'No such user', 'an id only the other organization has');
   t.equal((await f.call(boss, 'POST', '/api/v1/drafts', { drafts: JSON.stringify([{ type: '', to: [], topic: '', content: 'beta' }]) }, host)).status, 200);
   t.equal((await f.call(boss, 'POST', '/api/v1/saved_snippets', { title: 'b', content: 'beta' }, host)).status, 200);
   t.equal((await f.call(boss, 'POST', '/api/v1/navigation_views', { fragment: 'inbox', is_pinned: true }, host)).status, 200);
@@ -387,7 +394,7 @@ t.test('personal data survives a restart, from the log and from a snapshot', asy
   const dir = mkdtempSync(join(tmpdir(), 'parley-personal-'));
   const open = (): Store => openTestStore(dir);
   let store = open();
-  const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const { organization_id: org, owner } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const rt = () => store.runtime;
   const { user: other } = await rt().execute({ type: 'CREATE_USER', org, actor_id: null, email: 'm@example.com', password_hash: '', full_name: 'M', role: 400 });
   const { user: bot } = await rt().execute({ type: 'CREATE_BOT', org, actor_id: 1, full_name: 'B', short_name: 'b', bot_type: 1 });
@@ -401,26 +408,26 @@ t.test('personal data survives a restart, from the log and from a snapshot', asy
   const afterMute = (await rt().execute({ type: 'SEND_MESSAGE', org, sender_id: other.user_id, to: { user_ids: [1] }, content: 'after', client: 't', read_by_sender: false })).id;
   await rt().execute({ type: 'SET_BOT_STORAGE', org, user_id: bot.user_id, storage: { k: 'v', w: 'ü' } });
   await rt().execute({ type: 'REMOVE_BOT_STORAGE', org, user_id: bot.user_id, keys: ['w'] });
-  const expect = () => {
-    const p = rt().user(org, 1)!.personal;
-    t.same([...p.drafts.values()].map((d) => d.content), ['kept']);
-    t.equal(p.nextDraftId, 3, 'the next draft id is kept');
-    t.same([...p.snippets.values()].map((s) => [s.id, s.title, s.content]), [[1, 'T', 'C']]);
-    t.same([...p.views.values()], [{ fragment: 'narrow/is/dm', is_pinned: false, name: 'DMs' }]);
-    t.same([...p.muted.keys()], [other.user_id]);
-    t.same([rt().user(org, 1)!.unread.has(before), rt().user(org, 1)!.unread.has(afterMute)], [false, false], 'messages of the muted user read, before and after muting');
-    const b = rt().user(org, bot.user_id)!.personal;
-    t.same([...b.storage], [['k', 'v']]);
-    t.equal(b.storageChars, 2);
+  const expect = async () => {
+    t.same(listDrafts(rt(), org, 1).map((d) => d.content), ['kept']);
+    t.equal(nextDraftId(rt(), org, 1), 3, 'the next draft id is kept');
+    t.same(listSavedSnippets(rt(), org, 1).map((s) => [s.id, s.title, s.content]), [[1, 'T', 'C']]);
+    t.same(listNavigationViews(rt(), org, 1), [{ fragment: 'narrow/is/dm', is_pinned: false, name: 'DMs' }]);
+    t.same(listMutedUsers(rt(), org, 1).map((m) => m.id), [other.user_id]);
+    const api = storeClient(store, owner);
+    const read = async (id: number) => ((await api('GET', `/api/v1/messages/${id}`)).message.flags as string[]).includes('read');
+    t.same([!(await read(before)), !(await read(afterMute))], [false, false], 'messages of the muted user read, before and after muting');
+    t.same(Object.entries(getBotStorage(rt(), org, bot.user_id, undefined)), [['k', 'v']]);
+    t.equal(botStorageUsed(rt(), org, bot.user_id), 2);
   };
-  expect();
+  await expect();
   await store.close();
   store = open();
-  expect();
+  await expect();
   await store.snapshot();
   await store.close();
   store = open();
-  expect();
+  await expect();
   t.same((await rt().execute({ type: 'CREATE_DRAFTS', org, user_id: 1, drafts: [{ type: '', to: [], topic: '', content: 'new' }] })).ids, [3], 'ids continue after a snapshot');
   await store.close();
 });

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
-import { chatFixture, queueEvents, withRole, type Credentials, openTestStore } from './helpers.js';
+import { chatFixture, queueEvents, withRole, type Credentials, openTestStore, storeClient } from './helpers.js';
 
 const PYTHON = { name: 'Python playground', pygments_language: 'Python', url_template: 'https://python.example.com?code={code}' };
 
@@ -101,18 +101,19 @@ t.test('other organizations: their playgrounds are not this one\'s', async (t) =
   t.same((await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm_playgrounds'] })).json.realm_playgrounds, []);
   // The same name and language is no duplicate here, and the other organization's id names nothing here.
   t.equal((await f.call(f.owner, 'POST', '/api/v1/realm/playgrounds', PYTHON)).status, 200);
-  const mine = f.runtime.org(1)!.playgrounds[0].id;
+  const playgrounds = async (who: Credentials, extra = {}) => (await f.call(who, 'POST', '/api/v1/register', { fetch_event_types: ['realm_playgrounds'] }, extra)).json.realm_playgrounds;
+  const mine = (await playgrounds(f.owner))[0].id;
   t.equal((await f.call(f.owner, 'DELETE', `/api/v1/realm/playgrounds/${theirs.json.id + 5}`)).json.msg, 'Invalid playground');
   t.equal((await f.call(beta.owner, 'DELETE', `/api/v1/realm/playgrounds/${mine}`, {}, host)).status, 200, 'ids count per organization');
-  t.equal(f.runtime.org(1)!.playgrounds.length, 1, 'removing theirs left mine');
-  t.equal(f.runtime.org(beta.organization_id)!.playgrounds.length, 0);
+  t.equal((await playgrounds(f.owner)).length, 1, 'removing theirs left mine');
+  t.equal((await playgrounds(beta.owner, host)).length, 0);
 });
 
 t.test('playgrounds survive a restart (snapshot, then the log)', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-playgrounds-'));
   const open = (): Store => openTestStore(dir);
   let store = open();
-  const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const { organization_id: org, owner } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const add = (name: string) => store.runtime.execute({ type: 'ADD_PLAYGROUND', org, actor_id: 1, ...PYTHON, name });
   await add('one');
   await store.snapshot();
@@ -120,7 +121,7 @@ t.test('playgrounds survive a restart (snapshot, then the log)', async (t) => {
   await store.runtime.execute({ type: 'REMOVE_PLAYGROUND', org, actor_id: 1, playground_id: 1 });
   await store.close();
   store = open();
-  t.same(store.runtime.org(org)!.playgrounds.map((p) => [p.id, p.name]), [[id, 'two']]);
+  t.same((await storeClient(store, owner)('POST', '/api/v1/register', { fetch_event_types: ['realm_playgrounds'] })).realm_playgrounds.map((p: any) => [p.id, p.name]), [[id, 'two']]);
   t.ok((await add('three')).id > id, 'ids are never reused');
   await store.close();
 });

@@ -2,17 +2,12 @@
  * Presence: the modern, slim and legacy formats, `last_update_id` and
  * `history_limit_days`, Zulip's thresholds, the CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE
  * restriction, `presence` events (and none for a routine ping), convergence of
- * register plus events, snapshots (presence survives one, and is lost without one,
- * as documented), tenant isolation and hostile input.
+ * register plus events, tenant isolation and hostile input. Snapshots of presence:
+ * presence_snapshot.test.ts.
  */
-import { mkdtempSync, readdirSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
 import { createOrganization } from '../src/bootstrap.js';
-import { type Store } from '../src/store.js';
-import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
-import { snapshotDue } from '../snapshots/schedule.js';
+import { botCredentials, chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
 
 const ping = (f: ChatFixture, who: Credentials, params: Record<string, unknown>) => f.call(who, 'POST', '/api/v1/users/me/presence', params);
 const T0 = 1_800_000_000;
@@ -26,7 +21,7 @@ t.test('formats: modern with last_update_id, slim_presence, legacy; ping_only', 
   f.clock.t += 10_000;
   let r = await ping(f, alice, { status: 'active', last_update_id: -1 });
   t.equal(r.status, 200, r.body);
-  const ownerJoined = f.runtime.org(1)!.users.get(f.owner.user_id)!.date_joined;
+  const ownerJoined = Date.parse((await f.call(f.owner, 'GET', `/api/v1/users/${f.owner.user_id}`)).json.user.date_joined) / 1000;
   t.same(r.json.presences, {
     [f.owner.user_id]: { active_timestamp: ownerJoined, idle_timestamp: T0 },
     [alice.user_id]: { active_timestamp: T0 + 10, idle_timestamp: T0 + 10 },
@@ -77,8 +72,7 @@ t.test('GET /users/{user_id_or_email}/presence', async (t) => {
   t.equal((await get('99999')).json.msg, 'No such user');
   const bot = await f.call(alice, 'POST', '/api/v1/bots', { full_name: 'Helper Bot', short_name: 'helper' });
   t.equal((await get(String(bot.json.user_id))).json.msg, 'Presence is not supported for bot users.');
-  const botEmail = f.runtime.org(1)!.users.get(bot.json.user_id)!.email;
-  t.equal((await ping(f, { user_id: bot.json.user_id, email: botEmail, api_key: bot.json.api_key }, { status: 'active' })).json.msg, 'This endpoint does not accept bot requests.');
+  t.equal((await ping(f, await botCredentials(f, bot.json), { status: 'active' })).json.msg, 'This endpoint does not accept bot requests.');
   // Deactivated users drop out of every fetch.
   await f.call(f.owner, 'DELETE', `/api/v1/users/${alice.user_id}`);
   t.equal((await get(String(alice.user_id))).json.msg, 'No such user');
@@ -137,7 +131,7 @@ t.test('a report that sends no event writes no log record', async (t) => {
     await ping(f, alice, { status: i % 2 ? 'idle' : 'active', last_update_id: -1 });
   }
   t.equal(appended, after, '20 reports that changed presence, no records');
-  t.equal(f.runtime.org(1)!.presenceLastUpdateId, 21);
+  t.equal((await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['presence'] })).json.presence_last_update_id, 21);
 });
 
 t.test('no events in organizations of more than 100 active users', async (t) => {
@@ -171,7 +165,8 @@ t.test('convergence: register plus presence events equal a fresh register', asyn
       if (e.presences) Object.assign(state, e.presences);
       else {
         const w = e.presence.website;
-        const user = f.runtime.org(1)!.users.get(e.user_id)!;
+        const user = (await f.call(f.owner, 'GET', `/api/v1/users/${e.user_id}`)).json.user;
+        user.date_joined = Date.parse(user.date_joined) / 1000;
         if (slim) state[e.user_id] = { active_timestamp: w.status === 'active' ? w.timestamp : state[e.user_id]?.active_timestamp ?? user.date_joined, idle_timestamp: w.timestamp };
         else state[user.email] = { aggregated: { client: w.client, status: w.status, timestamp: w.timestamp }, website: w };
       }
@@ -230,46 +225,6 @@ t.test('hostile input gets Zulip-shaped errors', async (t) => {
   await bad({ status: 'active', last_update_id: 'x' }, 'BAD_REQUEST', 'last_update_id is not an integer');
   await bad({ status: 'active', ping_only: 'maybe' }, 'BAD_REQUEST', 'ping_only is not a boolean');
   t.equal((await f.call(null, 'POST', '/api/v1/users/me/presence', { status: 'active' })).status, 401);
-});
-
-t.test('snapshots keep presence; without one, a crash loses it (and replay never needs it)', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'parley-presence-'));
-  const open = (): Store => openTestStore(dir);
-  const logBytes = () => readdirSync(dir).filter((n) => n.endsWith('.plog') || n.startsWith('log')).reduce((n, name) => n + statSync(join(dir, name)).size, 0);
-  let store = open();
-  const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
-  const report = (status: 'active' | 'idle') => store.runtime.execute({ type: 'UPDATE_PRESENCE', org, user_id: 1, status, now_precise: Date.now() / 1000, limited: false });
-  await report('active');
-  await store.snapshot();
-  const bytes = logBytes();
-  const before = { ...store.runtime.org(org)!.presence.get(1)! };
-  // A report past the snapshot: idle, two minutes on (the clock is real here, so move the row back).
-  store.runtime.org(org)!.presence.get(1)!.connected -= 120;
-  await report('idle');
-  t.equal(logBytes(), bytes, 'the report wrote nothing to the log');
-  t.not(store.runtime.org(org)!.presence.get(1)!.update_id, before.update_id);
-  // A crash: the process goes away without a final snapshot (the lock is left behind by a dead pid).
-  await store.writer.close();
-  store.runtime.stop();
-  store = open();
-  t.same(store.runtime.org(org)!.presence.get(1), before, 'back to what the snapshot held: the later report is lost');
-  t.equal(store.runtime.org(org)!.presenceLastUpdateId, before.update_id);
-  store.runtime.org(org)!.presence.get(1)!.connected -= 120;
-  await report('idle');
-  const kept = { ...store.runtime.org(org)!.presence.get(1)! };
-  await store.snapshot();
-  await store.close();
-  store = open();
-  t.same(store.runtime.org(org)!.presence.get(1), kept, 'taken by a snapshot: kept');
-  t.equal(store.recovery.replayed, 0, 'nothing to replay');
-  await store.close();
-});
-
-t.test('a snapshot is due by time when only presence changed', async (t) => {
-  const policy = { intervalMs: 1000, everyRecords: 10, growthPercent: 0 };
-  t.notOk(snapshotDue({ seq: 5, lastSeq: 5, sinceMs: 5000 }, policy));
-  t.ok(snapshotDue({ seq: 5, lastSeq: 5, sinceMs: 5000, volatileChanged: true }, policy));
-  t.notOk(snapshotDue({ seq: 5, lastSeq: 5, sinceMs: 500, volatileChanged: true }, policy), 'not before the interval');
 });
 
 t.test('presence_enabled off: the user shows offline at once, to everyone, and later reports change nothing; on again: active', async (t) => {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore } from './helpers.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';
 
 
 const create = (f: ChatFixture, who: Credentials, params: Record<string, unknown>) => f.call(who, 'POST', '/api/v1/realm/profile_fields', params);
@@ -157,21 +157,27 @@ t.test('fields and values survive a restart, from the log and from a snapshot', 
   const open = (): Store => openTestStore(dir);
   let store = open();
   const rt = store.runtime;
-  const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const { organization_id: org, owner } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const { id } = await rt.execute({ type: 'CREATE_PROFILE_FIELD', org, actor_id: 1, name: 'Team', field_type: 1 });
   await store.snapshot();
   await rt.execute({ type: 'SET_PROFILE_DATA', org, actor_id: 1, user_id: 1, data: [{ id, value: 'core' }] });
   const { id: second } = await rt.execute({ type: 'CREATE_PROFILE_FIELD', org, actor_id: 1, name: 'Floor', field_type: 1 });
   await rt.execute({ type: 'DELETE_PROFILE_FIELD', org, actor_id: 1, field_id: id });
-  const expected = JSON.stringify({ fields: [...rt.org(org)!.profileFields.values()], user: rt.org(org)!.users.get(1)!.profile_data, last: rt.org(org)!.lastProfileFieldId });
+  /** The fields and the owner's values, as the API shows them. */
+  const again = async () => {
+    const api = storeClient(store, owner);
+    return JSON.stringify({ fields: (await api('GET', '/api/v1/realm/profile_fields')).custom_fields, user: (await api('GET', '/api/v1/users/1', { include_custom_profile_fields: true })).user.profile_data });
+  };
+  const expected = await again();
+  t.match(expected, /"Floor"/);
+  t.notMatch(expected, /"Team"/, 'the deleted field is gone');
   await store.close();
   store = open();
-  const again = () => JSON.stringify({ fields: [...store.runtime.org(org)!.profileFields.values()], user: store.runtime.org(org)!.users.get(1)!.profile_data, last: store.runtime.org(org)!.lastProfileFieldId });
-  t.equal(again(), expected);
+  t.equal(await again(), expected);
   await store.snapshot();
   await store.close();
   store = open();
-  t.equal(again(), expected, 'and from a fresh snapshot');
+  t.equal(await again(), expected, 'and from a fresh snapshot');
   const { id: third } = await store.runtime.execute({ type: 'CREATE_PROFILE_FIELD', org, actor_id: 1, name: 'Desk', field_type: 1 });
   t.ok(third > second && third > id, 'a deleted field\'s id is never reused');
   await store.close();

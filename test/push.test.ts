@@ -12,7 +12,8 @@ import t from 'tap';
 import { createOrganization } from '../src/bootstrap.js';
 import { openStore, type Store } from '../src/store.js';
 import { closedPort, fakeBouncer } from './fakes.js';
-import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { botCredentials, chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { pushHoldings } from '../actors/areas/push_devices.js';
 import { quietLogger } from '../actors/core/logger.js';
 
 const APNS = 'c0ffee00deadbeef';
@@ -32,7 +33,7 @@ t.test('push tokens: Zulip\'s checks, idempotent adds, removal of what exists', 
   t.equal((await f.call(me, 'POST', '/api/v1/users/me/apns_device_token', { token: APNS, appid: 'org.zulip.Zulip' })).status, 200);
   t.equal((await f.call(me, 'POST', '/api/v1/users/me/apns_device_token', { token: APNS, appid: 'org.zulip.Zulip' })).status, 200, 'twice is once');
   t.equal((await f.call(me, 'POST', '/api/v1/users/me/android_gcm_reg_id', { token: 'fcm-token-1' })).status, 200);
-  t.same(f.runtime.user(1, me.user_id)!.pushTokens.map((p) => [p.kind, p.token, p.ios_app_id]), [['apns', APNS, 'org.zulip.Zulip'], ['fcm', 'fcm-token-1', null]]);
+  t.same(pushHoldings(f.runtime, 1, me.user_id).tokens.map((p) => [p.kind, p.token, p.ios_app_id]), [['apns', APNS, 'org.zulip.Zulip'], ['fcm', 'fcm-token-1', null]]);
   t.match(await f.call(me, 'DELETE', '/api/v1/users/me/android_gcm_reg_id', { token: APNS }), { status: 400, json: { msg: 'Token does not exist' } }, 'kinds are apart');
   t.equal((await f.call(me, 'DELETE', '/api/v1/users/me/apns_device_token', { token: APNS })).status, 200);
   t.match(await f.call(me, 'DELETE', '/api/v1/users/me/apns_device_token', { token: APNS }), { status: 400, json: { msg: 'Token does not exist' } });
@@ -40,8 +41,7 @@ t.test('push tokens: Zulip\'s checks, idempotent adds, removal of what exists', 
   const other = await f.createUser('o@example.com');
   t.match(await f.call(other, 'DELETE', '/api/v1/users/me/android_gcm_reg_id', { token: 'fcm-token-1' }), { status: 400, json: { msg: 'Token does not exist' } });
   const bot = await f.call(me, 'POST', '/api/v1/bots', { full_name: 'Bot', short_name: 'pushbot' });
-  const botCreds = { user_id: bot.json.user_id, email: 'pushbot-bot@parley.invalid', api_key: bot.json.api_key };
-  botCreds.email = f.runtime.org(1)!.users.get(bot.json.user_id)!.email;
+  const botCreds = await botCredentials(f, bot.json);
   t.match(await f.call(botCreds, 'POST', '/api/v1/users/me/android_gcm_reg_id', { token: 'bot' }), { status: 400, json: { msg: 'This endpoint does not accept bot requests.' } });
   t.match(await f.call(null, 'POST', '/api/v1/users/me/android_gcm_reg_id', { token: 'x' }), { status: 401 });
 });
@@ -239,7 +239,7 @@ t.test('tenant isolation: devices and tokens are per organization', async (t) =>
   const f = await chatFixture();
   t.teardown(f.stop);
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
-  const boss = { email: 'boss@beta.example', api_key: f.runtime.org(beta.organization_id)!.users.get(1)!.api_key, user_id: 1 };
+  const boss = { email: 'boss@beta.example', api_key: beta.owner.api_key, user_id: beta.owner.user_id };
   const host = { headers: { host: 'beta.localhost' } };
   await f.call(f.owner, 'POST', '/api/v1/register_client_device');
   await f.call(f.owner, 'POST', '/api/v1/users/me/android_gcm_reg_id', { token: 'alpha-token' });
@@ -265,7 +265,10 @@ t.test('registrations survive a restart, from the log and from a snapshot', asyn
   await exec({ type: 'FINISH_PUSH_ACCOUNT', org, push_account_id: 2408, error_code: null });
   await store.close();
   store = open();
-  const state = () => [store.runtime.user(org, 1)!.pushTokens.map((p) => p.token), [...store.runtime.user(org, 1)!.devices], store.runtime.user(org, 1)!.nextDeviceId, [...store.runtime.user(org, 1)!.pushAccounts]];
+  const state = () => {
+    const held = pushHoldings(store.runtime, org, 1);
+    return [held.tokens.map((p) => p.token), held.devices, held.nextDeviceId, held.accounts];
+  };
   const accounts = [[2408, { token_kind: 'apns', push_public_key: publicKey, status: 'active', error_code: null }]];
   const expected = [[APNS], [[1, { push_key_id: 4, push_token_id: 9, pending_push_token_id: null, push_registration_error_code: null, push_key: PUSH_KEY, push_token_kind: 'fcm' }]], 2, accounts];
   t.same(state(), expected, 'replayed from the log');
@@ -297,7 +300,7 @@ t.test('deactivating a user clears their push tokens, as Zulip does', async (t) 
   const m = await f.createUser('m@example.com');
   t.equal((await f.call(m, 'POST', '/api/v1/users/me/android_gcm_reg_id', { token: 'm-token' })).status, 200);
   t.equal((await f.call(f.owner, 'DELETE', `/api/v1/users/${m.user_id}`)).status, 200);
-  t.same(f.runtime.user(1, m.user_id)!.pushTokens, []);
+  t.same(pushHoldings(f.runtime, 1, m.user_id).tokens, []);
   t.equal((await f.call(f.owner, 'POST', `/api/v1/users/${m.user_id}/reactivate`)).status, 200);
   t.match(await f.call(m, 'POST', '/api/v1/mobile_push/test_notification'), { status: 400, json: { code: 'NO_ACTIVE_PUSH_DEVICE' } });
 });

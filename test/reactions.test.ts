@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
 
 const path = (id: number) => `/api/v1/messages/${id}/reactions`;
 
@@ -85,7 +85,7 @@ t.test('reactions survive a restart, from the log and from a snapshot', async (t
   const dir = mkdtempSync(join(tmpdir(), 'parley-reactions-'));
   const open = () => openTestStore(dir);
   let store = open();
-  const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const { organization_id: org, owner } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   const dm = (await store.runtime.execute({ type: 'SEND_MESSAGE', org, sender_id: 1, to: { user_ids: [1] }, content: 'note', client: 't', read_by_sender: false })).id;
   const react = (op: 'add' | 'remove', name: string, code: string) => store.runtime.execute({ type: 'REACT', org, op, message_id: dm, reaction: { emoji_name: name, emoji_code: code, reaction_type: 'unicode_emoji', user_id: 1 } });
   await react('add', 'tada', '1f389');
@@ -95,5 +95,5 @@ t.test('reactions survive a restart, from the log and from a snapshot', async (t
   await store.close();
   store = open();
   t.teardown(() => store.close());
-  t.same(store.runtime.org(org)!.directMessages.get(dm)!.reactions!.map((r) => r.emoji_name), ['heart']);
+  t.same((await storeClient(store, owner)('GET', `/api/v1/messages/${dm}`)).message.reactions.map((r: any) => r.emoji_name), ['heart']);
 });

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { SYSTEM_GROUPS } from '../actors/group_settings.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore } from './helpers.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';
+import { channelIdByName } from '../actors/areas/channels.js';
 
 const patchRealm = (f: ChatFixture, who: Credentials, params: Record<string, unknown>) => f.call(who, 'PATCH', '/api/v1/realm', params);
 const realmState = async (f: ChatFixture, who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { fetch_event_types: ['realm'] })).json;
@@ -69,7 +70,7 @@ t.test('the settings take effect', async (t) => {
   const alice = await f.createUser('alice@example.com', 'Alice');
   await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id]);
   await f.subscribe(f.owner, 'other', [f.owner.user_id, alice.user_id]);
-  const other = f.runtime.org(1)!.channelsByName.get('other')!;
+  const other = channelIdByName(f.runtime, 1, 'other');
   const send = async (content: string) => (await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content })).json.id as number;
   const q = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['realm'] })).json.queue_id;
   const id = await send('first');
@@ -129,20 +130,27 @@ t.test('settings survive a restart, from the log and from a snapshot', async (t)
   const dir = mkdtempSync(join(tmpdir(), 'parley-realm-'));
   const open = (): Store => openTestStore(dir);
   let store = open();
-  const { organization_id: org } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const { organization_id: org, owner } = await createOrganization(store.runtime, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   await store.runtime.execute({ type: 'UPDATE_REALM', org, actor_id: 1, name: 'Acme 2', settings: { waiting_period_threshold: 3 } });
   await store.snapshot();
   await store.runtime.execute({ type: 'UPDATE_REALM', org, actor_id: 1, description: 'hi', settings: { can_resolve_topics_group: { new: SYSTEM_GROUPS.moderators } } });
-  const snap = () => JSON.stringify({ org: store.runtime.org(org)!.org, settings: store.runtime.org(org)!.realmSettings, server: store.runtime.server().orgs.get(org) });
-  const expected = snap();
+  /** The organization's settings as register shows them, and the server's entry for it (GET /server_settings). */
+  const snap = async () => {
+    const api = storeClient(store, owner);
+    const reg = await api('POST', '/api/v1/register', { fetch_event_types: ['realm'] });
+    const { msg: _msg, result: _result, ...server } = await api('GET', '/api/v1/server_settings');
+    return JSON.stringify({ realm: Object.fromEntries(Object.entries(reg).filter(([k]) => k.startsWith('realm_'))), server });
+  };
+  const expected = await snap();
+  t.match(JSON.parse(expected), { realm: { realm_name: 'Acme 2', realm_description: 'hi' }, server: { realm_name: 'Acme 2' } });
   await store.close();
   store = open();
-  t.equal(snap(), expected);
-  t.match(store.runtime.org(org)!.realmSettings, { waiting_period_threshold: 3, can_resolve_topics_group: SYSTEM_GROUPS.moderators });
+  t.equal(await snap(), expected);
+  t.match(JSON.parse(await snap()).realm, { realm_waiting_period_threshold: 3, realm_can_resolve_topics_group: SYSTEM_GROUPS.moderators });
   await store.snapshot();
   await store.close();
   store = open();
-  t.equal(snap(), expected, 'and from a fresh snapshot');
+  t.equal(await snap(), expected, 'and from a fresh snapshot');
   await store.close();
 });
 

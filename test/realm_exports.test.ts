@@ -20,10 +20,12 @@ import { resumeExports } from '../src/exports/realm_export.js';
 import { type Store } from '../src/store.js';
 import { collectUploads } from '../src/uploads/collect.js';
 import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials, openTestStore, untar, injectChecked } from './helpers.js';
+import { exportProgress } from '../actors/areas/realm_exports.js';
 
 /** Waits until an export is no longer pending (the build runs off the request). */
 async function finished(runtime: Runtime, org: number, id: number): Promise<void> {
-  for (let i = 0; i < 2000 && runtime.org(org)!.exports.get(id)?.status === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
+  const status = () => exportProgress(runtime, org).find((e) => e.id === id)?.status;
+  for (let i = 0; i < 2000 && status() === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
 }
 
 async function world() {
@@ -160,7 +162,7 @@ t.test('who may, the rate limit, bad input', async (t) => {
       t.same([r.status, r.json.code, r.json.msg], [400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator'], `${role}: ${method} ${path}`);
     }
   }
-  t.equal(f.runtime.org(1)!.exports.size, 0, 'nothing asked for');
+  t.same((await f.call(f.owner, 'GET', '/api/v1/export/realm')).json.exports, [], 'nothing asked for');
   const bad = await f.call(admin, 'POST', '/api/v1/export/realm', { export_type: 3 });
   t.same([bad.status, bad.json.msg], [400, 'Invalid export_type']);
   // Five in any seven days.
@@ -229,13 +231,12 @@ t.test('exports survive a restart; one left unfinished is built after it', async
   const second = await ask();
   await store.close();
   store = open();
-  const exports = store.runtime.org(org)!.exports;
-  t.same([...exports.values()].map((e) => [e.id, e.status]), [[first.id, 'succeeded'], [second.id, 'requested']]);
+  t.same(exportProgress(store.runtime, org).map((e) => [e.id, e.status]), [[first.id, 'succeeded'], [second.id, 'requested']]);
   resumeExports(store.runtime, { dataDir: dir, externalHost: 'example.test' });
   await finished(store.runtime, org, second.id);
-  const e = store.runtime.org(org)!.exports.get(second.id)!;
+  const e = exportProgress(store.runtime, org).find((x) => x.id === second.id)!;
   t.equal(e.status, 'succeeded', 'built after the restart');
-  t.match(e.file!.url, /^http:\/\/example\.test\/user_avatars\/exports\/1\//);
+  t.match(e.url, /^http:\/\/example\.test\/user_avatars\/exports\/1\//);
   t.ok((await ask()).id > second.id, 'ids are never reused');
   await store.close();
 });
@@ -251,8 +252,8 @@ t.test('DELETE /export/realm/{id}: the archive goes, deleted_timestamp is set, a
   const res = await f.call(admin, 'POST', '/api/v1/export/realm');
   await finished(f.runtime, 1, res.json.id);
   const [built] = (await f.call(admin, 'GET', '/api/v1/export/realm')).json.exports;
-  const { sha256 } = f.runtime.org(1)!.exports.get(res.json.id)!.file!;
-  const archive = join(f.config.dataDir, 'uploads', '1', sha256);
+  const { sha256 } = exportProgress(f.runtime, 1).find((e) => e.id === res.json.id)!;
+  const archive = join(f.config.dataDir, 'uploads', '1', sha256!);
   t.ok(existsSync(archive), 'the archive is in the upload store');
   const reg = async (who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { event_types: ['realm_export'] })).json.queue_id as string;
   const [qAdmin, qOwner, qAlice] = [await reg(admin), await reg(f.owner), await reg(alice)];
@@ -298,9 +299,9 @@ t.test('DELETE /export/realm/{id}: Zulip\'s errors, in its order, and who may', 
       t.same([r.json.code, r.json.msg], ['UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator'], `${role}, export ${id}: the role is checked first`);
     }
   }
-  t.equal(f.runtime.org(1)!.exports.get(built.json.id)!.status, 'succeeded', 'nothing deleted');
+  t.equal(exportProgress(f.runtime, 1).find((e) => e.id === built.json.id)!.status, 'succeeded', 'nothing deleted');
   t.equal((await del(admin, built.json.id)).status, 200, 'an administrator (not the owner) deletes it');
-  t.same([...f.runtime.org(1)!.exports.values()].map((e) => e.status), ['failed', 'deleted']);
+  t.same(exportProgress(f.runtime, 1).map((e) => e.status), ['failed', 'deleted']);
 });
 
 t.test('DELETE /export/realm/{id}: an export of another organization is a missing one', async (t) => {
@@ -319,7 +320,7 @@ t.test('DELETE /export/realm/{id}: an export of another organization is a missin
   t.same([theirs.status, theirs.json], [missing.status, missing.json], 'the same answer as a nonexistent id');
   t.equal(theirs.json.msg, 'Invalid data export ID');
   t.equal((await f.call(admin, 'DELETE', '/api/v1/export/realm/1')).status, 200, 'our export 1');
-  t.same([...f.runtime.org(beta.organization_id)!.exports.values()].map((e) => e.status), ['succeeded', 'succeeded'], 'theirs, of the same id too, untouched');
+  t.same(exportProgress(f.runtime, beta.organization_id).map((e) => e.status), ['succeeded', 'succeeded'], 'theirs, of the same id too, untouched');
   t.equal((await download(f, (await f.call(beta.owner, 'GET', '/api/v1/export/realm', {}, host)).json.exports[0].export_url, 'beta.localhost')).status, 200, 'and still served');
 });
 
@@ -332,7 +333,7 @@ t.test('DELETE /export/realm/{id}: a deletion survives a restart; a snapshot nam
   resumeExports(store.runtime, { dataDir: dir, externalHost: 'example.test' });
   await finished(store.runtime, org, a);
   await finished(store.runtime, org, b);
-  const fileOf = (id: number) => join(dir, 'uploads', String(org), store.runtime.org(org)!.exports.get(id)!.file!.sha256);
+  const fileOf = (id: number) => join(dir, 'uploads', String(org), exportProgress(store.runtime, org).find((e) => e.id === id)!.sha256!);
   const [fileA, fileB] = [fileOf(a), fileOf(b)];
   await store.runtime.execute({ type: 'DELETE_EXPORT', org, actor_id: 1, id: a });
   await store.snapshot();
@@ -342,8 +343,8 @@ t.test('DELETE /export/realm/{id}: a deletion survives a restart; a snapshot nam
   await store.close();
   store = open();
   t.teardown(() => store.close());
-  const exports = [...store.runtime.org(org)!.exports.values()];
-  t.same(exports.map((e) => [e.id, e.status, e.file === undefined, typeof e.deleted]), [[a, 'deleted', true, 'number'], [b, 'deleted', true, 'number']], 'both deleted after the restart (one from the snapshot, one from the log)');
+  const exports = exportProgress(store.runtime, org);
+  t.same(exports.map((e) => [e.id, e.status, e.sha256 === null, typeof e.deleted]), [[a, 'deleted', true, 'number'], [b, 'deleted', true, 'number']], 'both deleted after the restart (one from the snapshot, one from the log)');
   t.equal((await store.runtime.execute({ type: 'DELETE_EXPORT', org, actor_id: 1, id: a }).catch((e: Error) => e.message)), 'Export already deleted');
   await store.snapshot();
   await collectUploads(store.runtime, dir);

@@ -6,6 +6,7 @@
 import t from 'tap';
 import { Role } from '../actors/types.js';
 import { chatFixture, type Credentials, withRole } from './helpers.js';
+import { channelIdByName } from '../actors/areas/channels.js';
 
 
 async function world() {
@@ -19,7 +20,7 @@ async function world() {
   };
   await f.subscribe(f.owner, 'general', Object.values(people).filter((p) => p !== people.guest).map((p) => p.user_id));
   await f.subscribe(f.owner, 'guests', Object.values(people).map((p) => p.user_id));
-  return { f, people, general: f.runtime.org(1)!.channelsByName.get('general')!, guests: f.runtime.org(1)!.channelsByName.get('guests')! };
+  return { f, people, general: channelIdByName(f.runtime, 1, 'general'), guests: channelIdByName(f.runtime, 1, 'guests') };
 }
 
 const ROLES = ['owner', 'administrator', 'moderator', 'member', 'guest'] as const;

@@ -40,7 +40,12 @@ import { boardRoutes } from '../src/routes/board/index.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { boardFixture, challenge, type BoardFixture } from './board_helpers.js';
 import { fakeBbb, fakeBouncer } from './fakes.js';
-import { basicAuth, chatFixture, type Credentials, injectChecked } from './helpers.js';
+import { basicAuth, botCredentials, chatFixture, type Credentials, injectChecked } from './helpers.js';
+import { channelIdByName } from '../actors/areas/channels.js';
+import { listChannelFolders } from '../actors/areas/channel_folders.js';
+import { linkifierIds } from '../actors/areas/linkifiers.js';
+import { profileFieldIds } from '../actors/areas/profile_fields.js';
+import { exportProgress } from '../actors/areas/realm_exports.js';
 import { prng } from './prng.js';
 import { stateDigest } from './state.js';
 import { lineLogger } from '../actors/core/logger.js';
@@ -497,7 +502,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const doomed = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'seed', content: 'to be deleted' });
   // Read receipts on, and a private moderation request channel, so that those routes have valid requests.
   await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'moderation' }], invite_only: true });
-  const moderation = f.runtime.org(1)!.channelsByName.get('moderation')!;
+  const moderation = channelIdByName(f.runtime, 1, 'moderation');
   if ((await f.call(f.owner, 'PATCH', '/api/v1/realm', { enable_read_receipts: true, moderation_request_channel_id: moderation })).status !== 200) throw new Error('fixture setup failed');
   await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'seed.example', allow_subdomains: false });
   await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'doomed.example', allow_subdomains: false });
@@ -508,17 +513,17 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   const doomedPlayground = await addPlayground('Doomed playground');
   // A data export, built, whose archive is served.
   const exportId = (await f.call(f.owner, 'POST', '/api/v1/export/realm')).json.id as number;
-  for (let i = 0; i < 2000 && f.runtime.org(1)!.exports.get(exportId)?.status === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
+  for (let i = 0; i < 2000 && exportProgress(f.runtime, 1).find((e) => e.id === exportId)?.status === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
   const exportUrl = (await f.call(f.owner, 'GET', '/api/v1/export/realm')).json.exports[0]?.export_url as string;
   if (!exportUrl) throw new Error('fixture export failed');
   // A second one, built, for DELETE /export/realm/{export_id} to delete.
   const doomedExport = (await f.call(f.owner, 'POST', '/api/v1/export/realm')).json.id as number;
-  for (let i = 0; i < 2000 && f.runtime.org(1)!.exports.get(doomedExport)?.status === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
-  if (f.runtime.org(1)!.exports.get(doomedExport)?.status !== 'succeeded') throw new Error('fixture export failed');
+  for (let i = 0; i < 2000 && exportProgress(f.runtime, 1).find((e) => e.id === doomedExport)?.status === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
+  if (exportProgress(f.runtime, 1).find((e) => e.id === doomedExport)?.status !== 'succeeded') throw new Error('fixture export failed');
   await f.subscribe(f.owner, 'fuzzed channel');
   await f.subscribe(f.owner, 'doomed channel');
-  const fuzzChannel = f.runtime.org(1)!.channelsByName.get('fuzzed channel')!;
-  const doomedChannel = f.runtime.org(1)!.channelsByName.get('doomed channel')!;
+  const fuzzChannel = channelIdByName(f.runtime, 1, 'fuzzed channel');
+  const doomedChannel = channelIdByName(f.runtime, 1, 'doomed channel');
   const leaver = await f.createUser('leaver@example.com', 'Leaver');
   const fuzzBot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Seed Bot', short_name: 'seed' })).json.user_id as number;
   const doomedBot = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Doomed Bot', short_name: 'doomed' })).json.user_id as number;
@@ -537,7 +542,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   if (doomed.status !== 200 || invited.status !== 200 || !joinLink) throw new Error('fixture setup failed');
   // Scheduled messages and a reminder, far in the future: one edited by the fuzz, one deleted.
   const later = String(Math.floor(f.clock.t / 1000) + 86_400);
-  const general = f.runtime.org(1)!.channelsByName.get('general')!;
+  const general = channelIdByName(f.runtime, 1, 'general');
   const schedule = (content: string) => f.call(f.owner, 'POST', '/api/v1/scheduled_messages', { type: 'stream', to: general, topic: 'seed', content, scheduled_delivery_timestamp: later });
   const seedScheduled = (await schedule('seed scheduled')).json.scheduled_message_id as number;
   const doomedScheduled = (await schedule('doomed scheduled')).json.scheduled_message_id as number;
@@ -559,7 +564,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   await uploadAs('doomed.txt');
   const temporaryUrl = (await f.call(f.owner, 'GET', `/api/v1/user_uploads/${seedUpload.join('/')}`)).json.url as string;
   if (!temporaryUrl) throw new Error('fixture temporary URL failed');
-  const doomedAttachment = String([...f.runtime.org(1)!.attachments.values()].find((a) => a.name === 'doomed.txt')!.id);
+  const doomedAttachment = String((await f.call(f.owner, 'GET', '/api/v1/attachments')).json.attachments.find((a: any) => a.name === 'doomed.txt').id);
   // Custom emoji: one image served, one emoji to deactivate.
   const pngBody = (): { contentType: string; body: Buffer } => ({
     contentType: 'multipart/form-data; boundary=fuzz',
@@ -583,7 +588,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
   // The owner's presence, for GET /users/{user_id_or_email}/presence whichever shard POST /users/me/presence falls in.
   personal.push(await f.call(f.owner, 'POST', '/api/v1/users/me/presence', { status: 'active' }));
   const storeBotMade = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Storage Bot', short_name: 'storage' })).json;
-  const storeBot: Credentials = { user_id: storeBotMade.user_id, email: f.runtime.org(1)!.users.get(storeBotMade.user_id)!.email, api_key: storeBotMade.api_key };
+  const storeBot: Credentials = await botCredentials(f, storeBotMade);
   personal.push(await f.call(storeBot, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ seed: 'value' }) }));
   if (personal.some((r) => r.status !== 200)) throw new Error('fixture setup failed');
   // Resumable uploads: one to append to and ask about, one to terminate.
@@ -671,7 +676,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'DELETE /api/v1/users/me': { who: leaver, params: {} },
     'PATCH /api/v1/users/{user_id}': { pathParams: { user_id: String(alice.user_id) }, params: { full_name: 'Alice F.' } },
     'PATCH /api/v1/users/{email}': { pathParams: { email: 'alice@example.com' }, params: { full_name: 'Alice G.' } },
-    'PATCH /api/v1/realm/linkifiers': { get params() { return { ordered_linkifier_ids: JSON.stringify(f.runtime.org(1)!.linkifiers.map((l) => l.id)) }; } },
+    'PATCH /api/v1/realm/linkifiers': { get params() { return { ordered_linkifier_ids: JSON.stringify(linkifierIds(f.runtime, 1)) }; } },
     'POST /api/v1/realm/filters': { params: { pattern: 'FUZZ(?P<n>[0-9]+)', url_template: 'https://fuzz.example/{n}' } },
     'PATCH /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(seedLinkifier) }, params: { pattern: 'SEED2(?P<n>[0-9]+)', url_template: 'https://seed.example/{n}' } },
     'DELETE /api/v1/realm/filters/{filter_id}': { pathParams: { filter_id: String(doomedLinkifier) }, params: {} },
@@ -720,7 +725,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'PATCH /api/v1/realm/user_settings_defaults': { params: { enter_sends: 'true', emojiset: 'text' } },
     'POST /api/v1/realm/profile_fields': { params: { name: 'Fuzz field', field_type: '1' } },
     // The order names every field there is when the request is made (other bases create fields).
-    'PATCH /api/v1/realm/profile_fields': { get params() { return { order: JSON.stringify([...f.runtime.org(1)!.profileFields.keys()]) }; } },
+    'PATCH /api/v1/realm/profile_fields': { get params() { return { order: JSON.stringify(profileFieldIds(f.runtime, 1)) }; } },
     'PATCH /api/v1/realm/profile_fields/{field_id}': { pathParams: { field_id: String(profileField) }, params: { hint: 'fuzzed' } },
     'DELETE /api/v1/realm/profile_fields/{field_id}': { pathParams: { field_id: String(doomedField) }, params: {} },
     'PATCH /api/v1/users/me/profile_data': { params: { data: JSON.stringify([{ id: profileField, value: 'x' }]) } },
@@ -729,10 +734,10 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     'GET /api/v1/messages/{message_id}/history': { pathParams: { message_id: mid }, params: {} },
     'POST /api/v1/messages/flags': { params: { messages: `[${mid}]`, op: 'add', flag: 'starred' } },
     'DELETE /api/v1/messages/{message_id}': { pathParams: { message_id: String(doomed.json.id) }, params: {} },
-    'PATCH /api/v1/channel_folders': { get params() { return { order: JSON.stringify([...f.runtime.org(1)!.folders.keys()]) }; } },
+    'PATCH /api/v1/channel_folders': { get params() { return { order: JSON.stringify(listChannelFolders(f.runtime, 1, true).map((x) => x.id)) }; } },
     'POST /api/v1/channel_folders/create': { params: { name: 'Fuzz folder', description: 'made by the fuzz test' } },
     'PATCH /api/v1/channel_folders/{channel_folder_id}': { pathParams: { channel_folder_id: String(seedFolder) }, params: { description: 'fuzzed' } },
-    'POST /api/v1/users/me/subscriptions/properties': { params: { subscription_data: JSON.stringify([{ stream_id: f.runtime.org(1)!.channelsByName.get('general'), property: 'pin_to_top', value: true }]) } },
+    'POST /api/v1/users/me/subscriptions/properties': { params: { subscription_data: JSON.stringify([{ stream_id: channelIdByName(f.runtime, 1, 'general'), property: 'pin_to_top', value: true }]) } },
     'POST /api/v1/messages/{message_id}/reactions': { pathParams: { message_id: mid }, params: { emoji_name: 'tada' } },
     'DELETE /api/v1/messages/{message_id}/reactions': { pathParams: { message_id: mid }, params: { emoji_name: 'heart' } },
     'POST /api/v1/submessage': {
@@ -742,21 +747,21 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
         content: ['', 'not json', '[]', 'null', '{"type":"bogus"}', '{"type":"vote","key":"canned,0","vote":2}', '{"type":"vote","key":"canned,0","vote":1,"x":1}', '{"type":"new_option","idx":1001,"option":"x"}', '{"type":"new_option","idx":-1,"option":"x"}'],
       },
     },
-    'POST /api/v1/user_topics': { params: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')), topic: 'fuzz', visibility_policy: '1' } },
+    'POST /api/v1/user_topics': { params: { stream_id: String(channelIdByName(f.runtime, 1, 'general')), topic: 'fuzz', visibility_policy: '1' } },
     'PATCH /api/v1/users/me/subscriptions/muted_topics': { params: { stream: 'general', topic: 'fuzz legacy', op: 'add' } },
     'POST /api/v1/messages/render': { params: { content: 'hello **world**' } },
     'POST /api/v1/typing': { params: { op: 'start', to: `[${alice.user_id}]` } },
     'POST /api/v1/messages/{message_id}/typing': { pathParams: { message_id: mid }, params: { op: 'start' } },
     'POST /api/v1/messages/flags/narrow': { params: { anchor: 'newest', num_before: '5', num_after: '0', narrow: '[]', op: 'add', flag: 'starred' } },
-    'POST /api/v1/mark_stream_as_read': { params: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')) } },
-    'POST /api/v1/mark_topic_as_read': { params: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')), topic_name: 'seed' } },
+    'POST /api/v1/mark_stream_as_read': { params: { stream_id: String(channelIdByName(f.runtime, 1, 'general')) } },
+    'POST /api/v1/mark_topic_as_read': { params: { stream_id: String(channelIdByName(f.runtime, 1, 'general')), topic_name: 'seed' } },
     'GET /api/v1/users/{user_id}': { pathParams: { user_id: String(alice.user_id) }, params: {} },
     'GET /api/v1/users/{email}': { pathParams: { email: 'alice@example.com' }, params: {} },
-    'GET /api/v1/streams/{stream_id}/email_address': { pathParams: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')) }, params: {} },
-    'GET /api/v1/users/{user_id}/subscriptions/{stream_id}': { pathParams: { user_id: String(alice.user_id), stream_id: String(f.runtime.org(1)!.channelsByName.get('general')) }, params: {} },
-    'GET /api/v1/streams/{stream_id}/members': { pathParams: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')) }, params: {} },
-    'GET /api/v1/users/me/{stream_id}/topics': { pathParams: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')) }, params: {} },
-    'GET /api/v1/streams/{stream_id}': { pathParams: { stream_id: String(f.runtime.org(1)!.channelsByName.get('general')) }, params: {} },
+    'GET /api/v1/streams/{stream_id}/email_address': { pathParams: { stream_id: String(channelIdByName(f.runtime, 1, 'general')) }, params: {} },
+    'GET /api/v1/users/{user_id}/subscriptions/{stream_id}': { pathParams: { user_id: String(alice.user_id), stream_id: String(channelIdByName(f.runtime, 1, 'general')) }, params: {} },
+    'GET /api/v1/streams/{stream_id}/members': { pathParams: { stream_id: String(channelIdByName(f.runtime, 1, 'general')) }, params: {} },
+    'GET /api/v1/users/me/{stream_id}/topics': { pathParams: { stream_id: String(channelIdByName(f.runtime, 1, 'general')) }, params: {} },
+    'GET /api/v1/streams/{stream_id}': { pathParams: { stream_id: String(channelIdByName(f.runtime, 1, 'general')) }, params: {} },
     'POST /api/v1/users': { params: { email: 'fuzz-new@example.com', password: 'pw', full_name: 'Fuzz New' } },
     'DELETE /api/v1/users/{user_id}': { pathParams: { user_id: String(victim.user_id) }, params: {} },
     // The victim is active, so this base is itself refused: only the path matters here.
@@ -835,7 +840,7 @@ t.test(`chat routes (seed ${seed})`, async (t) => {
     const bases = [BASES[key] ?? { params: {} }].flat();
     const cases = bases.flatMap((base, i) => chatCases(route, base.who ?? f.owner, base, i === 0));
     total += cases.length;
-    const refusedBase = key === 'POST /api/v1/dev_fetch_api_key' || key === 'POST /api/v1/export/realm' || (key === 'POST /api/v1/users/{user_id}/reactivate' && f.runtime.org(1)!.users.get(victim.user_id)!.is_active);
+    const refusedBase = key === 'POST /api/v1/dev_fetch_api_key' || key === 'POST /api/v1/export/realm' || (key === 'POST /api/v1/users/{user_id}/reactivate' && (await f.call(f.owner, 'GET', `/api/v1/users/${victim.user_id}`)).json.user.is_active);
     const valid = refusedBase ? [] : bases.map((b) => chatRequest(route, b.who ?? f.owner, b, b.params));
     const problemOf = route.path.startsWith('/api/v1/tus') ? tusProblem : chatProblem;
     await t.test(key, (t) => runCases(t, key, cases, { app, digest, problemOf, logs, known: CHAT_KNOWN, bases: valid }));

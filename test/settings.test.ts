@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore } from './helpers.js';
+import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';
 
 
 const settingsOf = async (f: ChatFixture, who: Credentials) =>
@@ -121,20 +121,24 @@ t.test('settings survive a restart, from the log and from a snapshot', async (t)
   const open = (): Store => openTestStore(dir);
   let store = open();
   const rt = store.runtime;
-  const { organization_id: org } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
+  const { organization_id: org, owner } = await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });
   await rt.execute({ type: 'UPDATE_SETTINGS', org, user_id: 1, settings: { enter_sends: true } });
   await store.snapshot();
   await rt.execute({ type: 'UPDATE_USER_DEFAULTS', org, actor_id: 1, settings: { color_scheme: 3 } });
   await rt.execute({ type: 'UPDATE_SETTINGS', org, user_id: 1, settings: { timezone: 'UTC', emojiset: 'text' } });
-  const snap = () => JSON.stringify({ user: store.runtime.org(org)!.users.get(1), defaults: store.runtime.org(org)!.userDefaults });
-  const expected = snap();
+  /** The owner's settings and user record and the organization's defaults, as register shows them. */
+  const snap = async () => {
+    const reg = await storeClient(store, owner)('POST', '/api/v1/register', { fetch_event_types: ['user_settings', 'realm_user_settings_defaults', 'realm_user'] });
+    return JSON.stringify({ settings: reg.user_settings, defaults: reg.realm_user_settings_defaults, me: reg.realm_users.find((u: any) => u.user_id === owner.user_id) });
+  };
+  const expected = await snap();
   await store.close();
   store = open();
-  t.equal(snap(), expected);
-  t.match(store.runtime.org(org)!.users.get(1), { timezone: 'UTC', settings: { enter_sends: true, emojiset: 'text' } });
+  t.equal(await snap(), expected);
+  t.match(JSON.parse(await snap()), { me: { timezone: 'UTC' }, settings: { enter_sends: true, emojiset: 'text' }, defaults: { color_scheme: 3 } });
   await store.snapshot();
   await store.close();
   store = open();
-  t.equal(snap(), expected, 'and from a fresh snapshot');
+  t.equal(await snap(), expected, 'and from a fresh snapshot');
   await store.close();
 });

@@ -13,13 +13,14 @@ import { join } from 'node:path';
 import { MAX_BOT_STORAGE_ENTRIES_PER_REQUEST } from '../actors/areas/bot_storage.js';
 import { MAX_DRAFTS_PER_REQUEST } from '../actors/areas/drafts.js';
 import { MAX_PROPERTY_CHANGES_PER_REQUEST } from '../actors/areas/subscriptions.js';
+import { exportProgress } from '../actors/areas/realm_exports.js';
 import { highlighter } from '../actors/render/highlight.js';
 import { renderMarkdown, type MarkdownEnv } from '../actors/markdown/index.js';
 import { LINK_RULE_BOUND } from '../actors/markdown/links.js';
 import fc from 'fast-check';
 import { ANSWER_SLICE } from '../src/http/slices.js';
 import { EXPORT_SLICE } from '../src/exports/realm_export.js';
-import { chatFixture, untar, type ApiResult, type Credentials, injectChecked } from './helpers.js';
+import { botCredentials, chatFixture, untar, type ApiResult, type Credentials, injectChecked } from './helpers.js';
 
 function refused(t: Test, r: ApiResult, status: number, code: string, msg: string): void {
   t.same([r.status, r.json?.result, r.json?.code, r.json?.msg], [status, 'error', code, msg], msg);
@@ -66,7 +67,7 @@ t.test('bot storage is refused to a human before the body is decoded', async (t)
   refused(t, await f.call(f.owner, 'GET', '/api/v1/bot_storage', { keys: '[[[' }), 403, 'PERMISSION_DENIED', msg);
   refused(t, await f.call(f.owner, 'DELETE', '/api/v1/bot_storage', { keys: '[[[' }), 403, 'PERMISSION_DENIED', msg);
   const made = (await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Keeper', short_name: 'keeper' })).json;
-  const bot: Credentials = { user_id: made.user_id, email: f.runtime.org(1)!.users.get(made.user_id)!.email, api_key: made.api_key };
+  const bot: Credentials = await botCredentials(f, made);
   refused(t, await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: '{"unterminated' }), 400, 'BAD_REQUEST', 'Argument "storage" is not valid JSON.');
   t.equal((await f.call(bot, 'PUT', '/api/v1/bot_storage', { storage: JSON.stringify({ a: 'b' }) })).status, 200, 'a bot is served');
   const entries = (n: number) => JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 'v'])));
@@ -162,7 +163,7 @@ t.test('a realm export gathers its messages in slices, with the same archive', a
   t.teardown(() => Object.assign(EXPORT_SLICE, saved));
   const build = async (): Promise<Map<string, string>> => {
     const id = (await f.call(f.owner, 'POST', '/api/v1/export/realm')).json.id as number;
-    for (let i = 0; i < 2000 && f.runtime.org(1)!.exports.get(id)?.status === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 2000 && exportProgress(f.runtime, 1).find((e) => e.id === id)?.status === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
     const done = (await f.call(f.owner, 'GET', '/api/v1/export/realm')).json.exports.find((e: { id: number }) => e.id === id);
     const res = await injectChecked(f.app, { method: 'GET', url: new URL(done.export_url).pathname, headers: {} });
     return untarText(Buffer.from(res.body, 'latin1'));

@@ -5,6 +5,7 @@
  */
 import t from 'tap';
 import { chatFixture, queueEvents, settle, type ApiResult, type ChatFixture, type Credentials } from './helpers.js';
+import { channelIdByName } from '../actors/areas/channels.js';
 
 /** A tap test, as subtests receive it. */
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -722,7 +723,7 @@ t.test('GET /users/me/{stream_id}/topics', async (t) => {
   const m2 = await sendTo('open', 'plans');
   const m3 = await sendTo('open', 'lunch');
   const m4 = await sendTo('open', '');
-  const openId = f.runtime.org(1)!.channelsByName.get('open')!;
+  const openId = channelIdByName(f.runtime, 1, 'open');
   const topics = await f.call(bob, 'GET', `/api/v1/users/me/${openId}/topics`);
   t.equal(topics.status, 200, topics.body);
   t.same(topics.json.topics, [{ name: 'general chat', max_id: m4 }, { name: 'lunch', max_id: m3 }, { name: 'plans', max_id: m2 }], 'newest first, one entry per topic whatever its case, spelled as its newest message');
@@ -733,7 +734,7 @@ t.test('GET /users/me/{stream_id}/topics', async (t) => {
   // A private channel with protected history: a later subscriber sees only what they received.
   const made = await f.call(f.owner, 'POST', SUBS, { subscriptions: JSON.stringify([{ name: 'vault' }]), invite_only: true, history_public_to_subscribers: false });
   t.equal(made.status, 200, made.body);
-  const vaultId = f.runtime.org(1)!.channelsByName.get('vault')!;
+  const vaultId = channelIdByName(f.runtime, 1, 'vault');
   await sendTo('vault', 'before');
   await f.subscribe(f.owner, 'vault', [alice.user_id]);
   const after = await sendTo('vault', 'after');
@@ -751,11 +752,11 @@ t.test('GET /streams/{stream_id}/members', async (t) => {
   const alice = await f.createUser('alice@example.com');
   const bob = await f.createUser('bob@example.com');
   await f.subscribe(f.owner, 'open', [bob.user_id, f.owner.user_id]);
-  const openId = f.runtime.org(1)!.channelsByName.get('open')!;
+  const openId = channelIdByName(f.runtime, 1, 'open');
   const res = await f.call(alice, 'GET', `/api/v1/streams/${openId}/members`);
   t.same([res.status, res.json.subscribers], [200, [f.owner.user_id, bob.user_id].sort((a, b) => a - b)]);
   await f.call(bob, 'POST', SUBS, { subscriptions: JSON.stringify([{ name: 'vault' }]), invite_only: true });
-  const vaultId = f.runtime.org(1)!.channelsByName.get('vault')!;
+  const vaultId = channelIdByName(f.runtime, 1, 'vault');
   t.same((await f.call(f.owner, 'GET', `/api/v1/streams/${vaultId}/members`)).json.subscribers, [bob.user_id], 'administrators see a private channel\'s members');
   t.same((await f.call(alice, 'GET', `/api/v1/streams/${vaultId}/members`)).json.msg, 'Invalid channel ID');
   t.equal((await f.call(alice, 'GET', '/api/v1/streams/abc/members')).status, 404);
@@ -767,8 +768,8 @@ t.test('POST /users/me/subscriptions/properties', async (t) => {
   const alice = await f.createUser('alice@example.com');
   await f.subscribe(alice, 'open');
   await f.subscribe(f.owner, 'other');
-  const openId = f.runtime.org(1)!.channelsByName.get('open')!;
-  const otherId = f.runtime.org(1)!.channelsByName.get('other')!;
+  const openId = channelIdByName(f.runtime, 1, 'open');
+  const otherId = channelIdByName(f.runtime, 1, 'other');
   const reg = await f.call(alice, 'POST', '/api/v1/register', { event_types: ['subscription'], fetch_event_types: ['subscription'] });
   const mine = (list: any[]) => list.find((s) => s.stream_id === openId);
   const state = { ...mine(reg.json.subscriptions) };
@@ -811,7 +812,7 @@ t.test('GET /users/{user_id}/subscriptions/{stream_id}: is_subscribed, for chann
   const carol = await f.createUser('carol@example.com', 'Carol');
   await f.subscribe(f.owner, 'open', [bob.user_id]);
   await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'secret' }]), invite_only: true });
-  const id = (name: string) => f.runtime.org(1)!.channelsByName.get(name)!;
+  const id = (name: string) => channelIdByName(f.runtime, 1, name);
   const ask = (who: typeof bob, userId: number, streamId: number) => f.call(who, 'GET', `/api/v1/users/${userId}/subscriptions/${streamId}`);
   t.same((await ask(carol, bob.user_id, id('open'))).json.is_subscribed, true);
   t.same((await ask(carol, carol.user_id, id('open'))).json.is_subscribed, false);
@@ -827,7 +828,7 @@ t.test('GET /streams/{stream_id}/email_address: empty without an email gateway; 
   const bob = await f.createUser('bob@example.com', 'Bob');
   await f.subscribe(f.owner, 'open', [bob.user_id]);
   await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'secret' }]), invite_only: true });
-  const id = (name: string) => f.runtime.org(1)!.channelsByName.get(name)!;
+  const id = (name: string) => channelIdByName(f.runtime, 1, name);
   const bot = (await f.call(bob, 'POST', '/api/v1/bots', { full_name: 'Bob Bot', short_name: 'bobsbot' })).json.user_id as number;
   const ask = (who: Credentials, streamId: number, params: Record<string, unknown> = {}) => f.call(who, 'GET', `/api/v1/streams/${streamId}/email_address`, params);
   t.same((await ask(bob, id('open'))).json, { result: 'success', msg: '', email: '' });

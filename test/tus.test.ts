@@ -18,6 +18,7 @@ import { checkedFetch } from './server_process.js';
 import { TUS_IDLE_MS, tusStore } from '../src/uploads/tus.js';
 import { basicAuth, chatFixture, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
 import { lineLogger } from '../actors/core/logger.js';
+import { attachmentContentType } from '../actors/areas/attachments.js';
 
 const TUS = { 'tus-resumable': '1.0.0' };
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
@@ -89,7 +90,7 @@ t.test('the tus protocol, status by status', async (t) => {
   t.same([file.status, file.body], [200, 'hello world']);
   const listed = (await f.call(f.owner, 'GET', '/api/v1/attachments')).json.attachments;
   t.match(listed, [{ name: 'report-ünïcode.txt', size: 11, path_id: last.json.url.replace('/user_uploads/', '') }]);
-  t.equal(f.runtime.org(1)!.attachments.get(listed[0].id)!.content_type, 'text/plain');
+  t.equal(attachmentContentType(f.runtime, 1, listed[0].id), 'text/plain');
   t.equal((await tus(f, f.owner, 'HEAD', url, TUS)).headers['upload-offset'], '11', 'a finished upload reports its whole length');
   t.same((await patch('11', '')).json, last.json, 'and repeats its answer');
 

@@ -5,6 +5,7 @@
  */
 import t from 'tap';
 import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
+import { channelIdByName } from '../actors/areas/channels.js';
 
 async function queue(f: ChatFixture, who: Credentials, capabilities: Record<string, boolean> = {}): Promise<string> {
   const res = await f.call(who, 'POST', '/api/v1/register', { event_types: ['typing', 'typing_edit_message'], client_capabilities: JSON.stringify(capabilities) });
@@ -20,7 +21,7 @@ async function world() {
   const bob = await f.createUser('bob@example.com', 'Bob');
   const carol = await f.createUser('carol@example.com', 'Carol');
   await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
-  const generalId = f.runtime.org(1)!.channelsByName.get('general')!;
+  const generalId = channelIdByName(f.runtime, 1, 'general');
   return { f, alice, bob, carol, generalId };
 }
 
@@ -78,7 +79,7 @@ t.test('channel topics', async (t) => {
     [bob, { type: 'channel', op: 'start', stream_id: 99999, topic: 'x' }, 'Invalid channel ID'],
   ];
   await f.call(alice, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'secret' }]), invite_only: true });
-  const secretId = f.runtime.org(1)!.channelsByName.get('secret')!;
+  const secretId = channelIdByName(f.runtime, 1, 'secret');
   cases.push([bob, { type: 'channel', op: 'start', stream_id: secretId, topic: 'x' }, 'Invalid channel ID']);
   cases.push([f.owner, { type: 'channel', op: 'start', stream_id: secretId, topic: 'x' }, "Not authorized to send to channel 'secret'"]);
   for (const [who, params, msg] of cases) {

@@ -7,6 +7,7 @@
 import t from 'tap';
 import { createOrganization } from '../src/bootstrap.js';
 import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { channelIdByName } from '../actors/areas/channels.js';
 
 async function world() {
   const f = await chatFixture();
@@ -19,8 +20,10 @@ async function world() {
 }
 const patch = (f: ChatFixture, who: Credentials, params: { add?: unknown[]; delete?: string[] }) =>
   f.call(who, 'PATCH', '/api/v1/users/me/subscriptions', Object.fromEntries(Object.entries(params).map(([k, v]) => [k, JSON.stringify(v)])));
-const mine = (f: ChatFixture, who: Credentials): string[] => [...f.runtime.user(1, who.user_id)!.subs.keys()].map((id) => f.runtime.channel(1, id)!.channel.name).sort();
-const idOf = (f: ChatFixture, name: string): number => f.runtime.org(1)!.channelsByName.get(name)!;
+/** `who`'s subscriptions, as they list them. */
+const subsOf = async (f: ChatFixture, who: Credentials): Promise<any[]> => (await f.call(who, 'GET', '/api/v1/users/me/subscriptions')).json.subscriptions;
+const mine = async (f: ChatFixture, who: Credentials): Promise<string[]> => (await subsOf(f, who)).map((s) => s.name).sort();
+const idOf = (f: ChatFixture, name: string): number => channelIdByName(f.runtime, 1, name);
 
 t.test('add and delete at once: both answers merged, the events of POST then DELETE', async (t) => {
   const { f, alice, bob } = await world();
@@ -33,9 +36,9 @@ t.test('add and delete at once: both answers merged, the events of POST then DEL
     subscribed: { [alice.user_id]: ['random', 'brand new'] }, already_subscribed: { [alice.user_id]: ['general'] },
     removed: ['general'], not_removed: ['quiet'],
   }, r.body);
-  t.same(mine(f, alice), ['brand new', 'random']);
-  t.equal(f.runtime.user(1, alice.user_id)!.subs.get(idOf(f, 'random'))!.color, '#abcdef', 'the color asked for');
-  t.equal(f.runtime.channel(1, idOf(f, 'brand new'))!.channel.description, 'fresh');
+  t.same(await mine(f, alice), ['brand new', 'random']);
+  t.equal((await subsOf(f, alice)).find((s) => s.stream_id === idOf(f, 'random')).color, '#abcdef', 'the color asked for');
+  t.equal((await f.call(f.owner, 'GET', `/api/v1/streams/${idOf(f, 'brand new')}`)).json.stream.description, 'fresh');
   const aliceEvents = (await queueEvents(f, alice, qAlice)).map((e: any) => `${e.type} ${e.op}` + (e.subscriptions ? ` ${e.subscriptions.map((s: any) => s.name).join(',')}` : ''));
   t.same(aliceEvents, ['stream create', 'subscription add random,brand new', 'subscription remove general'], 'one add, then one remove');
   const bobEvents = (await queueEvents(f, bob, qBob)).map((e: any) => [e.type, e.op, e.stream_ids, e.user_ids]);
@@ -62,8 +65,9 @@ t.test("both or neither, and Zulip's errors", async (t) => {
   t.teardown(f.stop);
   const missing = await patch(f, alice, { add: [{ name: 'random' }, { name: 'would be new' }], delete: ['nosuch'] });
   t.same([missing.status, missing.json.code, missing.json.msg, missing.json.stream], [400, 'STREAM_DOES_NOT_EXIST', "Channel 'nosuch' does not exist", 'nosuch']);
-  t.same(mine(f, alice), ['general'], 'the add did not happen either');
-  t.equal(f.runtime.org(1)!.channelsByName.get('would be new'), undefined, 'nor was the channel created');
+  t.same(await mine(f, alice), ['general'], 'the add did not happen either');
+  const lookup = await f.call(f.owner, 'GET', '/api/v1/get_stream_id', { stream: 'would be new' });
+  t.same([lookup.status, lookup.json.code], [400, 'BAD_REQUEST'], 'nor was the channel created');
   const color = await patch(f, alice, { add: [{ name: 'random', color: 'red' }] });
   t.same([color.status, color.json.msg], [400, 'add.color is not a valid hex color code']);
   t.equal((await patch(f, alice, { add: [{ name: 'random', colour: '#fff' }] })).status, 400, 'an unknown field of add');
@@ -83,9 +87,10 @@ t.test('the delete sees what the add did: a channel created and left in one requ
   t.teardown(f.stop);
   const r = await patch(f, alice, { add: [{ name: 'Passing' }, { name: 'random' }], delete: ['passing', 'random'] });
   t.same(r.json, { result: 'success', msg: '', subscribed: { [alice.user_id]: ['Passing', 'random'] }, already_subscribed: {}, removed: ['Passing', 'random'], not_removed: [] }, r.body);
-  t.same(mine(f, alice), ['general']);
-  t.ok(f.runtime.channel(1, idOf(f, 'passing')), 'the channel stays, without her');
-  t.same([...f.runtime.user(1, alice.user_id)!.former.keys()].sort(), [idOf(f, 'passing'), idOf(f, 'random')].sort(), 'both left, as after POST then DELETE');
+  t.same(await mine(f, alice), ['general']);
+  t.equal((await f.call(f.owner, 'GET', `/api/v1/streams/${idOf(f, 'passing')}`)).status, 200, 'the channel stays, without her');
+  const left = (await f.call(alice, 'POST', '/api/v1/register', { fetch_event_types: ['subscription'] })).json.unsubscribed;
+  t.same(left.map((s: any) => s.stream_id).sort(), [idOf(f, 'passing'), idOf(f, 'random')].sort(), 'both left, as after POST then DELETE');
 });
 
 t.test('isolation: a channel of another organization is a missing one', async (t) => {
@@ -98,7 +103,8 @@ t.test('isolation: a channel of another organization is a missing one', async (t
   const joined = await patch(f, f.owner, { add: [{ name: 'theirs' }] });
   t.same(joined.json.subscribed, { [f.owner.user_id]: ['theirs'] }, 'adding one of that name creates this organization\'s own');
   t.notSame(idOf(f, 'theirs'), undefined);
-  t.equal(f.runtime.channel(beta.organization_id, f.runtime.org(beta.organization_id)!.channelsByName.get('theirs')!)!.subscribers.size, 1, 'theirs is untouched');
+  const theirId = channelIdByName(f.runtime, beta.organization_id, 'theirs');
+  t.equal((await f.call(beta.owner, 'GET', `/api/v1/streams/${theirId}/members`, {}, { headers: { host: 'beta.localhost' } })).json.subscribers.length, 1, 'theirs is untouched');
 });
 
 t.test('convergence: subscriptions from register plus the events equal a fresh register', async (t) => {

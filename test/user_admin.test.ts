@@ -21,7 +21,7 @@ t.test('name, role and profile values; the owner rules', async (t) => {
     { user_id: alice.user_id, full_name: 'Alice Smith' }, { user_id: alice.user_id, role: 300 }, { user_id: alice.user_id, custom_profile_field: { id: field, value: 'core', rendered_value: '<p>core</p>' } },
   ]);
   t.equal((await f.call(admin, 'PATCH', '/api/v1/users/alice@example.com', { role: 400 })).status, 200, 'by email');
-  t.equal(f.runtime.org(1)!.users.get(alice.user_id)!.role, 400);
+  t.equal((await f.call(f.owner, 'GET', `/api/v1/users/${alice.user_id}`)).json.user.role, 400);
   const bad = async (who: Credentials, path: string, params: Record<string, unknown>, status: number, msg: string, code?: string) => {
     const res = await f.call(who, 'PATCH', path, params);
     t.same([res.status, res.json.msg, ...(code ? [res.json.code] : [])], [status, msg, ...(code ? [code] : [])], `${path} ${JSON.stringify(params)}`);

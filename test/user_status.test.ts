@@ -114,7 +114,8 @@ t.test('POST /users/{user_id}/status: administrators (and a bot\'s owner) change
   const boss = { user_id: other.owner.user_id, email: other.owner.email, api_key: other.owner.api_key };
   let foreign = 0;
   for (let i = 0; i < 12; i++) foreign = (await f.call(boss, 'POST', '/api/v1/users', { email: `u${i}@other.example`, password: 'pw', full_name: `U${i}` }, { headers: { host: 'other.localhost' } })).json.user_id;
-  t.notOk(f.runtime.org(1)!.users.has(foreign));
+  const lookup = await f.call(f.owner, 'GET', `/api/v1/users/${foreign}`);
+  t.same([lookup.status, lookup.json.msg], [400, 'No such user'], 'the id is no user here');
   t.same((await set(admin, foreign, { status_text: 'x' })).json, (await set(admin, 99999, { status_text: 'x' })).json);
 
   // Everyone is told with user_status events, and register plus events equals a fresh register.

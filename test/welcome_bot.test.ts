@@ -7,7 +7,7 @@
  */
 import t from 'tap';
 import { createOrganization } from '../src/bootstrap.js';
-import { chatFixture, queueEvents, withRole, type Credentials } from './helpers.js';
+import { chatFixture, queueEvents, withRole, type Credentials, probeMessageId } from './helpers.js';
 
 t.test('the test message: a direct message from the Welcome Bot to the caller', async (t) => {
   const f = await chatFixture();
@@ -50,22 +50,25 @@ t.test('errors and roles', async (t) => {
   t.equal((await send(f.owner, '😀'.repeat(8000))).status, 200, '8000 characters is the limit, counted as characters');
   const missing = await f.call(f.owner, 'POST', '/api/v1/realm/test_welcome_bot_custom_message', {});
   t.same([missing.status, missing.json.code], [400, 'REQUEST_VARIABLE_MISSING']);
+  const probe = () => probeMessageId(f);
   for (const [role, who, ok] of [
     ['owner', f.owner, true], ['administrator', await withRole(f, 'admin@example.com', 200), true], ['moderator', await withRole(f, 'mod@example.com', 300), false],
     ['member', await withRole(f, 'member@example.com', 400), false], ['guest', await withRole(f, 'guest@example.com', 600), false],
   ] as Array<[string, Credentials, boolean]>) {
-    const before = f.runtime.org(1)!.directMessages.size;
+    const before = await probe();
     const r = await send(who, 'hello');
     t.same([r.status, r.json.code, r.json.msg], ok ? [200, undefined, ''] : [400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator'], role);
-    t.equal(f.runtime.org(1)!.directMessages.size, before + (ok ? 1 : 0), `${role}: ${ok ? 'one message' : 'no message'}`);
+    t.equal(await probe(), before + 1 + (ok ? 1 : 0), `${role}: ${ok ? 'one message' : 'no message'}`);
     if (!ok) t.equal((await send(who, '')).json.msg, 'Must be an organization administrator', `${role}: the role is checked first`);
   }
   // In another organization, the message goes to that organization's caller.
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
   const theirs = await f.call(beta.owner, 'POST', '/api/v1/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'hi beta' }, { headers: { host: 'beta.localhost' } });
   t.equal(theirs.status, 200);
-  t.ok(f.runtime.org(beta.organization_id)!.directMessages.has(theirs.json.message_id));
-  t.notOk(f.runtime.org(1)!.directMessages.has(theirs.json.message_id), 'not in this organization');
+  const there = await f.call(beta.owner, 'GET', `/api/v1/messages/${theirs.json.message_id}`, {}, { headers: { host: 'beta.localhost' } });
+  t.same([there.status, there.json.message?.content], [200, '<p>hi beta</p>']);
+  const here = await f.call(f.owner, 'GET', `/api/v1/messages/${theirs.json.message_id}`);
+  t.same([here.status, here.json.msg], [400, 'Invalid message(s)'], 'not in this organization');
 });
 
 t.test('dev_fetch_api_key: refused as on a Zulip production server', async (t) => {

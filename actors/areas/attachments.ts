@@ -181,6 +181,14 @@ export function uploadSpaceUsed(org: OrgContext): number {
   return n;
 }
 
+/**
+ * The media type an attachment was stored with, as its uploader declared it (downloads show
+ * it only for inline types), or undefined for no such attachment of the organization.
+ */
+export function attachmentContentType(view: StateView, org: number, attachmentId: number): string | undefined {
+  return view.org(org)?.attachments.get(attachmentId)?.content_type;
+}
+
 /** The owner's attachments, newest first, as `GET /attachments` lists them. */
 export function attachmentsOf(org: OrgContext, ownerId: number): AttachmentView[] {
   return [...org.attachments.values()].filter((a) => a.owner_id === ownerId).sort((a, b) => b.id - a.id).map(attachmentView);

@@ -66,6 +66,11 @@ export const removeBotStorage = command({
   },
 });
 
+/** The characters (code points) a bot's storage takes against BOT_STORAGE_LIMIT, keys and values: 0 for no such user. */
+export function botStorageUsed(view: StateView, org: number, userId: number): number {
+  return view.user(org, userId)?.personal.storageChars ?? 0;
+}
+
 /** The entries named by `keys` (every entry when none are given), or Zulip's error for a missing key. */
 export function getBotStorage(view: StateView, org: number, userId: number, keys: string[] | undefined): Record<string, string> {
   checkBot(view, org, userId);

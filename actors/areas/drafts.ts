@@ -131,6 +131,11 @@ export const deleteDraft = command({
   },
 });
 
+/** The id the user's next draft gets (ids are never reused): 1 for no such user. */
+export function nextDraftId(view: StateView, org: number, userId: number): number {
+  return view.user(org, userId)?.personal.nextDraftId ?? 1;
+}
+
 /** The user's drafts, oldest edit first (`GET /drafts`), or newest first (`/register`). */
 export function listDrafts(view: StateView, org: number, userId: number, newestFirst = false): Draft[] {
   const all = [...(view.user(org, userId)?.personal.drafts.values() ?? [])].sort((a, b) => a.timestamp - b.timestamp || a.id - b.id);

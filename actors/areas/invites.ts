@@ -334,6 +334,23 @@ export function invitesControlledBy(view: StateView, org: number, user: UserReco
   ];
 }
 
+/**
+ * Every invitation the organization ever made, used and revoked ones included (`GET /invites`
+ * lists only those still open), with the keys that name them and the last ids given out.
+ */
+export interface InviteLedger {
+  email: EmailInvite[];
+  multiuse: MultiuseInvite[];
+  keys: Array<{ key: string; multiuse: boolean; id: number }>;
+  lastIds: [email: number, multiuse: number];
+}
+
+export function inviteLedger(view: StateView, org: number): InviteLedger {
+  const book = view.org(org)?.invites;
+  if (!book) return { email: [], multiuse: [], keys: [], lastIds: [0, 0] };
+  return { email: [...book.email.values()], multiuse: [...book.multiuse.values()], keys: [...book.byKey].map(([key, named]) => ({ key, ...named })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)), lastIds: [book.lastEmailId, book.lastMultiuseId] };
+}
+
 export const invites = area({
   name: 'invites',
   commands: [inviteUsers, createMultiuseInvite, editMultiuseInvite, revokeInvite, resendInvite, acceptInvite],

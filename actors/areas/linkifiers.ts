@@ -5,6 +5,7 @@
  */
 import { area, command, orgFact } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
+import type { StateView } from '../core/state_view.js';
 import { adminRequired, ApiError, badRequest } from '../errors.js';
 import type { Linkifier, OrgContext } from '../kinds/organization.js';
 import { checkLinkifier } from '../linkifier_rules.js';
@@ -58,6 +59,11 @@ export const reorderLinkifiers = command({
     return { facts: [changed(ctx, c.order.map((id) => byId.get(id)!))], value: {} };
   },
 });
+
+/** The ids of the organization's linkifiers, in their order (none for no such organization). */
+export function linkifierIds(view: StateView, org: number): number[] {
+  return view.org(org)?.linkifiers.map((l) => l.id) ?? [];
+}
 
 /** The linkifiers as `realm_linkifiers` and `GET /realm/linkifiers` show them. */
 export function listLinkifiers(ctx: OrgContext): Array<{ pattern: string; url_template: string; id: number }> {

@@ -331,6 +331,12 @@ function withValues(user: UserRecord, change: (data: Record<number, ProfileValue
   return { ...user, profile_data: data };
 }
 
+/** The ids of the organization's custom profile fields, in their order (none for no such organization). */
+export function profileFieldIds(view: StateView, org: number): number[] {
+  const ctx = view.org(org);
+  return ctx ? [...ctx.profileFields.values()].sort((a, b) => a.order - b.order || a.id - b.id).map((f) => f.id) : [];
+}
+
 /** The fields in order, as `custom_profile_fields` shows them (Zulip's `as_dict`). */
 export function listProfileFields(ctx: OrgContext): Record<string, unknown>[] {
   return [...ctx.profileFields.values()]

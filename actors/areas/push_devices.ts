@@ -7,6 +7,7 @@
  */
 import { area, command, fact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
+import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
 import type { UserContext } from '../kinds/user.js';
 import { checkPushKey, tokenIdOf, type ClientDevice, type DevicePushState, type PushAccount, type PushToken } from '../push_devices.js';
@@ -62,6 +63,22 @@ export function accessDevice(ctx: UserContext, deviceId: number): DevicePushStat
 /** The device as clients see it (its key stays on the server). */
 function shown(d: DevicePushState): ClientDevice {
   return { push_key_id: d.push_key_id, push_token_id: d.push_token_id, pending_push_token_id: d.pending_push_token_id, push_registration_error_code: d.push_registration_error_code };
+}
+
+/**
+ * Everything the server keeps to reach a user's phones, including what no client is shown
+ * (device keys and token kinds, the next device id, push accounts' keys); empty for no such user.
+ */
+export interface PushHoldings {
+  tokens: PushToken[];
+  devices: Array<[number, DevicePushState]>;
+  nextDeviceId: number;
+  accounts: Array<[number, PushAccount]>;
+}
+
+export function pushHoldings(view: StateView, org: number, userId: number): PushHoldings {
+  const ctx = view.user(org, userId);
+  return { tokens: [...(ctx?.pushTokens ?? [])], devices: [...(ctx?.devices ?? [])], nextDeviceId: ctx?.nextDeviceId ?? 1, accounts: [...(ctx?.pushAccounts ?? [])] };
 }
 
 /** Zulip's `get_devices`: the user's devices by id. */

@@ -72,6 +72,23 @@ export function exportConsents(ctx: OrgContext): Array<{ user_id: number; consen
   return [...ctx.users.values()].filter((u) => u.is_active && !u.is_bot).map((u) => ({ user_id: u.user_id, consented: u.settings?.allow_private_data_export === true }));
 }
 
+/** An export's progress: its status and, once built and until deleted, where its archive is. */
+export interface ExportProgress {
+  id: number;
+  status: RealmExportRecord['status'];
+  /** The archive's hash, its name in the upload store. */
+  sha256: string | null;
+  url: string | null;
+  deleted: number | null;
+}
+
+/** The organization's exports by id, with the stored archive that `GET /export/realm` does not name (none for an unknown organization). */
+export function exportProgress(view: StateView, org: number): ExportProgress[] {
+  const ctx = view.org(org);
+  if (!ctx) return [];
+  return [...ctx.exports.values()].sort((a, b) => a.id - b.id).map((e) => ({ id: e.id, status: e.status, sha256: e.file?.sha256 ?? null, url: e.file?.url ?? null, deleted: e.deleted ?? null }));
+}
+
 /** The exports as Zulip's `get_realm_exports_serialized` lists them, by id. */
 export function listExports(ctx: OrgContext): Array<Record<string, unknown>> {
   return [...ctx.exports.values()].sort((a, b) => a.id - b.id).map((e) => ({

@@ -290,6 +290,11 @@ export function scheduledMessagesOf(view: StateView, org: number, userId: number
   return scheduledOfKind(view.user(org, userId)?.scheduled.values() ?? [], 'message').map(scheduledMessageView);
 }
 
+/** Why each of the user's failed scheduled messages failed (told in a notice, if at all: `GET /scheduled_messages` shows only that it did), by id. */
+export function scheduledFailures(view: StateView, org: number, userId: number): Array<{ id: number; failure_message: string }> {
+  return scheduledOfKind(view.user(org, userId)?.scheduled.values() ?? [], 'message').filter((r) => r.failed).map((r) => ({ id: r.id, failure_message: r.failure_message ?? '' }));
+}
+
 export const scheduledMessages = area({
   name: 'scheduled messages',
   commands: [scheduleMessage, editScheduledMessage, deleteScheduled, deliverScheduled],

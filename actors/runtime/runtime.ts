@@ -30,18 +30,6 @@ import { EventRouting, Routed, type DeliveryHints } from './event_routing.js';
 
 export type { DeliveryHints } from './event_routing.js';
 
-/**
- * A command wrapped with the address of its actor, as callers sent commands before
- * commands found their own actor. Still taken while branches written that way merge; the
- * address must be the one the command finds.
- */
-export interface LegacyTarget<C extends Command = Command> {
-  kind: ActorKind;
-  command: C;
-  org?: number;
-  stream_id?: number;
-  user_id?: number;
-}
 
 /** Where facts go to become durable. The persistence layer implements it. */
 export interface FactSink {
@@ -235,16 +223,14 @@ export class Runtime implements StateView {
    * with the decision's value once its facts are durable; rejects with the decision's
    * error, or the address's (an unknown message).
    */
-  execute<C extends Command>(command: C | LegacyTarget<C>, hints?: DeliveryHints): Promise<ResultOf<C>> {
-    const legacy = 'command' in (command as object) ? (command as LegacyTarget) : undefined;
-    const input = (legacy ? legacy.command : command) as Command;
+  execute<C extends Command>(command: C, hints?: DeliveryHints): Promise<ResultOf<C>> {
+    const input: Command = command;
     const def = COMMAND_DEFS.get(input.type);
     if (!def) return Promise.reject(new Error(`Unknown command ${input.type}`));
     let actor: DomainActor<unknown>;
     let decide: Decide<ActorKind, { type: string }, unknown, AnyFact>;
     try {
       const address = def.address(this, input);
-      if (legacy) checkLegacyAddress(legacy, address);
       actor = this.directory.actorAt(address);
       decide = deciderFor(def, address.kind);
     } catch (e) {
@@ -364,9 +350,3 @@ export class Runtime implements StateView {
 }
 
 /** Runs a command's declared decision against its actor's context. */
-/** A legacy caller's address must be the one its command finds. */
-function checkLegacyAddress(target: LegacyTarget, address: { kind: ActorKind; org?: number; stream_id?: number; user_id?: number }): void {
-  if (target.kind !== address.kind || target.org !== address.org || target.stream_id !== address.stream_id || target.user_id !== address.user_id) {
-    throw new Error(`Command ${target.command.type} sent to ${JSON.stringify({ ...target, command: undefined })}, but it is decided at ${JSON.stringify(address)}`);
-  }
-}
