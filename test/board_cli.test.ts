@@ -4,7 +4,6 @@
  * a nonce that stays consumed after the server is SIGKILLed.
  */
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,35 +11,18 @@ import { join } from 'node:path';
 import { openStore } from '../src/store.js';
 import { startServerProcess, type ServerProcess } from './server_process.js';
 import { quietLogger } from '../actors/core/logger.js';
-import { built } from './built.js';
+import { runParley, type ProcessRun } from './built.js';
 
-const root = join(import.meta.dirname, '..');
-
-/**
- * `parley ARGS` as a child process, without blocking this process's event loop: the
- * file's tests run side by side (`t.jobs`), and independent runs start together.
- */
-function parley(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string; json: any }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [built('src/cli.ts'), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120000);
-    child.on('error', reject);
-    // 'close', not 'exit': 'exit' can come before the last of stdout has been read.
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      let json: unknown;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ status, stdout, stderr, json });
-    });
-  });
+/** `parley ARGS`, its stdout parsed as JSON when it is; without blocking (the file's tests run side by side). */
+async function parley(args: string[]): Promise<ProcessRun & { json: any }> {
+  const r = await runParley(args);
+  let json: unknown;
+  try {
+    json = JSON.parse(r.stdout);
+  } catch {
+    json = undefined;
+  }
+  return { ...r, json };
 }
 
 /** Starts a server on the data directory; resolves with it and its board's base URL. */

@@ -4,13 +4,9 @@
  * completion generated from the same command tree.
  */
 import t from 'tap';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { allCommands, buildProgram } from '../src/operator/program.js';
 import { completionScript } from '../src/operator/completion.js';
-import { built } from './built.js';
-
-const root = join(import.meta.dirname, '..');
+import { built, runProcess, type ProcessRun } from './built.js';
 
 /** The CLI with its output captured, at a fixed width. */
 function captured(): { program: ReturnType<typeof buildProgram>; take: () => string } {
@@ -23,35 +19,9 @@ function captured(): { program: ReturnType<typeof buildProgram>; take: () => str
   return { program, take: () => [out, (out = '')][0] };
 }
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs a command to its end without blocking: the independent runs of a test start
- * together (Promise.all), so that the file waits for the slowest start, not their sum.
- */
-function runCommand(command: string, args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
-    child.on('error', reject);
-    // 'close', not 'exit': 'exit' can come before the last of stdout has been read.
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
-}
-
-function run(script: string, args: string[]): Promise<Run> {
-  return runCommand(process.execPath, [built(script), ...args]);
+/** A built script run to its end; the independent runs of a test start together (Promise.all). */
+function run(script: string, args: string[]): Promise<ProcessRun> {
+  return runProcess(process.execPath, [built(script), ...args], 60000);
 }
 
 t.test('--help of the top level and of every command', async (t) => {
@@ -91,7 +61,7 @@ t.test('completion: bash walks the command tree; zsh uses it through bashcompini
   const complete = async (line: string): Promise<string[]> => {
     const words = line.split(' ');
     const script = `${bash}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _parley; printf '%s\\n' "\${COMPREPLY[@]}"`;
-    return (await runCommand('bash', ['-c', script])).stdout.split('\n').filter(Boolean);
+    return (await runProcess('bash', ['-c', script], 60000)).stdout.split('\n').filter(Boolean);
   };
   const lines = ['parley sn', 'parley board ', 'parley board guestbook o', 'parley restore --to', 'parley restore --from ', 'parley serve --smtp-', 'parley serve --skip-corrupt --por'];
   const [printed, ...completed] = await Promise.all([run('src/cli.ts', ['completion', 'bash']), ...lines.map(complete)]);
