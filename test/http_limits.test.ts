@@ -131,36 +131,6 @@ t.test('malformed and oversized requests against a real server', { timeout: 90_0
   await sleep(100);
   t.equal(polled, '', 'the poll is parked');
 
-  // The held requests wait out uWS's idle timeout (about 10 s) doing nothing: that test runs
-  // alongside the others, which run one after the other as before (two jobs, it first).
-  t.jobs = 2;
-  const held = t.test('uWS holds an unparsable head under 4 KB unanswered until its idle timeout closes it', async (t) => {
-    const cases: Array<[string, number, string]> = [
-      ['a NUL in the path', chat, `GET /api/v1/server\0settings HTTP/1.1${CRLF}Host: 127.0.0.1${CRLF}${CRLF}`],
-      ['a garbage request line', chat, `hello there${CRLF}${CRLF}`],
-      ['TLS bytes on the plain port', board, '\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03'],
-      ['HTTP/0.9', chat, `GET /api/v1/server_settings${CRLF}`],
-      ['HTTP/1.0', chat, `GET /api/v1/server_settings HTTP/1.0${CRLF}Host: 127.0.0.1${CRLF}${CRLF}`],
-      ['an absolute URL', chat, `GET http://127.0.0.1/api/v1/server_settings HTTP/1.1${CRLF}Host: 127.0.0.1${CRLF}${CRLF}`],
-      ['49 header fields', chat, `GET /api/v1/server_settings HTTP/1.1${CRLF}Host: 127.0.0.1${CRLF}${Array.from({ length: 48 }, (_, i) => `X-H${i}: v${CRLF}`).join('')}${CRLF}`],
-      ['a space before the colon', board, `GET /messages.json HTTP/1.1${CRLF}Host : 127.0.0.1${CRLF}${CRLF}`],
-      ['bare LF line ends', chat, 'GET /api/v1/server_settings HTTP/1.1\nHost: 127.0.0.1\n\n'],
-      ['a request line with no header field', chat, `GET /api/v1/server_settings HTTP/1.1${CRLF}${CRLF}`],
-    ];
-    // All at once: each waits out the same timeout (10 s, checked every 4 s).
-    const pending = cases.map(([, port, request]) => exchange(port, request, 20_000));
-    await sleep(1000);
-    await healthy(t, 'sending the held requests (while they are held)');
-    const outcomes = await Promise.all(pending);
-    cases.forEach(([what], i) => {
-      const got = outcomes[i];
-      t.equal(got.data, '', `${what}: no answer`);
-      t.ok(got.closed, `${what}: closed by the idle timeout`);
-      t.ok(got.ms >= 5000 && got.ms < 20_000, `${what}: after ${got.ms} ms`);
-    });
-    await healthy(t, 'the idle timeouts');
-  });
-
   await t.test('Parley answers what reaches it, as nginx would, and closes the connection', async (t) => {
     const get = (target: string, extra = ''): string => `GET ${target} HTTP/1.1${CRLF}Host: 127.0.0.1${CRLF}${extra}${CRLF}`;
     const narrow = encodeURIComponent(JSON.stringify([{ operator: 'search', operand: 'x'.repeat(HTTP_LIMITS.maxUrlChars) }]));
@@ -230,6 +200,33 @@ t.test('malformed and oversized requests against a real server', { timeout: 90_0
     }
   });
 
+  await t.test('uWS holds an unparsable head under 4 KB unanswered until its idle timeout closes it', async (t) => {
+    const cases: Array<[string, number, string]> = [
+      ['a NUL in the path', chat, `GET /api/v1/server\0settings HTTP/1.1${CRLF}Host: 127.0.0.1${CRLF}${CRLF}`],
+      ['a garbage request line', chat, `hello there${CRLF}${CRLF}`],
+      ['TLS bytes on the plain port', board, '\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03'],
+      ['HTTP/0.9', chat, `GET /api/v1/server_settings${CRLF}`],
+      ['HTTP/1.0', chat, `GET /api/v1/server_settings HTTP/1.0${CRLF}Host: 127.0.0.1${CRLF}${CRLF}`],
+      ['an absolute URL', chat, `GET http://127.0.0.1/api/v1/server_settings HTTP/1.1${CRLF}Host: 127.0.0.1${CRLF}${CRLF}`],
+      ['49 header fields', chat, `GET /api/v1/server_settings HTTP/1.1${CRLF}Host: 127.0.0.1${CRLF}${Array.from({ length: 48 }, (_, i) => `X-H${i}: v${CRLF}`).join('')}${CRLF}`],
+      ['a space before the colon', board, `GET /messages.json HTTP/1.1${CRLF}Host : 127.0.0.1${CRLF}${CRLF}`],
+      ['bare LF line ends', chat, 'GET /api/v1/server_settings HTTP/1.1\nHost: 127.0.0.1\n\n'],
+      ['a request line with no header field', chat, `GET /api/v1/server_settings HTTP/1.1${CRLF}${CRLF}`],
+    ];
+    // All at once: each waits out the same timeout (10 s, checked every 4 s).
+    const pending = cases.map(([, port, request]) => exchange(port, request, 20_000));
+    await sleep(1000);
+    await healthy(t, 'sending the held requests (while they are held)');
+    const outcomes = await Promise.all(pending);
+    cases.forEach(([what], i) => {
+      const got = outcomes[i];
+      t.equal(got.data, '', `${what}: no answer`);
+      t.ok(got.closed, `${what}: closed by the idle timeout`);
+      t.ok(got.ms >= 5000 && got.ms < 20_000, `${what}: after ${got.ms} ms`);
+    });
+    await healthy(t, 'the idle timeouts');
+  });
+
   await t.test('invalid UTF-8 is a 400 whether raw or percent-encoded', async (t) => {
     const form = 'application/x-www-form-urlencoded';
     const dm = (content: string): string => `type=private&to=%5B${boot.owner.user_id}%5D&content=${content}`;
@@ -297,8 +294,6 @@ t.test('malformed and oversized requests against a real server', { timeout: 90_0
     }
     await healthy(t, 'invalid UTF-8');
   });
-
-  await held;
 
   await t.test('the parked long poll was never disturbed and still answers', async (t) => {
     t.equal(polled, '', 'nothing was written to the parked poll');
