@@ -122,9 +122,6 @@ async function ownerAuth(server: ServerProcess): Promise<string> {
   return 'Basic ' + Buffer.from(`owner@localhost:${key}`).toString('base64');
 }
 
-// The two tests share nothing (each its own data directory and server): they run side by side.
-t.jobs = 2;
-
 t.test('streaming over real sockets: a large upload, slow whole and ranged reads, clients that go away', { timeout: 120_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-uploads-process-'));
   const { server } = await start(dir);
