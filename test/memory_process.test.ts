@@ -52,9 +52,6 @@ function exited(pid: number): boolean {
   }
 }
 
-// The two tests share nothing (each its own data directory and server processes): they run side by side.
-t.jobs = 2;
-
 t.test('npm start serves under --memory-limit-mib: it starts Node again with the limit, and never outlives a kill -9', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-memlimit-'));
   const env = { PARLEY_DATA_DIR: dir, PARLEY_FSYNC: 'none', PARLEY_MEMORY_LIMIT_MIB: '160' };
