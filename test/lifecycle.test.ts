@@ -52,9 +52,6 @@ async function sendMany(base: string, auth: string, count: number, parallel: num
   return ids;
 }
 
-// The tests share nothing (each its own data directory and server processes): they run side by side.
-t.jobs = 3;
-
 t.test('/readyz is 503 while the log is replayed, then 200; /healthz is 200 throughout', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-readyz-'));
   const env = { PARLEY_DATA_DIR: dir, PARLEY_FSYNC: 'none', PARLEY_RATE_LIMIT: '0' };
