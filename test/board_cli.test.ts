@@ -40,8 +40,8 @@ async function stop(server: ServerProcess, signal: NodeJS.Signals = 'SIGTERM'): 
 
 /**
  * One request on a connection of its own (`agent: false`). A kept-alive connection can be
- * closed under the next request: uWS closes idle connections after 10 s, and spawning the
- * CLI synchronously on a loaded machine can take that long between two requests.
+ * closed under the next request: uWS closes idle connections after 10 s, and running the
+ * CLI on a loaded machine can take that long between two requests.
  */
 function get(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: Headers; json(): any }> {
   return new Promise((resolve, reject) => {
