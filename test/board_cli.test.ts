@@ -4,7 +4,6 @@
  * a nonce that stays consumed after the server is SIGKILLed.
  */
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,19 +11,18 @@ import { join } from 'node:path';
 import { openStore } from '../src/store.js';
 import { startServerProcess, type ServerProcess } from './server_process.js';
 import { quietLogger } from '../actors/core/logger.js';
-import { built } from './built.js';
+import { runParley, type ProcessRun } from './built.js';
 
-const root = join(import.meta.dirname, '..');
-
-function parley(args: string[]): { status: number | null; stdout: string; stderr: string; json: any } {
-  const r = spawnSync(process.execPath, [built('src/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 120000 });
+/** `parley ARGS`, its stdout parsed as JSON when it is; without blocking (the file's tests run side by side). */
+async function parley(args: string[]): Promise<ProcessRun & { json: any }> {
+  const r = await runParley(args);
   let json: unknown;
   try {
     json = JSON.parse(r.stdout);
   } catch {
     json = undefined;
   }
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, json };
+  return { ...r, json };
 }
 
 /** Starts a server on the data directory; resolves with it and its board's base URL. */
@@ -42,8 +40,8 @@ async function stop(server: ServerProcess, signal: NodeJS.Signals = 'SIGTERM'): 
 
 /**
  * One request on a connection of its own (`agent: false`). A kept-alive connection can be
- * closed under the next request: uWS closes idle connections after 10 s, and spawning the
- * CLI synchronously on a loaded machine can take that long between two requests.
+ * closed under the next request: uWS closes idle connections after 10 s, and running the
+ * CLI on a loaded machine can take that long between two requests.
  */
 function get(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: Headers; json(): any }> {
   return new Promise((resolve, reject) => {
@@ -58,29 +56,34 @@ function get(url: string, init: { method?: string; headers?: Record<string, stri
   });
 }
 
+// The three tests share nothing (each its own data directory and server): they run side by side.
+t.jobs = 3;
+
 const sign = (board: string) => get(`${board}/api/v1/guestbook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"message":"hello"}' });
 
 t.test('offline: switches are facts in the stopped directory', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-board-cli-'));
-  const missing = parley(['board', 'status', '--data-dir', join(dir, 'nope')]);
+  const missing = await parley(['board', 'status', '--data-dir', join(dir, 'nope')]);
   t.equal(missing.status, 2);
   t.match(missing.stderr, /no data directory/);
-  const on = parley(['board', 'guestbook', 'on', '--data-dir', dir]);
+  const on = await parley(['board', 'guestbook', 'on', '--data-dir', dir]);
   t.equal(on.status, 0, on.stderr);
   t.same(on.json, { guestbook: 'on', compat: 'off', changed: true, offline: true });
-  t.same(parley(['board', 'status', '--data-dir', dir]).json, { guestbook: 'on', compat: 'off', offline: true });
-  t.same(parley(['board', 'compat', 'on', '--data-dir', dir]).json, { guestbook: 'on', compat: 'on', changed: true, offline: true });
-  t.equal(parley(['board', 'compat', 'on', '--data-dir', dir]).json.changed, false, 'turning on what is on changes nothing');
-  t.same(parley(['board', 'guestbook', 'off', '--data-dir', dir]).json, { guestbook: 'off', compat: 'on', changed: true, offline: true });
+  t.same((await parley(['board', 'status', '--data-dir', dir])).json, { guestbook: 'on', compat: 'off', offline: true });
+  t.same((await parley(['board', 'compat', 'on', '--data-dir', dir])).json, { guestbook: 'on', compat: 'on', changed: true, offline: true });
+  t.equal((await parley(['board', 'compat', 'on', '--data-dir', dir])).json.changed, false, 'turning on what is on changes nothing');
+  t.same((await parley(['board', 'guestbook', 'off', '--data-dir', dir])).json, { guestbook: 'off', compat: 'on', changed: true, offline: true });
   const store = openStore({ dataDir: dir, fsync: 'none', fsyncBatchMs: 100, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
   t.same(store.runtime.board().switches, { guestbook: false, compat: true });
   await store.close();
-  for (const bad of [['board', 'guestbook', 'maybe'], ['board', 'everything', 'on'], ['board'], ['board', 'compat', 'on', '--force']]) {
-    const r = parley([...bad, '--data-dir', dir]);
+  const bads = [['board', 'guestbook', 'maybe'], ['board', 'everything', 'on'], ['board'], ['board', 'compat', 'on', '--force']];
+  const [help, ...refused] = await Promise.all([parley(['help']), ...bads.map((bad) => parley([...bad, '--data-dir', dir]))]);
+  for (const [i, bad] of bads.entries()) {
+    const r = refused[i];
     t.equal(r.status, 2, bad.join(' '));
     t.match(r.stderr, /usage|unknown option/i, 'commander prints "Usage:"');
   }
-  t.match(parley(['help']).stdout, /parley board guestbook on\|off/);
+  t.match(help.stdout, /parley board guestbook on\|off/);
 });
 
 t.test('online: the running server switches at once, and the switches survive a restart', async (t) => {
@@ -89,17 +92,17 @@ t.test('online: the running server switches at once, and the switches survive a 
   t.teardown(() => stop(server));
   t.equal((await sign(board)).status, 404, 'guestbook publication is off by default');
   t.equal((await get(`${board}/compat/v1/write-challenge`)).status, 404, 'compatibility is off by default');
-  const on = parley(['board', 'guestbook', 'on', '--data-dir', dir]);
+  const on = await parley(['board', 'guestbook', 'on', '--data-dir', dir]);
   t.equal(on.status, 0, on.stderr);
   t.same(on.json, { guestbook: 'on', compat: 'off', changed: true, server_pid: server.pid });
   t.equal((await sign(board)).status, 201, 'no restart needed');
-  t.same(parley(['board', 'status', '--data-dir', dir]).json, { guestbook: 'on', compat: 'off', server_pid: server.pid });
-  t.equal(parley(['board', 'compat', 'on', '--data-dir', dir]).status, 0);
+  t.same((await parley(['board', 'status', '--data-dir', dir])).json, { guestbook: 'on', compat: 'off', server_pid: server.pid });
+  t.equal((await parley(['board', 'compat', 'on', '--data-dir', dir])).status, 0);
   t.equal((await get(`${board}/compat/v1/write-challenge`)).status, 200);
-  t.equal(parley(['board', 'guestbook', 'off', '--data-dir', dir]).status, 0);
+  t.equal((await parley(['board', 'guestbook', 'off', '--data-dir', dir])).status, 0);
   t.equal((await sign(board)).status, 404);
   await stop(server);
-  t.same(parley(['board', 'status', '--data-dir', dir]).json, { guestbook: 'off', compat: 'on', offline: true });
+  t.same((await parley(['board', 'status', '--data-dir', dir])).json, { guestbook: 'off', compat: 'on', offline: true });
   ({ server, board } = await serve(dir));
   t.equal((await sign(board)).status, 404, 'guestbook still off after a restart');
   t.equal((await get(`${board}/compat/v1/write-challenge`)).status, 200, 'compat still on after a restart');
@@ -109,7 +112,7 @@ t.test('online: the running server switches at once, and the switches survive a 
 
 t.test('a nonce used before a SIGKILL is still used after the restart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-board-kill-'));
-  t.equal(parley(['board', 'compat', 'on', '--data-dir', dir]).status, 0);
+  t.equal((await parley(['board', 'compat', 'on', '--data-dir', dir])).status, 0);
   let { server, board } = await serve(dir);
   t.teardown(() => stop(server));
   const challenge = async (): Promise<string> => ((await (await get(`${board}/compat/v1/write-challenge`)).json()) as { challenge: string }).challenge;

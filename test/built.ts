@@ -5,6 +5,7 @@
  * `npx tap` finds out here when `dist/` is older than the sources, and says so rather
  * than test old code.
  */
+import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -43,4 +44,39 @@ export function built(source: string): string {
 /** `node dist/src/cli.js`, as a command and its first arguments: how the tests run `npx parley`. */
 export function parleyCommand(): [string, string[]] {
   return [process.execPath, [built('src/cli.ts')]];
+}
+
+/** What a child process left: its exit status and everything it wrote. */
+export interface ProcessRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a command to its end without blocking this process's event loop (unlike
+ * `spawnSync`): runs that do not depend on each other can start together
+ * (`Promise.all`), and a test's servers and other tests go on meanwhile. Killed after
+ * `timeoutMs`.
+ */
+export function runProcess(command: string, args: string[], timeoutMs = 120000): Promise<ProcessRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    // 'close', not 'exit': 'exit' can come before the last of stdout has been read.
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+/** `parley ARGS` (the built CLI) run to its end without blocking: see `runProcess`. */
+export function runParley(args: string[], timeoutMs?: number): Promise<ProcessRun> {
+  return runProcess(process.execPath, [built('src/cli.ts'), ...args], timeoutMs);
 }

@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { listSnapshots } from '../snapshots/snapshot.js';
 import { api, backup, download, formatOf, history, parley, root, serve, snapshotName, stop, upload, waitFor, writers } from './operator_guide_helpers.js';
 
+// The two procedures share nothing (each its own data directories and servers): they run side by side.
+t.jobs = 2;
+
 t.test('a backup taken by the guide while writes continue restores everything acknowledged before it began', async (t) => {
   const data = mkdtempSync(join(tmpdir(), 'parley-guide-data-'));
   // Small segments and frequent snapshots, so that segments roll and older ones are pruned while the backup copies.

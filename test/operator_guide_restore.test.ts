@@ -74,7 +74,12 @@ t.test('restore to a seq, compact, and the backup of a stopped server', async (t
   t.equal(taken.status, 0, `the backup script on a stopped server: ${taken.stderr}`);
   const all = new Map([...a, ...b, ...c2]);
 
-  await t.test('verify finds a flipped byte in a copied segment, and restore refuses it', async (t) => {
+  // What follows works on copies of the stopped directory and of its backup, each its own:
+  // the four checks run side by side.
+  t.jobs = 4;
+  const checks: Array<Promise<unknown>> = [];
+
+  checks.push(t.test('verify finds a flipped byte in a copied segment, and restore refuses it', async (t) => {
     const bad = join(dir, 'flipped');
     cpSync(bk, bad, { recursive: true });
     const segs = listSegments(bad);
@@ -93,16 +98,18 @@ t.test('restore to a seq, compact, and the backup of a stopped server', async (t
     const rr = await parley(['restore', '--data-dir', bad, '--from', snapshotName(taken.stdout), '--to', join(dir, 'flipped-restored')]);
     t.equal(rr.status, 2, rr.status === 2 ? 'restore refuses' : rr.stderr);
     t.match(rr.stderr, `corrupt log record in ${path} at offset ${SEGMENT_HEADER_BYTES}`);
-  });
+  }));
 
-  const restored = join(dir, 'restored');
-  const r2 = await parley(['restore', '--data-dir', bk, '--from', snapshotName(taken.stdout), '--to', restored]);
-  t.equal(r2.status, 0, `restore of the stopped server's backup: ${r2.stderr}`);
-  ({ server } = await serve(restored, {}, auth));
-  t.equal(present(await history(base(), auth), all), all.size, 'everything is there');
-  t.equal(await stop(server), 0);
+  checks.push(t.test("the stopped server's backup restores everything", async (t) => {
+    const restored = join(dir, 'restored');
+    const r2 = await parley(['restore', '--data-dir', bk, '--from', snapshotName(taken.stdout), '--to', restored]);
+    t.equal(r2.status, 0, `restore of the stopped server's backup: ${r2.stderr}`);
+    const s = await serve(restored, {}, auth);
+    t.equal(present(await history(s.server.base, auth), all), all.size, 'everything is there');
+    t.equal(await stop(s.server), 0);
+  }));
 
-  await t.test('a record cut short at the end of a copied log is dropped, and the rest restored', async (t) => {
+  checks.push(t.test('a record cut short at the end of a copied log is dropped, and the rest restored', async (t) => {
     // A plain copy of the stopped directory, restored from the snapshot taken before phase C,
     // with the last record (phase C's last message) cut as a copy racing its write would cut it.
     const torn = join(dir, 'torn');
@@ -133,9 +140,9 @@ t.test('restore to a seq, compact, and the backup of a stopped server', async (t
     t.notOk(got.has(lastC), 'the message whose record was cut is not there');
     t.equal(present(got, all), all.size - 1, 'every other message is');
     t.equal(await stop(s.server), 0);
-  });
+  }));
 
-  await t.test('a corrupt record after the snapshot: restore --to-seq the last good seq that verify names', async (t) => {
+  checks.push(t.test('a corrupt record after the snapshot: restore --to-seq the last good seq that verify names', async (t) => {
     const bad = join(dir, 'corrupt-middle');
     cpSync(data, bad, { recursive: true });
     const snap = listSnapshots(bad).at(-1)!;
@@ -169,5 +176,6 @@ t.test('restore to a seq, compact, and the backup of a stopped server', async (t
     t.equal(present(got, new Map([...a, ...b])), a.size + b.size, 'phases A and B are there');
     t.same(cIds.filter((id) => got.has(id)), cIds.slice(0, cIds.length - 5), 'phase C up to the corrupt record');
     t.equal(await stop(s.server), 0);
-  });
+  }));
+  await Promise.all(checks);
 });
