@@ -59,6 +59,8 @@ t.test('changing, rekeying and deactivating a bot', async (t) => {
   const key = (await f.call(alice, 'POST', `/api/v1/bots/${botId}/api_key/regenerate`)).json.api_key;
   const asBot = await f.call(await botCredentials(f, { user_id: botId, api_key: key }), 'GET', `/api/v1/users/${botId}`);
   t.same([asBot.status, asBot.json.user?.user_id], [200, botId], 'the new key is the bot\'s');
+  const me = await f.call(await botCredentials(f, { user_id: botId, api_key: key }), 'GET', '/api/v1/users/me');
+  t.same([me.status, me.json.user_id, me.json.bot_type, me.json.bot_owner_id], [200, botId, 2, alice.user_id], '/users/me as the bot: its type and owner, as Zulip\'s format_user_row');
   t.equal((await f.call(alice, 'PATCH', `/api/v1/bots/${botId}`, { bot_owner_id: bob.user_id })).status, 200);
   t.same((await queueEvents(f, alice, qAlice, 'realm_bot')).map((e: any) => [e.op, Object.keys(e.bot).sort().join(',')]), [
     ['update', 'full_name,user_id'], ['update', 'api_key,user_id'], ['delete', 'user_id'],
