@@ -1,5 +1,5 @@
 import t from 'tap';
-import { chatFixture, type Credentials } from './helpers.js';
+import { botCredentials, chatFixture, type Credentials } from './helpers.js';
 import type { FactSink } from '../actors/runtime/runtime.js';
 import type { Stamped } from '../actors/core/domain_logic.js';
 
@@ -74,8 +74,9 @@ t.test('users deactivate themselves, and the bots they own go first', async (t) 
   const q = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['realm_user', 'realm_bot'] })).json.queue_id;
   const res = await f.call(alice, 'DELETE', '/api/v1/users/me');
   t.equal(res.status, 200, res.body);
-  t.equal(f.runtime.org(1)!.users.get(bot)!.is_active, false, 'the bot is deactivated');
-  t.equal(f.runtime.org(1)!.users.get(alice.user_id)!.is_active, false);
+  const active = async (id: number): Promise<boolean> => (await f.call(f.owner, 'GET', `/api/v1/users/${id}`)).json.user.is_active;
+  t.equal(await active(bot), false, 'the bot is deactivated');
+  t.equal(await active(alice.user_id), false);
   const events = (await f.call(f.owner, 'GET', '/api/v1/events', { queue_id: q, last_event_id: -1, dont_block: true })).json.events;
   t.same(events.filter((e: any) => e.type === 'realm_user').map((e: any) => e.person.user_id), [bot, alice.user_id], 'bots first, then their owner');
   t.equal((await f.call(alice, 'GET', '/api/v1/users/me')).json.msg, 'Account is deactivated');
@@ -94,7 +95,7 @@ t.test('DELETE /users/{id} with actions: the bots first, then the user; profile 
   const carol = await f.createUser('carol@example.com', 'Carol');
   const bot = await f.call(bob, 'POST', '/api/v1/bots', { full_name: 'Bob Bot', short_name: 'bobbot' });
   t.equal(bot.status, 200, bot.body);
-  const botCreds = { user_id: bot.json.user_id, email: bot.json.bot_email ?? f.runtime.org(1)!.users.get(bot.json.user_id)!.email, api_key: bot.json.api_key };
+  const botCreds = await botCredentials(f, { user_id: bot.json.user_id, api_key: bot.json.api_key });
   await f.subscribe(f.owner, 'open', [bob.user_id, carol.user_id, botCreds.user_id]);
   await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'closed' }]), principals: JSON.stringify([bob.user_id, carol.user_id]), invite_only: true });
   const send = async (who: Credentials, params: Record<string, unknown>) => {
@@ -110,15 +111,15 @@ t.test('DELETE /users/{id} with actions: the bots first, then the user; profile 
 
   const bad = await f.call(f.owner, 'DELETE', `/api/v1/users/${bob.user_id}`, { actions: JSON.stringify({ delete_everything: true }) });
   t.same([bad.status, bad.json.msg], [400, 'Invalid action: delete_everything']);
-  t.ok(f.runtime.org(1)!.users.get(bob.user_id)!.is_active, 'a refused request deactivates no one');
+  const shown = async (id: number) => (await f.call(f.owner, 'GET', `/api/v1/users/${id}`)).json.user;
+  t.ok((await shown(bob.user_id)).is_active, 'a refused request deactivates no one');
 
   const r = await f.call(f.owner, 'DELETE', `/api/v1/users/${bob.user_id}`, {
     actions: JSON.stringify({ delete_profile: true, delete_public_channel_messages: true, delete_direct_messages: true }),
     deactivation_notification_comment: 'Thanks for everything.',
   });
   t.equal(r.status, 200, r.body);
-  const users = f.runtime.org(1)!.users;
-  t.same([users.get(bob.user_id)!.full_name, users.get(botCreds.user_id)!.full_name], [`Deleted User ${bob.user_id}`, `Deleted User ${botCreds.user_id}`]);
+  t.same([(await shown(bob.user_id)).full_name, (await shown(botCreds.user_id)).full_name], [`Deleted User ${bob.user_id}`, `Deleted User ${botCreds.user_id}`]);
   const exists = async (id: number) => (await f.call(carol, 'GET', `/api/v1/messages/${id}`)).status === 200;
   t.same([await exists(pub), await exists(botPub), await exists(priv), await exists(dm), await exists(kept)], [false, false, true, false, true], 'public and direct messages gone, private ones kept as asked');
   t.match(f.mail.sent.at(-1), { to: 'bob@example.com', subject: 'Your account on Test Org has been deactivated' });

@@ -22,7 +22,6 @@ const PERSISTENCE: Record<string, string> = {
   'state.ts': "the whole-state digest that replay, snapshot and recovery tests compare (it reads every context, by design)",
   'log.test.ts': "the log's recovery: the server context's message id counter after torn and damaged segments",
   'log_tail.test.ts': "the log tail's recovery: the server counter and a channel's message after a skipped or torn tail",
-  'snapshot.test.ts': 'snapshot writing and restoring: which channel holds a message, to react to it or delete it while a snapshot is written',
   'presence_snapshot.test.ts': 'presence is kept only by snapshots: the organization context\'s presence row before and after a crash and a snapshot',
   'recovery_fuzz.test.ts': 'crash recovery under fuzzed faults: whether the recovered state holds the organization and its channel',
 };
@@ -35,7 +34,6 @@ const NOT_YET_CONVERTED = new Set<string>([
   'actors.test.ts',
   // Left: SubscriptionJson's test hands it a channel context, which is that renderer's input.
   'bulk_subscriptions.test.ts',
-  'deactivation.test.ts',
 ]);
 
 /** Every test file and helper but this one, whose own check below names the reads it stops. */
