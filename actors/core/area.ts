@@ -31,9 +31,9 @@ export type Decide<K extends ActorKind, C, R, F extends AnyFact> = (ctx: Context
 /**
  * A command: the one actor that decides it, and how. `C` is its input, tagged with its
  * type. A caller sends the input alone (`runtime.execute(command)`): `address` finds the
- * actor from it. Most commands are decided by one kind of actor, named by their fields
- * (`byOrg`, `byChannel`, `byUser` below); a command on a message is decided by the
- * message's channel, or by the organization for a direct message, each with its decider.
+ * actor from it. Most commands are decided by one kind of actor, named by their input's
+ * fields (`command` below); a command on a message is decided by the message's channel,
+ * or by the organization for a direct message, each with its decider (`messageCommand`).
  */
 export interface CommandDef<K extends ActorKind = ActorKind, C extends { type: string } = any, R = unknown, F extends AnyFact = AnyFact> {
   type: C['type'];
@@ -89,12 +89,9 @@ export function command<K extends ActorKind, C extends { type: string }, R, F ex
   decide(ctx: Contexts[K], command: C, env: DecideEnv, view: StateView): Decision<R, F>;
   address?(view: StateView, command: C): Address<K>;
 }): OneKindCommandDef<K, C, R, F> {
-  const { type, actor } = def;
-  return {
-    type,
-    address: def.address ? (view, c) => def.address!(view, c) : (_view, c) => fieldAddress(actor, c as unknown as Addresses[K]),
-    decide: (ctx, c, env, view) => def.decide(ctx, c, env, view),
-  };
+  const { type, actor, decide } = def;
+  const address = def.address ?? ((_view: StateView, c: C) => fieldAddress(actor, c as unknown as Addresses[K]));
+  return { type, address, decide };
 }
 
 /**
@@ -109,7 +106,7 @@ export function messageCommand<C extends { type: string }, R, F extends AnyFact>
     org(ctx: Contexts['org'], command: C, env: DecideEnv, view: StateView): Decision<R, F>;
   };
 }): CommandDef<'channel' | 'org', C, R, F> {
-  return { type: def.type, address: (view, c) => def.address(view, c), decide: { channel: (...a) => def.decide.channel(...a), org: (...a) => def.decide.org(...a) } };
+  return def as CommandDef<'channel' | 'org', C, R, F>;
 }
 
 /** An event on its way into the queues, before it has an id: its type and its JSON members. */
