@@ -94,6 +94,31 @@ const APPLY: Record<string, (state: State, e: Event, me: number) => void> = {
       u.count = [...u.streams, ...u.pms, ...u.huddles].reduce((n: number, s: any) => n + s.unread_message_ids.length, 0);
     }
   },
+  realm_user(state, e) {
+    // The realm_users section itself: teach the model when a convergence test fetches it.
+    if (state.realm_users !== undefined) throw unknown(e);
+    // A deactivated user leaves every group's members, as Zulip's apply_event does.
+    if (e.op === 'update' && e.person.is_active === false && Array.isArray(state.realm_user_groups)) {
+      for (const g of state.realm_user_groups) g.members = g.members.filter((id: number) => id !== e.person.user_id);
+    }
+  },
+  user_group(state, e) {
+    const groups: any[] = state.realm_user_groups;
+    const sortIds = (ids: Iterable<number>): number[] => [...new Set(ids)].sort((a, b) => a - b);
+    const group = groups.find((g) => g.id === e.group_id);
+    // As in Zulip's apply_event, events about a group the client does not hold (a deactivated one) change nothing.
+    if (e.op !== 'add' && !group) return;
+    switch (e.op) {
+      case 'add': state.realm_user_groups = [...groups, e.group].sort((a, b) => a.id - b.id); break;
+      case 'remove': state.realm_user_groups = groups.filter((g) => g.id !== e.group_id); break;
+      case 'update': Object.assign(group, e.data); break;
+      case 'add_members': group.members = sortIds([...group.members, ...e.user_ids]); break;
+      case 'remove_members': group.members = group.members.filter((id: number) => !e.user_ids.includes(id)); break;
+      case 'add_subgroups': group.direct_subgroup_ids = sortIds([...group.direct_subgroup_ids, ...e.direct_subgroup_ids]); break;
+      case 'remove_subgroups': group.direct_subgroup_ids = group.direct_subgroup_ids.filter((id: number) => !e.direct_subgroup_ids.includes(id)); break;
+      default: throw unknown(e);
+    }
+  },
   heartbeat() {},
 };
 

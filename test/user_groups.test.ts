@@ -9,6 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { applyEvent } from './client_model.js';
 import { SYSTEM_GROUPS } from '../actors/group_settings.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
@@ -174,28 +175,6 @@ t.test('group mentions: members get the flag; can_mention_group is enforced', as
   t.equal((await f.call(bob, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content: 'hi @_*team*' })).status, 200, 'a silent mention is free');
 });
 
-/** Zulip's `apply_event` for `realm_user_groups`. */
-function applyGroupEvent(groups: any[], e: any): any[] {
-  const sortIds = (ids: Iterable<number>) => [...new Set(ids)].sort((a, b) => a - b);
-  const group = (id: number) => groups.find((g) => g.id === id);
-  if (e.type === 'realm_user' && e.op === 'update' && e.person.is_active === false) {
-    for (const g of groups) g.members = g.members.filter((id: number) => id !== e.person.user_id);
-  }
-  if (e.type !== 'user_group') return groups;
-  // As Zulip's own apply_event, events about a group the client does not hold (a deactivated one) change nothing.
-  if (e.op !== 'add' && !group(e.group_id)) return groups;
-  switch (e.op) {
-    case 'add': return [...groups, e.group].sort((a, b) => a.id - b.id);
-    case 'remove': return groups.filter((g) => g.id !== e.group_id);
-    case 'update': Object.assign(group(e.group_id), e.data); break;
-    case 'add_members': group(e.group_id).members = sortIds([...group(e.group_id).members, ...e.user_ids]); break;
-    case 'remove_members': group(e.group_id).members = group(e.group_id).members.filter((id: number) => !e.user_ids.includes(id)); break;
-    case 'add_subgroups': group(e.group_id).direct_subgroup_ids = sortIds([...group(e.group_id).direct_subgroup_ids, ...e.direct_subgroup_ids]); break;
-    case 'remove_subgroups': group(e.group_id).direct_subgroup_ids = group(e.group_id).direct_subgroup_ids.filter((id: number) => !e.direct_subgroup_ids.includes(id)); break;
-  }
-  return groups;
-}
-
 t.test('convergence: realm_user_groups plus user_group events equal a fresh register, over users and groups changing', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);
@@ -227,10 +206,10 @@ t.test('convergence: realm_user_groups plus user_group events equal a fresh regi
   await f.createUser('dee@example.com', 'Dee');
 
   for (const { caps, reg } of started) {
-    let groups = structuredClone(reg.realm_user_groups);
-    for (const e of (await f.call(f.owner, 'GET', '/api/v1/events', { queue_id: reg.queue_id, last_event_id: -1, dont_block: true })).json.events) groups = applyGroupEvent(groups, e);
+    const state = { realm_user_groups: structuredClone(reg.realm_user_groups) };
+    for (const e of (await f.call(f.owner, 'GET', '/api/v1/events', { queue_id: reg.queue_id, last_event_id: -1, dont_block: true })).json.events) applyEvent(state, e, f.owner.user_id);
     const fresh = (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm_user_groups'], client_capabilities: JSON.stringify({ include_deactivated_groups: caps }) })).json;
-    t.same(groups, fresh.realm_user_groups, `include_deactivated_groups ${caps}`);
+    t.same(state.realm_user_groups, fresh.realm_user_groups, `include_deactivated_groups ${caps}`);
   }
 });
 
@@ -294,7 +273,7 @@ t.test('the waiting period: new members wait outside role:fullmembers; the check
   t.same(await fullMembers(), [early.user_id, late.user_id]);
   t.equal((await f.call(f.owner, 'PATCH', `/api/v1/users/${late.user_id}`, { role: 300 })).status, 200);
   t.equal((await f.call(f.owner, 'PATCH', `/api/v1/users/${late.user_id}`, { role: 400 })).status, 200, 'a moderator made a member again is past the period');
-  let groups = structuredClone(reg.realm_user_groups);
-  for (const e of await queueEvents(f, f.owner, reg.queue_id)) groups = applyGroupEvent(groups, e);
-  t.same(groups, (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm_user_groups'] })).json.realm_user_groups, 'events converge with a fresh register');
+  const state = { realm_user_groups: structuredClone(reg.realm_user_groups) };
+  for (const e of await queueEvents(f, f.owner, reg.queue_id)) applyEvent(state, e, f.owner.user_id);
+  t.same(state.realm_user_groups, (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm_user_groups'] })).json.realm_user_groups, 'events converge with a fresh register');
 });
