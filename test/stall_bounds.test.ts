@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAX_BOT_STORAGE_ENTRIES_PER_REQUEST } from '../actors/areas/bot_storage.js';
 import { MAX_DRAFTS_PER_REQUEST } from '../actors/areas/drafts.js';
-import { MAX_PROPERTY_CHANGES_PER_REQUEST } from '../actors/areas/subscriptions.js';
+import { MAX_PROPERTY_CHANGES_PER_REQUEST } from '../actors/areas/subscription_settings.js';
 import { exportProgress } from '../actors/areas/realm_exports.js';
 import { highlighter } from '../actors/render/highlight.js';
 import { renderMarkdown, type MarkdownEnv } from '../actors/markdown/index.js';

@@ -46,6 +46,8 @@ import { scheduledMessages } from './scheduled_messages.js';
 import { settings } from './settings.js';
 import { submessages } from './submessages.js';
 import { subscriptions } from './subscriptions.js';
+import { legacySubscriptions } from './subscriptions_legacy.js';
+import { subscriptionSettings } from './subscription_settings.js';
 import { typing } from './typing.js';
 import { userAdmin } from './user_admin.js';
 import { userGroups } from './user_groups.js';
@@ -53,7 +55,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, playgrounds, realmExports, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, channels, defaultChannels, channelFolders, messages, messageDeletion, deletionJobs, messageReports, topicDeletion, scheduledMessages, reminders, messageEdits, attachments, reactions, submessages, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, playgrounds, realmExports, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, legacySubscriptions, subscriptionSettings, channels, defaultChannels, channelFolders, messages, messageDeletion, deletionJobs, messageReports, topicDeletion, scheduledMessages, reminders, messageEdits, attachments, reactions, submessages, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

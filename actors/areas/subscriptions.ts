@@ -1,47 +1,33 @@
 /**
  * Channels and subscriptions: subscribing (creating the channels that do not exist
  * yet) and unsubscribing, as Zulip's `bulk_add_subscriptions` and
- * `bulk_remove_subscriptions` (zerver/actions/streams.py), their events, a user's
- * settings of their subscriptions, and the `subscription` section of `/register`. The
- * channel directory's reads (`GET /streams`, topics, members) are in channels.ts.
+ * `bulk_remove_subscriptions` (zerver/actions/streams.py), and their events. Elsewhere:
+ * a user's own subscriptions, their settings and the `subscription` section of
+ * `/register` in subscription_settings.ts; the channel directory's reads (`GET /streams`,
+ * topics, members) in channels.ts; the per-channel facts of older logs in
+ * subscriptions_legacy.ts.
  *
  * The organization actor decides, because a request may create channels and the
  * organization owns the channel directory; channel and user actors apply the facts.
  */
-import { area, command, fact, type Delivery, type FactRecipients } from '../core/area.js';
+import { area, command, fact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest } from '../errors.js';
-import { canAccessChannel, emptyChannel, nextBound, type ChannelContext } from '../kinds/channel.js';
+import { addSubscribers, canAccessChannel, emptyChannel, removeSubscribers } from '../kinds/channel.js';
 import { addChannel, type OrgContext } from '../kinds/organization.js';
-import { join, leave, type UserContext } from '../kinds/user.js';
+import { join, leave } from '../kinds/user.js';
 import { defaultChannelsDelivery } from './default_channels.js';
 import { renderDescription, upgradeDescription } from '../channel_description.js';
 import { mentionResolver, notificationBotDirect, type MessageSent } from './messages.js';
 import { checkNewChannelSettings } from '../channel_settings.js';
 import { checkChannelName, codePointLength, LIMITS } from '../message_rules.js';
 import { activeUsersWhere, eventJson, listEvent, seesNewChannel } from '../render/events.js';
-import { channelView, SubscriptionJson, subscriptionView, userView } from '../render/views.js';
+import { channelView, SubscriptionJson, userView } from '../render/views.js';
 import { hiddenBySubscriptionRemovals, INACCESSIBLE_USER_NAME, revealedBySubscriptions } from '../user_access.js';
 import { Role, type ChannelRecord, type SubscriptionProps, type UserRecord } from '../types.js';
 
-
-// Facts. Earlier logs hold `ChannelCreated` + `Subscribed`/`Unsubscribed` per channel;
-// those still replay. Today's requests log one bulk fact each.
-
-/** A channel was created. */
-export interface ChannelCreated { type: 'ChannelCreated'; org: number; channel: ChannelRecord }
-/** Users were subscribed to a channel, each with their subscription settings. */
-export interface Subscribed {
-  type: 'Subscribed';
-  org: number;
-  stream_id: number;
-  user_ids: number[];
-  props: SubscriptionProps[];
-  acting_user_id: number;
-}
-/** Users left a channel. */
-export interface Unsubscribed { type: 'Unsubscribed'; org: number; stream_id: number; user_ids: number[]; acting_user_id: number }
+// Facts: one bulk fact per request (older logs' per-channel facts: subscriptions_legacy.ts).
 
 /** The users one subscription request added to one channel, each with their settings. */
 export interface ChannelAdditions { stream_id: number; user_ids: number[]; props: SubscriptionProps[] }
@@ -422,77 +408,6 @@ function newSubscriptionMessages(ctx: OrgContext, env: DecideEnv, actor: UserRec
 export const unsubscribe = command({ type: 'UNSUBSCRIBE', actor: 'org', decide: (ctx: OrgContext, c: Unsubscribe, _env: DecideEnv, view: StateView) => decideUnsubscribe(ctx, c, view) });
 export const updateSubscriptions = command({ type: 'UPDATE_SUBSCRIPTIONS', actor: 'org', decide: decideUpdateSubscriptions });
 
-// Reducers.
-
-function addSubscribers(ctx: ChannelContext, userIds: number[]): void {
-  for (const id of userIds) {
-    ctx.subscribers.add(id);
-    const bounds = ctx.history.get(id);
-    if (!bounds) ctx.history.set(id, [nextBound(ctx), -1]);
-    else if (bounds[bounds.length - 1] !== -1) bounds.push(nextBound(ctx), -1);
-  }
-}
-
-function removeSubscribers(ctx: ChannelContext, userIds: number[]): void {
-  for (const id of userIds) {
-    ctx.subscribers.delete(id);
-    const bounds = ctx.history.get(id);
-    if (bounds && bounds[bounds.length - 1] === -1) bounds[bounds.length - 1] = nextBound(ctx);
-  }
-}
-
-const channelCreated = fact<ChannelCreated>({
-  type: 'ChannelCreated',
-  apply: {
-    org: (ctx, f) => addChannel(ctx, f.channel),
-    channel(ctx, f) {
-      ctx.channel = upgradeDescription({ ...f.channel });
-    },
-  },
-  route(f, to) {
-    to.org(f.org);
-    to.channel(f.org, f.channel.stream_id, { create: true });
-  },
-  notify(f, seq, view) {
-    // Public channels are announced to everyone but guests; private ones to administrators,
-    // and to each member as they are added (see notifySubscription).
-    const ch = view.channel(f.org, f.channel.stream_id)!;
-    const viewers = activeUsersWhere(view, f.org, seesNewChannel(f.channel.invite_only));
-    return [{ org: f.org, seq, type: 'stream', user_ids: viewers, event: eventJson('stream', { op: 'create', streams: [channelView(ch)] }) }];
-  },
-});
-
-/** A per-channel (legacy) fact goes to its channel and to each user it names. */
-function toChannelAndUsers(f: Subscribed | Unsubscribed, to: FactRecipients): void {
-  to.channel(f.org, f.stream_id);
-  for (const id of f.user_ids) to.user(f.org, id);
-}
-
-const subscribed = fact<Subscribed>({
-  type: 'Subscribed',
-  apply: {
-    channel: (ctx, f) => addSubscribers(ctx, f.user_ids),
-    user(ctx, f) {
-      const i = f.user_ids.indexOf(ctx.user_id);
-      if (i >= 0) join(ctx, f.stream_id, f.props[i]);
-    },
-  },
-  route: toChannelAndUsers,
-  notify: (f, seq, view) => notifySubscription(view, f, seq),
-});
-
-const unsubscribed = fact<Unsubscribed>({
-  type: 'Unsubscribed',
-  apply: {
-    channel: (ctx, f) => removeSubscribers(ctx, f.user_ids),
-    user(ctx, f) {
-      if (f.user_ids.includes(ctx.user_id)) leave(ctx, f.stream_id);
-    },
-  },
-  route: toChannelAndUsers,
-  notify: (f, seq, view) => notifySubscription(view, f, seq),
-});
-
 const subscriptionsAdded = fact<SubscriptionsAdded>({
   type: 'SubscriptionsAdded',
   apply: {
@@ -543,40 +458,6 @@ const subscriptionsRemoved = fact<SubscriptionsRemoved>({
 // Events.
 
 const ascending = (a: number, b: number): number => a - b;
-
-function notifySubscription(world: StateView, fact: Subscribed | Unsubscribed, seq: number): Delivery[] {
-  const ch = world.channel(fact.org, fact.stream_id);
-  if (!ch) return [];
-  const changed = new Set(fact.user_ids);
-  const peers = ch.channel.invite_only ? [...ch.subscribers] : activeUsersWhere(world, fact.org);
-  const others = peers.filter((id) => !changed.has(id));
-  const peerOp = fact.type === 'Subscribed' ? 'peer_add' : 'peer_remove';
-  const out: Delivery[] = [];
-  if (fact.type === 'Subscribed') {
-    if (ch.channel.invite_only) {
-      // Members learn of a private channel when they are added; administrators already know it.
-      const org = world.org(fact.org)!;
-      const newcomers = fact.user_ids.filter((id) => (org.users.get(id)?.role ?? Role.MEMBER) > Role.ADMIN);
-      if (newcomers.length > 0) out.push({ org: fact.org, seq, type: 'stream', user_ids: newcomers, event: eventJson('stream', { op: 'create', streams: [channelView(ch)] }) });
-    }
-    out.push({
-      org: fact.org,
-      seq,
-      type: 'subscription',
-      user_ids: fact.user_ids,
-      event: (userId) => {
-        const props = fact.props[fact.user_ids.indexOf(userId)];
-        return eventJson('subscription', { op: 'add', subscriptions: [subscriptionView(ch, props, true)] });
-      },
-    });
-  } else {
-    out.push({ org: fact.org, seq, type: 'subscription', user_ids: fact.user_ids, event: eventJson('subscription', { op: 'remove', subscriptions: [{ name: ch.channel.name, stream_id: ch.channel.stream_id }] }) });
-  }
-  if (others.length > 0) {
-    out.push({ org: fact.org, seq, type: 'subscription', user_ids: others, event: eventJson('subscription', { op: peerOp, stream_ids: [fact.stream_id], user_ids: fact.user_ids }) });
-  }
-  return out;
-}
 
 /** A channel with no subscribers and no messages yet: how a channel looks when created. */
 const PRISTINE = emptyChannel(0);
@@ -722,148 +603,8 @@ function peerEvents(world: StateView, orgId: number, seq: number, op: 'peer_add'
   }
 }
 
-// Reads: a user's subscriptions, as GET /users/me/subscriptions and register show them.
-
-/** A user's subscriptions, as `GET /users/me/subscriptions` and `register` show them. */
-export function listSubscriptions(rt: StateView, org: number, userId: number, withSubscribers: boolean): Record<string, unknown>[] {
-  const me = rt.user(org, userId);
-  const out: Record<string, unknown>[] = [];
-  for (const [streamId, props] of me?.subs ?? []) {
-    const ch = rt.channel(org, streamId);
-    if (ch) out.push(subscriptionView(ch, props, withSubscribers));
-  }
-  return out.sort((a, b) => (a.stream_id as number) - (b.stream_id as number));
-}
-
-/** Channels a user left, for `register`'s `unsubscribed`. */
-export function listUnsubscribed(rt: StateView, org: number, userId: number): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const [streamId, props] of rt.user(org, userId)?.former ?? []) {
-    const ch = rt.channel(org, streamId);
-    if (ch) out.push(subscriptionView(ch, props, true));
-  }
-  return out.sort((a, b) => (a.stream_id as number) - (b.stream_id as number));
-}
-
-/** Channels a user can see and was never subscribed to, for `register`'s `never_subscribed`. */
-export function listNeverSubscribed(rt: StateView, org: number, user: UserRecord): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  const former = rt.user(org, user.user_id)?.former;
-  for (const id of rt.channelIdsOf(org)) {
-    const ch = rt.channel(org, id)!;
-    if (ch.subscribers.has(user.user_id) || former?.has(id) || !canAccessChannel(user, ch.channel, ch.subscribers)) continue;
-    out.push({ ...channelView(ch), subscribers: [...ch.subscribers].sort((a, b) => a - b) });
-  }
-  return out;
-}
-
-// A user's own settings of their subscriptions (Zulip's `do_change_subscription_property`).
-
-/** Settings a user may change on their subscription, with how each value is checked. */
-const PROPERTY_CHECKS: Record<string, (value: unknown) => boolean> = {
-  color: (v) => typeof v === 'string' && /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(v),
-  is_muted: (v) => typeof v === 'boolean',
-  in_home_view: (v) => typeof v === 'boolean',
-  pin_to_top: (v) => typeof v === 'boolean',
-  desktop_notifications: (v) => typeof v === 'boolean',
-  audible_notifications: (v) => typeof v === 'boolean',
-  push_notifications: (v) => typeof v === 'boolean',
-  email_notifications: (v) => typeof v === 'boolean',
-  wildcard_mentions_notify: (v) => typeof v === 'boolean',
-};
-
-/**
- * The most changes one `POST /users/me/subscriptions/properties` may ask for (Parley's
- * own cap; Zulip has none): as many as the channels one subscribe request may name.
- * Each change is checked, applied and told as an event of its own; 40,000 held the
- * event loop for half a second. The route's schema refuses more, before any is checked.
- */
-export const MAX_PROPERTY_CHANGES_PER_REQUEST = MAX_CHANNELS_PER_REQUEST;
-
-/** One requested change, as `subscription_data` lists them. */
-export interface PropertyChange {
-  stream_id: number;
-  property: string;
-  value: unknown;
-}
-
-/** A user changed settings of their subscriptions (`in_home_view` is stored as `is_muted`). */
-export interface SubscriptionPropertiesChanged {
-  type: 'SubscriptionPropertiesChanged';
-  org: number;
-  user_id: number;
-  changes: Array<{ stream_id: number; property: keyof SubscriptionProps; value: SubscriptionProps[keyof SubscriptionProps] }>;
-}
-
-/** Change settings of the user's own subscriptions (decided by the user's actor). */
-export interface ChangeSubscriptionProperties {
-  type: 'CHANGE_SUBSCRIPTION_PROPERTIES';
-  user_id: number;
-  org: number;
-  changes: PropertyChange[];
-}
-
-export const changeSubscriptionProperties = command({
-  type: 'CHANGE_SUBSCRIPTION_PROPERTIES',
-  actor: 'user',
-  decide(ctx: UserContext, c: ChangeSubscriptionProperties, _env: DecideEnv, view: StateView): Decision<{ subscription_data: PropertyChange[] }, SubscriptionPropertiesChanged> {
-    const user = view.org(c.org)?.users.get(ctx.user_id);
-    if (!user) throw badRequest('Invalid user');
-    const changes: SubscriptionPropertiesChanged['changes'] = [];
-    for (const change of c.changes) {
-      const check = Object.hasOwn(PROPERTY_CHECKS, change.property) ? PROPERTY_CHECKS[change.property] : undefined;
-      if (!check) throw badRequest(`Unknown subscription property: ${change.property}`);
-      const ch = view.channel(c.org, change.stream_id);
-      if (!ch || !canAccessChannel(user, ch.channel, ch.subscribers)) throw badRequest('Invalid channel ID');
-      if (!ctx.subs.has(change.stream_id)) throw badRequest(`Not subscribed to channel ID ${change.stream_id}`);
-      if (!check(change.value)) throw badRequest(change.property === 'color' ? 'color is not a valid hex color code' : `${change.property} is not a boolean`);
-      if (change.property === 'in_home_view') changes.push({ stream_id: change.stream_id, property: 'is_muted', value: !change.value });
-      else changes.push({ stream_id: change.stream_id, property: change.property as keyof SubscriptionProps, value: change.value as SubscriptionProps[keyof SubscriptionProps] });
-    }
-    const facts: SubscriptionPropertiesChanged[] = changes.length === 0 ? [] : [{ type: 'SubscriptionPropertiesChanged', org: c.org, user_id: ctx.user_id, changes }];
-    return { facts, value: { subscription_data: c.changes } };
-  },
-});
-
-const subscriptionPropertiesChanged = fact<SubscriptionPropertiesChanged>({
-  type: 'SubscriptionPropertiesChanged',
-  apply: {
-    user(ctx, f) {
-      for (const change of f.changes) {
-        const props = ctx.subs.get(change.stream_id);
-        // Settings are replaced, never changed in place.
-        if (props) ctx.subs.set(change.stream_id, { ...props, [change.property]: change.value });
-      }
-    },
-  },
-  route: (f, to) => to.user(f.org, f.user_id),
-  notify(f, seq) {
-    // One event per change, and for `is_muted` its legacy inverse `in_home_view` too, as Zulip sends.
-    const out: Delivery[] = [];
-    for (const change of f.changes) {
-      const update = (property: string, value: unknown) =>
-        out.push({ org: f.org, seq, type: 'subscription', user_ids: [f.user_id], event: eventJson('subscription', { op: 'update', property, value, stream_id: change.stream_id }) });
-      update(change.property, change.value);
-      if (change.property === 'is_muted') update('in_home_view', !change.value);
-    }
-    return out;
-  },
-});
-
 export const subscriptions = area({
   name: 'subscriptions',
-  commands: [subscribe, unsubscribe, updateSubscriptions, changeSubscriptionProperties],
-  facts: [channelCreated, subscribed, unsubscribed, subscriptionsAdded, subscriptionsRemoved, subscriptionPropertiesChanged],
-  register: [
-    {
-      types: ['subscription'],
-      fill(state, r, view) {
-        // A client without the archived_channels capability is told nothing of archived channels.
-        const shown = (list: Record<string, unknown>[]) => (r.caps.archived_channels ? list : list.filter((s) => s.is_archived !== true));
-        state.subscriptions = shown(listSubscriptions(view, r.org.id, r.user.user_id, r.includeSubscribers));
-        state.unsubscribed = shown(listUnsubscribed(view, r.org.id, r.user.user_id));
-        state.never_subscribed = shown(listNeverSubscribed(view, r.org.id, r.user));
-      },
-    },
-  ],
+  commands: [subscribe, unsubscribe, updateSubscriptions],
+  facts: [subscriptionsAdded, subscriptionsRemoved],
 });

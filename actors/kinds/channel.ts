@@ -38,6 +38,25 @@ export function nextBound(ctx: ChannelContext): number {
   return ctx.ids.length > 0 ? ctx.ids[ctx.ids.length - 1] + 1 : 0;
 }
 
+/** Users join the channel: each starts a subscription period at the next message. */
+export function addSubscribers(ctx: ChannelContext, userIds: number[]): void {
+  for (const id of userIds) {
+    ctx.subscribers.add(id);
+    const bounds = ctx.history.get(id);
+    if (!bounds) ctx.history.set(id, [nextBound(ctx), -1]);
+    else if (bounds[bounds.length - 1] !== -1) bounds.push(nextBound(ctx), -1);
+  }
+}
+
+/** Users leave the channel: each one's open subscription period ends at the next message. */
+export function removeSubscribers(ctx: ChannelContext, userIds: number[]): void {
+  for (const id of userIds) {
+    ctx.subscribers.delete(id);
+    const bounds = ctx.history.get(id);
+    if (bounds && bounds[bounds.length - 1] === -1) bounds[bounds.length - 1] = nextBound(ctx);
+  }
+}
+
 /** Whether a user received a channel message (was subscribed when it was sent). */
 export function received(ctx: ChannelContext, userId: number, messageId: number): boolean {
   const holders = ctx.messages.get(messageId)?.received_by;

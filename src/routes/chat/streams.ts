@@ -2,7 +2,7 @@
  * Channels and subscriptions: list channels, fetch one by id, look one up by name, list, add and
  * remove subscriptions. Subscribing to a missing channel creates it where permitted.
  */
-import { listSubscriptions, MAX_PROPERTY_CHANGES_PER_REQUEST } from '../../../actors/areas/subscriptions.js';
+import { listSubscriptions, MAX_PROPERTY_CHANGES_PER_REQUEST } from '../../../actors/areas/subscription_settings.js';
 import { channelEmailAddress, channelMembers, getChannel, listChannels, listTopics, subscriptionStatus, visibleChannelId } from '../../../actors/areas/channels.js';
 import { resolveUserIds } from '../../../actors/areas/users.js';
 import { Type } from '@sinclair/typebox';
