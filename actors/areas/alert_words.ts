@@ -11,7 +11,7 @@ import { badRequest } from '../errors.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { hasAlertWord } from '../markdown/index.js';
 import { codePointLength } from '../message_rules.js';
-import { eventJson } from '../render/events.js';
+import { toOwner } from '../render/events.js';
 
 export const MAX_ALERT_WORD_LENGTH = 100;
 
@@ -71,7 +71,7 @@ const alertWordsChanged = orgFact<AlertWordsChanged>({
     if (f.words.length === 0) ctx.alertWords.delete(f.user_id);
     else ctx.alertWords.set(f.user_id, [...f.words]);
   },
-  notify: (f, seq) => [{ org: f.org, seq, type: 'alert_words', user_ids: [f.user_id], event: eventJson('alert_words', { alert_words: f.words }) }],
+  notify: (f, seq) => toOwner(f, seq, 'alert_words', { alert_words: f.words }),
 });
 
 export const alertWords = area({

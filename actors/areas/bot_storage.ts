@@ -5,7 +5,7 @@
  * server's limit; a write that would is refused whole. No events: only the bot
  * reads it.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, userFact } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest, botsOnly } from '../errors.js';
@@ -84,36 +84,30 @@ export function getBotStorage(view: StateView, org: number, userId: number, keys
   return out;
 }
 
-const botStorageSet = fact<BotStorageSet>({
+const botStorageSet = userFact<BotStorageSet>({
   type: 'BotStorageSet',
-  apply: {
-    user(ctx, f) {
-      const p = ctx.personal;
-      for (const [k, v] of f.entries) {
-        const old = p.storage.get(k);
-        if (old !== undefined) p.storageChars -= entryChars(k, old);
-        p.storage.set(k, v);
-        p.storageChars += entryChars(k, v);
-      }
-    },
+  apply(ctx, f) {
+    const p = ctx.personal;
+    for (const [k, v] of f.entries) {
+      const old = p.storage.get(k);
+      if (old !== undefined) p.storageChars -= entryChars(k, old);
+      p.storage.set(k, v);
+      p.storageChars += entryChars(k, v);
+    }
   },
-  route: (f, to) => to.user(f.org, f.user_id),
 });
 
-const botStorageRemoved = fact<BotStorageRemoved>({
+const botStorageRemoved = userFact<BotStorageRemoved>({
   type: 'BotStorageRemoved',
-  apply: {
-    user(ctx, f) {
-      const p = ctx.personal;
-      for (const k of f.keys) {
-        const old = p.storage.get(k);
-        if (old === undefined) continue;
-        p.storageChars -= entryChars(k, old);
-        p.storage.delete(k);
-      }
-    },
+  apply(ctx, f) {
+    const p = ctx.personal;
+    for (const k of f.keys) {
+      const old = p.storage.get(k);
+      if (old === undefined) continue;
+      p.storageChars -= entryChars(k, old);
+      p.storage.delete(k);
+    }
   },
-  route: (f, to) => to.user(f.org, f.user_id),
 });
 
 export const botStorage = area({

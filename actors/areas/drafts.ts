@@ -6,7 +6,7 @@
  * without draft events, as Zulip does: the clients keep their local copies and
  * learn of the change from the `user_settings` event.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, userFact } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest, notFound } from '../errors.js';
@@ -14,7 +14,7 @@ import { canAccessChannel } from '../kinds/channel.js';
 import type { UserContext } from '../kinds/user.js';
 import { checkContent, LIMITS, truncateCodePoints } from '../message_rules.js';
 import type { Draft } from '../personal.js';
-import { eventJson } from '../render/events.js';
+import { toOwner } from '../render/events.js';
 import { effectiveSettings } from '../user_settings.js';
 
 /** At most this many drafts, the most recently edited, are in `/register` (Zulip's `MAX_DRAFTS_IN_REGISTER_RESPONSE`). */
@@ -142,32 +142,27 @@ export function listDrafts(view: StateView, org: number, userId: number, newestF
   return newestFirst ? all.reverse() : all;
 }
 
-const draftsCreated = fact<DraftsCreated>({
+const draftsCreated = userFact<DraftsCreated>({
   type: 'DraftsCreated',
-  apply: {
-    user(ctx, f) {
-      for (const d of f.drafts) {
-        ctx.personal.drafts.set(d.id, d);
-        ctx.personal.nextDraftId = Math.max(ctx.personal.nextDraftId, d.id + 1);
-      }
-    },
+  apply(ctx, f) {
+    for (const d of f.drafts) {
+      ctx.personal.drafts.set(d.id, d);
+      ctx.personal.nextDraftId = Math.max(ctx.personal.nextDraftId, d.id + 1);
+    }
   },
-  route: (f, to) => to.user(f.org, f.user_id),
-  notify: (f, seq) => [{ org: f.org, seq, type: 'drafts', user_ids: [f.user_id], event: eventJson('drafts', { op: 'add', drafts: f.drafts }) }],
+  notify: (f, seq) => toOwner(f, seq, 'drafts', { op: 'add', drafts: f.drafts }),
 });
 
-const draftEdited = fact<DraftEdited>({
+const draftEdited = userFact<DraftEdited>({
   type: 'DraftEdited',
-  apply: { user: (ctx, f) => void ctx.personal.drafts.set(f.draft.id, f.draft) },
-  route: (f, to) => to.user(f.org, f.user_id),
-  notify: (f, seq) => [{ org: f.org, seq, type: 'drafts', user_ids: [f.user_id], event: eventJson('drafts', { op: 'update', draft: f.draft }) }],
+  apply: (ctx, f) => void ctx.personal.drafts.set(f.draft.id, f.draft),
+  notify: (f, seq) => toOwner(f, seq, 'drafts', { op: 'update', draft: f.draft }),
 });
 
-const draftDeleted = fact<DraftDeleted>({
+const draftDeleted = userFact<DraftDeleted>({
   type: 'DraftDeleted',
-  apply: { user: (ctx, f) => void ctx.personal.drafts.delete(f.draft_id) },
-  route: (f, to) => to.user(f.org, f.user_id),
-  notify: (f, seq) => [{ org: f.org, seq, type: 'drafts', user_ids: [f.user_id], event: eventJson('drafts', { op: 'remove', draft_id: f.draft_id }) }],
+  apply: (ctx, f) => void ctx.personal.drafts.delete(f.draft_id),
+  notify: (f, seq) => toOwner(f, seq, 'drafts', { op: 'remove', draft_id: f.draft_id }),
 });
 
 export const drafts = area({

@@ -3,14 +3,14 @@
  * as `mentioned`): changing them (Zulip's `zerver/actions/message_flags.py`), the
  * `update_message_flags` event, and the starred and unread sections of `/register`.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, userFact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
 import { received } from '../kinds/channel.js';
 import { hasFlag, SERVER_FLAGS, setFlag, SETTABLE_FLAGS, STORED_FLAGS, type UserContext } from '../kinds/user.js';
 import type { MessageRecord, UserRecord } from '../types.js';
-import { eventJson } from '../render/events.js';
+import { toOwner } from '../render/events.js';
 import { unreadMessages } from '../unread.js';
 
 /** A user changed a personal flag on some messages. */
@@ -96,16 +96,13 @@ export const markAsRead = command({
   },
 });
 
-const flagsUpdated = fact<FlagsUpdated>({
+const flagsUpdated = userFact<FlagsUpdated>({
   type: 'FlagsUpdated',
-  apply: { user: (ctx, f) => setFlag(ctx, f.flag, f.messages, f.op === 'add') },
-  route(f, to) {
-    to.user(f.org, f.user_id);
-  },
+  apply: (ctx, f) => setFlag(ctx, f.flag, f.messages, f.op === 'add'),
   notify(f, seq, view) {
     const body: Record<string, unknown> = { op: f.op, operation: f.op, flag: f.flag, messages: f.messages, all: false };
     if (f.flag === 'read' && f.op === 'remove') body.message_details = messageDetails(view, f.org, f.user_id, f.messages);
-    return [{ org: f.org, seq, type: 'update_message_flags', user_ids: [f.user_id], event: eventJson('update_message_flags', body) }];
+    return toOwner(f, seq, 'update_message_flags', body);
   },
 });
 

@@ -5,13 +5,13 @@
  * `do_mark_muted_user_messages_as_read`), which is a `FlagsUpdated` fact and its
  * `update_message_flags` event. A `muted_users` event carries the whole new list.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, userFact } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
 import type { UserContext } from '../kinds/user.js';
 import { accessibleUserIds, canAccessAllUsers } from '../presence_rules.js';
-import { eventJson } from '../render/events.js';
+import { toOwner } from '../render/events.js';
 import { senderOf } from '../system_bots.js';
 import type { FlagsUpdated } from './flags.js';
 
@@ -74,21 +74,17 @@ export function listMutedUsers(view: StateView, org: number, userId: number): Ar
   return [...(view.user(org, userId)?.personal.muted ?? [])].map(([id, timestamp]) => ({ id, timestamp }));
 }
 
-const notifyMuted = (f: UserMuted | UserUnmuted, seq: number, view: StateView) => [
-  { org: f.org, seq, type: 'muted_users', user_ids: [f.user_id], event: eventJson('muted_users', { muted_users: listMutedUsers(view, f.org, f.user_id) }) },
-];
+const notifyMuted = (f: UserMuted | UserUnmuted, seq: number, view: StateView) => toOwner(f, seq, 'muted_users', { muted_users: listMutedUsers(view, f.org, f.user_id) });
 
-const userMuted = fact<UserMuted>({
+const userMuted = userFact<UserMuted>({
   type: 'UserMuted',
-  apply: { user: (ctx, f) => void ctx.personal.muted.set(f.muted_user_id, f.timestamp) },
-  route: (f, to) => to.user(f.org, f.user_id),
+  apply: (ctx, f) => void ctx.personal.muted.set(f.muted_user_id, f.timestamp),
   notify: notifyMuted,
 });
 
-const userUnmuted = fact<UserUnmuted>({
+const userUnmuted = userFact<UserUnmuted>({
   type: 'UserUnmuted',
-  apply: { user: (ctx, f) => void ctx.personal.muted.delete(f.muted_user_id) },
-  route: (f, to) => to.user(f.org, f.user_id),
+  apply: (ctx, f) => void ctx.personal.muted.delete(f.muted_user_id),
   notify: notifyMuted,
 });
 

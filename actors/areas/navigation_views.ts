@@ -4,14 +4,14 @@
  * custom views, each named by its URL fragment. The user actor keeps them;
  * `navigation_view` events (`add`, `update`, `remove`) tell the user's other clients.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, userFact } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest } from '../errors.js';
 import type { UserContext } from '../kinds/user.js';
 import { codePointLength } from '../message_rules.js';
 import type { NavigationView } from '../personal.js';
-import { eventJson } from '../render/events.js';
+import { toOwner } from '../render/events.js';
 
 /** Zulip's `BUILT_IN_VIEW_FRAGMENTS`: views that exist without being added, and take no name. */
 export const BUILT_IN_VIEW_FRAGMENTS: ReadonlySet<string> = new Set(['inbox', 'recent', 'feed', 'drafts', 'narrow/has/reaction/sender/me', 'narrow/is/mentioned', 'narrow/is/starred']);
@@ -92,31 +92,26 @@ export function listNavigationViews(view: StateView, org: number, userId: number
   return [...(view.user(org, userId)?.personal.views.values() ?? [])];
 }
 
-const navigationViewAdded = fact<NavigationViewAdded>({
+const navigationViewAdded = userFact<NavigationViewAdded>({
   type: 'NavigationViewAdded',
-  apply: { user: (ctx, f) => void ctx.personal.views.set(f.view.fragment, f.view) },
-  route: (f, to) => to.user(f.org, f.user_id),
-  notify: (f, seq) => [{ org: f.org, seq, type: 'navigation_view', user_ids: [f.user_id], event: eventJson('navigation_view', { op: 'add', navigation_view: f.view }) }],
+  apply: (ctx, f) => void ctx.personal.views.set(f.view.fragment, f.view),
+  notify: (f, seq) => toOwner(f, seq, 'navigation_view', { op: 'add', navigation_view: f.view }),
 });
 
-const navigationViewUpdated = fact<NavigationViewUpdated>({
+const navigationViewUpdated = userFact<NavigationViewUpdated>({
   type: 'NavigationViewUpdated',
-  apply: {
-    user(ctx, f) {
-      const v = ctx.personal.views.get(f.fragment);
-      // Replaced, not changed: a snapshot being written keeps the object it holds.
-      if (v) ctx.personal.views.set(f.fragment, { ...v, ...f.data });
-    },
+  apply(ctx, f) {
+    const v = ctx.personal.views.get(f.fragment);
+    // Replaced, not changed: a snapshot being written keeps the object it holds.
+    if (v) ctx.personal.views.set(f.fragment, { ...v, ...f.data });
   },
-  route: (f, to) => to.user(f.org, f.user_id),
-  notify: (f, seq) => [{ org: f.org, seq, type: 'navigation_view', user_ids: [f.user_id], event: eventJson('navigation_view', { op: 'update', fragment: f.fragment, data: f.data }) }],
+  notify: (f, seq) => toOwner(f, seq, 'navigation_view', { op: 'update', fragment: f.fragment, data: f.data }),
 });
 
-const navigationViewRemoved = fact<NavigationViewRemoved>({
+const navigationViewRemoved = userFact<NavigationViewRemoved>({
   type: 'NavigationViewRemoved',
-  apply: { user: (ctx, f) => void ctx.personal.views.delete(f.fragment) },
-  route: (f, to) => to.user(f.org, f.user_id),
-  notify: (f, seq) => [{ org: f.org, seq, type: 'navigation_view', user_ids: [f.user_id], event: eventJson('navigation_view', { op: 'remove', fragment: f.fragment }) }],
+  apply: (ctx, f) => void ctx.personal.views.delete(f.fragment),
+  notify: (f, seq) => toOwner(f, seq, 'navigation_view', { op: 'remove', fragment: f.fragment }),
 });
 
 export const navigationViews = area({

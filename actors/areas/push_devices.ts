@@ -5,13 +5,13 @@
  * user's clients by `device` events and listed by `/register`'s `devices`. Tokens
  * have no events, as in Zulip.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, userFact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
 import type { UserContext } from '../kinds/user.js';
 import { checkPushKey, tokenIdOf, type ClientDevice, type DevicePushState, type PushAccount, type PushToken } from '../push_devices.js';
-import { eventJson } from '../render/events.js';
+import { toOwner } from '../render/events.js';
 
 export interface PushTokenAdded { type: 'PushTokenAdded'; org: number; user_id: number; token: PushToken }
 export interface PushTokenRemoved { type: 'PushTokenRemoved'; org: number; user_id: number; kind: PushToken['kind']; token: string }
@@ -200,61 +200,48 @@ export function listPushAccounts(ctx: UserContext | undefined): Record<string, {
   return Object.fromEntries([...(ctx?.pushAccounts ?? [])].map(([id, a]) => [String(id), shownAccount(a)]));
 }
 
-const pushAccountChanged = fact<PushAccountChanged>({
+const pushAccountChanged = userFact<PushAccountChanged>({
   type: 'PushAccountChanged',
-  apply: { user: (ctx, f) => void ctx.pushAccounts.set(f.push_account_id, { ...f.account }) },
-  route: (f, to) => to.user(f.org, f.user_id),
-  notify: (f, seq) => [{
-    org: f.org, seq, type: 'push_device', user_ids: [f.user_id],
-    event: eventJson('push_device', { push_account_id: String(f.push_account_id), status: f.account.status, ...(f.account.error_code === null ? {} : { error_code: f.account.error_code }) }),
-  }],
+  apply: (ctx, f) => void ctx.pushAccounts.set(f.push_account_id, { ...f.account }),
+  notify: (f, seq) => toOwner(f, seq, 'push_device', { push_account_id: String(f.push_account_id), status: f.account.status, ...(f.account.error_code === null ? {} : { error_code: f.account.error_code }) }),
 });
 
-const pushTokenAdded = fact<PushTokenAdded>({
+const pushTokenAdded = userFact<PushTokenAdded>({
   type: 'PushTokenAdded',
-  apply: { user: (ctx, f) => void (ctx.pushTokens = [...ctx.pushTokens, { ...f.token }]) },
-  route: (f, to) => to.user(f.org, f.user_id),
+  apply: (ctx, f) => void (ctx.pushTokens = [...ctx.pushTokens, { ...f.token }]),
 });
 
-const pushTokenRemoved = fact<PushTokenRemoved>({
+const pushTokenRemoved = userFact<PushTokenRemoved>({
   type: 'PushTokenRemoved',
-  apply: { user: (ctx, f) => void (ctx.pushTokens = ctx.pushTokens.filter((t) => !(t.kind === f.kind && t.token === f.token))) },
-  route: (f, to) => to.user(f.org, f.user_id),
+  apply: (ctx, f) => void (ctx.pushTokens = ctx.pushTokens.filter((t) => !(t.kind === f.kind && t.token === f.token))),
 });
 
-const clientDeviceRegistered = fact<ClientDeviceRegistered>({
+const clientDeviceRegistered = userFact<ClientDeviceRegistered>({
   type: 'ClientDeviceRegistered',
-  apply: {
-    user(ctx, f) {
-      ctx.devices.set(f.device_id, { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_registration_error_code: null, push_key: null, push_token_kind: null });
-      ctx.nextDeviceId = Math.max(ctx.nextDeviceId, f.device_id + 1);
-    },
+  apply(ctx, f) {
+    ctx.devices.set(f.device_id, { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_registration_error_code: null, push_key: null, push_token_kind: null });
+    ctx.nextDeviceId = Math.max(ctx.nextDeviceId, f.device_id + 1);
   },
-  route: (f, to) => to.user(f.org, f.user_id),
-  notify: (f, seq) => [{ org: f.org, seq, type: 'device', user_ids: [f.user_id], event: eventJson('device', { op: 'add', device_id: f.device_id }) }],
+  notify: (f, seq) => toOwner(f, seq, 'device', { op: 'add', device_id: f.device_id }),
 });
 
-const clientDeviceRemoved = fact<ClientDeviceRemoved>({
+const clientDeviceRemoved = userFact<ClientDeviceRemoved>({
   type: 'ClientDeviceRemoved',
-  apply: { user: (ctx, f) => void ctx.devices.delete(f.device_id) },
-  route: (f, to) => to.user(f.org, f.user_id),
-  notify: (f, seq) => [{ org: f.org, seq, type: 'device', user_ids: [f.user_id], event: eventJson('device', { op: 'remove', device_id: f.device_id }) }],
+  apply: (ctx, f) => void ctx.devices.delete(f.device_id),
+  notify: (f, seq) => toOwner(f, seq, 'device', { op: 'remove', device_id: f.device_id }),
 });
 
-const devicePushChanged = fact<DevicePushChanged>({
+const devicePushChanged = userFact<DevicePushChanged>({
   type: 'DevicePushChanged',
-  apply: {
-    user(ctx, f) {
-      const d = ctx.devices.get(f.device_id);
-      if (d) ctx.devices.set(f.device_id, { ...d, ...f.changes });
-    },
+  apply(ctx, f) {
+    const d = ctx.devices.get(f.device_id);
+    if (d) ctx.devices.set(f.device_id, { ...d, ...f.changes });
   },
-  route: (f, to) => to.user(f.org, f.user_id),
   notify(f, seq) {
     // Only what clients see: the key never leaves the server.
     const { push_key: _key, push_token_kind: _kind, ...visible } = f.changes;
     if (Object.keys(visible).length === 0) return [];
-    return [{ org: f.org, seq, type: 'device', user_ids: [f.user_id], event: eventJson('device', { op: 'update', device_id: f.device_id, ...visible }) }];
+    return toOwner(f, seq, 'device', { op: 'update', device_id: f.device_id, ...visible });
   },
 });
 

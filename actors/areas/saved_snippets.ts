@@ -3,14 +3,14 @@
  * user inserts into messages. The user actor keeps them; `saved_snippets` events
  * (`add`, `update`, `remove`) tell the user's other clients.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, userFact } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest, notFound } from '../errors.js';
 import type { UserContext } from '../kinds/user.js';
 import { codePointLength, LIMITS } from '../message_rules.js';
 import type { SavedSnippet } from '../personal.js';
-import { eventJson } from '../render/events.js';
+import { toOwner } from '../render/events.js';
 
 /** Zulip's `SavedSnippet.MAX_TITLE_LENGTH`. */
 export const MAX_SNIPPET_TITLE_LENGTH = 60;
@@ -79,23 +79,19 @@ export function listSavedSnippets(view: StateView, org: number, userId: number):
   return [...(view.user(org, userId)?.personal.snippets.values() ?? [])].sort((a, b) => a.id - b.id);
 }
 
-const savedSnippetSaved = fact<SavedSnippetSaved>({
+const savedSnippetSaved = userFact<SavedSnippetSaved>({
   type: 'SavedSnippetSaved',
-  apply: {
-    user(ctx, f) {
-      ctx.personal.snippets.set(f.snippet.id, f.snippet);
-      ctx.personal.nextSnippetId = Math.max(ctx.personal.nextSnippetId, f.snippet.id + 1);
-    },
+  apply(ctx, f) {
+    ctx.personal.snippets.set(f.snippet.id, f.snippet);
+    ctx.personal.nextSnippetId = Math.max(ctx.personal.nextSnippetId, f.snippet.id + 1);
   },
-  route: (f, to) => to.user(f.org, f.user_id),
-  notify: (f, seq) => [{ org: f.org, seq, type: 'saved_snippets', user_ids: [f.user_id], event: eventJson('saved_snippets', { op: f.op, saved_snippet: f.snippet }) }],
+  notify: (f, seq) => toOwner(f, seq, 'saved_snippets', { op: f.op, saved_snippet: f.snippet }),
 });
 
-const savedSnippetDeleted = fact<SavedSnippetDeleted>({
+const savedSnippetDeleted = userFact<SavedSnippetDeleted>({
   type: 'SavedSnippetDeleted',
-  apply: { user: (ctx, f) => void ctx.personal.snippets.delete(f.saved_snippet_id) },
-  route: (f, to) => to.user(f.org, f.user_id),
-  notify: (f, seq) => [{ org: f.org, seq, type: 'saved_snippets', user_ids: [f.user_id], event: eventJson('saved_snippets', { op: 'remove', saved_snippet_id: f.saved_snippet_id }) }],
+  apply: (ctx, f) => void ctx.personal.snippets.delete(f.saved_snippet_id),
+  notify: (f, seq) => toOwner(f, seq, 'saved_snippets', { op: 'remove', saved_snippet_id: f.saved_snippet_id }),
 });
 
 export const savedSnippets = area({

@@ -11,7 +11,7 @@
  * (the channel's or the organization's own send decision, run against their state),
  * and a message that can no longer be sent enters the failed state instead.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, userFact } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
@@ -229,49 +229,37 @@ export const deliverScheduled = command({
   },
 });
 
-const scheduledMessageAdded = fact<ScheduledMessageAdded>({
+const scheduledMessageAdded = userFact<ScheduledMessageAdded>({
   type: 'ScheduledMessageAdded',
-  apply: {
-    user(ctx, f) {
-      ctx.scheduled.set(f.record.id, f.record);
-      ctx.nextScheduledId = Math.max(ctx.nextScheduledId, f.record.id + 1);
-    },
+  apply(ctx, f) {
+    ctx.scheduled.set(f.record.id, f.record);
+    ctx.nextScheduledId = Math.max(ctx.nextScheduledId, f.record.id + 1);
   },
-  route: (f, to) => to.user(f.org, f.user_id),
   notify: (f, seq) => [{ org: f.org, seq, user_ids: [f.user_id], ...addedEvent(f.record) }],
 });
 
-const scheduledMessageEdited = fact<ScheduledMessageEdited>({
+const scheduledMessageEdited = userFact<ScheduledMessageEdited>({
   type: 'ScheduledMessageEdited',
-  apply: {
-    user(ctx, f) {
-      if (ctx.scheduled.has(f.record.id)) ctx.scheduled.set(f.record.id, f.record);
-    },
+  apply(ctx, f) {
+    if (ctx.scheduled.has(f.record.id)) ctx.scheduled.set(f.record.id, f.record);
   },
-  route: (f, to) => to.user(f.org, f.user_id),
   notify: (f, seq) => [{ org: f.org, seq, user_ids: [f.user_id], ...updatedEvent(f.record) }],
 });
 
-const scheduledMessageDeleted = fact<ScheduledMessageDeleted>({
+const scheduledMessageDeleted = userFact<ScheduledMessageDeleted>({
   type: 'ScheduledMessageDeleted',
-  apply: {
-    user(ctx, f) {
-      ctx.scheduled.delete(f.id);
-    },
+  apply(ctx, f) {
+    ctx.scheduled.delete(f.id);
   },
-  route: (f, to) => to.user(f.org, f.user_id),
   notify: (f, seq) => [{ org: f.org, seq, user_ids: [f.user_id], ...removedEvent(f.kind, f.id) }],
 });
 
-const scheduledMessageFailed = fact<ScheduledMessageFailed>({
+const scheduledMessageFailed = userFact<ScheduledMessageFailed>({
   type: 'ScheduledMessageFailed',
-  apply: {
-    user(ctx, f) {
-      const r = ctx.scheduled.get(f.id);
-      if (r) ctx.scheduled.set(f.id, { ...r, failed: true, failure_message: f.failure_message });
-    },
+  apply(ctx, f) {
+    const r = ctx.scheduled.get(f.id);
+    if (r) ctx.scheduled.set(f.id, { ...r, failed: true, failure_message: f.failure_message });
   },
-  route: (f, to) => to.user(f.org, f.user_id),
   notify(f, seq, view) {
     const r = view.user(f.org, f.user_id)?.scheduled.get(f.id);
     return f.notice && r ? [{ org: f.org, seq, user_ids: [f.user_id], ...updatedEvent(r) }] : [];

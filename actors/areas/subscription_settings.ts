@@ -5,7 +5,7 @@
  * `do_change_subscription_property`). Subscribing and unsubscribing are in
  * subscriptions.ts.
  */
-import { area, command, fact, type Delivery } from '../core/area.js';
+import { area, command, type Delivery, userFact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
@@ -119,18 +119,15 @@ export const changeSubscriptionProperties = command({
   },
 });
 
-const subscriptionPropertiesChanged = fact<SubscriptionPropertiesChanged>({
+const subscriptionPropertiesChanged = userFact<SubscriptionPropertiesChanged>({
   type: 'SubscriptionPropertiesChanged',
-  apply: {
-    user(ctx, f) {
-      for (const change of f.changes) {
-        const props = ctx.subs.get(change.stream_id);
-        // Settings are replaced, never changed in place.
-        if (props) ctx.subs.set(change.stream_id, { ...props, [change.property]: change.value });
-      }
-    },
+  apply(ctx, f) {
+    for (const change of f.changes) {
+      const props = ctx.subs.get(change.stream_id);
+      // Settings are replaced, never changed in place.
+      if (props) ctx.subs.set(change.stream_id, { ...props, [change.property]: change.value });
+    }
   },
-  route: (f, to) => to.user(f.org, f.user_id),
   notify(f, seq) {
     // One event per change, and for `is_muted` its legacy inverse `in_home_view` too, as Zulip sends.
     const out: Delivery[] = [];

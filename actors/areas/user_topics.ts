@@ -4,7 +4,7 @@
  * actor keeps the policies; `user_topic` events tell the user's other clients; the
  * `user_topics` (and legacy `muted_topics`) sections of `/register` list them.
  */
-import { area, command, fact } from '../core/area.js';
+import { area, command, userFact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../errors.js';
@@ -53,16 +53,13 @@ export const setUserTopic = command({
   },
 });
 
-const userTopicChanged = fact<UserTopicChanged>({
+const userTopicChanged = userFact<UserTopicChanged>({
   type: 'UserTopicChanged',
-  apply: {
-    user(ctx, f) {
-      const key = userTopicKey(f.topic.stream_id, f.topic.topic_name);
-      if (f.topic.visibility_policy === VisibilityPolicy.INHERIT) ctx.topics.delete(key);
-      else ctx.topics.set(key, { ...f.topic });
-    },
+  apply(ctx, f) {
+    const key = userTopicKey(f.topic.stream_id, f.topic.topic_name);
+    if (f.topic.visibility_policy === VisibilityPolicy.INHERIT) ctx.topics.delete(key);
+    else ctx.topics.set(key, { ...f.topic });
   },
-  route: (f, to) => to.user(f.org, f.user_id),
   notify(f, seq) {
     const built: ReturnType<typeof eventJson>[] = [];
     return [{

@@ -182,6 +182,17 @@ export function orgFact<F extends AnyFact & { org: number }>(def: { type: F['typ
   return out;
 }
 
+/**
+ * Declares a fact about one user's own things (drafts, snippets, devices, topic
+ * settings…): only that user's actor applies it, and it goes to that actor alone;
+ * `apply` is its reducer. Its events, if any, usually go to that user alone (`toOwner`).
+ */
+export function userFact<F extends AnyFact & { org: number; user_id: number }>(def: { type: F['type']; apply: (ctx: Contexts['user'], fact: F) => void; notify?: FactDef<F>['notify'] }): FactDef<F> {
+  const out: FactDef<F> = { type: def.type, apply: { user: def.apply } as FactDef<F>['apply'], route: (f, to) => to.user(f.org, f.user_id) };
+  if (def.notify) out.notify = def.notify;
+  return out;
+}
+
 /** What a `/register` section is built for. */
 export interface InitialStateRequest {
   org: OrgRecord;

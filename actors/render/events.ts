@@ -15,6 +15,11 @@ export function eventJson(type: string, body: Record<string, unknown>): Outgoing
   return { type, json: text.slice(1, -1) };
 }
 
+/** One event of `type` to the user a fact is about, and to nobody else. */
+export function toOwner(f: { org: number; user_id: number }, seq: number, type: string, body: Record<string, unknown>): Delivery[] {
+  return [{ org: f.org, seq, type, user_ids: [f.user_id], event: eventJson(type, body) }];
+}
+
 /** An event whose one list member (`streams`, `subscriptions`) is given as serialized items. */
 export function listEvent(type: string, op: string, key: string, items: string[]): OutgoingEvent {
   return { type, json: `"type":${JSON.stringify(type)},"op":${JSON.stringify(op)},${JSON.stringify(key)}:[${items.join(',')}]` };
