@@ -17,16 +17,33 @@ const REQUIREMENT_DOC: Record<Requirement, string> = {
 
 const ref = (name: string): Record<string, string> => ({ $ref: `#/components/schemas/${name}` });
 
+/**
+ * A route's schema in the document's dialect (OpenAPI 3.1 is JSON Schema 2020-12):
+ * TypeBox writes a tuple as draft 7 does (`items` a list, `additionalItems`), which is
+ * `prefixItems` and `items` in 2020-12.
+ */
+function as2020(x: unknown): unknown {
+  if (Array.isArray(x)) return x.map(as2020);
+  if (x === null || typeof x !== 'object') return x;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(x)) {
+    if (k === 'items' && Array.isArray(v)) out.prefixItems = as2020(v);
+    else if (k === 'additionalItems') out.items = as2020(v);
+    else out[k] = as2020(v);
+  }
+  return out;
+}
+
 /** What each API's operations have in common. */
 const API_DOC: Record<ApiName, { errorMediaType: string; errorComponent: string; defaults(r: RouteRecord): Record<number, ResponseDoc> }> = {
   chat: {
     errorMediaType: 'application/json',
     errorComponent: 'JsonError',
     defaults(r) {
-      const out: Record<number, ResponseDoc> = {
-        200: { description: 'Success', component: 'JsonSuccess' },
-        400: { description: 'Bad request: a parameter is missing or invalid' },
-      };
+      // Zulip's success body, unless the record documents its own successes (a file, a redirect, a tus answer).
+      const ownSuccess = Object.keys(r.responses ?? {}).some((s) => Number(s) < 400);
+      const out: Record<number, ResponseDoc> = ownSuccess ? {} : { 200: { description: 'Success', component: 'JsonSuccess' } };
+      out[400] = { description: 'Bad request: a parameter is missing or invalid' };
       if (r.auth === 'user') out[401] = { description: 'Not authenticated, or the account or organization is deactivated' };
       if (r.requires) out[403] = { description: REQUIREMENT_DOC[r.requires] };
       if (Object.values(r.params).some((p) => p.in === 'path')) out[404] = { description: 'No such resource, or a path parameter of the wrong shape' };
@@ -38,15 +55,20 @@ const API_DOC: Record<ApiName, { errorMediaType: string; errorComponent: string;
 };
 
 function responseOf(api: ApiName, status: number, doc: ResponseDoc): Record<string, unknown> {
+  if (doc.body === false) return { description: doc.description };
   const { errorMediaType, errorComponent } = API_DOC[api];
   const mediaType = doc.mediaType ?? (status >= 400 ? errorMediaType : 'application/json');
   const schema = doc.component
     ? ref(doc.component)
-    : mediaType === 'text/markdown'
-      ? { type: 'string' }
-      : status >= 400
-        ? ref(errorComponent)
-        : { type: 'object' };
+    : doc.schema
+      ? doc.schema
+      : mediaType === 'text/markdown'
+        ? { type: 'string' }
+        : mediaType === 'application/octet-stream'
+          ? { type: 'string', format: 'binary' }
+          : status >= 400
+            ? ref(errorComponent)
+            : { type: 'object' };
   return { description: doc.description, content: { [mediaType]: { schema } } };
 }
 
@@ -57,20 +79,26 @@ function parameterOf(r: RouteRecord, name: string): Record<string, unknown> {
   const out: Record<string, unknown> = { name, in: where, required: where === 'path' || (p.required ?? false) };
   if (p.description !== undefined) out.description = p.description;
   const types = typesOf(p.schema);
-  if (r.api === 'chat' && where === 'query' && (types.has('array') || types.has('object') || p.json === true)) out.content = { 'application/json': { schema: p.schema } };
-  else out.schema = p.schema;
+  if (r.api === 'chat' && where === 'query' && (types.has('array') || types.has('object') || p.json === true)) out.content = { 'application/json': { schema: as2020(p.schema) } };
+  else out.schema = as2020(p.schema);
   if (p.aliases && p.aliases.length > 0) out['x-aliases'] = p.aliases;
   return out;
 }
 
-function operationOf(r: RouteRecord): Record<string, unknown> {
+/** A success response described elsewhere than on the route record (Zulip's description, for the chat API). */
+export interface DescribedSuccess {
+  description: string;
+  schema: unknown;
+}
+
+function operationOf(r: RouteRecord, described?: (r: RouteRecord) => DescribedSuccess | undefined): Record<string, unknown> {
   const parameters = Object.keys(r.params).map((name) => parameterOf(r, name));
   const responses: Record<string, unknown> = {};
   for (const [status, doc] of Object.entries({ ...API_DOC[r.api].defaults(r), ...r.responses })) responses[status] = responseOf(r.api, Number(status), doc);
-  if (r.response) {
-    const success = (responses[200] ?? { description: 'Success' }) as { description: string };
-    responses[200] = { description: success.description, content: { 'application/json': { schema: successBody(r.response) } } };
-  }
+  const success = (responses[200] ?? { description: 'Success' }) as { description: string };
+  const elsewhere = r.response ? undefined : described?.(r);
+  if (r.response) responses[200] = { description: success.description, content: { 'application/json': { schema: as2020(successBody(r.response)) } } };
+  else if (elsewhere) responses[200] = { description: elsewhere.description, content: { 'application/json': { schema: elsewhere.schema } } };
   const notes: string[] = [];
   if (r.switch) notes.push(`Answers 404 while the \`${r.switch}\` runtime switch is off (the default).`);
   if (r.limiter) notes.push('Rate limited per client address; 429 carries Retry-After.');
@@ -92,9 +120,12 @@ function operationOf(r: RouteRecord): Record<string, unknown> {
   return op;
 }
 
-/** Builds an API's OpenAPI document from its route records. */
-export function openApiDocument(routes: RouteRecord[], info: Record<string, unknown>, components: Record<string, unknown>): Record<string, unknown> {
+/**
+ * Builds an API's OpenAPI document from its route records. A route's success body is
+ * its record's `response`, or else what `described` finds for it.
+ */
+export function openApiDocument(routes: RouteRecord[], info: Record<string, unknown>, components: Record<string, unknown>, described?: (r: RouteRecord) => DescribedSuccess | undefined): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const r of routes) (paths[r.path] ??= {})[r.method.toLowerCase()] = operationOf(r);
+  for (const r of routes) (paths[r.path] ??= {})[r.method.toLowerCase()] = operationOf(r, described);
   return { openapi: '3.1.0', info, paths, components };
 }

@@ -143,7 +143,12 @@ export interface ResponseDoc {
   description: string;
   /** OpenAPI component name of the JSON body. */
   component?: string;
-  mediaType?: 'application/json' | 'text/markdown' | 'application/problem+json';
+  /** The body's schema, for a body that is neither a component nor an API's usual one (a bare JSON document). */
+  schema?: Record<string, unknown>;
+  /** `application/octet-stream` for a file's bytes (served with the file's own type). */
+  mediaType?: 'application/json' | 'text/markdown' | 'application/problem+json' | 'application/octet-stream';
+  /** `false`: the response has no body (a redirect, `204`, a tus answer in headers). */
+  body?: false;
 }
 
 /** One endpoint of either API: everything needed to route, check, serve and document it. */

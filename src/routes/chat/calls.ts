@@ -72,7 +72,7 @@ export const joinBigBlueButtonCall = route({
   auth: 'user',
   summary: 'Creates the signed meeting on the BigBlueButton server and redirects (302) to its join URL',
   params: { bigbluebutton: { schema: S.str, required: true } },
-  responses: { 302: { description: 'Redirect to the BigBlueButton join URL' } },
+  responses: { 302: { description: 'Redirect to the BigBlueButton join URL', body: false } },
   async handler({ params, org, user, config }) {
     if (!bigBlueButtonConfigured(config)) throw badRequest('BigBlueButton is not configured.');
     const meeting = unsignMeeting(params.bigbluebutton, config.bbbSecret);

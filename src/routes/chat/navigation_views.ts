@@ -35,7 +35,7 @@ export const addNavigationView = route({
 export const updateNavigationView = route({
   method: 'PATCH',
   path: '/api/v1/navigation_views/{fragment}',
-  operationId: 'updateNavigationView',
+  operationId: 'editNavigationView',
   auth: 'user',
   summary: "Pin or hide a navigation view, or rename a custom one",
   params: { fragment, is_pinned: { schema: S.bool }, name: { schema: S.str } },

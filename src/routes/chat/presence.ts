@@ -43,7 +43,7 @@ export const updatePresence = route({
 export const getRealmPresence = route({
   method: 'GET',
   path: '/api/v1/realm/presence',
-  operationId: 'getRealmPresence',
+  operationId: 'getPresence',
   auth: 'user',
   summary: "Everyone's presence, in the legacy format",
   params: {},

@@ -86,6 +86,7 @@ export const serveRealmEmoji = route({
   auth: 'none',
   summary: "A custom emoji's image (no credentials, as in Zulip; deactivated emoji too, for old messages)",
   params: { realm_id: { schema: S.int, in: 'path', required: true }, file_name: { schema: S.str, in: 'path', required: true } },
+  responses: { 200: { description: 'The image (PNG, GIF, JPEG or WebP)', mediaType: 'application/octet-stream' } },
   handler({ params, org, runtime, config }) {
     const ctx = runtime.org(org.id)!;
     // Another organization's realm id is no image of this one.

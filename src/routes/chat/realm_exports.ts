@@ -93,6 +93,7 @@ export const serveRealmExport = route({
   auth: 'none',
   summary: "A data export's archive, at the URL its export lists (no credentials, as Zulip serves export tarballs)",
   params: { realm_id: { schema: S.int, in: 'path', required: true }, key: { schema: S.str, in: 'path', required: true }, filename: { schema: S.str, in: 'path', required: true } },
+  responses: { 200: { description: 'The export archive (a gzipped tarball)', mediaType: 'application/octet-stream' } },
   handler({ params, org, runtime, config }) {
     const ctx = runtime.org(org.id)!;
     // Another organization's realm id is no export of this one.

@@ -86,7 +86,7 @@ export function registerResponse(runtime: Runtime, config: Config, org: OrgRecor
 export const register = route({
   method: 'POST',
   path: '/api/v1/register',
-  operationId: 'register',
+  operationId: 'registerQueue',
   auth: 'user',
   summary: 'Register an event queue and fetch the initial state',
   params: REGISTER_PARAMS,

@@ -93,6 +93,12 @@ export const getEmojiData = route({
   deactivatedOrg: 'serve',
   summary: "The Unicode emoji this server accepts, `{code_to_names}` (register's `server_emoji_data_url`; the name holds the content's hash)",
   params: {},
+  responses: {
+    200: {
+      description: 'Each emoji code with its names, the canonical one first (Zulip\'s `emoji_api.json`)',
+      schema: { type: 'object', required: ['code_to_names'], properties: { code_to_names: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' }, minItems: 1 } } }, additionalProperties: false },
+    },
+  },
   handler() {
     return { raw: EMOJI_API_DOCUMENT, headers: [['Cache-Control', 'public, max-age=31536000, immutable']] };
   },

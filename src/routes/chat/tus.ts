@@ -66,6 +66,9 @@ async function finish(ctx: ChatContext, u: TusUpload, route: string): Promise<Re
   return completed(u.length, done);
 }
 
+/** What the request that finishes an upload answers: the uploaded file, as `POST /user_uploads` names it. */
+const DONE = { type: 'object', required: ['url', 'filename'], properties: { url: { type: 'string' }, filename: { type: 'string' } }, additionalProperties: false };
+
 function completed(length: number, done: NonNullable<TusUpload['done']>): Reply {
   return { raw: JSON.stringify(done), headers: [['Upload-Offset', String(length)]] };
 }
@@ -77,6 +80,7 @@ export const tusOptions = route({
   auth: 'none',
   summary: 'tus 1.0 discovery: versions, extensions (creation, termination) and the largest upload',
   params: {},
+  responses: { 204: { description: 'Tus-Version, Tus-Extension and Tus-Max-Size', body: false } },
   handler({ config }) {
     return plain(204, [['Tus-Version', TUS_VERSION], ['Tus-Extension', 'creation,termination'], ['Tus-Max-Size', String(config.maxFileUploadSizeMib * 1024 * 1024)]]);
   },
@@ -89,6 +93,7 @@ export const tusCreate = route({
   auth: 'user',
   summary: 'tus creation: start a resumable upload of Upload-Length bytes (Upload-Metadata filename, filetype); Location names it',
   params: {},
+  responses: { 201: { description: 'Created; Location names the upload. An empty upload (Upload-Length 0) is finished at once, with the body a finishing PATCH has', schema: DONE } },
   async handler(ctx) {
     const refused = unsupportedVersion(ctx);
     if (refused) return refused;
@@ -120,6 +125,7 @@ export const tusHead = route({
   auth: 'user',
   summary: 'tus core: how many bytes of an upload the server holds (Upload-Offset), to resume from',
   params: UPLOAD_ID,
+  responses: { 200: { description: 'Upload-Offset and Upload-Length', body: false } },
   handler(ctx) {
     const refused = unsupportedVersion(ctx);
     if (refused) return refused;
@@ -143,6 +149,10 @@ export const tusPatch = route({
   streamBody: true,
   summary: 'tus core: append application/offset+octet-stream bytes at Upload-Offset; the last ones answer {url, filename}',
   params: UPLOAD_ID,
+  responses: {
+    200: { description: 'The bytes finished the upload: the uploaded file', schema: DONE },
+    204: { description: 'Appended; Upload-Offset says how far', body: false },
+  },
   async handler(ctx) {
     const refused = unsupportedVersion(ctx);
     if (refused) return refused;
@@ -185,6 +195,7 @@ export const tusDelete = route({
   auth: 'user',
   summary: 'tus termination: drop an upload and its bytes (a finished one keeps its attachment)',
   params: UPLOAD_ID,
+  responses: { 204: { description: 'Terminated', body: false } },
   async handler(ctx) {
     const refused = unsupportedVersion(ctx);
     if (refused) return refused;

@@ -59,6 +59,7 @@ export const serveFile = route({
   auth: 'user',
   summary: 'An uploaded file, to its uploader or anyone who can read a message linking it (Range supported)',
   params: FILE_PATH,
+  responses: { 200: { description: 'The file (its own content type; 206 for a Range)', mediaType: 'application/octet-stream' }, 206: { description: 'The part of the file a Range asked for', mediaType: 'application/octet-stream' } },
   handler({ params, org, user, runtime, config, request }) {
     const a = readableAttachment(runtime, org.id, user, params);
     return fileReply(config.dataDir, org.id, a, request.headers.range);
@@ -117,6 +118,7 @@ export const serveTemporaryFile = route({
   auth: 'none',
   summary: 'An uploaded file, by a temporary URL from GET /api/v1/user_uploads/...: no credentials, 60 seconds (Range supported)',
   params: { token: { schema: S.str, in: 'path', required: true }, filename: { schema: S.str, in: 'path', required: true } },
+  responses: { 200: { description: 'The file (its own content type; 206 for a Range)', mediaType: 'application/octet-stream' }, 206: { description: 'The part of the file a Range asked for', mediaType: 'application/octet-stream' } },
   handler({ params, org, runtime, config, request }) {
     // A token of another organization is no token here.
     const named = readTemporaryToken(params.token, runtime.nowMs());
