@@ -7,6 +7,7 @@
  */
 import t from 'tap';
 import type { ChannelRecord } from '../actors/types.js';
+import type { ChannelContext } from '../actors/kinds/channel.js';
 import type { Command, Fact, Stamped } from '../actors/areas/index.js';
 import type { QueueDelivery } from '../actors/event_queues/index.js';
 import { defaultRuntimeOptions, Runtime, type FactSink } from '../actors/runtime/runtime.js';
@@ -215,12 +216,16 @@ t.test('a request too large for one log record is split into a few facts under t
 
 t.test('the subscription JSON built from shared parts is byte for byte subscriptionView', async (t) => {
   const r = await populated(4);
+  const before = r.records.length;
   await r.run(subscribe(1, [{ name: 'mixed', description: 'a <b> & "c"' }], [1, 3, 2]));
-  const id = r.runtime.org(ORG)!.channelsByName.get('mixed')!;
-  const ch = r.runtime.channel(ORG, id)!;
+  // The renderer's input, a channel context, as the request's fact makes it: the channel, its subscribers, and each one's settings.
+  const [{ fact }] = r.records.slice(before);
+  if (fact.type !== 'SubscriptionsAdded') return t.fail('expected SubscriptionsAdded');
+  const [added] = fact.additions;
+  const ch: ChannelContext = { seq: 0, channel: fact.created[0], subscribers: new Set(added.user_ids), topics: new Map(), ids: [], messages: new Map(), history: new Map() };
   const built = new SubscriptionJson(ch);
   for (const uid of [1, 2, 3]) {
-    const props = { ...r.runtime.user(ORG, uid)!.subs.get(id)!, is_muted: uid === 2 };
+    const props = { ...added.props[added.user_ids.indexOf(uid)], is_muted: uid === 2 };
     t.equal(built.render(props), JSON.stringify(subscriptionView(ch, props, true)));
   }
   r.runtime.stop();

@@ -10,18 +10,14 @@ import { SYSTEM_GROUPS } from '../actors/group_settings.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { world } from './world.js';
 
-async function world() {
-  const f = await chatFixture();
-  const alice = await f.createUser('alice@example.com', 'Alice');
-  await f.subscribe(f.owner, 'design', [f.owner.user_id, alice.user_id]);
-  const id = channelIdByName(f.runtime, 1, 'design');
-  return { f, alice, id };
-}
+/** Alice and the owner in the channel design. */
+const DESIGN = { users: { alice: 'Alice' }, channels: { design: ['owner', 'alice'] } } as const;
 const patch = (f: ChatFixture, who: Credentials, id: number, params: Record<string, unknown>) => f.call(who, 'PATCH', `/api/v1/streams/${id}`, params);
 
 t.test('rename and describe, with events and the notification bot', async (t) => {
-  const { f, alice, id } = await world();
+  const { f, alice, channels: { design: id } } = await world(DESIGN);
   t.teardown(f.stop);
   const q = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['stream', 'message'] })).json.queue_id;
   const r = await patch(f, f.owner, id, { new_name: 'Design Team', description: 'All **design** work' });
@@ -43,7 +39,7 @@ t.test('rename and describe, with events and the notification bot', async (t) =>
 });
 
 t.test('privacy: those who start or stop seeing the channel are told', async (t) => {
-  const { f, alice, id } = await world();
+  const { f, alice, channels: { design: id } } = await world(DESIGN);
   t.teardown(f.stop);
   const bob = await f.createUser('bob@example.com', 'Bob');
   const [qAlice, qBob] = [(await f.call(alice, 'POST', '/api/v1/register', { event_types: ['stream'] })).json.queue_id, (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['stream'] })).json.queue_id];
@@ -59,7 +55,7 @@ t.test('privacy: those who start or stop seeing the channel are told', async (t)
 });
 
 t.test('archiving and unarchiving', async (t) => {
-  const { f, alice, id } = await world();
+  const { f, alice, channels: { design: id } } = await world(DESIGN);
   t.teardown(f.stop);
   t.same((await f.call(alice, 'DELETE', `/api/v1/streams/${id}`)).json.msg, 'You do not have permission to administer this channel.');
   t.equal((await f.call(f.owner, 'DELETE', `/api/v1/streams/${id}`)).status, 200);
@@ -73,7 +69,7 @@ t.test('archiving and unarchiving', async (t) => {
 });
 
 t.test('archiving: stream/delete to clients without the archived_channels capability, an is_archived update to those with it; both converge', async (t) => {
-  const { f, alice, id } = await world();
+  const { f, alice, channels: { design: id } } = await world(DESIGN);
   t.teardown(f.stop);
   const types = ['stream', 'subscription'];
   const register = async (caps: Record<string, boolean>) => (await f.call(alice, 'POST', '/api/v1/register', { event_types: types, client_capabilities: caps })).json;
@@ -121,7 +117,7 @@ t.test('archiving: stream/delete to clients without the archived_channels capabi
 });
 
 t.test('folder, topics policy, retention and groups', async (t) => {
-  const { f, alice, id } = await world();
+  const { f, alice, channels: { design: id } } = await world(DESIGN);
   t.teardown(f.stop);
   const folder = (await f.call(f.owner, 'POST', '/api/v1/channel_folders/create', { name: 'Work', description: '' })).json.channel_folder_id;
   t.equal((await patch(f, f.owner, id, { folder_id: folder })).status, 200);
@@ -147,7 +143,7 @@ t.test('folder, topics policy, retention and groups', async (t) => {
 });
 
 t.test('per role: who administers a channel by default', async (t) => {
-  const { f, id } = await world();
+  const { f, channels: { design: id } } = await world(DESIGN);
   t.teardown(f.stop);
   const roles: Array<[string, Credentials, boolean]> = [
     ['owner', f.owner, true], ['administrator', await withRole(f, 'a@example.com', 200), true], ['moderator', await withRole(f, 'm@example.com', 300), false],
@@ -159,7 +155,7 @@ t.test('per role: who administers a channel by default', async (t) => {
 });
 
 t.test('convergence: streams from register plus stream events equal a fresh register', async (t) => {
-  const { f, alice, id } = await world();
+  const { f, alice, channels: { design: id } } = await world(DESIGN);
   t.teardown(f.stop);
   await f.subscribe(f.owner, 'public');
   const state = async () => {
@@ -272,7 +268,7 @@ t.test('POST /channels/create send_new_subscription_messages: taken, and no Noti
 });
 
 t.test('is_recently_active: the periodic check, a message waking a channel, and convergence', async (t) => {
-  const { f, alice, id } = await world();
+  const { f, alice, channels: { design: id } } = await world(DESIGN);
   t.teardown(f.stop);
   await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'design', topic: 't', content: 'early' });
   const reg = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['stream'], fetch_event_types: ['stream'] })).json;
@@ -294,7 +290,7 @@ t.test('is_recently_active: the periodic check, a message waking a channel, and 
 });
 
 t.test('a folder that holds a channel cannot be archived', async (t) => {
-  const { f, id } = await world();
+  const { f, channels: { design: id } } = await world(DESIGN);
   t.teardown(f.stop);
   const folder = (await f.call(f.owner, 'POST', '/api/v1/channel_folders/create', { name: 'Busy', description: '' })).json.channel_folder_id;
   await patch(f, f.owner, id, { folder_id: folder });

@@ -13,18 +13,12 @@ import { join } from 'node:path';
 import { type Store } from '../src/store.js';
 import { createOrganization, type CreatedOrg } from '../src/bootstrap.js';
 import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
+import { world } from './world.js';
 import { channelIdByName, listChannels } from '../actors/areas/channels.js';
 import { findUserByEmail } from '../actors/areas/users.js';
 
-async function world() {
-  const f = await chatFixture();
-  const alice = await f.createUser('alice@example.com', 'Alice');
-  await f.subscribe(f.owner, 'lobby', [f.owner.user_id, alice.user_id]);
-  await f.subscribe(f.owner, 'news');
-  const lobby = channelIdByName(f.runtime, 1, 'lobby');
-  const news = channelIdByName(f.runtime, 1, 'news');
-  return { f, alice, lobby, news };
-}
+/** Alice and the owner in lobby; news has only the owner. */
+const LOBBY = { users: { alice: 'Alice' }, channels: { lobby: ['owner', 'alice'], news: ['owner'] } } as const;
 const add = (f: ChatFixture, who: Credentials, id: number | string) => f.call(who, 'POST', '/api/v1/default_streams', { stream_id: id });
 const remove = (f: ChatFixture, who: Credentials, id: number | string) => f.call(who, 'DELETE', '/api/v1/default_streams', { stream_id: id });
 const registered = async (f: ChatFixture, who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { fetch_event_types: ['default_streams'] })).json.realm_default_streams;
@@ -52,7 +46,7 @@ async function foreignChannel(f: ChatFixture): Promise<{ org: number; foreign: n
   return { org: beta.organization_id, foreign: channelIdByName(f.runtime, beta.organization_id, 'secret'), beta };
 }
 t.test('add and remove, with default_streams events to everyone but guests', async (t) => {
-  const { f, alice, lobby, news } = await world();
+  const { f, alice, channels: { lobby, news } } = await world(LOBBY);
   t.teardown(f.stop);
   const guest = await withRole(f, 'guest@example.com', 600);
   const q = async (who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { event_types: ['default_streams'] })).json.queue_id as string;
@@ -77,7 +71,7 @@ t.test('add and remove, with default_streams events to everyone but guests', asy
 });
 
 t.test("Zulip's errors", async (t) => {
-  const { f, alice, lobby } = await world();
+  const { f, alice, channels: { lobby } } = await world(LOBBY);
   t.teardown(f.stop);
   const err = async (res: Promise<any>, status: number, msg: string, code = 'BAD_REQUEST', what = msg) => {
     const r = await res;
@@ -102,7 +96,7 @@ t.test("Zulip's errors", async (t) => {
 });
 
 t.test('archived channels: archiving takes a default channel out, and an archived one is a missing one', async (t) => {
-  const { f, alice, lobby, news } = await world();
+  const { f, alice, channels: { lobby, news } } = await world(LOBBY);
   t.teardown(f.stop);
   await add(f, f.owner, lobby);
   await add(f, f.owner, news);
@@ -118,7 +112,7 @@ t.test('archived channels: archiving takes a default channel out, and an archive
 });
 
 t.test('per role', async (t) => {
-  const { f, news } = await world();
+  const { f, channels: { news } } = await world(LOBBY);
   t.teardown(f.stop);
   const roles: Array<[string, Credentials, number]> = [
     ['owner', f.owner, 200], ['administrator', await withRole(f, 'a@example.com', 200), 200], ['moderator', await withRole(f, 'm@example.com', 300), 400],
@@ -148,7 +142,7 @@ t.test('isolation: a channel id of another organization is a missing one', async
 });
 
 t.test('convergence: realm_default_streams and streams from register plus the events equal a fresh register', async (t) => {
-  const { f, alice, lobby, news } = await world();
+  const { f, alice, channels: { lobby, news } } = await world(LOBBY);
   t.teardown(f.stop);
   const state = async () => {
     const reg = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['default_streams', 'stream'] })).json;
@@ -195,7 +189,7 @@ t.test('default channels survive a restart, from the log and from a snapshot', a
 const patch = (f: ChatFixture, who: Credentials, id: number | string, params: Record<string, unknown>) => f.call(who, 'PATCH', `/api/v1/streams/${id}`, params);
 
 t.test('PATCH /streams/{id} with is_default_stream: adds and removes, with the same events as /default_streams', async (t) => {
-  const { f, alice, lobby, news } = await world();
+  const { f, alice, channels: { lobby, news } } = await world(LOBBY);
   t.teardown(f.stop);
   const guest = await withRole(f, 'guest@example.com', 600);
   const q = async (who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { event_types: ['default_streams', 'stream'] })).json.queue_id as string;
@@ -223,7 +217,7 @@ t.test('PATCH /streams/{id} with is_default_stream: adds and removes, with the s
 });
 
 t.test('PATCH /streams/{id}: a default channel cannot be private, whichever the request changes', async (t) => {
-  const { f, alice, lobby, news } = await world();
+  const { f, alice, channels: { lobby, news } } = await world(LOBBY);
   t.teardown(f.stop);
   const err = async (res: Promise<any>, msg: string, what: string) => {
     const r = await res;
@@ -252,7 +246,7 @@ t.test('PATCH /streams/{id}: a default channel cannot be private, whichever the 
 });
 
 t.test('PATCH /streams/{id} with is_default_stream: organization administrators only; other errors first', async (t) => {
-  const { f, lobby, news } = await world();
+  const { f, channels: { lobby, news } } = await world(LOBBY);
   t.teardown(f.stop);
   const admin = await withRole(f, 'a@example.com', 200);
   const moderator = await withRole(f, 'm@example.com', 300);
@@ -294,7 +288,7 @@ t.test('PATCH /streams/{id} with is_default_stream: a channel of another organiz
 });
 
 t.test('PATCH /streams/{id} with is_default_stream: convergence and a restart', async (t) => {
-  const { f, alice, lobby, news } = await world();
+  const { f, alice, channels: { lobby, news } } = await world(LOBBY);
   t.teardown(f.stop);
   const reg = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['default_streams'] })).json;
   let defaults = reg.realm_default_streams as number[];

@@ -14,16 +14,10 @@ import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
 import { TOPIC_DELETION_BATCH } from '../actors/areas/topic_deletion.js';
 import { chatFixture, queueEvents, storeClient, withRole, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
+import { world } from './world.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 
-async function world() {
-  const f = await chatFixture();
-  const alice = await f.createUser('alice@example.com', 'Alice');
-  const bob = await f.createUser('bob@example.com', 'Bob');
-  await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
-  const general = channelIdByName(f.runtime, 1, 'general');
-  return { f, alice, bob, general };
-}
+const GENERAL = { users: { alice: 'Alice', bob: 'Bob' }, channels: { general: ['owner', 'alice', 'bob'] } } as const;
 const send = async (f: ChatFixture, who: Credentials, topic: string, to = 'general'): Promise<number> => {
   const r = await f.call(who, 'POST', '/api/v1/messages', { type: 'stream', to, topic, content: 'x' });
   if (r.status !== 200) throw new Error(r.body);
@@ -39,7 +33,7 @@ const idsIn = async (f: ChatFixture, stream: number, who: Credentials = f.owner)
 };
 
 t.test('an administrator deletes a topic, whatever its case; everyone who held it is told', async (t) => {
-  const { f, alice, bob, general } = await world();
+  const { f, alice, bob, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   const gone = [await send(f, alice, 'plans'), await send(f, bob, 'Plans'), await send(f, alice, 'PLANS')];
   const kept = await send(f, alice, 'lunch');
@@ -58,7 +52,7 @@ t.test('an administrator deletes a topic, whatever its case; everyone who held i
 });
 
 t.test('batch events: one per batch in the bulk form; every id to everyone told; the acting administrator is told', async (t) => {
-  const { f, alice, bob, general } = await world();
+  const { f, alice, bob, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   const admin = await withRole(f, 'admin@example.com', 200);
   const total = TOPIC_DELETION_BATCH + 20;
@@ -98,7 +92,7 @@ t.test('batch events with protected history: everyone who held any message of a 
 });
 
 t.test('the empty topic by its display name or by ""', async (t) => {
-  const { f, alice, general } = await world();
+  const { f, alice, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   await send(f, alice, '');
   const named = await send(f, alice, 'general chat!');
@@ -127,7 +121,7 @@ t.test('protected history: only the messages the administrator received', async 
 });
 
 t.test('batches: a large topic goes in several; the time limit answers complete: false, and a repeat finishes', async (t) => {
-  const { f, alice, general } = await world();
+  const { f, alice, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   const total = 2 * TOPIC_DELETION_BATCH + 50;
   for (let i = 0; i < total; i++) await send(f, alice, 'big');
@@ -146,7 +140,7 @@ t.test('batches: a large topic goes in several; the time limit answers complete:
 });
 
 t.test('a followed or muted topic goes back to the default for those who no longer see it', async (t) => {
-  const { f, alice, bob, general } = await world();
+  const { f, alice, bob, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   await send(f, alice, 'plans');
   t.equal((await f.call(alice, 'POST', '/api/v1/user_topics', { stream_id: general, topic: 'plans', visibility_policy: 3 })).status, 200);
@@ -159,7 +153,7 @@ t.test('a followed or muted topic goes back to the default for those who no long
 });
 
 t.test("Zulip's errors", async (t) => {
-  const { f, alice, general } = await world();
+  const { f, alice, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   await send(f, alice, 'plans');
   const refused = await del(f, alice, general, 'plans');
@@ -173,7 +167,7 @@ t.test("Zulip's errors", async (t) => {
 });
 
 t.test('per role', async (t) => {
-  const { f, alice, general } = await world();
+  const { f, alice, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   const roles: Array<[string, Credentials, number]> = [
     ['owner', f.owner, 200], ['administrator', await withRole(f, 'a@example.com', 200), 200], ['moderator', await withRole(f, 'm@example.com', 300), 400],
@@ -204,7 +198,7 @@ t.test('isolation: a channel id of another organization is a missing one', async
 });
 
 t.test('convergence: unread messages and user topics from register plus the events equal a fresh register', async (t) => {
-  const { f, alice, bob, general } = await world();
+  const { f, alice, bob, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   const ids = [await send(f, alice, 'a'), await send(f, alice, 'b'), await send(f, alice, 'a'), await send(f, alice, 'c')];
   await f.call(bob, 'POST', '/api/v1/user_topics', { stream_id: general, topic: 'a', visibility_policy: 3 });
@@ -231,7 +225,7 @@ t.test('convergence: unread messages and user topics from register plus the even
 });
 
 t.test('convergence without bulk_message_deletion: the per-message events drop the same ids', async (t) => {
-  const { f, alice, bob, general } = await world();
+  const { f, alice, bob, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   const ids = [await send(f, alice, 'a'), await send(f, alice, 'b'), await send(f, alice, 'A')];
   const unreadOf = (reg: any): number[] => reg.unread_msgs.streams.flatMap((x: any) => x.unread_message_ids).sort((a: number, b: number) => a - b);

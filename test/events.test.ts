@@ -6,7 +6,8 @@
 import t from 'tap';
 import type { FactSink } from '../actors/runtime/runtime.js';
 import { capturedLines } from './log_guard.js';
-import { chatFixture, settle, startPoll, type ApiResult, type ChatFixture, type Credentials, type FixtureOptions } from './helpers.js';
+import { settle, startPoll, type ApiResult, type ChatFixture, type Credentials } from './helpers.js';
+import { world } from './world.js';
 
 /** Watches a promise without awaiting it, so a test can assert it is still pending. */
 function track<T>(p: Promise<T>): { done: boolean; value: T | undefined } {
@@ -19,14 +20,7 @@ function track<T>(p: Promise<T>): { done: boolean; value: T | undefined } {
 }
 
 /** An organization with Bob and Carol, all three subscribed to `general`. */
-async function world(opts: FixtureOptions = {}): Promise<{ f: ChatFixture; bob: Credentials; carol: Credentials }> {
-  const f = await chatFixture(opts);
-  const bob = await f.createUser('bob@example.com', 'Bob');
-  const carol = await f.createUser('carol@example.com', 'Carol');
-  const sub = await f.subscribe(f.owner, 'general', [f.owner.user_id, bob.user_id, carol.user_id]);
-  if (sub.status !== 200) throw new Error(sub.body);
-  return { f, bob, carol };
-}
+const GENERAL = { users: { bob: 'Bob', carol: 'Carol' }, channels: { general: ['owner', 'bob', 'carol'] } } as const;
 
 async function register(f: ChatFixture, who: Credentials, params: Record<string, unknown> = { event_types: ['message'] }): Promise<string> {
   const reg = await f.call(who, 'POST', '/api/v1/register', params);
@@ -48,7 +42,7 @@ function ids(r: ApiResult): number[] {
 }
 
 t.test('dont_block on an empty queue answers at once with no events', async (t) => {
-  const { f, bob } = await world();
+  const { f, bob } = await world(GENERAL);
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   const got = await fetchNow(f, bob, queueId, -1);
@@ -60,7 +54,7 @@ t.test('dont_block on an empty queue answers at once with no events', async (t) 
 });
 
 t.test('a parked poll waits, then completes when an event arrives; ids start at 0 and increase', async (t) => {
-  const { f, bob } = await world();
+  const { f, bob } = await world(GENERAL);
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   const poll = startPoll(f, bob, { queue_id: queueId, last_event_id: -1 });
@@ -87,7 +81,7 @@ t.test('a parked poll waits, then completes when an event arrives; ids start at 
 });
 
 t.test('acknowledged events are pruned; unacknowledged ones are sent again', async (t) => {
-  const { f, bob } = await world();
+  const { f, bob } = await world(GENERAL);
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   for (const c of ['a', 'b', 'c', 'd']) await send(f, f.owner, c);
@@ -106,7 +100,7 @@ t.test('acknowledged events are pruned; unacknowledged ones are sent again', asy
 });
 
 t.test('acknowledging a pruned or unknown event id is a 400', async (t) => {
-  const { f, bob } = await world();
+  const { f, bob } = await world(GENERAL);
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   for (const c of ['a', 'b', 'c']) await send(f, f.owner, c);
@@ -132,7 +126,7 @@ t.test('acknowledging a pruned or unknown event id is a 400', async (t) => {
 });
 
 t.test('on a fresh queue, event 0 is not yet in it', async (t) => {
-  const { f, bob } = await world();
+  const { f, bob } = await world(GENERAL);
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   const got = await fetchNow(f, bob, queueId, 0);
@@ -142,7 +136,7 @@ t.test('on a fresh queue, event 0 is not yet in it', async (t) => {
 });
 
 t.test('a second GET finishes the first: one waiter per queue', async (t) => {
-  const { f, bob } = await world();
+  const { f, bob } = await world(GENERAL);
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   const first = startPoll(f, bob, { queue_id: queueId, last_event_id: -1 });
@@ -166,7 +160,7 @@ t.test('a second GET finishes the first: one waiter per queue', async (t) => {
 });
 
 t.test('a heartbeat completes a parked poll once its deadline passes', async (t) => {
-  const { f, bob } = await world({ queues: { heartbeatMinMs: 100, heartbeatMaxMs: 200 } });
+  const { f, bob } = await world({ ...GENERAL, queues: { heartbeatMinMs: 100, heartbeatMaxMs: 200 } });
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   const poll = startPoll(f, bob, { queue_id: queueId, last_event_id: -1 });
@@ -196,7 +190,7 @@ t.test('a heartbeat completes a parked poll once its deadline passes', async (t)
 });
 
 t.test('by default the heartbeat comes 45 to 55 s after the poll parks, within the client timeout', async (t) => {
-  const { f, bob } = await world();
+  const { f, bob } = await world(GENERAL);
   t.teardown(f.stop);
   const reg = await f.call(bob, 'POST', '/api/v1/register', { event_types: ['message'], fetch_event_types: ['realm'] });
   t.equal(reg.status, 200, reg.body);
@@ -226,7 +220,7 @@ t.test('by default the heartbeat comes 45 to 55 s after the poll parks, within t
 });
 
 t.test('a poll that replaced another gets exactly one heartbeat', async (t) => {
-  const { f, bob } = await world({ queues: { heartbeatMinMs: 100, heartbeatMaxMs: 200 } });
+  const { f, bob } = await world({ ...GENERAL, queues: { heartbeatMinMs: 100, heartbeatMaxMs: 200 } });
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   const first = startPoll(f, bob, { queue_id: queueId, last_event_id: -1 });
@@ -242,7 +236,7 @@ t.test('a poll that replaced another gets exactly one heartbeat', async (t) => {
 });
 
 t.test('the heartbeat schedule does not keep entries for completed polls', async (t) => {
-  const { f, bob } = await world();
+  const { f, bob } = await world(GENERAL);
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   let last = -1;
@@ -271,7 +265,7 @@ t.test('the heartbeat schedule does not keep entries for completed polls', async
 });
 
 t.test('an aborted poll is unparked; a later event waits for the next GET', async (t) => {
-  const { f, bob } = await world({ queues: { heartbeatMinMs: 100, heartbeatMaxMs: 200 } });
+  const { f, bob } = await world({ ...GENERAL, queues: { heartbeatMinMs: 100, heartbeatMaxMs: 200 } });
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   const poll = startPoll(f, bob, { queue_id: queueId, last_event_id: -1 });
@@ -296,7 +290,7 @@ t.test('an aborted poll is unparked; a later event waits for the next GET', asyn
 });
 
 t.test('an idle queue is collected; later requests get BAD_EVENT_QUEUE_ID', async (t) => {
-  const { f, bob } = await world({ queues: { defaultLifespanMs: 5000 } });
+  const { f, bob } = await world({ ...GENERAL, queues: { defaultLifespanMs: 5000 } });
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   f.clock.t += 4000;
@@ -322,7 +316,7 @@ t.test('an idle queue is collected; later requests get BAD_EVENT_QUEUE_ID', asyn
 });
 
 t.test('sweepIdle collects only the queues past their lifespan', async (t) => {
-  const { f, bob, carol } = await world({ queues: { defaultLifespanMs: 5000 } });
+  const { f, bob, carol } = await world({ ...GENERAL, queues: { defaultLifespanMs: 5000 } });
   t.teardown(f.stop);
   const old = await register(f, bob);
   f.clock.t += 3000;
@@ -335,7 +329,7 @@ t.test('sweepIdle collects only the queues past their lifespan', async (t) => {
 });
 
 t.test('queue_lifespan_secs extends the life of a queue', async (t) => {
-  const { f, bob } = await world({ queues: { defaultLifespanMs: 5000 } });
+  const { f, bob } = await world({ ...GENERAL, queues: { defaultLifespanMs: 5000 } });
   t.teardown(f.stop);
   const queueId = await register(f, bob, { event_types: ['message'], queue_lifespan_secs: 60 });
   f.clock.t += 30_000;
@@ -350,7 +344,7 @@ t.test('queue_lifespan_secs extends the life of a queue', async (t) => {
 });
 
 t.test('queue_lifespan_secs is capped at 7 days', async (t) => {
-  const { f, bob } = await world({ queues: { defaultLifespanMs: 5000 } });
+  const { f, bob } = await world({ ...GENERAL, queues: { defaultLifespanMs: 5000 } });
   t.teardown(f.stop);
   const week = 7 * 24 * 3600;
   const queueId = await register(f, bob, { event_types: ['message'], queue_lifespan_secs: 30 * 24 * 3600 });
@@ -363,7 +357,7 @@ t.test('queue_lifespan_secs is capped at 7 days', async (t) => {
 });
 
 t.test('queue_lifespan_secs=0 means the default lifespan, as in Zulip', async (t) => {
-  const { f, bob } = await world({ queues: { defaultLifespanMs: 60_000 } });
+  const { f, bob } = await world({ ...GENERAL, queues: { defaultLifespanMs: 60_000 } });
   t.teardown(f.stop);
   const queueId = await register(f, bob, { event_types: ['message'], queue_lifespan_secs: 0 });
   f.clock.t += 30_000;
@@ -374,7 +368,7 @@ t.test('queue_lifespan_secs=0 means the default lifespan, as in Zulip', async (t
 });
 
 t.test('a queue unused for a while, but within its lifespan, keeps its events and ids', async (t) => {
-  const { f, bob } = await world();
+  const { f, bob } = await world(GENERAL);
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   await send(f, f.owner, 'one');
@@ -395,7 +389,7 @@ t.test('a queue unused for a while, but within its lifespan, keeps its events an
 });
 
 t.test('a queue with a parked poll is never collected', async (t) => {
-  const { f, bob } = await world({ queues: { defaultLifespanMs: 5000 } });
+  const { f, bob } = await world({ ...GENERAL, queues: { defaultLifespanMs: 5000 } });
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   const poll = startPoll(f, bob, { queue_id: queueId, last_event_id: -1 });
@@ -414,7 +408,7 @@ t.test('a queue with a parked poll is never collected', async (t) => {
 });
 
 t.test('unknown queues and queues of other users get BAD_EVENT_QUEUE_ID', async (t) => {
-  const { f, bob, carol } = await world();
+  const { f, bob, carol } = await world(GENERAL);
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   const unknown = await fetchNow(f, bob, 'no-such-queue', -1);
@@ -434,7 +428,7 @@ t.test('unknown queues and queues of other users get BAD_EVENT_QUEUE_ID', async 
 });
 
 t.test('DELETE /events deletes a queue', async (t) => {
-  const { f, bob } = await world();
+  const { f, bob } = await world(GENERAL);
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   const poll = startPoll(f, bob, { queue_id: queueId, last_event_id: -1 });
@@ -462,7 +456,7 @@ t.test('DELETE /events deletes a queue', async (t) => {
 });
 
 t.test('GET /events without queue_id registers a queue only with dont_block', async (t) => {
-  const { f, bob } = await world();
+  const { f, bob } = await world(GENERAL);
   t.teardown(f.stop);
   const got = await f.call(bob, 'GET', '/api/v1/events', { dont_block: true, event_types: ['message'] });
   t.equal(got.status, 200, got.body);
@@ -489,7 +483,7 @@ t.test('GET /events without queue_id registers a queue only with dont_block', as
 });
 
 t.test('a queue over its event cap is collected instead of growing', async (t) => {
-  const { f, bob } = await world({ queues: { maxEvents: 5 } });
+  const { f, bob } = await world({ ...GENERAL, queues: { maxEvents: 5 } });
   t.teardown(f.stop);
   const full = await register(f, bob);
   const polled = await register(f, bob);
@@ -513,7 +507,7 @@ t.test('a queue over its event cap is collected instead of growing', async (t) =
 });
 
 t.test('message events carry each recipient\'s own flags', async (t) => {
-  const { f, bob, carol } = await world();
+  const { f, bob, carol } = await world(GENERAL);
   t.teardown(f.stop);
   const ownerQ = await register(f, f.owner);
   const bobQ = await register(f, bob);
@@ -566,7 +560,7 @@ function holdingSink(): { sink: FactSink; held: Array<() => void>; hold(on: bool
 
 t.test('events reach queues only once their fact is durable', async (t) => {
   const { sink, held, hold } = holdingSink();
-  const { f, bob } = await world({ sink });
+  const { f, bob } = await world({ ...GENERAL, sink });
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   const poll = startPoll(f, bob, { queue_id: queueId, last_event_id: -1 });
@@ -593,7 +587,7 @@ t.test('events reach queues only once their fact is durable', async (t) => {
 
 t.test('a message racing a register is in the state or in the queue, exactly once', async (t) => {
   const { sink, held, hold } = holdingSink();
-  const { f, bob } = await world({ sink });
+  const { f, bob } = await world({ ...GENERAL, sink });
   t.teardown(f.stop);
   for (const order of ['send first', 'register first'] as const) {
     hold(true);
@@ -719,7 +713,7 @@ function applyEvent(state: Tracked, e: any, me: number): void {
 }
 
 t.test('convergence: initial state plus the events equals a fresh register', async (t) => {
-  const { f, bob, carol } = await world();
+  const { f, bob, carol } = await world(GENERAL);
   t.teardown(f.stop);
   const types = ['realm_user', 'subscription', 'stream', 'message', 'update_message_flags', 'device'];
   const fetchState = async () => {
@@ -764,7 +758,7 @@ t.test('convergence: initial state plus the events equals a fresh register', asy
 });
 
 t.test('passivation: an unused queue gives up its actor, keeps its events, and wakes on the next message', async (t) => {
-  const { f, bob } = await world({ queues: { passivateAfterMs: 60_000, defaultLifespanMs: 600_000 } });
+  const { f, bob } = await world({ ...GENERAL, queues: { passivateAfterMs: 60_000, defaultLifespanMs: 600_000 } });
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   t.equal((await send(f, f.owner, 'one')).status, 200);
@@ -785,7 +779,7 @@ t.test('passivation: an unused queue gives up its actor, keeps its events, and w
 });
 
 t.test('a parked poll keeps its queue passivated (unless hot); a batch wakes it to apply the events', async (t) => {
-  const { f, bob } = await world({ queues: { passivateAfterMs: 60_000, defaultLifespanMs: 600_000 } });
+  const { f, bob } = await world({ ...GENERAL, queues: { passivateAfterMs: 60_000, defaultLifespanMs: 600_000 } });
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   const held = (): number[] => f.runtime.queues.peek(queueId)!.events.map((e) => e.id);
@@ -830,7 +824,7 @@ t.test('a parked poll keeps its queue passivated (unless hot); a batch wakes it 
 });
 
 t.test('a parked poll is answered with exactly what its queue then holds, ids included', async (t) => {
-  const { f, bob } = await world();
+  const { f, bob } = await world(GENERAL);
   t.teardown(f.stop);
   const queueId = await register(f, bob);
   // One event already waiting and acknowledged, so numbering does not start at 0.
@@ -853,7 +847,7 @@ t.test('a parked poll is answered with exactly what its queue then holds, ids in
 });
 
 t.test('convergence with bulk requests: many channels subscribed and unsubscribed at once', async (t) => {
-  const { f, bob, carol } = await world();
+  const { f, bob, carol } = await world(GENERAL);
   t.teardown(f.stop);
   const types = ['realm_user', 'subscription', 'stream', 'message', 'update_message_flags'];
   const register = async (who: Credentials) => {
@@ -909,7 +903,7 @@ t.test('convergence with bulk requests: many channels subscribed and unsubscribe
 });
 
 t.test('queues registered alike share one copy of their event types, narrow and client, and still filter by them', async (t) => {
-  const { f, bob, carol } = await world();
+  const { f, bob, carol } = await world(GENERAL);
   await f.subscribe(f.owner, 'random', [f.owner.user_id, bob.user_id, carol.user_id]);
   const params = { event_types: ['message'], narrow: [['channel', 'general']] };
   const qb = await register(f, bob, params);

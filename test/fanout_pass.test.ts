@@ -10,7 +10,8 @@ import t from 'tap';
 import type { Stamped } from '../actors/areas/index.js';
 import type { Cell, Waiter } from '../actors/event_queues/index.js';
 import { defaultRuntimeOptions, Runtime, volatileSink, type FactSink } from '../actors/runtime/runtime.js';
-import { chatFixture, queueEvents, settle, startPoll, type ApiResult, type ChatFixture, type Credentials } from './helpers.js';
+import { queueEvents, settle, startPoll, type ApiResult, type ChatFixture, type Credentials } from './helpers.js';
+import { world } from './world.js';
 
 /** A sink that keeps every record (for replay) and holds durability back while asked to. */
 function recordingSink(): { sink: FactSink; log: Stamped[]; hold(): void; release(): void } {
@@ -35,14 +36,7 @@ function recordingSink(): { sink: FactSink; log: Stamped[]; hold(): void; releas
   };
 }
 
-async function world(sink: FactSink): Promise<{ f: ChatFixture; bob: Credentials; carol: Credentials }> {
-  const f = await chatFixture({ sink });
-  const bob = await f.createUser('bob@example.com', 'Bob');
-  const carol = await f.createUser('carol@example.com', 'Carol');
-  const sub = await f.subscribe(f.owner, 'general', [f.owner.user_id, bob.user_id, carol.user_id]);
-  if (sub.status !== 200) throw new Error(sub.body);
-  return { f, bob, carol };
-}
+const GENERAL = { users: { bob: 'Bob', carol: 'Carol' }, channels: { general: ['owner', 'bob', 'carol'] } } as const;
 
 async function register(f: ChatFixture, who: Credentials): Promise<string> {
   const reg = await f.call(who, 'POST', '/api/v1/register', { event_types: ['message'] });
@@ -74,7 +68,7 @@ function replayed(f: ChatFixture, log: Stamped[]): { live: Record<string, unknow
 
 t.test('a message reaches who was subscribed when it was sent, even if they leave before it is durable', async (t) => {
   const { sink, log, hold, release } = recordingSink();
-  const { f, bob, carol } = await world(sink);
+  const { f, bob, carol } = await world({ ...GENERAL, sink });
   t.teardown(f.stop);
   const bobQueue = await register(f, bob);
   const bobPoll = startPoll(f, bob, { queue_id: bobQueue, last_event_id: -1 });
@@ -110,7 +104,7 @@ t.test('a message reaches who was subscribed when it was sent, even if they leav
 
 t.test("a message's flags are the recipient's when it was sent, even if they mute the sender before it is durable", async (t) => {
   const { sink, log, hold, release } = recordingSink();
-  const { f, bob } = await world(sink);
+  const { f, bob } = await world({ ...GENERAL, sink });
   t.teardown(f.stop);
   const bobQueue = await register(f, bob);
   await settle();
@@ -141,7 +135,7 @@ t.test("a message's flags are the recipient's when it was sent, even if they mut
 
 t.test('facts durable in the same turn reach a parked poll in seq order, in one reply', async (t) => {
   const { sink, hold, release } = recordingSink();
-  const { f, bob } = await world(sink);
+  const { f, bob } = await world({ ...GENERAL, sink });
   t.teardown(f.stop);
   const bobQueue = await register(f, bob);
   const poll = startPoll(f, bob, { queue_id: bobQueue, last_event_id: -1 });
@@ -162,7 +156,7 @@ t.test('facts durable in the same turn reach a parked poll in seq order, in one 
 
 t.test('each parked poll is answered as soon as its queue is resolved, before the next recipient is looked at', async (t) => {
   const { sink } = recordingSink();
-  const { f, bob, carol } = await world(sink);
+  const { f, bob, carol } = await world({ ...GENERAL, sink });
   t.teardown(f.stop);
   const users = [f.owner, bob, carol];
   // The channel's first message also tells clients its first_message_id (two deliveries): not the case under test.

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
+import { queueEvents, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
+import { world } from './world.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 
 async function register(f: ChatFixture, who: Credentials, capabilities: Record<string, boolean> = {}): Promise<string> {
@@ -21,21 +22,14 @@ async function register(f: ChatFixture, who: Credentials, capabilities: Record<s
 
 const deletions = (f: ChatFixture, who: Credentials, queueId: string): Promise<any[]> => queueEvents(f, who, queueId, 'delete_message');
 
-async function world() {
-  const f = await chatFixture();
-  const alice = await f.createUser('alice@example.com', 'Alice');
-  const bob = await f.createUser('bob@example.com', 'Bob');
-  const carol = await f.createUser('carol@example.com', 'Carol');
-  await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
-  const generalId = channelIdByName(f.runtime, 1, 'general');
-  return { f, alice, bob, carol, generalId };
-}
+/** Carol is not in general. */
+const GENERAL = { users: { alice: 'Alice', bob: 'Bob', carol: 'Carol' }, channels: { general: ['owner', 'alice', 'bob'] } } as const;
 
 const send = async (f: ChatFixture, who: Credentials, topic: string, content = 'x'): Promise<number> =>
   (await f.call(who, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic, content })).json.id;
 
 t.test('a sender deletes their channel message; everyone who held it is told', async (t) => {
-  const { f, alice, bob, carol, generalId } = await world();
+  const { f, alice, bob, carol, channels: { general: generalId } } = await world(GENERAL);
   t.teardown(f.stop);
   const keep = await send(f, alice, 'plans', 'keep');
   const gone = await send(f, alice, 'Plans', 'gone');
@@ -57,7 +51,7 @@ t.test('a sender deletes their channel message; everyone who held it is told', a
 });
 
 t.test('who may delete', async (t) => {
-  const { f, alice, bob } = await world();
+  const { f, alice, bob } = await world(GENERAL);
   t.teardown(f.stop);
   const mine = await send(f, alice, 'x');
   const refused = await f.call(bob, 'DELETE', `/api/v1/messages/${mine}`);
@@ -69,7 +63,7 @@ t.test('who may delete', async (t) => {
 });
 
 t.test('direct messages, and unread state', async (t) => {
-  const { f, alice, bob, carol } = await world();
+  const { f, alice, bob, carol } = await world(GENERAL);
   t.teardown(f.stop);
   const dm = (await f.call(alice, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.user_id]), content: 'psst' })).json.id as number;
   const channelMsg = await send(f, alice, 'y');
@@ -90,7 +84,7 @@ t.test('direct messages, and unread state', async (t) => {
 });
 
 t.test('convergence: unread and starred from register plus delete_message events equal a fresh register', async (t) => {
-  const { f, alice, bob } = await world();
+  const { f, alice, bob } = await world(GENERAL);
   t.teardown(f.stop);
   const ids = [await send(f, alice, 'a'), await send(f, alice, 'b'), await send(f, alice, 'c')];
   await f.call(bob, 'POST', '/api/v1/messages/flags', { messages: JSON.stringify(ids), op: 'add', flag: 'starred' });

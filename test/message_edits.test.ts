@@ -15,16 +15,9 @@ import { channelIdByName } from '../actors/areas/channels.js';
 import { type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';
+import { world } from './world.js';
 
-async function world() {
-  const f = await chatFixture();
-  const alice = await f.createUser('alice@example.com', 'Alice');
-  const bob = await f.createUser('bob@example.com', 'Bob');
-  await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
-  await f.subscribe(f.owner, 'design', [f.owner.user_id, alice.user_id, bob.user_id]);
-  const idOf = (name: string): number => channelIdByName(f.runtime, 1, name);
-  return { f, alice, bob, idOf };
-}
+const CHANNELS = { users: { alice: 'Alice', bob: 'Bob' }, channels: { general: ['owner', 'alice', 'bob'], design: ['owner', 'alice', 'bob'] } } as const;
 
 const send = async (f: ChatFixture, who: Credentials, topic: string, content = 'x', to = 'general'): Promise<number> =>
   (await f.call(who, 'POST', '/api/v1/messages', { type: 'stream', to, topic, content })).json.id;
@@ -43,7 +36,7 @@ const topicsOf = async (f: ChatFixture, who: Credentials, streamId: number) =>
   (await f.call(who, 'GET', `/api/v1/users/me/${streamId}/topics`)).json.topics.map((x: any) => x.name);
 
 t.test('a content edit: the new content, its history, the event and the mention flags', async (t) => {
-  const { f, alice, bob, idOf } = await world();
+  const { f, alice, bob, channels } = await world(CHANNELS);
   t.teardown(f.stop);
   const id = await send(f, alice, 'plans', 'hello');
   const q = await register(f, bob);
@@ -58,7 +51,7 @@ t.test('a content edit: the new content, its history, the event and the mention 
   t.same(m.edit_history, [{ user_id: alice.user_id, timestamp: m.last_edit_timestamp, prev_content: 'hello', prev_rendered_content: '<p>hello</p>' }]);
   const [event] = await queueEvents(f, bob, q, 'update_message');
   t.match(event, {
-    type: 'update_message', user_id: alice.user_id, message_id: id, message_ids: [id], rendering_only: false, stream_id: idOf('general'), stream_name: 'general',
+    type: 'update_message', user_id: alice.user_id, message_id: id, message_ids: [id], rendering_only: false, stream_id: channels.general, stream_name: 'general',
     orig_content: 'hello', orig_rendered_content: '<p>hello</p>', content: 'hello @**Bob**', is_me_message: false,
   });
   t.ok(event.flags.includes('mentioned'), 'the event carries the new flags');
@@ -75,7 +68,7 @@ t.test('a content edit: the new content, its history, the event and the mention 
 });
 
 t.test('content edit rules and their errors', async (t) => {
-  const { f, alice, bob, idOf } = await world();
+  const { f, alice, bob, channels } = await world(CHANNELS);
   t.teardown(f.stop);
   const id = await send(f, alice, 'plans', 'hello');
   const err = async (who: Credentials, params: Record<string, unknown>, msg: string, code = 'BAD_REQUEST', mid = id) => {
@@ -85,14 +78,14 @@ t.test('content edit rules and their errors', async (t) => {
   await err(bob, { content: 'mine now' }, "You don't have permission to edit this message");
   await err(alice, {}, 'Nothing to change');
   await err(alice, { content: 'x', propagate_mode: 'change_all' }, 'Invalid propagate_mode without topic edit');
-  await err(alice, { content: 'x', stream_id: idOf('design') }, 'Cannot change message content while changing channel');
+  await err(alice, { content: 'x', stream_id: channels.design }, 'Cannot change message content while changing channel');
   await err(alice, { content: 'x', prev_content_sha256: 'beef' }, "'prev_content_sha256' value does not match the expected value.", 'EXPECTATION_MISMATCH');
   const good = createHash('sha256').update('hello').digest('hex');
   t.equal((await patch(f, alice, id, { content: 'checked', prev_content_sha256: good })).status, 200, 'the right hash is accepted');
   await err(alice, { content: 'x' }, 'Invalid message(s)', 'BAD_REQUEST', 99999);
   const dm = (await f.call(alice, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.user_id]), content: 'psst' })).json.id;
   await err(alice, { topic: 'new' }, 'Direct messages cannot have topics.', 'BAD_REQUEST', dm);
-  await err(alice, { stream_id: idOf('general') }, 'Direct messages cannot be moved to channels.', 'BAD_REQUEST', dm);
+  await err(alice, { stream_id: channels.general }, 'Direct messages cannot be moved to channels.', 'BAD_REQUEST', dm);
   t.equal((await patch(f, alice, dm, { content: 'psst!' })).status, 200, 'a direct message content edit');
   t.equal((await fetchOne(f, bob, dm)).content, '<p>psst!</p>');
   f.clock.t += 700_000;
@@ -101,9 +94,9 @@ t.test('content edit rules and their errors', async (t) => {
 });
 
 t.test('topic moves in each propagate mode, with breadcrumbs', async (t) => {
-  const { f, alice, bob, idOf } = await world();
+  const { f, alice, bob, channels } = await world(CHANNELS);
   t.teardown(f.stop);
-  const general = idOf('general');
+  const general = channels.general;
   const ids = [await send(f, alice, 'plans', 'one'), await send(f, bob, 'plans', 'two'), await send(f, alice, 'plans', 'three')];
   const other = await send(f, alice, 'other', 'elsewhere');
   const q = await register(f, bob);
@@ -142,7 +135,7 @@ t.test('topic moves in each propagate mode, with breadcrumbs', async (t) => {
 });
 
 t.test('resolving and unresolving a topic', async (t) => {
-  const { f, alice, bob, idOf } = await world();
+  const { f, alice, bob, channels } = await world(CHANNELS);
   t.teardown(f.stop);
   const ids = [await send(f, alice, 'bug', 'a'), await send(f, alice, 'bug', 'b')];
   const q = await register(f, bob);
@@ -155,13 +148,13 @@ t.test('resolving and unresolving a topic', async (t) => {
   const [event] = await queueEvents(f, bob, q, 'update_message');
   t.same(event.message_ids, ids);
   t.notOk('last_moved_timestamp' in (await fetchOne(f, bob, ids[0])), 'resolving is not a move');
-  t.same(await topicsOf(f, bob, idOf('general')), ['✔ bug']);
+  t.same(await topicsOf(f, bob, channels.general), ['✔ bug']);
   t.ok((await f.call(bob, 'GET', '/api/v1/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: JSON.stringify([{ operator: 'is', operand: 'resolved' }]) })).json.messages.length >= 2, 'is:resolved finds them');
   // Unresolving within the grace period removes the notice instead of adding one.
   f.clock.t += 10_000;
   t.equal((await patch(f, bob, ids[0], { topic: 'bug', propagate_mode: 'change_all' })).status, 200);
   t.same((await queueEvents(f, bob, q, 'delete_message')).map((e: any) => e.message_id), [notices[0].id], 'the fresh notice goes');
-  t.same(await topicsOf(f, bob, idOf('general')), ['bug']);
+  t.same(await topicsOf(f, bob, channels.general), ['bug']);
   // Later, unresolving posts a notice.
   await patch(f, bob, ids[0], { topic: '✔ bug', propagate_mode: 'change_all' });
   f.clock.t += 120_000;
@@ -171,13 +164,13 @@ t.test('resolving and unresolving a topic', async (t) => {
 });
 
 t.test('moving to another channel: who keeps the messages, who is told', async (t) => {
-  const { f, alice, bob, idOf } = await world();
+  const { f, alice, bob, channels } = await world(CHANNELS);
   t.teardown(f.stop);
   const carol = await f.createUser('carol@example.com', 'Carol');
   await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'secret' }]), principals: JSON.stringify([f.owner.user_id, alice.user_id]), invite_only: true });
   await f.subscribe(f.owner, 'general', [carol.user_id]);
-  const secret = idOf('secret');
-  const general = idOf('general');
+  const secret = (await f.call(f.owner, 'GET', '/api/v1/get_stream_id', { stream: 'secret' })).json.stream_id as number;
+  const general = channels.general;
   const ids = [await send(f, alice, 'move me', 'one'), await send(f, alice, 'move me', 'two')];
   const [qBob, qAlice] = [await register(f, bob, undefined, { bulk_message_deletion: true }), await register(f, alice)];
   const res = await patch(f, alice, ids[0], { stream_id: secret, propagate_mode: 'change_all' });
@@ -202,7 +195,7 @@ t.test('moving to another channel: who keeps the messages, who is told', async (
 });
 
 t.test('permissions and time limits per role', async (t) => {
-  const { f, alice, bob, idOf } = await world();
+  const { f, alice, bob, channels } = await world(CHANNELS);
   t.teardown(f.stop);
   const moderator = await withRole(f, 'mod@example.com', 300);
   const guest = await withRole(f, 'guest@example.com', 600);
@@ -216,8 +209,8 @@ t.test('permissions and time limits per role', async (t) => {
   const roles: Array<[string, Credentials]> = [['owner', f.owner], ['administrator', admin], ['moderator', moderator], ['member', bob], ['guest', guest]];
   for (const [name, who] of roles) {
     const topic = await patch(f, who, fresh, { topic: `by ${name}` });
-    const channel = await patch(f, who, fresh, { stream_id: idOf('design') });
-    if (channel.status === 200) await patch(f, f.owner, fresh, { stream_id: idOf('general'), send_notification_to_new_thread: false });
+    const channel = await patch(f, who, fresh, { stream_id: channels.design });
+    if (channel.status === 200) await patch(f, f.owner, fresh, { stream_id: channels.general, send_notification_to_new_thread: false });
     const late = await patch(f, who, old, { topic: `late ${name}` });
     cases.push([name, who, topic.status, channel.status]);
     if (name === 'guest') t.equal(channel.json.msg, "You don't have permission to move this message", 'guests cannot move between channels');
@@ -236,7 +229,7 @@ t.test('permissions and time limits per role', async (t) => {
 });
 
 t.test('convergence: unread messages from register plus update_message events equal a fresh register', async (t) => {
-  const { f, alice, bob, idOf } = await world();
+  const { f, alice, bob, channels } = await world(CHANNELS);
   t.teardown(f.stop);
   const ids = [await send(f, alice, 'a', 'one'), await send(f, alice, 'a', 'two'), await send(f, alice, 'b', 'three')];
   const snapshot = async () => {
@@ -247,7 +240,7 @@ t.test('convergence: unread messages from register plus update_message events eq
   };
   const state = await snapshot();
   await patch(f, alice, ids[0], { topic: 'moved', propagate_mode: 'change_all', send_notification_to_new_thread: false });
-  await patch(f, alice, ids[2], { stream_id: idOf('design'), send_notification_to_new_thread: false });
+  await patch(f, alice, ids[2], { stream_id: channels.design, send_notification_to_new_thread: false });
   await patch(f, alice, ids[1], { content: 'now @**Bob**' });
   // Zulip's apply_event for update_message: moved ids take the new channel and topic; a
   // content edit sets or clears the mention by the event's flags.
@@ -268,14 +261,14 @@ t.test('convergence: unread messages from register plus update_message events eq
   const fresh = await snapshot();
   t.same([...state.streams].sort((a, b) => a[0] - b[0]), [...fresh.streams].sort((a, b) => a[0] - b[0]));
   t.same([...state.mentions], [...fresh.mentions]);
-  t.same(fresh.streams.get(ids[2]), { stream_id: idOf('design'), topic: 'b' }, 'and the state moved for real');
+  t.same(fresh.streams.get(ids[2]), { stream_id: channels.design, topic: 'b' }, 'and the state moved for real');
   t.same([...fresh.mentions], [ids[1]]);
 });
 
 t.test('topic policies follow a moved topic', async (t) => {
-  const { f, alice, bob, idOf } = await world();
+  const { f, alice, bob, channels } = await world(CHANNELS);
   t.teardown(f.stop);
-  const general = idOf('general');
+  const general = channels.general;
   const id = await send(f, alice, 'watched', 'x');
   await f.call(bob, 'POST', '/api/v1/user_topics', { stream_id: general, topic: 'watched', visibility_policy: 3 });
   const q = await register(f, bob, ['user_topic']);

@@ -8,13 +8,13 @@ import { Supervisor } from '../actors/core/supervisor.js';
 import { EventQueues, type QueueOptions, type SequencedEvent, type Waiter } from '../actors/event_queues/index.js';
 import type { QueueFact } from '../actors/queue_facts.js';
 
-interface World {
+interface QueueRig {
   queues: EventQueues;
   clock: { t: number };
   committed: QueueFact[];
 }
 
-function world(opts: Partial<QueueOptions> = {}): World {
+function queueRig(opts: Partial<QueueOptions> = {}): QueueRig {
   const clock = { t: 1_000_000 };
   const committed: QueueFact[] = [];
   let tokens = 0;
@@ -38,7 +38,7 @@ function world(opts: Partial<QueueOptions> = {}): World {
 }
 
 /** Registers a queue (applying its fact at `seq`) and returns its id. */
-function registered(w: World, seq: number): string {
+function registered(w: QueueRig, seq: number): string {
   w.queues.register({ org: 1, user_id: 7, event_types: null, narrow: [], client: 'test', lifespan_secs: null, empty_topic_name: true });
   const fact = w.committed.pop();
   if (fact?.type !== 'QueueRegistered') throw new Error('no registration committed');
@@ -56,14 +56,14 @@ function event(seq: number, n: number): SequencedEvent {
 }
 
 /** Stages `events` for the queue and runs one delivery pass; resolves with the active actor count right after it. */
-function deliver(w: World, queueId: string, events: SequencedEvent[]): Promise<number> {
+function deliver(w: QueueRig, queueId: string, events: SequencedEvent[]): Promise<number> {
   const cell = w.queues.cellsOf([queueId])[0];
   w.queues.deliver({ walk: (visit) => events.forEach((e, i) => visit(cell, e, i === events.length - 1)) });
   return new Promise((resolve) => w.queues.scheduleFlush(() => resolve(w.queues.activeCount)));
 }
 
 t.test('parking passivates the queue; a batch wakes it to apply the events', async (t) => {
-  const w = world();
+  const w = queueRig();
   const q = registered(w, 1);
   t.equal(await deliver(w, q, [event(2, 0)]), 1, 'a batch to an unparked queue starts its actor');
   const first = waiter();
@@ -82,7 +82,7 @@ t.test('parking passivates the queue; a batch wakes it to apply the events', asy
 });
 
 t.test('a hot queue (batches less than a second apart) keeps its actor awake while parked, until the sweep finds it quiet', async (t) => {
-  const w = world();
+  const w = queueRig();
   const q = registered(w, 1);
   await deliver(w, q, [event(2, 0)]);
   t.equal(w.queues.poll(q, 1, 7, 0, false, waiter()), null);
@@ -111,7 +111,7 @@ t.test('a hot queue (batches less than a second apart) keeps its actor awake whi
 });
 
 t.test('a batch that answers no parked poll leaves its queue passivated', async (t) => {
-  const w = world({ maxEvents: 1 });
+  const w = queueRig({ maxEvents: 1 });
   const q = registered(w, 5);
   const parked = waiter();
   t.equal(w.queues.poll(q, 1, 7, -1, false, parked), null);
@@ -127,7 +127,7 @@ t.test('a batch that answers no parked poll leaves its queue passivated', async 
 });
 
 t.test('an acknowledgement is checked and applied without starting the actor', async (t) => {
-  const w = world();
+  const w = queueRig();
   const q = registered(w, 1);
   await deliver(w, q, [event(2, 0), event(3, 1)]);
   w.queues.stop();
@@ -140,7 +140,7 @@ t.test('an acknowledgement is checked and applied without starting the actor', a
 });
 
 t.test('a passivated parked queue still gets its heartbeat, and its abandoned poll is forgotten', async (t) => {
-  const w = world();
+  const w = queueRig();
   const q = registered(w, 1);
   const parked = waiter();
   t.equal(w.queues.poll(q, 1, 7, null, false, parked), null);

@@ -7,24 +7,22 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
+import { queueEvents, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
+import { world } from './world.js';
 
 const path = (id: number) => `/api/v1/messages/${id}/reactions`;
 
 const reactionEvents = (f: ChatFixture, who: Credentials, queueId: string): Promise<any[]> => queueEvents(f, who, queueId, 'reaction');
 
-async function world() {
-  const f = await chatFixture();
-  const alice = await f.createUser('alice@example.com', 'Alice');
-  const bob = await f.createUser('bob@example.com', 'Bob');
-  const carol = await f.createUser('carol@example.com', 'Carol');
-  await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
-  const sent = (await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content: 'hello' })).json.id as number;
-  return { f, alice, bob, carol, sent };
+/** Carol is not in general; alice's message there, for reacting to. */
+async function withMessage() {
+  const w = await world({ users: { alice: 'Alice', bob: 'Bob', carol: 'Carol' }, channels: { general: ['owner', 'alice', 'bob'] } });
+  const sent = (await w.f.call(w.alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content: 'hello' })).json.id as number;
+  return { ...w, sent };
 }
 
 t.test('add and remove, events, payloads', async (t) => {
-  const { f, alice, bob, carol, sent } = await world();
+  const { f, alice, bob, carol, sent } = await withMessage();
   t.teardown(f.stop);
   const reg = await f.call(bob, 'POST', '/api/v1/register', { event_types: ['reaction', 'message'] });
   const qCarol = (await f.call(carol, 'POST', '/api/v1/register', { event_types: ['reaction'] })).json.queue_id;
@@ -57,7 +55,7 @@ t.test('add and remove, events, payloads', async (t) => {
 });
 
 t.test('errors', async (t) => {
-  const { f, alice, bob, carol, sent } = await world();
+  const { f, alice, bob, carol, sent } = await withMessage();
   t.teardown(f.stop);
   await f.call(bob, 'POST', path(sent), { emoji_name: 'tada' });
   const dm = (await f.call(alice, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.user_id]), content: 'psst' })).json.id as number;

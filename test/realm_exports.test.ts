@@ -19,8 +19,10 @@ import { createOrganization } from '../src/bootstrap.js';
 import { resumeExports } from '../src/exports/realm_export.js';
 import { type Store } from '../src/store.js';
 import { collectUploads } from '../src/uploads/collect.js';
-import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials, openTestStore, untar, injectChecked } from './helpers.js';
+import { queueEvents, settle, withRole, type ChatFixture, type Credentials, openTestStore, untar, injectChecked } from './helpers.js';
+import { world } from './world.js';
 import { exportProgress } from '../actors/areas/realm_exports.js';
+import { Role } from '../actors/types.js';
 
 /** Waits until an export is no longer pending (the build runs off the request). */
 async function finished(runtime: Runtime, org: number, id: number): Promise<void> {
@@ -28,12 +30,14 @@ async function finished(runtime: Runtime, org: number, id: number): Promise<void
   for (let i = 0; i < 2000 && status() === 'requested'; i++) await new Promise((r) => setTimeout(r, 5));
 }
 
-async function world() {
-  const f = await chatFixture({ config: { dataDir: mkdtempSync(join(tmpdir(), 'parley-export-')) } });
-  const admin = await withRole(f, 'admin@example.com', 200);
-  const alice = await f.createUser('alice@example.com', 'Alice');
-  const bob = await f.createUser('bob@example.com', 'Bob');
-  await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
+/** Alice and Bob in general and in the private secret plans, a message in each, and a direct message each. */
+async function withMessages() {
+  const { f, admin, alice, bob } = await world({
+    config: { dataDir: mkdtempSync(join(tmpdir(), 'parley-export-')) },
+    users: { admin: 'admin', alice: 'Alice', bob: 'Bob' },
+    roles: { admin: Role.ADMIN },
+    channels: { general: ['owner', 'alice', 'bob'] },
+  });
   await f.call(f.owner, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'secret plans' }]), principals: JSON.stringify([f.owner.user_id, alice.user_id, bob.user_id]), invite_only: true });
   const send = async (who: Credentials, params: Record<string, unknown>) => {
     const r = await f.call(who, 'POST', '/api/v1/messages', params);
@@ -60,7 +64,7 @@ async function download(f: ChatFixture, url: string, host?: string) {
 }
 
 t.test('a public export: events, the archive and its contents', async (t) => {
-  const { f, admin, alice, ids } = await world();
+  const { f, admin, alice, ids } = await withMessages();
   t.teardown(f.stop);
   const reg = (await f.call(admin, 'POST', '/api/v1/register', { event_types: ['realm_export', 'message'] })).json;
   const memberReg = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['realm_export'] })).json;
@@ -106,7 +110,7 @@ t.test('a public export: events, the archive and its contents', async (t) => {
 
 
 t.test('a full export with consent: consenting members\' private data, consents and their events', async (t) => {
-  const { f, admin, alice, bob, ids } = await world();
+  const { f, admin, alice, bob, ids } = await withMessages();
   t.teardown(f.stop);
   const full = () => f.call(admin, 'POST', '/api/v1/export/realm', { export_type: 2 });
   const noConsent = await full();
@@ -154,7 +158,7 @@ t.test('a full export with consent: consenting members\' private data, consents 
 });
 
 t.test('who may, the rate limit, bad input', async (t) => {
-  const { f, admin } = await world();
+  const { f, admin } = await withMessages();
   t.teardown(f.stop);
   for (const [role, who] of [['moderator', await withRole(f, 'mod@example.com', 300)], ['member', await withRole(f, 'member@example.com', 400)], ['guest', await withRole(f, 'guest@example.com', 600)]] as Array<[string, Credentials]>) {
     for (const [method, path] of [['POST', '/api/v1/export/realm'], ['GET', '/api/v1/export/realm'], ['GET', '/api/v1/export/realm/consents']]) {
@@ -183,7 +187,7 @@ t.test('who may, the rate limit, bad input', async (t) => {
 });
 
 t.test('other organizations: their exports are not this one\'s', async (t) => {
-  const { f, admin } = await world();
+  const { f, admin } = await withMessages();
   t.teardown(f.stop);
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
   const host = { headers: { host: 'beta.localhost' } };
@@ -206,7 +210,7 @@ t.test('other organizations: their exports are not this one\'s', async (t) => {
 });
 
 t.test('a 63-character subdomain: names past ustar\'s 100 bytes are whole in the archive', async (t) => {
-  const { f } = await world();
+  const { f } = await withMessages();
   t.teardown(f.stop);
   const subdomain = `l${'o'.repeat(61)}g`;
   const long = await createOrganization(f.runtime, { name: 'Long', subdomain, ownerEmail: 'boss@long.example', ownerPassword: 'pw', ownerName: 'Boss' });
@@ -247,7 +251,7 @@ async function pendingExport(runtime: Runtime, org: number, actor_id: number): P
 }
 
 t.test('DELETE /export/realm/{id}: the archive goes, deleted_timestamp is set, administrators are told', async (t) => {
-  const { f, admin, alice } = await world();
+  const { f, admin, alice } = await withMessages();
   t.teardown(f.stop);
   const res = await f.call(admin, 'POST', '/api/v1/export/realm');
   await finished(f.runtime, 1, res.json.id);
@@ -275,7 +279,7 @@ t.test('DELETE /export/realm/{id}: the archive goes, deleted_timestamp is set, a
 });
 
 t.test('DELETE /export/realm/{id}: Zulip\'s errors, in its order, and who may', async (t) => {
-  const { f, admin } = await world();
+  const { f, admin } = await withMessages();
   t.teardown(f.stop);
   const del = (who: Credentials, id: number | string) => f.call(who, 'DELETE', `/api/v1/export/realm/${id}`);
   const err = async (who: Credentials, id: number | string, msg: string, what: string) => {
@@ -305,7 +309,7 @@ t.test('DELETE /export/realm/{id}: Zulip\'s errors, in its order, and who may', 
 });
 
 t.test('DELETE /export/realm/{id}: an export of another organization is a missing one', async (t) => {
-  const { f, admin } = await world();
+  const { f, admin } = await withMessages();
   t.teardown(f.stop);
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
   const host = { headers: { host: 'beta.localhost' } };
@@ -352,7 +356,7 @@ t.test('DELETE /export/realm/{id}: a deletion survives a restart; a snapshot nam
 });
 
 t.test('realm_export_consent on creation and reactivation of a human, as Zulip sends it; consents plus events equal a fresh list', async (t) => {
-  const { f, admin, alice } = await world();
+  const { f, admin, alice } = await withMessages();
   t.teardown(f.stop);
   const reg = async (who: Credentials) => (await f.call(who, 'POST', '/api/v1/register', { event_types: ['realm_export_consent', 'realm_user'] })).json.queue_id as string;
   const [qAdmin, qOwner, qAlice] = [await reg(admin), await reg(f.owner), await reg(alice)];
@@ -388,7 +392,7 @@ t.test('realm_export_consent on creation and reactivation of a human, as Zulip s
 });
 
 t.test('realm_export_consent: a user created in another organization tells no administrator here', async (t) => {
-  const { f, admin } = await world();
+  const { f, admin } = await withMessages();
   t.teardown(f.stop);
   const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
   const q = (await f.call(admin, 'POST', '/api/v1/register', { event_types: ['realm_export_consent'] })).json.queue_id as string;

@@ -5,28 +5,24 @@
  */
 import t from 'tap';
 import { Role } from '../actors/types.js';
-import { chatFixture, type Credentials, withRole } from './helpers.js';
-import { channelIdByName } from '../actors/areas/channels.js';
+import { type Credentials } from './helpers.js';
+import { world } from './world.js';
 
-
-async function world() {
-  const f = await chatFixture();
-  const people: Record<string, Credentials> = {
-    owner: f.owner,
-    administrator: await withRole(f, 'admin@example.com', Role.ADMIN),
-    moderator: await withRole(f, 'mod@example.com', Role.MODERATOR),
-    member: await withRole(f, 'member@example.com', Role.MEMBER),
-    guest: await withRole(f, 'guest@example.com', Role.GUEST),
-  };
-  await f.subscribe(f.owner, 'general', Object.values(people).filter((p) => p !== people.guest).map((p) => p.user_id));
-  await f.subscribe(f.owner, 'guests', Object.values(people).map((p) => p.user_id));
-  return { f, people, general: channelIdByName(f.runtime, 1, 'general'), guests: channelIdByName(f.runtime, 1, 'guests') };
+/** One user of each role; general is everyone's but the guest's, guests everyone's. */
+async function everyone() {
+  const w = await world({
+    users: { admin: 'admin', mod: 'mod', member: 'member', guest: 'guest' },
+    roles: { admin: Role.ADMIN, mod: Role.MODERATOR, guest: Role.GUEST },
+    channels: { general: ['owner', 'admin', 'mod', 'member'], guests: ['owner', 'admin', 'mod', 'member', 'guest'] },
+  });
+  const people: Record<string, Credentials> = { owner: w.owner, administrator: w.admin, moderator: w.mod, member: w.member, guest: w.guest };
+  return { f: w.f, people, general: w.channels.general, guests: w.channels.guests };
 }
 
 const ROLES = ['owner', 'administrator', 'moderator', 'member', 'guest'] as const;
 
 t.test("deleting someone else's message: administrators only; one's own: everyone", async (t) => {
-  const { f, people } = await world();
+  const { f, people } = await everyone();
   t.teardown(f.stop);
   const allowed = { owner: true, administrator: true, moderator: false, member: false, guest: false };
   for (const role of ROLES) {
@@ -39,7 +35,7 @@ t.test("deleting someone else's message: administrators only; one's own: everyon
 });
 
 t.test('channel folders: administrators change them, everyone reads them', async (t) => {
-  const { f, people } = await world();
+  const { f, people } = await everyone();
   t.teardown(f.stop);
   let n = 0;
   for (const role of ROLES) {
@@ -55,7 +51,7 @@ t.test('channel folders: administrators change them, everyone reads them', async
 });
 
 t.test('a guest: only the channels they are subscribed to', async (t) => {
-  const { f, people, general, guests } = await world();
+  const { f, people, general, guests } = await everyone();
   t.teardown(f.stop);
   await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'members only', content: 'x' });
   for (const role of ROLES) {

@@ -9,21 +9,14 @@ import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { openStore, type Store } from '../src/store.js';
 import { NOTIFICATION_BOT } from '../actors/system_bots.js';
-import { chatFixture, queueEvents, settle, withRole, type ChatFixture, type Credentials, storeClient, probeMessageId } from './helpers.js';
-import { channelIdByName } from '../actors/areas/channels.js';
+import { queueEvents, settle, withRole, type ChatFixture, type Credentials, storeClient, probeMessageId } from './helpers.js';
+import { world } from './world.js';
 import { scheduledFailures, scheduledMessagesOf } from '../actors/areas/scheduled_messages.js';
 import { quietLogger } from '../actors/core/logger.js';
 
 const now = (f: ChatFixture): number => Math.floor(f.clock.t / 1000);
 
-async function world(): Promise<{ f: ChatFixture; bob: Credentials; carol: Credentials; general: number }> {
-  const f = await chatFixture();
-  const bob = await f.createUser('bob@example.com', 'Bob');
-  const carol = await f.createUser('carol@example.com', 'Carol');
-  const sub = await f.subscribe(f.owner, 'general', [f.owner.user_id, bob.user_id, carol.user_id]);
-  if (sub.status !== 200) throw new Error(sub.body);
-  return { f, bob, carol, general: channelIdByName(f.runtime, 1, 'general') };
-}
+const GENERAL = { users: { bob: 'Bob', carol: 'Carol' }, channels: { general: ['owner', 'bob', 'carol'] } } as const;
 
 /** Every message of a channel topic, or of the caller's direct messages with `with`. */
 async function messagesIn(f: ChatFixture, who: Credentials, narrow: unknown[]): Promise<any[]> {
@@ -33,7 +26,7 @@ async function messagesIn(f: ChatFixture, who: Credentials, narrow: unknown[]): 
 }
 
 t.test('schedule, list, and deliver exactly once when due', async (t) => {
-  const { f, bob, general } = await world();
+  const { f, bob, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   const reg = await f.call(bob, 'POST', '/api/v1/register', { event_types: ['scheduled_messages', 'message'] });
   const at = now(f) + 3600;
@@ -66,7 +59,7 @@ t.test('schedule, list, and deliver exactly once when due', async (t) => {
 });
 
 t.test('direct messages: to lists the others, or the owner alone; delivery to the participants', async (t) => {
-  const { f, bob, carol } = await world();
+  const { f, bob, carol } = await world(GENERAL);
   t.teardown(f.stop);
   const at = now(f) + 60;
   const toCarol = await f.call(bob, 'POST', '/api/v1/scheduled_messages', { type: 'direct', to: [carol.user_id, bob.user_id], content: 'psst', scheduled_delivery_timestamp: at });
@@ -83,7 +76,7 @@ t.test('direct messages: to lists the others, or the owner alone; delivery to th
 });
 
 t.test('scheduling is checked as a send: errors in Zulip shape', async (t) => {
-  const { f, bob, general } = await world();
+  const { f, bob, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   const at = now(f) + 60;
   let res = await f.call(bob, 'POST', '/api/v1/scheduled_messages', { type: 'stream', to: 9999, topic: 'x', content: 'c', scheduled_delivery_timestamp: at });
@@ -103,7 +96,7 @@ t.test('scheduling is checked as a send: errors in Zulip shape', async (t) => {
 });
 
 t.test('roles: a guest schedules only where it may send', async (t) => {
-  const { f, general } = await world();
+  const { f, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   const guest = await withRole(f, 'guest@example.com', 600);
   const at = now(f) + 60;
@@ -115,7 +108,7 @@ t.test('roles: a guest schedules only where it may send', async (t) => {
 });
 
 t.test('PATCH: Zulip rules for type, to, topic, content and time; update events', async (t) => {
-  const { f, bob, carol, general } = await world();
+  const { f, bob, carol, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   const reg = await f.call(bob, 'POST', '/api/v1/register', { event_types: ['scheduled_messages'] });
   const at = now(f) + 600;
@@ -156,7 +149,7 @@ t.test('PATCH: Zulip rules for type, to, topic, content and time; update events'
 });
 
 t.test('DELETE cancels; only the owner can', async (t) => {
-  const { f, bob, carol, general } = await world();
+  const { f, bob, carol, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   const { scheduled_message_id: id } = (await f.call(bob, 'POST', '/api/v1/scheduled_messages', { type: 'stream', to: general, topic: 'a', content: 'one', scheduled_delivery_timestamp: now(f) + 60 })).json;
   t.equal((await f.call(carol, 'DELETE', `/api/v1/scheduled_messages/${id}`)).json.msg, 'Scheduled message does not exist');
@@ -168,7 +161,7 @@ t.test('DELETE cancels; only the owner can', async (t) => {
 });
 
 t.test('a message that cannot be sent fails; the sender is told; PATCH then needs a new time', async (t) => {
-  const { f, bob, carol, general } = await world();
+  const { f, bob, carol, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   const reg = await f.call(bob, 'POST', '/api/v1/register', { event_types: ['scheduled_messages', 'message'] });
   const at = now(f) + 60;
@@ -202,7 +195,7 @@ t.test('a message that cannot be sent fails; the sender is told; PATCH then need
 });
 
 t.test('a deactivated sender: failed without a notice, as in Zulip', async (t) => {
-  const { f, bob, general } = await world();
+  const { f, bob, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   await f.call(bob, 'POST', '/api/v1/scheduled_messages', { type: 'stream', to: general, topic: 'a', content: 'x', scheduled_delivery_timestamp: now(f) + 60 });
   t.equal((await f.call(f.owner, 'DELETE', `/api/v1/users/${bob.user_id}`)).status, 200);
@@ -217,7 +210,7 @@ t.test('a deactivated sender: failed without a notice, as in Zulip', async (t) =
 });
 
 t.test('reminders: create, list, delete, and delivery by the notification bot', async (t) => {
-  const { f, bob, carol, general } = await world();
+  const { f, bob, carol, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   const reg = await f.call(bob, 'POST', '/api/v1/register', { event_types: ['reminders'] });
   const sent = await f.call(carol, 'POST', '/api/v1/messages', { type: 'stream', to: general, topic: 'plans', content: 'ship it on **Friday**' });
@@ -262,7 +255,7 @@ t.test('reminders: create, list, delete, and delivery by the notification bot', 
 });
 
 t.test('a reminder of a direct message', async (t) => {
-  const { f, bob, carol } = await world();
+  const { f, bob, carol } = await world(GENERAL);
   t.teardown(f.stop);
   const sent = await f.call(carol, 'POST', '/api/v1/messages', { type: 'direct', to: [bob.user_id], content: 'call me' });
   const res = await f.call(bob, 'POST', '/api/v1/reminders', { message_id: sent.json.id, scheduled_delivery_timestamp: now(f) + 5 });
@@ -274,7 +267,7 @@ t.test('a reminder of a direct message', async (t) => {
 });
 
 t.test('convergence: register plus scheduled_messages and reminders events equals a fresh register', async (t) => {
-  const { f, bob, carol, general } = await world();
+  const { f, bob, carol, channels: { general } } = await world(GENERAL);
   t.teardown(f.stop);
   const types = ['scheduled_messages', 'reminders'];
   const fetchState = async () => (await f.call(bob, 'POST', '/api/v1/register', { event_types: types })).json;

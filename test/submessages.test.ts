@@ -13,24 +13,22 @@ import { createOrganization } from '../src/bootstrap.js';
 import { widgetOfContent } from '../actors/widgets.js';
 import { Role } from '../actors/types.js';
 import { chatFixture, openTestStore, queueEvents, settle, storeClient, withRole, type ChatFixture, type Credentials, probeMessageId } from './helpers.js';
+import { world } from './world.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 
 const submit = (f: ChatFixture, who: Credentials, messageId: number, content: unknown, msgType = 'widget') =>
   f.call(who, 'POST', '/api/v1/submessage', { message_id: messageId, msg_type: msgType, content: typeof content === 'string' ? content : JSON.stringify(content) });
 
-async function world() {
-  const f = await chatFixture();
-  const alice = await f.createUser('alice@example.com', 'Alice');
-  const bob = await f.createUser('bob@example.com', 'Bob');
-  const carol = await f.createUser('carol@example.com', 'Carol');
-  await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
+/** Carol is not in general; `send` posts to its topic widgets, `message` reads one back. */
+async function widgets() {
+  const w = await world({ users: { alice: 'Alice', bob: 'Bob', carol: 'Carol' }, channels: { general: ['owner', 'alice', 'bob'] } });
   const send = async (who: Credentials, content: string, extra: Record<string, unknown> = {}): Promise<number> => {
-    const r = await f.call(who, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'widgets', content, ...extra });
+    const r = await w.f.call(who, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'widgets', content, ...extra });
     if (r.status !== 200) throw new Error(r.body);
     return r.json.id as number;
   };
-  const message = async (who: Credentials, id: number) => (await f.call(who, 'GET', `/api/v1/messages/${id}`)).json.message;
-  return { f, alice, bob, carol, send, message };
+  const message = async (who: Credentials, id: number) => (await w.f.call(who, 'GET', `/api/v1/messages/${id}`)).json.message;
+  return { ...w, send, message };
 }
 
 t.test("the widget data Zulip's parser gives (get_widget_data)", async (t) => {
@@ -53,7 +51,7 @@ t.test("the widget data Zulip's parser gives (get_widget_data)", async (t) => {
 });
 
 t.test('a /poll, end to end: widget, votes, a new option, the question, events and payloads', async (t) => {
-  const { f, alice, bob, carol, send, message } = await world();
+  const { f, alice, bob, carol, send, message } = await widgets();
   t.teardown(f.stop);
   const qBob = (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['message', 'submessage'] })).json.queue_id as string;
   const qCarol = (await f.call(carol, 'POST', '/api/v1/register', { event_types: ['submessage'] })).json.queue_id as string;
@@ -93,7 +91,7 @@ t.test('a /poll, end to end: widget, votes, a new option, the question, events a
 });
 
 t.test('a /todo, and submessages on messages without a widget', async (t) => {
-  const { f, alice, bob, send, message } = await world();
+  const { f, alice, bob, send, message } = await widgets();
   t.teardown(f.stop);
   const todo = await send(alice, '/todo Chores\nDishes: tonight');
   t.same(JSON.parse((await message(bob, todo)).submessages[0].content), { widget_type: 'todo', extra_data: { task_list_title: 'Chores', tasks: [{ task: 'Dishes', desc: 'tonight' }] } });
@@ -112,7 +110,7 @@ t.test('a /todo, and submessages on messages without a widget', async (t) => {
 });
 
 t.test('a scheduled /poll gets its widget when it is sent', async (t) => {
-  const { f, alice, message } = await world();
+  const { f, alice, message } = await widgets();
   t.teardown(f.stop);
   const general = channelIdByName(f.runtime, 1, 'general');
   const at = Math.floor(f.clock.t / 1000) + 3600;
@@ -127,7 +125,7 @@ t.test('a scheduled /poll gets its widget when it is sent', async (t) => {
 });
 
 t.test("Zulip's errors", async (t) => {
-  const { f, alice, bob, carol, send } = await world();
+  const { f, alice, bob, carol, send } = await widgets();
   t.teardown(f.stop);
   const poll = await send(alice, '/poll Preference?\n\nyes\nno');
   const todo = await send(alice, '/todo');
@@ -174,7 +172,7 @@ t.test("Zulip's errors", async (t) => {
 });
 
 t.test('widget_content: a zform from an API client, checked as Zulip checks it', async (t) => {
-  const { f, alice, bob, send, message } = await world();
+  const { f, alice, bob, send, message } = await widgets();
   t.teardown(f.stop);
   const zform = { widget_type: 'zform', extra_data: { type: 'choices', heading: 'Options:', choices: [{ short_name: 'a', long_name: 'foo', reply: 'bar' }] } };
   const id = await send(alice, 'does-not-matter', { widget_content: JSON.stringify(zform) });
@@ -213,7 +211,7 @@ t.test('widget_content: a zform from an API client, checked as Zulip checks it',
 });
 
 t.test('who may attach, and who is told: private channels, guests, direct messages, archived channels', async (t) => {
-  const { f, alice, bob, carol } = await world();
+  const { f, alice, bob, carol } = await widgets();
   t.teardown(f.stop);
   const guest = await withRole(f, 'guest@example.com', Role.GUEST);
   // A private channel with protected history: only subscribers who received a message hold it.
@@ -240,7 +238,7 @@ t.test('who may attach, and who is told: private channels, guests, direct messag
 });
 
 t.test('deleting a message takes its submessages with it', async (t) => {
-  const { f, alice, bob, send } = await world();
+  const { f, alice, bob, send } = await widgets();
   t.teardown(f.stop);
   const poll = await send(alice, '/poll gone?');
   t.equal((await submit(f, bob, poll, { type: 'vote', key: 'canned,0', vote: 1 })).status, 200);
@@ -263,7 +261,7 @@ t.test("a message of another organization is one that does not exist", async (t)
 });
 
 t.test("convergence: a client's cached messages plus the events equal a fresh fetch", async (t) => {
-  const { f, alice, bob, send } = await world();
+  const { f, alice, bob, send } = await widgets();
   t.teardown(f.stop);
   const first = await send(alice, '/poll Before?\nA\nB');
   await submit(f, bob, first, { type: 'vote', key: 'canned,0', vote: 1 });

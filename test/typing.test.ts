@@ -4,7 +4,8 @@
  * `typing_edit_message` events, audiences and errors.
  */
 import t from 'tap';
-import { chatFixture, queueEvents, type ChatFixture, type Credentials } from './helpers.js';
+import { queueEvents, type ChatFixture, type Credentials } from './helpers.js';
+import { world } from './world.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 
 async function queue(f: ChatFixture, who: Credentials, capabilities: Record<string, boolean> = {}): Promise<string> {
@@ -15,18 +16,11 @@ async function queue(f: ChatFixture, who: Credentials, capabilities: Record<stri
 
 const events = (f: ChatFixture, who: Credentials, queueId: string): Promise<any[]> => queueEvents(f, who, queueId);
 
-async function world() {
-  const f = await chatFixture();
-  const alice = await f.createUser('alice@example.com', 'Alice');
-  const bob = await f.createUser('bob@example.com', 'Bob');
-  const carol = await f.createUser('carol@example.com', 'Carol');
-  await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
-  const generalId = channelIdByName(f.runtime, 1, 'general');
-  return { f, alice, bob, carol, generalId };
-}
+/** Carol is not in general. */
+const GENERAL = { users: { alice: 'Alice', bob: 'Bob', carol: 'Carol' }, channels: { general: ['owner', 'alice', 'bob'] } } as const;
 
 t.test('direct messages', async (t) => {
-  const { f, alice, bob, carol } = await world();
+  const { f, alice, bob, carol } = await world(GENERAL);
   t.teardown(f.stop);
   const [qa, qb, qc] = [await queue(f, alice), await queue(f, bob), await queue(f, carol)];
   const res = await f.call(alice, 'POST', '/api/v1/typing', { op: 'start', to: JSON.stringify([bob.user_id]) });
@@ -62,7 +56,7 @@ t.test('direct messages', async (t) => {
 });
 
 t.test('channel topics', async (t) => {
-  const { f, alice, bob, carol, generalId } = await world();
+  const { f, alice, bob, carol, channels: { general: generalId } } = await world(GENERAL);
   t.teardown(f.stop);
   const [qb, qc, qModern] = [await queue(f, bob), await queue(f, carol), await queue(f, alice, { empty_topic_name: true })];
   t.equal((await f.call(bob, 'POST', '/api/v1/typing', { type: 'channel', op: 'start', stream_id: generalId, topic: 'plans' })).status, 200);
@@ -89,7 +83,7 @@ t.test('channel topics', async (t) => {
 });
 
 t.test('editing a message', async (t) => {
-  const { f, alice, bob, carol, generalId } = await world();
+  const { f, alice, bob, carol, channels: { general: generalId } } = await world(GENERAL);
   t.teardown(f.stop);
   const sent = (await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 'plans', content: 'draft' })).json.id as number;
   const dm = (await f.call(alice, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.user_id]), content: 'psst' })).json.id as number;

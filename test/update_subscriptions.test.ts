@@ -7,17 +7,10 @@
 import t from 'tap';
 import { createOrganization } from '../src/bootstrap.js';
 import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { world } from './world.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 
-async function world() {
-  const f = await chatFixture();
-  const alice = await f.createUser('alice@example.com', 'Alice');
-  const bob = await f.createUser('bob@example.com', 'Bob');
-  await f.subscribe(f.owner, 'general', [f.owner.user_id, alice.user_id, bob.user_id]);
-  await f.subscribe(f.owner, 'random', [f.owner.user_id, bob.user_id]);
-  await f.subscribe(f.owner, 'quiet', [f.owner.user_id]);
-  return { f, alice, bob };
-}
+const CHANNELS = { users: { alice: 'Alice', bob: 'Bob' }, channels: { general: ['owner', 'alice', 'bob'], random: ['owner', 'bob'], quiet: ['owner'] } } as const;
 const patch = (f: ChatFixture, who: Credentials, params: { add?: unknown[]; delete?: string[] }) =>
   f.call(who, 'PATCH', '/api/v1/users/me/subscriptions', Object.fromEntries(Object.entries(params).map(([k, v]) => [k, JSON.stringify(v)])));
 /** `who`'s subscriptions, as they list them. */
@@ -26,7 +19,7 @@ const mine = async (f: ChatFixture, who: Credentials): Promise<string[]> => (awa
 const idOf = (f: ChatFixture, name: string): number => channelIdByName(f.runtime, 1, name);
 
 t.test('add and delete at once: both answers merged, the events of POST then DELETE', async (t) => {
-  const { f, alice, bob } = await world();
+  const { f, alice, bob } = await world(CHANNELS);
   t.teardown(f.stop);
   const reg = (who: Credentials) => f.call(who, 'POST', '/api/v1/register', { event_types: ['subscription', 'stream'] });
   const [qAlice, qBob] = [(await reg(alice)).json.queue_id, (await reg(bob)).json.queue_id];
@@ -50,7 +43,7 @@ t.test('add and delete at once: both answers merged, the events of POST then DEL
 });
 
 t.test('one list alone; neither is an error', async (t) => {
-  const { f, alice } = await world();
+  const { f, alice } = await world(CHANNELS);
   t.teardown(f.stop);
   t.same((await patch(f, alice, { add: [{ name: 'random' }] })).json, { result: 'success', msg: '', subscribed: { [alice.user_id]: ['random'] }, already_subscribed: {}, removed: [], not_removed: [] });
   t.same((await patch(f, alice, { delete: ['random'] })).json, { result: 'success', msg: '', subscribed: {}, already_subscribed: {}, removed: ['random'], not_removed: [] });
@@ -61,7 +54,7 @@ t.test('one list alone; neither is an error', async (t) => {
 });
 
 t.test("both or neither, and Zulip's errors", async (t) => {
-  const { f, alice } = await world();
+  const { f, alice } = await world(CHANNELS);
   t.teardown(f.stop);
   const missing = await patch(f, alice, { add: [{ name: 'random' }, { name: 'would be new' }], delete: ['nosuch'] });
   t.same([missing.status, missing.json.code, missing.json.msg, missing.json.stream], [400, 'STREAM_DOES_NOT_EXIST', "Channel 'nosuch' does not exist", 'nosuch']);
@@ -83,7 +76,7 @@ t.test("both or neither, and Zulip's errors", async (t) => {
 });
 
 t.test('the delete sees what the add did: a channel created and left in one request', async (t) => {
-  const { f, alice } = await world();
+  const { f, alice } = await world(CHANNELS);
   t.teardown(f.stop);
   const r = await patch(f, alice, { add: [{ name: 'Passing' }, { name: 'random' }], delete: ['passing', 'random'] });
   t.same(r.json, { result: 'success', msg: '', subscribed: { [alice.user_id]: ['Passing', 'random'] }, already_subscribed: {}, removed: ['Passing', 'random'], not_removed: [] }, r.body);
@@ -108,7 +101,7 @@ t.test('isolation: a channel of another organization is a missing one', async (t
 });
 
 t.test('convergence: subscriptions from register plus the events equal a fresh register', async (t) => {
-  const { f, alice, bob } = await world();
+  const { f, alice, bob } = await world(CHANNELS);
   t.teardown(f.stop);
   const state = async (who: Credentials) => {
     const reg = (await f.call(who, 'POST', '/api/v1/register', { event_types: ['subscription'] })).json;

@@ -5,7 +5,9 @@
  * restriction off and on, for the guest and for a member.
  */
 import t from 'tap';
-import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { Role } from '../actors/types.js';
+import { queueEvents, type ChatFixture, type Credentials } from './helpers.js';
+import { world } from './world.js';
 
 /** The people of one test organization, seen from the guest. */
 interface World {
@@ -21,14 +23,12 @@ interface World {
 }
 
 /** An organization with the restriction on (`role:members`, group 6) or off (the default `role:everyone`). */
-async function world(restricted: boolean): Promise<World> {
-  const f = await chatFixture();
-  const alice = await f.createUser('alice@example.com', 'Alice');
-  const bob = await f.createUser('bob@example.com', 'Bob');
-  const carol = await f.createUser('carol@example.com', 'Carol');
-  const guest = await withRole(f, 'guest@example.com', 600);
-  await f.subscribe(f.owner, 'shared', [guest.user_id, alice.user_id]);
-  await f.subscribe(f.owner, 'others', [bob.user_id]);
+async function organization(restricted: boolean): Promise<World> {
+  const { f, alice, bob, carol, guest } = await world({
+    users: { alice: 'Alice', bob: 'Bob', carol: 'Carol', guest: 'guest' },
+    roles: { guest: Role.GUEST },
+    channels: { shared: ['guest', 'alice'], others: ['bob'] },
+  });
   const bot = await f.call(f.owner, 'POST', '/api/v1/bots', { full_name: 'Helper', short_name: 'helper' });
   if (bot.status !== 200) throw new Error(bot.body);
   const dm = await f.call(carol, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([guest.user_id, bot.json.user_id]), content: 'hi' });
@@ -44,7 +44,7 @@ const cases = [false, true] as const;
 
 t.test('GET /users: a limited guest lists only the users they may access', async (t) => {
   for (const restricted of cases) {
-    const w = await world(restricted);
+    const w = await organization(restricted);
     const ids = async (who: Credentials) => ((await w.f.call(who, 'GET', '/api/v1/users')).json.members as Array<{ user_id: number }>).map((m) => m.user_id).sort((a, b) => a - b);
     const everyone = [w.f.owner.user_id, w.alice.user_id, w.bob.user_id, w.carol.user_id, w.guest.user_id, w.bot].sort((a, b) => a - b);
     t.same(await ids(w.guest), restricted ? [w.alice.user_id, w.carol.user_id, w.guest.user_id, w.bot].sort((a, b) => a - b) : everyone, `restricted=${restricted}: guest`);
@@ -57,7 +57,7 @@ t.test('GET /users: a limited guest lists only the users they may access', async
 
 t.test('GET /users/{id} and /users/{email}: "Insufficient permission" for a user the guest may not access', async (t) => {
   for (const restricted of cases) {
-    const w = await world(restricted);
+    const w = await organization(restricted);
     for (const path of [`/api/v1/users/${w.bob.user_id}`, '/api/v1/users/bob@example.com', `/api/v1/users/user${w.bob.user_id}@parley.invalid`]) {
       const r = await w.f.call(w.guest, 'GET', path);
       if (restricted) t.same([r.status, r.json.code, r.json.msg], [400, 'BAD_REQUEST', 'Insufficient permission'], path);
@@ -74,7 +74,7 @@ t.test('GET /users/{id} and /users/{email}: "Insufficient permission" for a user
 
 t.test("register: realm_users names an inaccessible user as Zulip's \"Unknown user\", unless user_list_incomplete", async (t) => {
   for (const restricted of cases) {
-    const w = await world(restricted);
+    const w = await organization(restricted);
     const users = async (who: Credentials, caps?: object) => {
       const r = await w.f.call(who, 'POST', '/api/v1/register', { fetch_event_types: JSON.stringify(['realm_user']), ...(caps ? { client_capabilities: JSON.stringify(caps) } : {}) });
       return r.json.realm_users as Array<Record<string, unknown>>;
@@ -100,7 +100,7 @@ t.test("register: realm_users names an inaccessible user as Zulip's \"Unknown us
 
 t.test('direct messages: a limited guest may not address a user they may not access', async (t) => {
   for (const restricted of cases) {
-    const w = await world(restricted);
+    const w = await organization(restricted);
     const send = (who: Credentials, to: number[]) => w.f.call(who, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify(to), content: 'hello' });
     for (const to of [[w.bob.user_id], [w.alice.user_id, w.bob.user_id]]) {
       const r = await send(w.guest, to);
@@ -124,7 +124,7 @@ t.test('direct messages: a limited guest may not address a user they may not acc
 
 t.test('typing: a limited guest may not notify a user they may not access', async (t) => {
   for (const restricted of cases) {
-    const w = await world(restricted);
+    const w = await organization(restricted);
     const typing = (who: Credentials, to: number[]) => w.f.call(who, 'POST', '/api/v1/typing', { op: 'start', to: JSON.stringify(to) });
     const r = await typing(w.guest, [w.bob.user_id]);
     if (restricted) t.same([r.status, r.json.msg], [400, 'You do not have permission to access some of the recipients.'], 'restricted: refused');
@@ -138,7 +138,7 @@ t.test('typing: a limited guest may not notify a user they may not access', asyn
 
 t.test('user status: a limited guest sees, fetches and hears of the statuses of the users they may access only', async (t) => {
   for (const restricted of cases) {
-    const w = await world(restricted);
+    const w = await organization(restricted);
     const q = (await w.f.call(w.guest, 'POST', '/api/v1/register', { event_types: JSON.stringify(['user_status']) })).json.queue_id;
     const qMember = (await w.f.call(w.alice, 'POST', '/api/v1/register', { event_types: JSON.stringify(['user_status']) })).json.queue_id;
     for (const who of [w.alice, w.bob]) t.equal((await w.f.call(who, 'POST', '/api/v1/users/me/status', { status_text: `busy ${who.user_id}` })).status, 200);
@@ -186,7 +186,7 @@ function applyRealmUser(users: Array<Record<string, unknown>>, events: any[]): A
 
 t.test('realm_user events: a limited guest hears of the users they may access, and of others as "Unknown user"', async (t) => {
   for (const restricted of cases) {
-    const w = await world(restricted);
+    const w = await organization(restricted);
     const register = async (who: Credentials) => (await w.f.call(who, 'POST', '/api/v1/register', { fetch_event_types: JSON.stringify(['realm_user']), event_types: JSON.stringify(['realm_user']), client_gravatar: 'false' })).json;
     const before = await register(w.guest);
     const member = await register(w.alice);
@@ -212,7 +212,7 @@ t.test('realm_user events: a limited guest hears of the users they may access, a
 
 t.test('a direct message to a limited guest from someone they shared nothing with: the guest learns of its participants first', async (t) => {
   for (const restricted of cases) {
-    const w = await world(restricted);
+    const w = await organization(restricted);
     const register = async (who: Credentials) => (await w.f.call(who, 'POST', '/api/v1/register', { fetch_event_types: JSON.stringify(['realm_user']), event_types: JSON.stringify(['realm_user', 'message']), client_gravatar: 'false' })).json;
     const before = await register(w.guest);
     const send = (who: Credentials, to: number[]) => w.f.call(who, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify(to), content: 'hello' });
@@ -238,7 +238,7 @@ t.test('a direct message to a limited guest from someone they shared nothing wit
 
 t.test('subscriptions: a limited guest learns of the users they come to share a channel with', async (t) => {
   for (const restricted of cases) {
-    const w = await world(restricted);
+    const w = await organization(restricted);
     const register = async (who: Credentials) => (await w.f.call(who, 'POST', '/api/v1/register', { fetch_event_types: JSON.stringify(['realm_user']), event_types: JSON.stringify(['realm_user']), client_gravatar: 'false' })).json;
     const sharedId = (await w.f.call(w.f.owner, 'GET', '/api/v1/get_stream_id', { stream: 'shared' })).json.stream_id;
     t.equal((await w.f.call(w.f.owner, 'POST', '/api/v1/default_streams', { stream_id: sharedId })).status, 200);
@@ -259,7 +259,7 @@ t.test('subscriptions: a limited guest learns of the users they come to share a 
 
 t.test('unsubscribing: limited guests who no longer share anything with the user get a realm_user remove', async (t) => {
   for (const restricted of cases) {
-    const w = await world(restricted);
+    const w = await organization(restricted);
     const register = async (who: Credentials) => (await w.f.call(who, 'POST', '/api/v1/register', { fetch_event_types: JSON.stringify(['realm_user']), event_types: JSON.stringify(['realm_user']), client_gravatar: 'false' })).json;
     t.equal((await w.f.subscribe(w.f.owner, 'shared', [w.carol.user_id])).status, 200, 'carol joins too');
     const before = await register(w.guest);
@@ -274,7 +274,7 @@ t.test('unsubscribing: limited guests who no longer share anything with the user
 
 t.test('deactivation: limited guests who shared only channels with the user get a realm_user remove, those in a conversation the update', async (t) => {
   for (const restricted of cases) {
-    const w = await world(restricted);
+    const w = await organization(restricted);
     const register = async (who: Credentials) => (await w.f.call(who, 'POST', '/api/v1/register', { fetch_event_types: JSON.stringify(['realm_user']), event_types: JSON.stringify(['realm_user']), client_gravatar: 'false' })).json;
     t.equal((await w.f.subscribe(w.f.owner, 'shared', [w.carol.user_id])).status, 200, 'carol shares the channel too');
     const before = await register(w.guest);
@@ -310,7 +310,7 @@ const brief = (e: any): string => `${e.op} ${e.person.user_id}${e.op === 'add' ?
 
 t.test('reactivation: guests who may access the user hear of it; those who lost them at deactivation get the user back', async (t) => {
   for (const restricted of cases) {
-    const w = await world(restricted);
+    const w = await organization(restricted);
     const before = await registerUsers(w, w.guest);
     const member = await registerUsers(w, w.carol);
     for (const id of [w.alice.user_id, w.bob.user_id, w.bot]) t.equal((await w.f.call(w.f.owner, 'DELETE', `/api/v1/users/${id}`)).status, 200, `deactivate ${id}`);
@@ -335,7 +335,7 @@ t.test('reactivation: guests who may access the user hear of it; those who lost 
 });
 
 t.test('can_access_all_users_group changes: each guest is told the users they lose or gain, and converges', async (t) => {
-  const w = await world(false);
+  const w = await organization(false);
   const hidden = [w.f.owner.user_id, w.bob.user_id].sort((a, b) => a - b);
   t.equal((await w.f.call(w.f.owner, 'DELETE', `/api/v1/users/${w.bob.user_id}`)).status, 200, 'bob is deactivated: hidden all the same');
   for (const [to, op] of [[6, 'remove'], [7, 'add']] as const) {
@@ -356,7 +356,7 @@ t.test('can_access_all_users_group changes: each guest is told the users they lo
 });
 
 t.test('role changes: a user becoming a limited guest loses the users they share nothing with, a promoted guest gains them', async (t) => {
-  const w = await world(true);
+  const w = await organization(true);
   const demoted = await registerUsers(w, w.carol);
   t.equal((await w.f.call(w.f.owner, 'PATCH', `/api/v1/users/${w.carol.user_id}`, { role: 600 })).status, 200, 'carol becomes a guest');
   const carolEvents = await queueEvents(w.f, w.carol, demoted.queue_id, 'realm_user');
@@ -379,7 +379,7 @@ t.test('role changes: a user becoming a limited guest loses the users they share
 
 t.test('message payloads: a sender a limited guest may not access is "Unknown user" in GET /messages and in channel message events', async (t) => {
   for (const restricted of cases) {
-    const w = await world(restricted);
+    const w = await organization(restricted);
     const q = (await w.f.call(w.guest, 'POST', '/api/v1/register', { event_types: JSON.stringify(['message']) })).json.queue_id;
     const qMember = (await w.f.call(w.alice, 'POST', '/api/v1/register', { event_types: JSON.stringify(['message']) })).json.queue_id;
     const post = async (who: Credentials, content: string) => (await w.f.call(who, 'POST', '/api/v1/messages', { type: 'stream', to: 'shared', topic: 't', content })).json.id as number;
@@ -415,7 +415,7 @@ t.test('message payloads: a sender a limited guest may not access is "Unknown us
 
 t.test('scheduled messages and drafts to users a limited guest may not access', async (t) => {
   for (const restricted of cases) {
-    const w = await world(restricted);
+    const w = await organization(restricted);
     const at = Math.floor(w.f.clock.t / 1000) + 3600;
     const schedule = (to: number[]) => w.f.call(w.guest, 'POST', '/api/v1/scheduled_messages', { type: 'direct', to: JSON.stringify(to), content: 'later', scheduled_delivery_timestamp: at });
     // Zulip's check_schedule_message runs check_message, and so check_sender_can_access_recipients.
@@ -445,7 +445,7 @@ t.test('scheduled messages and drafts to users a limited guest may not access', 
 });
 
 t.test("can_access_all_users_group takes role:everyone or role:members only (Zulip's require_system_group and allowed_system_groups)", async (t) => {
-  const w = await world(false);
+  const w = await organization(false);
   const group = await w.f.call(w.f.owner, 'POST', '/api/v1/user_groups/create', { name: 'Friends', description: '', members: JSON.stringify([w.guest.user_id]) });
   t.equal(group.status, 200, group.body);
   const set = (value: unknown) => w.f.call(w.f.owner, 'PATCH', '/api/v1/realm', { can_access_all_users_group: JSON.stringify({ new: value }) });
