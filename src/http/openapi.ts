@@ -56,20 +56,17 @@ const API_DOC: Record<ApiName, { errorMediaType: string; errorComponent: string;
 
 function responseOf(api: ApiName, status: number, doc: ResponseDoc): Record<string, unknown> {
   if (doc.body === false) return { description: doc.description };
-  const { errorMediaType, errorComponent } = API_DOC[api];
-  const mediaType = doc.mediaType ?? (status >= 400 ? errorMediaType : 'application/json');
-  const schema = doc.component
-    ? ref(doc.component)
-    : doc.schema
-      ? doc.schema
-      : mediaType === 'text/markdown'
-        ? { type: 'string' }
-        : mediaType === 'application/octet-stream'
-          ? { type: 'string', format: 'binary' }
-          : status >= 400
-            ? ref(errorComponent)
-            : { type: 'object' };
-  return { description: doc.description, content: { [mediaType]: { schema } } };
+  const mediaType = doc.mediaType ?? (status >= 400 ? API_DOC[api].errorMediaType : 'application/json');
+  return { description: doc.description, content: { [mediaType]: { schema: bodySchema(api, status, doc, mediaType) } } };
+}
+
+/** A documented body's schema: its component or its own, else what its media type and status imply. */
+function bodySchema(api: ApiName, status: number, doc: ResponseDoc, mediaType: string): Record<string, unknown> {
+  if (doc.component) return ref(doc.component);
+  if (doc.schema) return doc.schema;
+  if (mediaType === 'text/markdown') return { type: 'string' };
+  if (mediaType === 'application/octet-stream') return { type: 'string', format: 'binary' };
+  return status >= 400 ? ref(API_DOC[api].errorComponent) : { type: 'object' };
 }
 
 /** One parameter. Chat values that are JSON-encoded (lists, objects, strings declared `json`) are documented as such. */
