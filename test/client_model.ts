@@ -231,8 +231,12 @@ const APPLY: Record<string, (state: State, e: Event, client: Client) => void> = 
     const all = (): any[] => [...(state.subscriptions ?? []), ...(state.unsubscribed ?? []), ...(state.never_subscribed ?? [])];
     if (e.op === 'peer_add' || e.op === 'peer_remove') {
       for (const sub of all()) {
-        if (!e.stream_ids.includes(sub.stream_id) || sub.subscribers === undefined) continue;
-        sub.subscribers = e.op === 'peer_add' ? sortIds([...sub.subscribers, ...e.user_ids]) : sub.subscribers.filter((id: number) => !e.user_ids.includes(id));
+        if (!e.stream_ids.includes(sub.stream_id)) continue;
+        // subscriber_count moves by the users who really joined or left, when the list says which.
+        const before: number[] | undefined = sub.subscribers;
+        const changed = before === undefined ? e.user_ids.length : e.user_ids.filter((id: number) => before.includes(id) === (e.op === 'peer_remove')).length;
+        if (sub.subscriber_count !== undefined) sub.subscriber_count += e.op === 'peer_add' ? changed : -changed;
+        if (before !== undefined) sub.subscribers = e.op === 'peer_add' ? sortIds([...before, ...e.user_ids]) : before.filter((id: number) => !e.user_ids.includes(id));
       }
     } else if (e.op === 'update') {
       const sub = state.subscriptions?.find((s: any) => s.stream_id === e.stream_id);
