@@ -227,7 +227,7 @@ const APPLY: Record<string, (state: State, e: Event, client: Client) => void> = 
   invites_changed() {
     // A client refetches GET /invites; register holds no invitations (Zulip's apply_event passes).
   },
-  subscription(state, e) {
+  subscription(state, e, { me }) {
     const all = (): any[] => [...(state.subscriptions ?? []), ...(state.unsubscribed ?? []), ...(state.never_subscribed ?? [])];
     if (e.op === 'peer_add' || e.op === 'peer_remove') {
       for (const sub of all()) {
@@ -241,6 +241,42 @@ const APPLY: Record<string, (state: State, e: Event, client: Client) => void> = 
     } else if (e.op === 'update') {
       const sub = state.subscriptions?.find((s: any) => s.stream_id === e.stream_id);
       if (sub) sub[e.property] = e.value;
+    } else if (e.op === 'add') {
+      // Zulip's apply_event: new subscriptions join the list and leave the other two.
+      const added = new Set<number>(e.subscriptions.map((s: any) => s.stream_id));
+      const held = new Set<number>(state.subscriptions.map((s: any) => s.stream_id));
+      for (const sub of e.subscriptions) if (!held.has(sub.stream_id)) state.subscriptions.push(structuredClone(sub));
+      state.unsubscribed = state.unsubscribed.filter((s: any) => !added.has(s.stream_id));
+      state.never_subscribed = state.never_subscribed.filter((s: any) => !added.has(s.stream_id));
+    } else if (e.op === 'remove') {
+      // The subscriptions left move to unsubscribed, without the client among their subscribers.
+      const removed = new Set<number>(e.subscriptions.map((s: any) => s.stream_id));
+      const gone = state.subscriptions.filter((s: any) => removed.has(s.stream_id));
+      for (const sub of gone) {
+        if (sub.subscribers !== undefined) sub.subscribers = sub.subscribers.filter((id: number) => id !== me);
+        if (sub.subscriber_count !== undefined) sub.subscriber_count -= 1;
+      }
+      state.unsubscribed = [...state.unsubscribed, ...gone];
+      state.subscriptions = state.subscriptions.filter((s: any) => !removed.has(s.stream_id));
+    } else throw unknown(e);
+  },
+  stream(state, e) {
+    if (e.op === 'create') {
+      // A public channel is one the client never subscribed to (its subscribers, if the lists carry them, come by peer_add).
+      if (state.never_subscribed === undefined) return;
+      for (const s of e.streams) if (!s.invite_only) state.never_subscribed.push({ ...structuredClone(s), ...(state.never_subscribed.some((x: any) => x.subscribers) || state.subscriptions.some((x: any) => x.subscribers) ? { subscribers: [] } : {}) });
+    } else if (e.op === 'update') {
+      // The property, with what comes along (a description's rendering, a policy's implications).
+      for (const list of ['subscriptions', 'unsubscribed', 'never_subscribed']) {
+        for (const s of state[list] ?? []) {
+          if (s.stream_id !== e.stream_id) continue;
+          s[e.property] = e.value;
+          for (const k of ['rendered_description', 'history_public_to_subscribers', 'is_web_public']) if (e[k] !== undefined) s[k] = e[k];
+        }
+      }
+    } else if (e.op === 'delete') {
+      const gone = new Set<number>(e.stream_ids ?? e.streams.map((s: any) => s.stream_id));
+      for (const list of ['subscriptions', 'unsubscribed', 'never_subscribed']) if (state[list]) state[list] = state[list].filter((s: any) => !gone.has(s.stream_id));
     } else throw unknown(e);
   },
   message(state, e, { me }) {
@@ -375,6 +411,9 @@ const UNORDERED: Partial<Record<string, (x: any) => string | number>> = {
   realm_non_active_users: (u) => u.user_id,
   realm_bots: (b) => b.user_id,
   attachments: (a) => a.id,
+  subscriptions: (s) => s.stream_id,
+  unsubscribed: (s) => s.stream_id,
+  never_subscribed: (s) => s.stream_id,
 };
 
 /** The sections `keys` names in `fresh`: a key ending in `*` is every section with that prefix. */
