@@ -298,6 +298,16 @@ const APPLY: Record<string, (state: State, e: Event, client: Client) => void> = 
     }
     writeUnread(state, raw);
   },
+  delete_message(state, e) {
+    // Zulip's apply_event: the ids leave the unread messages and the starred ones.
+    const ids: number[] = e.message_ids ?? [e.message_id];
+    if (state.max_message_id !== undefined && ids.includes(state.max_message_id)) throw new Error('the client model cannot tell max_message_id after deleting the newest message (Zulip asks its database): teach it');
+    if (Array.isArray(state.starred_messages)) state.starred_messages = state.starred_messages.filter((id: number) => !ids.includes(id));
+    if (state.unread_msgs === undefined) return;
+    const raw = rawUnread(state);
+    for (const id of ids) (raw.where.delete(id), raw.mentions.delete(id), raw.counted.delete(id));
+    writeUnread(state, raw);
+  },
   update_message(state, e) {
     // Content is not in register; a move changes where an unread message is.
     if (state.unread_msgs === undefined || (e.new_stream_id === undefined && e.subject === undefined)) return;
