@@ -224,6 +224,25 @@ const APPLY: Record<string, (state: State, e: Event, client: Client) => void> = 
     else throw unknown(e);
     state.upload_space_used = e.upload_space_used;
   },
+  scheduled_messages(state, e) {
+    // Zulip's apply_event: kept in order of delivery time.
+    const list: any[] = state.scheduled_messages;
+    if (e.op === 'add') list.push(...e.scheduled_messages);
+    else if (e.op === 'update') state.scheduled_messages = upsert(list, (m: any) => m.scheduled_message_id, e.scheduled_message);
+    else if (e.op === 'remove') state.scheduled_messages = list.filter((m) => m.scheduled_message_id !== e.scheduled_message_id);
+    else throw unknown(e);
+    state.scheduled_messages.sort((a: any, b: any) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp);
+  },
+  reminders(state, e) {
+    const list: any[] = state.reminders;
+    if (e.op === 'add') list.push(...e.reminders);
+    else if (e.op === 'remove') state.reminders = list.filter((r) => r.reminder_id !== e.reminder_id);
+    else throw unknown(e);
+    state.reminders.sort((a: any, b: any) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp);
+  },
+  realm_export() {
+    // For administrators only and not in register (Zulip's apply_event passes).
+  },
   invites_changed() {
     // A client refetches GET /invites; register holds no invitations (Zulip's apply_event passes).
   },
