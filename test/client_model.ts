@@ -281,12 +281,13 @@ const APPLY: Record<string, (state: State, e: Event, client: Client) => void> = 
   },
   stream(state, e) {
     if (e.op === 'create') {
+      if (state.streams !== undefined) state.streams.push(...structuredClone(e.streams));
       // A public channel is one the client never subscribed to (its subscribers, if the lists carry them, come by peer_add).
       if (state.never_subscribed === undefined) return;
       for (const s of e.streams) if (!s.invite_only) state.never_subscribed.push({ ...structuredClone(s), ...(state.never_subscribed.some((x: any) => x.subscribers) || state.subscriptions.some((x: any) => x.subscribers) ? { subscribers: [] } : {}) });
     } else if (e.op === 'update') {
       // The property, with what comes along (a description's rendering, a policy's implications).
-      for (const list of ['subscriptions', 'unsubscribed', 'never_subscribed']) {
+      for (const list of ['streams', 'subscriptions', 'unsubscribed', 'never_subscribed']) {
         for (const s of state[list] ?? []) {
           if (s.stream_id !== e.stream_id) continue;
           s[e.property] = e.value;
@@ -295,7 +296,7 @@ const APPLY: Record<string, (state: State, e: Event, client: Client) => void> = 
       }
     } else if (e.op === 'delete') {
       const gone = new Set<number>(e.stream_ids ?? e.streams.map((s: any) => s.stream_id));
-      for (const list of ['subscriptions', 'unsubscribed', 'never_subscribed']) if (state[list]) state[list] = state[list].filter((s: any) => !gone.has(s.stream_id));
+      for (const list of ['streams', 'subscriptions', 'unsubscribed', 'never_subscribed']) if (state[list]) state[list] = state[list].filter((s: any) => !gone.has(s.stream_id));
     } else throw unknown(e);
   },
   message(state, e, { me }) {
@@ -440,6 +441,7 @@ const UNORDERED: Partial<Record<string, (x: any) => string | number>> = {
   realm_non_active_users: (u) => u.user_id,
   realm_bots: (b) => b.user_id,
   attachments: (a) => a.id,
+  streams: (s) => s.stream_id,
   subscriptions: (s) => s.stream_id,
   unsubscribed: (s) => s.stream_id,
   never_subscribed: (s) => s.stream_id,
