@@ -134,6 +134,9 @@ const APPLY: Record<string, (state: State, e: Event, client: Client) => void> = 
     else if (e.op === 'remove') state.realm_domains = state.realm_domains.filter((d: any) => d.domain !== e.domain);
     else throw unknown(e);
   },
+  default_streams(state, e) {
+    state.realm_default_streams = e.default_streams;
+  },
   realm_linkifiers(state, e) {
     state.realm_linkifiers = e.realm_linkifiers;
   },
