@@ -332,13 +332,20 @@ const APPLY: Record<string, (state: State, e: Event, client: Client) => void> = 
     writeUnread(state, raw);
   },
   update_message(state, e) {
-    // Content is not in register; a move changes where an unread message is.
-    if (state.unread_msgs === undefined || (e.new_stream_id === undefined && e.subject === undefined)) return;
+    // Content is not in register; a move changes where an unread message is, and an edit
+    // sets or clears its mention by the event's flags.
+    if (state.unread_msgs === undefined) return;
     const raw = rawUnread(state);
-    for (const id of e.message_ids) {
-      const w = raw.where.get(id);
-      if (!w || !('stream_id' in w)) continue;
-      raw.where.set(id, { stream_id: e.new_stream_id ?? w.stream_id, topic: e.subject ?? w.topic });
+    if (e.new_stream_id !== undefined || e.subject !== undefined) {
+      for (const id of e.message_ids) {
+        const w = raw.where.get(id);
+        if (!w || !('stream_id' in w)) continue;
+        raw.where.set(id, { stream_id: e.new_stream_id ?? w.stream_id, topic: e.subject ?? w.topic });
+      }
+    }
+    if (e.rendered_content !== undefined) {
+      if (e.flags.includes('mentioned') && !e.flags.includes('read')) raw.mentions.add(e.message_id);
+      else raw.mentions.delete(e.message_id);
     }
     writeUnread(state, raw);
   },
