@@ -7,7 +7,11 @@
  * events, register again, compare. `verifyState` is its second half, for tests whose actions
  * are interleaved with their own checks.
  *
- * Every convergence test uses these; none keeps a model of its own.
+ * Every register convergence test uses these. Left outside: user_access.test.ts (its
+ * realm_user model for limited guests, with `remove` as an "Unknown user", not yet moved),
+ * reactions and submessages (a client's cached messages, which register does not hold and
+ * Zulip's apply_event leaves alone) and actors.test.ts (facts replayed into a fresh runtime,
+ * not a client). realm_exports' "convergence" is the event's list, which register lacks.
  */
 import type { Test } from 'tap';
 import { queueEvents, settle, type ChatFixture, type Credentials } from './helpers.js';
