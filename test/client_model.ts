@@ -7,11 +7,11 @@
  * events, register again, compare. `verifyState` is its second half, for tests whose actions
  * are interleaved with their own checks.
  *
- * Every register convergence test uses these. Left outside: user_access.test.ts (its
- * realm_user model for limited guests, with `remove` as an "Unknown user", not yet moved),
- * reactions and submessages (a client's cached messages, which register does not hold and
- * Zulip's apply_event leaves alone) and actors.test.ts (facts replayed into a fresh runtime,
- * not a client). realm_exports' "convergence" is the event's list, which register lacks.
+ * Every register convergence test uses these (user_access through `applyEvent` with the
+ * fake email domain an inaccessible user needs). Left outside: reactions and submessages (a
+ * client's cached messages, which register does not hold and Zulip's apply_event leaves
+ * alone) and actors.test.ts (facts replayed into a fresh runtime, not a client).
+ * realm_exports' "convergence" is the event's list, which register lacks.
  */
 import type { Test } from 'tap';
 import { queueEvents, settle, type ChatFixture, type Credentials } from './helpers.js';
@@ -24,6 +24,20 @@ export interface Client {
   me: number;
   /** `slim_presence` (or the `simplified_presence_events` capability): presences keyed by user id. */
   slim_presence?: boolean;
+  /** `user_list_incomplete`: a user the client may no longer access is dropped, not shown as unknown. */
+  user_list_incomplete?: boolean;
+  /** The organization's fake email domain (Zulip's `get_fake_email_domain`), for an inaccessible user's email. */
+  fake_email_domain?: string;
+}
+
+/** Zulip's `get_data_for_inaccessible_user`: what a limited guest is shown for a user they may not access. */
+function inaccessibleUser(userId: number, client: Client): Record<string, unknown> {
+  if (client.fake_email_domain === undefined) throw new Error('the client model needs the fake email domain (Client.fake_email_domain) to show an inaccessible user');
+  return {
+    email: `user${userId}@${client.fake_email_domain}`, user_id: userId, avatar_version: 1, is_admin: false, is_owner: false, is_guest: false,
+    role: 400, is_bot: false, full_name: 'Unknown user', timezone: '', is_active: true, date_joined: '1970-01-01T00:00:00+00:00',
+    delivery_email: null, avatar_url: '/static/images/unknown-user-avatar.png', profile_data: {}, is_imported_stub: false,
+  };
 }
 
 const byKey = <T>(list: T[], key: (x: T) => unknown, value: unknown): number => list.findIndex((x) => key(x) === value);
@@ -377,7 +391,8 @@ const APPLY: Record<string, (state: State, e: Event, client: Client) => void> = 
     } else throw unknown(e);
     writeUnread(state, raw);
   },
-  realm_user(state, e, { me }) {
+  realm_user(state, e, client) {
+    const { me } = client;
     const person = e.person;
     // A deactivated user leaves every group's members, as Zulip's apply_event does.
     if (e.op === 'update' && person.is_active === false && Array.isArray(state.realm_user_groups)) {
@@ -409,6 +424,13 @@ const APPLY: Record<string, (state: State, e: Event, client: Client) => void> = 
         if (newEmail !== undefined && 'email' in state) state.email = newEmail;
         if (fields.role !== undefined && 'is_admin' in state) Object.assign(state, roleFlags(fields.role), { is_moderator: fields.role === 300 });
       }
+    } else if (e.op === 'remove') {
+      // No longer accessible (Zulip's apply_event): dropped with user_list_incomplete, else shown as an unknown user.
+      const without = (list: any[]) => list.filter((u: any) => u.user_id !== person.user_id);
+      const known = findUser(state, person.user_id) !== undefined;
+      state.realm_users = without(state.realm_users);
+      if (state.realm_non_active_users) state.realm_non_active_users = without(state.realm_non_active_users);
+      if (known && !client.user_list_incomplete) state.realm_users.push(inaccessibleUser(person.user_id, client));
     } else throw unknown(e);
   },
   user_topic(state, e) {
