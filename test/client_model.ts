@@ -7,11 +7,12 @@
  * events, register again, compare. `verifyState` is its second half, for tests whose actions
  * are interleaved with their own checks.
  *
- * Every register convergence test uses these (user_access through `applyEvent` with the
- * fake email domain an inaccessible user needs). Left outside: reactions and submessages (a
- * client's cached messages, which register does not hold and Zulip's apply_event leaves
- * alone) and actors.test.ts (facts replayed into a fresh runtime, not a client).
- * realm_exports' "convergence" is the event's list, which register lacks.
+ * Every convergence test uses these: user_access through `applyEvent` with the fake email
+ * domain an inaccessible user needs; reactions and submessages through `applyEvent` on a
+ * client's cached messages (`messages`), and uploads on a listing (`attachments`), which
+ * register does not hold (Zulip's apply_event passes on those events). actors.test.ts's
+ * convergence replays facts into a fresh runtime, not a client, and realm_exports' is the
+ * event's list, which register lacks.
  */
 import type { Test } from 'tap';
 import { queueEvents, settle, type ChatFixture, type Credentials } from './helpers.js';
@@ -323,6 +324,7 @@ const APPLY: Record<string, (state: State, e: Event, client: Client) => void> = 
   message(state, e, { me }) {
     const m = e.message;
     const flags: string[] = e.flags ?? [];
+    if (state.messages !== undefined && !state.messages.some((x: any) => x.id === m.id)) state.messages.push({ ...structuredClone(m), flags });
     if (state.max_message_id !== undefined) state.max_message_id = Math.max(state.max_message_id, m.id);
     if (state.unread_msgs === undefined || flags.includes('read')) return;
     const raw = rawUnread(state);
@@ -340,14 +342,29 @@ const APPLY: Record<string, (state: State, e: Event, client: Client) => void> = 
     writeUnread(state, raw);
   },
   delete_message(state, e) {
-    // Zulip's apply_event: the ids leave the unread messages and the starred ones.
+    // Zulip's apply_event: the ids leave the unread messages and the starred ones (and a message cache).
     const ids: number[] = e.message_ids ?? [e.message_id];
+    if (state.messages !== undefined) state.messages = state.messages.filter((m: any) => !ids.includes(m.id));
     if (state.max_message_id !== undefined && ids.includes(state.max_message_id)) throw new Error('the client model cannot tell max_message_id after deleting the newest message (Zulip asks its database): teach it');
     if (Array.isArray(state.starred_messages)) state.starred_messages = state.starred_messages.filter((id: number) => !ids.includes(id));
     if (state.unread_msgs === undefined) return;
     const raw = rawUnread(state);
     for (const id of ids) (raw.where.delete(id), raw.mentions.delete(id), raw.counted.delete(id));
     writeUnread(state, raw);
+  },
+  reaction(state, e) {
+    // Register holds no messages (Zulip's apply_event passes); a client's cached messages take it.
+    const m = state.messages?.find((x: any) => x.id === e.message_id);
+    if (!m) return;
+    const same = (r: any): boolean => r.emoji_code === e.emoji_code && r.reaction_type === e.reaction_type && r.user_id === e.user_id;
+    if (e.op === 'add') m.reactions = [...m.reactions, { emoji_name: e.emoji_name, emoji_code: e.emoji_code, reaction_type: e.reaction_type, user_id: e.user_id }];
+    else if (e.op === 'remove') m.reactions = m.reactions.filter((r: any) => !same(r));
+    else throw unknown(e);
+  },
+  submessage(state, e) {
+    const m = state.messages?.find((x: any) => x.id === e.message_id);
+    if (!m) return;
+    m.submessages = [...m.submessages, { msg_type: e.msg_type, content: e.content, message_id: e.message_id, sender_id: e.sender_id, id: e.submessage_id }].sort((a: any, b: any) => a.id - b.id);
   },
   update_message(state, e) {
     // Content is not in register; a move changes where an unread message is, and an edit
