@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
 import { chatFixture, queueEvents, openTestStore, storeClient } from './helpers.js';
+import { verifyState } from './client_model.js';
 
 t.test('words, flags, edits and events', async (t) => {
   const f = await chatFixture();
@@ -49,10 +50,8 @@ t.test('words, flags, edits and events', async (t) => {
   t.same(alerted.json.messages.map((m: any) => m.id), [partial]);
   res = await f.call(bob, 'DELETE', '/api/v1/users/me/alert_words', { alert_words: JSON.stringify(['DEPLOY']) });
   t.same(res.json.alert_words, ['outage']);
-  // Convergence: the list from register plus alert_words events equals a fresh register.
-  let state = reg.alert_words;
-  for (const e of await queueEvents(f, bob, reg.queue_id, 'alert_words')) state = e.alert_words;
-  t.same(state, (await f.call(bob, 'POST', '/api/v1/register', { fetch_event_types: ['alert_words'] })).json.alert_words);
+  // Convergence: the list from register plus the events equals a fresh register.
+  await verifyState(t, f, bob, reg, ['alert_words'], ['alert_words']);
   t.same((await f.call(bob, 'GET', '/api/v1/users/me/alert_words')).json.alert_words, ['outage']);
 });
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
 import { botCredentials, chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';
+import { register, verifyAction } from './client_model.js';
 
 const makeBot = (f: ChatFixture, who: Credentials, params: Record<string, unknown>) => f.call(who, 'POST', '/api/v1/bots', params);
 
@@ -91,25 +92,15 @@ t.test('convergence: realm_bots from register plus realm_bot events equal a fres
   const f = await chatFixture();
   t.teardown(f.stop);
   const alice = await f.createUser('alice@example.com', 'Alice');
-  const state = async () => {
-    const reg = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['realm_bot'], fetch_event_types: ['realm_bot'] })).json;
-    return { queue: reg.queue_id as string, bots: reg.realm_bots as any[] };
-  };
-  const s = await state();
-  const one = (await makeBot(f, alice, { full_name: 'One', short_name: 'one' })).json.user_id;
-  const two = (await makeBot(f, alice, { full_name: 'Two', short_name: 'two' })).json.user_id;
-  await f.call(alice, 'PATCH', `/api/v1/bots/${one}`, { full_name: 'One!', default_all_public_streams: true });
-  await f.call(alice, 'POST', `/api/v1/bots/${two}/api_key/regenerate`);
-  await f.call(alice, 'DELETE', `/api/v1/bots/${two}`);
-  // Zulip's apply_event for realm_bot: add appends, update merges by user_id, delete removes.
-  for (const e of await queueEvents(f, alice, s.queue, 'realm_bot')) {
-    if (e.op === 'add') s.bots.push(e.bot);
-    if (e.op === 'update') Object.assign(s.bots.find((b) => b.user_id === e.bot.user_id), e.bot);
-    if (e.op === 'delete') s.bots = s.bots.filter((b) => b.user_id !== e.bot.user_id);
-  }
-  const fresh = await state();
-  t.same(s.bots, fresh.bots);
-  t.match(fresh.bots, [{ user_id: one, full_name: 'One!', default_all_public_streams: true }]);
+  let one = 0;
+  await verifyAction(t, f, alice, ['realm_bot'], ['realm_bots'], async () => {
+    one = (await makeBot(f, alice, { full_name: 'One', short_name: 'one' })).json.user_id;
+    const two = (await makeBot(f, alice, { full_name: 'Two', short_name: 'two' })).json.user_id;
+    await f.call(alice, 'PATCH', `/api/v1/bots/${one}`, { full_name: 'One!', default_all_public_streams: true });
+    await f.call(alice, 'POST', `/api/v1/bots/${two}/api_key/regenerate`);
+    await f.call(alice, 'DELETE', `/api/v1/bots/${two}`);
+  });
+  t.match((await register(f, alice, ['realm_bot'])).realm_bots, [{ user_id: one, full_name: 'One!', default_all_public_streams: true }]);
 });
 
 t.test('bots survive a restart', async (t) => {

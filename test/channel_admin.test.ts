@@ -11,6 +11,7 @@ import { channelIdByName } from '../actors/areas/channels.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
 import { world } from './world.js';
+import { register, verifyAction, verifyState } from './client_model.js';
 
 /** Alice and the owner in the channel design. */
 const DESIGN = { users: { alice: 'Alice' }, channels: { design: ['owner', 'alice'] } } as const;
@@ -76,35 +77,17 @@ t.test('archiving: stream/delete to clients without the archived_channels capabi
   const plain = await register({});
   const modern = await register({ archived_channels: true });
   t.ok(plain.streams.some((s: any) => s.stream_id === id) && modern.streams.some((s: any) => s.stream_id === id), 'both see the channel');
-  /** A client's view: channel ids and subscribed ids, applying stream events as Zulip's clients do. */
-  const view = (reg: any) => ({ streams: reg.streams.map((s: any) => [s.stream_id, s.is_archived]).sort(), subs: reg.subscriptions.map((s: any) => [s.stream_id, s.is_archived]).sort() });
-  const apply = (state: { streams: any[]; subs: any[] }, events: any[]) => {
-    for (const e of events) {
-      if (e.type !== 'stream') continue;
-      const ids = (e.streams ?? []).map((s: any) => s.stream_id);
-      if (e.op === 'delete') {
-        state.streams = state.streams.filter(([sid]) => !ids.includes(sid));
-        state.subs = state.subs.filter(([sid]) => !ids.includes(sid));
-      } else if (e.op === 'create') state.streams = [...state.streams, ...e.streams.map((s: any) => [s.stream_id, s.is_archived])].sort();
-      else if (e.op === 'update' && e.property === 'is_archived') {
-        const set = (list: any[]) => list.map(([sid, a]) => [sid, sid === e.stream_id ? e.value : a]);
-        state.streams = set(state.streams);
-        state.subs = set(state.subs);
-      }
-    }
-    return state;
-  };
+  const [plainCaps, modernCaps] = [{ client_capabilities: {} }, { client_capabilities: { archived_channels: true } }];
   t.equal((await f.call(f.owner, 'DELETE', `/api/v1/streams/${id}`)).status, 200);
   const plainEvents = await queueEvents(f, alice, plain.queue_id, 'stream');
   const modernEvents = await queueEvents(f, alice, modern.queue_id, 'stream');
   t.match(plainEvents, [{ type: 'stream', op: 'delete', streams: [{ stream_id: id }], stream_ids: [id] }], 'without the capability: the channel goes');
   t.equal(plainEvents.length, 1, 'and nothing else about it');
   t.same(modernEvents, [{ type: 'stream', op: 'update', stream_id: id, name: 'design', property: 'is_archived', value: true }], 'with it: an update');
-  const plainAfter = apply(view(plain), plainEvents);
-  const modernAfter = apply(view(modern), modernEvents);
-  t.same(plainAfter, view(await register({})), 'without the capability: register plus the events equals a fresh register (no archived channel)');
-  t.same(modernAfter, view(await register({ archived_channels: true })), 'with it: the channel is kept, archived');
-  t.ok(modernAfter.streams.some(([sid, a]: any) => sid === id && a === true));
+  // Without the capability: register plus the events equals a fresh register (no archived channel); with it, the channel is kept, archived.
+  await verifyState(t, f, alice, plain, types, ['streams', 'subscriptions'], plainCaps);
+  await verifyState(t, f, alice, modern, types, ['streams', 'subscriptions'], modernCaps);
+  t.ok((await register(modernCaps.client_capabilities)).streams.some((s: any) => s.stream_id === id && s.is_archived === true));
 
   // Unarchiving: the channel comes back to the first, an update to the second.
   const plain2 = await register({});
@@ -113,7 +96,7 @@ t.test('archiving: stream/delete to clients without the archived_channels capabi
   const back = await queueEvents(f, alice, plain2.queue_id, 'stream');
   t.match(back, [{ op: 'create', streams: [{ stream_id: id, is_archived: false }] }]);
   t.same(await queueEvents(f, alice, modern2.queue_id, 'stream'), [{ type: 'stream', op: 'update', stream_id: id, name: 'design', property: 'is_archived', value: false }]);
-  t.same(apply(view(plain2), back).streams, view(await register({})).streams, 'unarchived: the streams converge');
+  await verifyState(t, f, alice, plain2, types, ['streams'], plainCaps);
 });
 
 t.test('folder, topics policy, retention and groups', async (t) => {
@@ -158,28 +141,14 @@ t.test('convergence: streams from register plus stream events equal a fresh regi
   const { f, alice, channels: { design: id } } = await world(DESIGN);
   t.teardown(f.stop);
   await f.subscribe(f.owner, 'public');
-  const state = async () => {
-    const reg = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['stream'], fetch_event_types: ['stream'] })).json;
-    return { queue: reg.queue_id as string, streams: reg.streams as any[] };
-  };
-  const s = await state();
   const pub = channelIdByName(f.runtime, 1, 'public');
-  await patch(f, f.owner, id, { new_name: 'D2', description: 'new **words**', topics_policy: 'disable_empty_topic' });
-  await patch(f, f.owner, pub, { is_private: true });
-  await patch(f, f.owner, id, { can_delete_own_message_group: JSON.stringify({ new: SYSTEM_GROUPS.members }) });
-  // Zulip's apply_event for stream: update sets the property (and the extra fields given); create adds; delete removes.
-  for (const e of await queueEvents(f, alice, s.queue, 'stream')) {
-    if (e.op === 'create') s.streams.push(...e.streams);
-    if (e.op === 'delete') s.streams = s.streams.filter((x) => !e.streams.some((y: any) => y.stream_id === x.stream_id));
-    if (e.op === 'update') {
-      const x = s.streams.find((y) => y.stream_id === e.stream_id);
-      x[e.property] = e.value;
-      for (const extra of ['rendered_description', 'history_public_to_subscribers', 'is_web_public']) if (e[extra] !== undefined) x[extra] = e[extra];
-    }
-  }
-  const fresh = await state();
-  const byId = (list: any[]) => [...list].sort((a, b) => a.stream_id - b.stream_id);
-  t.same(byId(s.streams), byId(fresh.streams));
+  // The client model's stream: update sets the property (and the extra fields given); create adds; delete removes.
+  await verifyAction(t, f, alice, ['stream'], ['streams'], async () => {
+    await patch(f, f.owner, id, { new_name: 'D2', description: 'new **words**', topics_policy: 'disable_empty_topic' });
+    await patch(f, f.owner, pub, { is_private: true });
+    await patch(f, f.owner, id, { can_delete_own_message_group: JSON.stringify({ new: SYSTEM_GROUPS.members }) });
+  });
+  const fresh = { streams: (await register(f, alice, ['stream'])).streams };
   t.match(fresh.streams.find((x: any) => x.stream_id === id), { name: 'D2', topics_policy: 'disable_empty_topic', can_delete_own_message_group: SYSTEM_GROUPS.members });
   t.notOk(fresh.streams.some((x: any) => x.stream_id === pub), 'the channel made private left her list');
 });
@@ -282,11 +251,8 @@ t.test('is_recently_active: the periodic check, a message waking a channel, and 
   t.same(await check(), { changed: 0 }, 'and only once');
   await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'design', topic: 't', content: 'back again' });
   t.equal((await f.call(alice, 'GET', `/api/v1/streams/${id}`)).json.stream.is_recently_active, true, 'a message wakes it');
-  const events = await queueEvents(f, alice, reg.queue_id, 'stream');
+  const events = await verifyState(t, f, alice, reg, ['stream'], ['streams']);
   t.same(events.map((e: any) => [e.property, e.value]), [['is_recently_active', false], ['is_recently_active', true]]);
-  for (const e of events) streams.find((s) => s.stream_id === e.stream_id)[e.property] = e.value;
-  const fresh = (await f.call(alice, 'POST', '/api/v1/register', { fetch_event_types: ['stream'] })).json.streams;
-  t.same(streams.map((s) => s.is_recently_active), fresh.map((s: any) => s.is_recently_active));
 });
 
 t.test('a folder that holds a channel cannot be archived', async (t) => {

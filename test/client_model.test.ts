@@ -27,3 +27,9 @@ t.test('verifyAction: alert words, linkifiers, user topics and realm settings co
   });
   t.ok(events.length >= 7, `the actions made events (${events.length})`);
 });
+
+t.test('a section the fresh register lacks is refused, not compared as undefined with undefined', async (t) => {
+  const f = await chatFixture();
+  t.teardown(f.stop);
+  await t.rejects(verifyAction(t, f, f.owner, ['alert_words'], ['alert_wordz'], async () => {}), /fresh register has no alert_wordz/);
+});

@@ -14,6 +14,7 @@ import { type Store } from '../src/store.js';
 import { createOrganization, type CreatedOrg } from '../src/bootstrap.js';
 import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
 import { world } from './world.js';
+import { register, verifyAction, verifyState } from './client_model.js';
 import { channelIdByName, listChannels } from '../actors/areas/channels.js';
 import { findUserByEmail } from '../actors/areas/users.js';
 
@@ -144,26 +145,16 @@ t.test('isolation: a channel id of another organization is a missing one', async
 t.test('convergence: realm_default_streams and streams from register plus the events equal a fresh register', async (t) => {
   const { f, alice, channels: { lobby, news } } = await world(LOBBY);
   t.teardown(f.stop);
-  const state = async () => {
-    const reg = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['default_streams', 'stream'] })).json;
-    return { queue: reg.queue_id as string, defaults: reg.realm_default_streams as number[], streams: reg.streams as any[] };
-  };
-  const s = await state();
-  await add(f, f.owner, news);
-  await add(f, f.owner, lobby);
-  await remove(f, f.owner, news);
-  await f.call(f.owner, 'POST', '/api/v1/channels/create', { name: 'fresh', subscribers: '[]', is_default_stream: true });
-  // Zulip's apply_event: default_streams replaces the list; stream create adds, update sets the property.
-  for (const e of await queueEvents(f, alice, s.queue)) {
-    if (e.type === 'default_streams') s.defaults = e.default_streams;
-    if (e.type === 'stream' && e.op === 'create') s.streams.push(...e.streams);
-    if (e.type === 'stream' && e.op === 'update') s.streams.find((x) => x.stream_id === e.stream_id)[e.property] = e.value;
-  }
-  const fresh = await state();
-  t.same(s.defaults, fresh.defaults);
-  t.equal(fresh.defaults.length, 2, 'and the state is not trivially empty');
-  const byId = (list: any[]) => [...list].sort((a, b) => a.stream_id - b.stream_id);
-  t.same(byId(s.streams), byId(fresh.streams), 'channel objects stay in step (no is_default in them)');
+  const types = ['default_streams', 'stream'];
+  // The client model: default_streams replaces the list; stream create adds, update sets the
+  // property. The defaults and the channel objects (no is_default in them), in one comparison.
+  await verifyAction(t, f, alice, types, ['realm_default_streams', 'streams'], async () => {
+    await add(f, f.owner, news);
+    await add(f, f.owner, lobby);
+    await remove(f, f.owner, news);
+    await f.call(f.owner, 'POST', '/api/v1/channels/create', { name: 'fresh', subscribers: '[]', is_default_stream: true });
+  });
+  t.equal((await register(f, alice, types)).realm_default_streams.length, 2, 'and the state is not trivially empty');
 });
 
 t.test('default channels survive a restart, from the log and from a snapshot', async (t) => {
@@ -291,14 +282,12 @@ t.test('PATCH /streams/{id} with is_default_stream: convergence and a restart', 
   const { f, alice, channels: { lobby, news } } = await world(LOBBY);
   t.teardown(f.stop);
   const reg = (await f.call(alice, 'POST', '/api/v1/register', { event_types: ['default_streams'] })).json;
-  let defaults = reg.realm_default_streams as number[];
   await patch(f, f.owner, news, { is_default_stream: true });
   await patch(f, f.owner, lobby, { is_default_stream: true });
   await patch(f, f.owner, news, { is_default_stream: false, is_private: true });
   await patch(f, f.owner, lobby, { is_default_stream: true });
-  for (const e of await queueEvents(f, alice, reg.queue_id)) if (e.type === 'default_streams') defaults = e.default_streams;
-  t.same(defaults, await registered(f, alice));
-  t.same(defaults, [lobby]);
+  await verifyState(t, f, alice, reg, ['default_streams'], ['realm_default_streams']);
+  t.same(await registered(f, alice), [lobby]);
 
   const dir = mkdtempSync(join(tmpdir(), 'parley-defaults-patch-'));
   const open = (): Store => openTestStore(dir);

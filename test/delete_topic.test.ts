@@ -15,6 +15,7 @@ import { type Store } from '../src/store.js';
 import { TOPIC_DELETION_BATCH } from '../actors/areas/topic_deletion.js';
 import { chatFixture, queueEvents, storeClient, withRole, type ChatFixture, type Credentials, openTestStore } from './helpers.js';
 import { world } from './world.js';
+import { verifyState } from './client_model.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 
 const GENERAL = { users: { alice: 'Alice', bob: 'Bob' }, channels: { general: ['owner', 'alice', 'bob'] } } as const;
@@ -203,25 +204,16 @@ t.test('convergence: unread messages and user topics from register plus the even
   const ids = [await send(f, alice, 'a'), await send(f, alice, 'b'), await send(f, alice, 'a'), await send(f, alice, 'c')];
   await f.call(bob, 'POST', '/api/v1/user_topics', { stream_id: general, topic: 'a', visibility_policy: 3 });
   await f.call(bob, 'POST', '/api/v1/user_topics', { stream_id: general, topic: 'c', visibility_policy: 1 });
-  const snapshot = async () => {
-    const reg = (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['delete_message', 'user_topic'], fetch_event_types: ['update_message_flags', 'user_topic'], client_capabilities: JSON.stringify({ bulk_message_deletion: true }) })).json;
-    return { queue: reg.queue_id as string, unread: reg.unread_msgs.streams.flatMap((s: any) => s.unread_message_ids).sort((a: number, b: number) => a - b) as number[], topics: reg.user_topics as any[] };
-  };
-  const s = await snapshot();
-  t.same(s.unread, ids);
+  const types = ['update_message_flags', 'user_topic'];
+  const params = { client_capabilities: JSON.stringify({ bulk_message_deletion: true }) };
+  const unread = (reg: any): number[] => reg.unread_msgs.streams.flatMap((s: any) => s.unread_message_ids).sort((a: number, b: number) => a - b);
+  const s = (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['delete_message', 'user_topic'], fetch_event_types: types, ...params })).json;
+  t.same(unread(s), ids);
   await del(f, f.owner, general, 'a');
-  // Zulip's apply_event: delete_message drops the ids from unread; user_topic replaces (or, with policy 0, removes) the entry.
-  for (const e of await queueEvents(f, bob, s.queue)) {
-    if (e.type === 'delete_message') s.unread = s.unread.filter((id) => !e.message_ids.includes(id));
-    if (e.type === 'user_topic') {
-      s.topics = s.topics.filter((x) => !(x.stream_id === e.stream_id && x.topic_name.toLowerCase() === e.topic_name.toLowerCase()));
-      if (e.visibility_policy !== 0) s.topics.push({ ...e, type: undefined });
-    }
-  }
-  const fresh = await snapshot();
-  t.same(s.unread, fresh.unread);
-  t.same(s.topics, fresh.topics);
-  t.same([fresh.unread, fresh.topics.map((x: any) => x.topic_name)], [[ids[1], ids[3]], ['c']], 'and the state is not trivially empty');
+  // The client model: delete_message drops the ids from unread; user_topic replaces (or, with policy 0, removes) the entry.
+  await verifyState(t, f, bob, s, types, ['unread_msgs', 'user_topics'], params);
+  const fresh = (await f.call(bob, 'POST', '/api/v1/register', { fetch_event_types: types, ...params })).json;
+  t.same([unread(fresh), fresh.user_topics.map((x: any) => x.topic_name)], [[ids[1], ids[3]], ['c']], 'and the state is not trivially empty');
 });
 
 t.test('convergence without bulk_message_deletion: the per-message events drop the same ids', async (t) => {
@@ -230,12 +222,10 @@ t.test('convergence without bulk_message_deletion: the per-message events drop t
   const ids = [await send(f, alice, 'a'), await send(f, alice, 'b'), await send(f, alice, 'A')];
   const unreadOf = (reg: any): number[] => reg.unread_msgs.streams.flatMap((x: any) => x.unread_message_ids).sort((a: number, b: number) => a - b);
   const reg = (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['delete_message'], fetch_event_types: ['update_message_flags'] })).json;
-  let unread = unreadOf(reg);
-  t.same(unread, ids);
+  t.same(unreadOf(reg), ids);
   await del(f, f.owner, general, 'a');
-  for (const e of await queueEvents(f, bob, reg.queue_id)) if (e.type === 'delete_message') unread = unread.filter((id) => id !== e.message_id);
-  t.same(unread, unreadOf((await f.call(bob, 'POST', '/api/v1/register', { fetch_event_types: ['update_message_flags'] })).json));
-  t.same(unread, [ids[1]]);
+  await verifyState(t, f, bob, reg, ['update_message_flags'], ['unread_msgs']);
+  t.same(unreadOf((await f.call(bob, 'POST', '/api/v1/register', { fetch_event_types: ['update_message_flags'] })).json), [ids[1]]);
 });
 
 t.test('after a restart, both queues hold the same batch events, rebuilt from the log', async (t) => {

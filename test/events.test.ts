@@ -8,6 +8,7 @@ import type { FactSink } from '../actors/runtime/runtime.js';
 import { capturedLines } from './log_guard.js';
 import { settle, startPoll, type ApiResult, type ChatFixture, type Credentials } from './helpers.js';
 import { world } from './world.js';
+import { register as registerState, verifyState } from './client_model.js';
 
 /** Watches a promise without awaiting it, so a test can assert it is still pending. */
 function track<T>(p: Promise<T>): { done: boolean; value: T | undefined } {
@@ -616,113 +617,11 @@ t.test('a message racing a register is in the state or in the queue, exactly onc
   }
 });
 
-/** The parts of a register response this test keeps in step with events. */
-interface Tracked {
-  realm_users: number[];
-  subscriptions: Array<{ stream_id: number; subscribers: number[] }>;
-  unsubscribed: Array<{ stream_id: number; subscribers: number[] }>;
-  never_subscribed: Array<{ stream_id: number; subscribers: number[] }>;
-  max_message_id: number;
-  starred_messages: number[];
-  devices: Record<string, Record<string, unknown>>;
-}
-
-function tracked(reg: any): Tracked {
-  const subs = (list: any[]) => list.map((s) => ({ stream_id: s.stream_id, subscribers: [...s.subscribers].sort((a: number, b: number) => a - b) })).sort((a, b) => a.stream_id - b.stream_id);
-  return {
-    realm_users: reg.realm_users.map((u: { user_id: number }) => u.user_id).sort((a: number, b: number) => a - b),
-    subscriptions: subs(reg.subscriptions),
-    unsubscribed: subs(reg.unsubscribed),
-    never_subscribed: subs(reg.never_subscribed),
-    max_message_id: reg.max_message_id,
-    starred_messages: [...reg.starred_messages].sort((a: number, b: number) => a - b),
-    devices: reg.devices,
-  };
-}
-
-/** Zulip's `apply_event` for the tracked parts (zerver/lib/events.py). */
-function applyEvent(state: Tracked, e: any, me: number): void {
-  const sortIds = (ids: Iterable<number>) => [...ids].sort((a, b) => a - b);
-  const byStream = (list: Tracked['subscriptions']) => list.sort((a, b) => a.stream_id - b.stream_id);
-  switch (e.type) {
-    case 'realm_user':
-      if (e.op === 'add') state.realm_users = sortIds([...state.realm_users, e.person.user_id]);
-      break;
-    case 'stream':
-      if (e.op === 'create') {
-        for (const s of e.streams) if (!s.invite_only) state.never_subscribed.push({ stream_id: s.stream_id, subscribers: [] });
-        byStream(state.never_subscribed);
-      }
-      break;
-    case 'subscription': {
-      if (e.op === 'add') {
-        const added = new Set<number>(e.subscriptions.map((s: { stream_id: number }) => s.stream_id));
-        for (const s of e.subscriptions) {
-          if (!state.subscriptions.some((x) => x.stream_id === s.stream_id)) state.subscriptions.push({ stream_id: s.stream_id, subscribers: sortIds(s.subscribers) });
-        }
-        state.unsubscribed = state.unsubscribed.filter((s) => !added.has(s.stream_id));
-        state.never_subscribed = state.never_subscribed.filter((s) => !added.has(s.stream_id));
-      } else if (e.op === 'remove') {
-        const removed = new Set<number>(e.subscriptions.map((s: { stream_id: number }) => s.stream_id));
-        for (const s of state.subscriptions.filter((x) => removed.has(x.stream_id))) {
-          state.unsubscribed.push({ stream_id: s.stream_id, subscribers: s.subscribers.filter((id) => id !== me) });
-        }
-        state.subscriptions = state.subscriptions.filter((s) => !removed.has(s.stream_id));
-      } else if (e.op === 'peer_add' || e.op === 'peer_remove') {
-        const streams = new Set<number>(e.stream_ids);
-        for (const list of [state.subscriptions, state.unsubscribed, state.never_subscribed]) {
-          for (const s of list) {
-            if (!streams.has(s.stream_id)) continue;
-            const set = new Set(s.subscribers);
-            for (const id of e.user_ids) {
-              if (e.op === 'peer_add') set.add(id);
-              else set.delete(id);
-            }
-            s.subscribers = sortIds(set);
-          }
-        }
-      }
-      byStream(state.subscriptions);
-      byStream(state.unsubscribed);
-      break;
-    }
-    case 'message':
-      state.max_message_id = Math.max(state.max_message_id, e.message.id);
-      break;
-    case 'update_message_flags':
-      if (e.flag === 'starred') {
-        const set = new Set(state.starred_messages);
-        for (const id of e.messages) {
-          if (e.op === 'add') set.add(id);
-          else set.delete(id);
-        }
-        state.starred_messages = sortIds(set);
-      }
-      break;
-    case 'device':
-      if (e.op === 'add') state.devices[e.device_id] = { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_registration_error_code: null };
-      else if (e.op === 'remove') delete state.devices[e.device_id];
-      else {
-        const { id: _id, type: _type, op: _op, device_id, ...changes } = e;
-        Object.assign(state.devices[device_id], changes);
-      }
-      break;
-    default:
-      break;
-  }
-}
-
 t.test('convergence: initial state plus the events equals a fresh register', async (t) => {
   const { f, bob, carol } = await world(GENERAL);
   t.teardown(f.stop);
   const types = ['realm_user', 'subscription', 'stream', 'message', 'update_message_flags', 'device'];
-  const fetchState = async () => {
-    const reg = await f.call(bob, 'POST', '/api/v1/register', { event_types: types });
-    if (reg.status !== 200) throw new Error(reg.body);
-    return reg.json;
-  };
-  const initial = await fetchState();
-  const state = tracked(initial);
+  const initial = await registerState(f, bob, types);
 
   const dee = await f.createUser('dee@example.com', 'Dee');
   t.equal((await f.subscribe(f.owner, 'projects', [f.owner.user_id, bob.user_id])).status, 200);
@@ -741,20 +640,11 @@ t.test('convergence: initial state plus the events equals a fresh register', asy
   await f.call(carol, 'POST', '/api/v1/register_client_device');
   await settle();
 
-  const got = await fetchNow(f, bob, initial.queue_id, initial.last_event_id);
-  t.equal(got.status, 200, got.body);
-  t.ok(got.json.events.length >= 8, `bob's queue got ${got.json.events.length} events`);
-  for (const e of got.json.events) applyEvent(state, e, bob.user_id);
-
-  const fresh = tracked(await fetchState());
-  t.same(state.realm_users, fresh.realm_users, 'realm_users');
-  t.same(state.subscriptions, fresh.subscriptions, 'subscriptions');
-  t.same(state.never_subscribed, fresh.never_subscribed, 'never_subscribed');
-  t.same(state.unsubscribed, fresh.unsubscribed, 'unsubscribed: a channel left is listed there, not as never subscribed');
-  t.same(state.max_message_id, fresh.max_message_id, 'max_message_id');
-  t.same(state.starred_messages, fresh.starred_messages, 'starred_messages');
-  t.same(state.devices, fresh.devices, 'devices');
-  t.equal(Object.keys(fresh.devices).length, 1, 'bob\'s own devices only');
+  // The users, the three subscription lists (a channel left is in unsubscribed, not never
+  // subscribed), max_message_id, starred and unread messages and devices, in one comparison.
+  const events = await verifyState(t, f, bob, initial, types, ['realm_users', 'realm_non_active_users', 'subscriptions', 'never_subscribed', 'unsubscribed', 'max_message_id', 'starred_messages', 'unread_msgs', 'devices']);
+  t.ok(events.length >= 8, `bob's queue got ${events.length} events`);
+  t.equal(Object.keys((await registerState(f, bob, types)).devices).length, 1, 'bob\'s own devices only');
 });
 
 t.test('passivation: an unused queue gives up its actor, keeps its events, and wakes on the next message', async (t) => {
@@ -850,16 +740,10 @@ t.test('convergence with bulk requests: many channels subscribed and unsubscribe
   const { f, bob, carol } = await world(GENERAL);
   t.teardown(f.stop);
   const types = ['realm_user', 'subscription', 'stream', 'message', 'update_message_flags'];
-  const register = async (who: Credentials) => {
-    const reg = await f.call(who, 'POST', '/api/v1/register', { event_types: types });
-    if (reg.status !== 200) throw new Error(reg.body);
-    return reg.json;
-  };
   const watchers = [
-    { who: bob, initial: await register(bob) },
-    { who: carol, initial: await register(carol) },
+    { who: bob, initial: await registerState(f, bob, types) },
+    { who: carol, initial: await registerState(f, carol, types) },
   ];
-  const states = watchers.map((w) => tracked(w.initial));
   const subs = (who: Credentials, names: string[], extra: Record<string, unknown> = {}) =>
     f.call(who, 'POST', '/api/v1/users/me/subscriptions', { subscriptions: names.map((name) => ({ name })), ...extra });
   const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
@@ -888,17 +772,9 @@ t.test('convergence with bulk requests: many channels subscribed and unsubscribe
   ok(await subs(bob, names('pub', 5)), 'bob rejoins a few');
   await settle();
 
-  for (const [i, { who, initial }] of watchers.entries()) {
-    const got = await fetchNow(f, who, initial.queue_id, initial.last_event_id);
-    t.equal(got.status, 200, got.body);
-    const events = got.json.events;
+  for (const { who, initial } of watchers) {
+    const events = await verifyState(t, f, who, initial, types, ['subscriptions', 'never_subscribed', 'unsubscribed', 'max_message_id', 'unread_msgs']);
     t.ok(events.length <= 35, `${who.email}: ${events.length} events for 10 requests over ${40 + 15 + 12 + 8} channels`);
-    for (const e of events) applyEvent(states[i], e, who.user_id);
-    const fresh = tracked(await register(who));
-    t.same(states[i].subscriptions, fresh.subscriptions, `${who.email}: subscriptions`);
-    t.same(states[i].never_subscribed, fresh.never_subscribed, `${who.email}: never_subscribed`);
-    t.same(states[i].unsubscribed, fresh.unsubscribed, `${who.email}: unsubscribed`);
-    t.same(states[i].max_message_id, fresh.max_message_id, `${who.email}: max_message_id`);
   }
 });
 

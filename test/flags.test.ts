@@ -5,6 +5,7 @@
  */
 import t from 'tap';
 import { chatFixture, type ChatFixture, type Credentials } from './helpers.js';
+import { register, verifyState } from './client_model.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 
 async function send(f: ChatFixture, who: Credentials, to: string, topic: string, content = 'hi'): Promise<number> {
@@ -126,25 +127,8 @@ t.test('POST /mark_topic_as_read', async (t) => {
 t.test('convergence: unread and starred state from register plus the events equals a fresh register', async (t) => {
   const { f, alice, ids, generalId, randomId } = await setup();
   t.teardown(f.stop);
-  const snapshot = async () => {
-    const reg = await f.call(alice, 'POST', '/api/v1/register', { event_types: ['message', 'update_message_flags'], fetch_event_types: ['message', 'update_message_flags'] });
-    const u = reg.json.unread_msgs;
-    const unreadIds = new Set<number>([...u.streams.flatMap((s: any) => s.unread_message_ids), ...u.pms.flatMap((p: any) => p.unread_message_ids)]);
-    return { queue: reg.json.queue_id as string, unread: unreadIds, starred: new Set<number>(reg.json.starred_messages) };
-  };
-  const initial = await snapshot();
-  // Zulip's apply_event for the unread and starred parts (zerver/lib/events.py).
-  const apply = (e: any): void => {
-    if (e.type === 'message' && !e.flags.includes('read')) initial.unread.add(e.message.id);
-    if (e.type !== 'update_message_flags') return;
-    const target = e.flag === 'read' ? initial.unread : e.flag === 'starred' ? initial.starred : null;
-    if (!target) return;
-    const adds = (e.flag === 'read') === (e.op === 'remove');
-    for (const id of e.messages) {
-      if (adds) target.add(id);
-      else target.delete(id);
-    }
-  };
+  const types = ['message', 'update_message_flags'];
+  const initial = await register(f, alice, types);
   const narrowOf = (id: number) => JSON.stringify([{ operator: 'channel', operand: id }]);
   const steps: Array<[string, Record<string, unknown>]> = [
     ['/api/v1/messages/flags/narrow', { anchor: 'oldest', num_before: 0, num_after: 2, narrow: narrowOf(generalId), op: 'add', flag: 'read' }],
@@ -157,15 +141,11 @@ t.test('convergence: unread and starred state from register plus the events equa
   await send(f, f.owner, 'general', 'late');
   await send(f, f.owner, 'random', 'late');
   t.equal((await f.call(alice, 'POST', '/api/v1/mark_topic_as_read', { stream_id: randomId, topic_name: 'late' })).status, 200);
-  const events = await f.call(alice, 'GET', '/api/v1/events', { queue_id: initial.queue, last_event_id: -1, dont_block: true });
-  for (const e of events.json.events) apply(e);
-  const fresh = await snapshot();
-  t.same([...initial.unread].sort((a, b) => a - b), [...fresh.unread].sort((a, b) => a - b), 'unread');
-  t.same([...initial.starred].sort((a, b) => a - b), [...fresh.starred].sort((a, b) => a - b), 'starred');
-  t.ok(fresh.unread.size > 0 && fresh.starred.size > 0, 'and neither is trivially empty');
+  // Unread (where each message is, mentions, the count) and starred, in one comparison.
+  await verifyState(t, f, alice, initial, types, ['unread_msgs', 'starred_messages', 'max_message_id']);
+  const fresh = await register(f, alice, types);
+  t.ok(fresh.unread_msgs.count > 0 && fresh.starred_messages.length > 0, 'and neither is trivially empty');
   t.equal((await f.call(alice, 'POST', '/api/v1/mark_all_as_read')).status, 200);
-  const after = await f.call(alice, 'GET', '/api/v1/events', { queue_id: fresh.queue, last_event_id: -1, dont_block: true });
-  for (const e of after.json.events) if (e.type === 'update_message_flags') for (const id of e.messages) fresh.unread.delete(id);
-  t.same([...fresh.unread], [], 'mark_all_as_read: the event empties the client-side unread set');
-  t.same([...(await snapshot()).unread], []);
+  await verifyState(t, f, alice, fresh, types, ['unread_msgs']);
+  t.same((await register(f, alice, types)).unread_msgs, { count: 0, pms: [], streams: [], huddles: [], mentions: [], old_unreads_missing: false }, 'mark_all_as_read: nothing unread');
 });

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { expandTemplate } from '../actors/linkifier_rules.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
-import { chatFixture, queueEvents, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';
+import { chatFixture, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';
+import { register, verifyState } from './client_model.js';
 
 const ISSUE = { pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/zulip/zulip/issues/{id}' };
 
@@ -57,14 +58,11 @@ t.test('per role, and convergence', async (t) => {
     const res = await f.call(who, 'POST', '/api/v1/realm/filters', { pattern: `${role}(?P<n>[0-9]+)`, url_template: 'https://x.example/{n}' });
     t.same([res.status, res.json.code], [status, status === 200 ? undefined : 'UNAUTHORIZED_PRINCIPAL'], `${role}: ${res.body}`);
   }
-  const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['realm_linkifiers'], fetch_event_types: ['realm_linkifiers'] })).json;
-  let state = reg.realm_linkifiers;
+  const reg = await register(f, f.owner, ['realm_linkifiers']);
   const id = (await f.call(f.owner, 'POST', '/api/v1/realm/filters', ISSUE)).json.id;
-  await f.call(f.owner, 'PATCH', '/api/v1/realm/linkifiers', { ordered_linkifier_ids: JSON.stringify([id, state[0].id]) });
-  for (const e of await queueEvents(f, f.owner, reg.queue_id, 'realm_linkifiers')) state = e.realm_linkifiers;
-  const fresh = (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm_linkifiers'] })).json.realm_linkifiers;
-  t.same(state, fresh);
-  t.equal(fresh[0].id, id);
+  await f.call(f.owner, 'PATCH', '/api/v1/realm/linkifiers', { ordered_linkifier_ids: JSON.stringify([id, reg.realm_linkifiers[0].id]) });
+  await verifyState(t, f, f.owner, reg, ['realm_linkifiers'], ['realm_linkifiers']);
+  t.equal((await register(f, f.owner, ['realm_linkifiers'])).realm_linkifiers[0].id, id);
 });
 
 t.test('linkifiers survive a restart', async (t) => {

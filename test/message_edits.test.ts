@@ -16,6 +16,7 @@ import { type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';
 import { world } from './world.js';
+import { verifyState } from './client_model.js';
 
 const CHANNELS = { users: { alice: 'Alice', bob: 'Bob' }, channels: { general: ['owner', 'alice', 'bob'], design: ['owner', 'alice', 'bob'] } } as const;
 
@@ -232,37 +233,18 @@ t.test('convergence: unread messages from register plus update_message events eq
   const { f, alice, bob, channels } = await world(CHANNELS);
   t.teardown(f.stop);
   const ids = [await send(f, alice, 'a', 'one'), await send(f, alice, 'a', 'two'), await send(f, alice, 'b', 'three')];
-  const snapshot = async () => {
-    const reg = (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['update_message', 'message', 'delete_message'], fetch_event_types: ['message', 'update_message_flags'], client_capabilities: JSON.stringify({ bulk_message_deletion: true }) })).json;
-    const streams = new Map<number, { stream_id: number; topic: string }>();
-    for (const s of reg.unread_msgs.streams) for (const id of s.unread_message_ids) streams.set(id, { stream_id: s.stream_id, topic: s.topic });
-    return { queue: reg.queue_id as string, streams, mentions: new Set<number>(reg.unread_msgs.mentions) };
-  };
-  const state = await snapshot();
+  const types = ['message', 'update_message_flags'];
+  const params = { client_capabilities: JSON.stringify({ bulk_message_deletion: true }) };
+  const reg = (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['update_message', 'message', 'delete_message'], fetch_event_types: types, ...params })).json;
   await patch(f, alice, ids[0], { topic: 'moved', propagate_mode: 'change_all', send_notification_to_new_thread: false });
   await patch(f, alice, ids[2], { stream_id: channels.design, send_notification_to_new_thread: false });
   await patch(f, alice, ids[1], { content: 'now @**Bob**' });
-  // Zulip's apply_event for update_message: moved ids take the new channel and topic; a
-  // content edit sets or clears the mention by the event's flags.
-  for (const e of await queueEvents(f, bob, state.queue)) {
-    if (e.type === 'message' && !e.flags.includes('read')) state.streams.set(e.message.id, { stream_id: e.message.stream_id, topic: e.message.subject });
-    if (e.type !== 'update_message') continue;
-    for (const id of e.message_ids) {
-      const entry = state.streams.get(id);
-      if (!entry) continue;
-      if (e.new_stream_id !== undefined) entry.stream_id = e.new_stream_id;
-      if (e.subject !== undefined) entry.topic = e.subject;
-    }
-    if (e.rendered_content !== undefined) {
-      if (e.flags.includes('mentioned') && !e.flags.includes('read')) state.mentions.add(e.message_id);
-      else state.mentions.delete(e.message_id);
-    }
-  }
-  const fresh = await snapshot();
-  t.same([...state.streams].sort((a, b) => a[0] - b[0]), [...fresh.streams].sort((a, b) => a[0] - b[0]));
-  t.same([...state.mentions], [...fresh.mentions]);
-  t.same(fresh.streams.get(ids[2]), { stream_id: channels.design, topic: 'b' }, 'and the state moved for real');
-  t.same([...fresh.mentions], [ids[1]]);
+  // The client model's update_message: moved ids take the new channel and topic; a content
+  // edit sets or clears the mention by the event's flags. Where each is and the mentions, in one comparison.
+  await verifyState(t, f, bob, reg, types, ['unread_msgs', 'max_message_id'], params);
+  const fresh = (await f.call(bob, 'POST', '/api/v1/register', { fetch_event_types: types, ...params })).json.unread_msgs;
+  t.same(fresh.streams.find((s: any) => s.unread_message_ids.includes(ids[2])), { stream_id: channels.design, topic: 'b', unread_message_ids: [ids[2]] }, 'and the state moved for real');
+  t.same(fresh.mentions, [ids[1]]);
 });
 
 t.test('topic policies follow a moved topic', async (t) => {

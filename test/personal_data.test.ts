@@ -19,7 +19,7 @@ import { listSavedSnippets } from '../actors/areas/saved_snippets.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
 import { botCredentials, chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
-import { applyEvent } from './client_model.js';
+import { verifyState } from './client_model.js';
 
 const ALL_TYPES = ['drafts', 'saved_snippets', 'navigation_view', 'muted_users'];
 
@@ -29,19 +29,8 @@ async function register(f: ChatFixture, who: Credentials, types: string[] = ALL_
   return r.json;
 }
 
-/** Register + the queue's events, applied, equal a fresh register (drafts compared by id: their order is by edit time). */
-async function converges(t: Test, f: ChatFixture, who: Credentials, reg: any): Promise<any[]> {
-  const events = await queueEvents(f, who, reg.queue_id);
-  const state = { drafts: reg.drafts, saved_snippets: reg.saved_snippets, navigation_views: reg.navigation_views, muted_users: reg.muted_users };
-  for (const e of events) applyEvent(state, e, who.user_id);
-  const fresh = await register(f, who);
-  const byId = (ds: any[]) => [...ds].sort((a, b) => a.id - b.id);
-  t.same(byId(state.drafts), byId(fresh.drafts), 'drafts converge');
-  t.same(state.saved_snippets, fresh.saved_snippets, 'saved snippets converge');
-  t.same(state.navigation_views, fresh.navigation_views, 'navigation views converge');
-  t.same(state.muted_users, fresh.muted_users, 'muted users converge');
-  return events;
-}
+/** The sections these types fetch, compared after each test's changes (drafts by id: their order is by edit time). */
+const ALL_KEYS = ['drafts', 'saved_snippets', 'navigation_views', 'muted_users'];
 
 function err(t: Test, r: { status: number; json: any }, status: number, code: string, msg: string, what?: string): void {
   t.same([r.status, r.json.result, r.json.code, r.json.msg], [status, 'error', code, msg], what ?? msg);
@@ -110,7 +99,7 @@ t.test('drafts: create, list, edit, delete; errors; events and convergence', asy
 
   const fresh = await register(f, alice);
   t.same(fresh.drafts.map((d: any) => d.id), [1, 5, 3, 2], 'register: newest edit first');
-  const events = await converges(t, f, alice, reg);
+  const events = await verifyState(t, f, alice, reg, ALL_TYPES, ALL_KEYS);
   t.same(events.map((e: any) => `${e.type}:${e.op}`), ['drafts:add', 'drafts:update', 'drafts:remove'], 'refused requests, and an empty list, send nothing');
   t.same(events[1].draft, { id: 1, type: 'stream', to: [general], topic: 'dinner', content: 'later?', timestamp: now + 60 });
   t.same(events[2], { type: 'drafts', op: 'remove', draft_id: 4 });
@@ -165,7 +154,7 @@ t.test('saved snippets: create, list, edit, delete; errors; events and convergen
   err(t, await f.call(alice, 'DELETE', '/api/v1/saved_snippets/2'), 404, 'BAD_REQUEST', 'Saved snippet does not exist.');
   t.same((await f.call(bob, 'GET', '/api/v1/saved_snippets')).json.saved_snippets, []);
 
-  const events = await converges(t, f, alice, reg);
+  const events = await verifyState(t, f, alice, reg, ALL_TYPES, ALL_KEYS);
   t.same(events, [
     { type: 'saved_snippets', op: 'add', saved_snippet: { id: 1, title: 'Welcome', content: 'Welcome to the **team**!', date_created: now } },
     { type: 'saved_snippets', op: 'add', saved_snippet: { id: 2, title: 'Bye', content: 'See you', date_created: now } },
@@ -207,7 +196,7 @@ t.test('navigation views: add, list, update, remove; errors; events and converge
   const bob = await f.createUser('bob@example.com', 'Bob');
   err(t, await f.call(bob, 'DELETE', `/api/v1/navigation_views/${frag}`), 404, 'NOT_FOUND', 'Navigation view does not exist.', "another user's view");
 
-  const events = await converges(t, f, alice, reg);
+  const events = await verifyState(t, f, alice, reg, ALL_TYPES, ALL_KEYS);
   t.same(events, [
     { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'inbox', is_pinned: false, name: null } },
     { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'narrow/is/alerted', is_pinned: true, name: 'Alert words' } },
@@ -233,7 +222,7 @@ t.test("a navigation view's fragment with raw slashes, as Zulip's example sends 
   t.equal(gone.status, 200, gone.body);
   t.same((await f.call(alice, 'GET', '/api/v1/navigation_views')).json.navigation_views, [{ fragment: 'narrow/channel/9-a', is_pinned: false, name: 'Nine' }]);
   t.equal((await f.call(alice, 'PUT', '/api/v1/navigation_views/narrow/is/alerted')).status, 405, 'other methods: 405');
-  const events = await converges(t, f, alice, reg);
+  const events = await verifyState(t, f, alice, reg, ALL_TYPES, ALL_KEYS);
   t.same(events.slice(2), [
     { type: 'navigation_view', op: 'update', fragment: 'narrow/is/alerted', data: { is_pinned: false, name: 'Alerts' } },
     { type: 'navigation_view', op: 'update', fragment: 'narrow/is/alerted', data: { is_pinned: true } },
@@ -276,7 +265,8 @@ t.test('muted users: mute marks their messages read; errors; events and converge
 
   const now = Math.floor(f.clock.t / 1000);
   t.same((await register(f, alice)).muted_users, [{ id: bob.user_id, timestamp: now }, { id: bot, timestamp: now }]);
-  const events = await converges(t, f, alice, reg);
+  // The unread messages converge too: muting marked messages read.
+  const events = await verifyState(t, f, alice, reg, [...ALL_TYPES, 'update_message_flags'], [...ALL_KEYS, 'unread_msgs']);
   t.same(events[0], { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages: fromBob, all: false }, 'read first, as in Zulip');
   t.same(events.filter((e: any) => e.type === 'muted_users').map((e: any) => e.muted_users.map((m: any) => m.id)), [[bob.user_id], [bob.user_id, bot], [bob.user_id, bot, f.owner.user_id], [bob.user_id, bot]]);
   t.same(events.filter((e: any) => e.type === 'update_message_flags').map((e: any) => e.messages), [fromBob, [fromOwner]], "muting the owner marked the owner's message read");

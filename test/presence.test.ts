@@ -8,6 +8,7 @@
 import t from 'tap';
 import { createOrganization } from '../src/bootstrap.js';
 import { botCredentials, chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { register, verifyState } from './client_model.js';
 
 const ping = (f: ChatFixture, who: Credentials, params: Record<string, unknown>) => f.call(who, 'POST', '/api/v1/users/me/presence', params);
 const T0 = 1_800_000_000;
@@ -150,28 +151,16 @@ t.test('convergence: register plus presence events equal a fresh register', asyn
   const alice = await f.createUser('alice@example.com', 'Alice');
   await ping(f, alice, { status: 'active' });
   let n = 0;
+  // With the users too: a never-active user's presence is dated from their joining.
+  const types = ['presence', 'realm_user'];
   for (const params of [{ slim_presence: true }, {}, { client_capabilities: { simplified_presence_events: true } }]) {
-    const fetch = async () => (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['presence'], ...params })).json;
-    const reg = await fetch();
-    const state = structuredClone(reg.presences);
+    const reg = await register(f, f.owner, types, params);
     f.clock.t += 300_000;
     // A newcomer's first report and Alice coming back: the changes Zulip announces.
     const newcomer = await f.createUser(`new${++n}@example.com`);
     await ping(f, newcomer, { status: 'idle' });
     await ping(f, alice, { status: 'active' });
-    // Zulip's apply_event: the event's user gets the event's data, in the state's format.
-    const slim = params.slim_presence === true || 'client_capabilities' in params;
-    for (const e of await queueEvents(f, f.owner, reg.queue_id, 'presence')) {
-      if (e.presences) Object.assign(state, e.presences);
-      else {
-        const w = e.presence.website;
-        const user = (await f.call(f.owner, 'GET', `/api/v1/users/${e.user_id}`)).json.user;
-        user.date_joined = Date.parse(user.date_joined) / 1000;
-        if (slim) state[e.user_id] = { active_timestamp: w.status === 'active' ? w.timestamp : state[e.user_id]?.active_timestamp ?? user.date_joined, idle_timestamp: w.timestamp };
-        else state[user.email] = { aggregated: { client: w.client, status: w.status, timestamp: w.timestamp }, website: w };
-      }
-    }
-    t.same(state, (await fetch()).presences, JSON.stringify(params));
+    await verifyState(t, f, f.owner, reg, types, ['presences', 'realm_users'], params);
   }
 });
 
@@ -232,9 +221,8 @@ t.test('presence_enabled off: the user shows offline at once, to everyone, and l
   t.teardown(f.stop);
   const alice = await f.createUser('alice@example.com', 'Alice');
   await ping(f, alice, { status: 'active' });
-  const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['presence'], slim_presence: true })).json;
-  const state = structuredClone(reg.presences);
-  t.equal(state[alice.user_id].active_timestamp, T0);
+  const reg = await register(f, f.owner, ['presence'], { slim_presence: true });
+  t.equal(reg.presences[alice.user_id].active_timestamp, T0);
   f.clock.t += 100_000;
   t.equal((await f.call(alice, 'PATCH', '/api/v1/settings', { presence_enabled: false })).status, 200);
   const off = (await queueEvents(f, f.owner, reg.queue_id, 'presence')).at(-1);
@@ -247,9 +235,5 @@ t.test('presence_enabled off: the user shows offline at once, to everyone, and l
   t.equal(seen.aggregated.status, 'offline', 'her reports while off change nothing');
   t.equal((await f.call(alice, 'POST', '/api/v1/users/me/status', { away: false })).status, 200, 'the legacy away toggles it too');
   t.equal((await f.call(f.owner, 'GET', `/api/v1/users/${alice.user_id}/presence`)).json.presence.aggregated.status, 'active', 'on again: active now');
-  for (const e of await queueEvents(f, f.owner, reg.queue_id, 'presence')) {
-    const w = e.presence.website;
-    state[e.user_id] = { active_timestamp: w.status === 'active' ? w.timestamp : state[e.user_id]?.active_timestamp, idle_timestamp: w.timestamp };
-  }
-  t.same(state, (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['presence'], slim_presence: true })).json.presences, 'events converge with a fresh register');
+  await verifyState(t, f, f.owner, reg, ['presence'], ['presences'], { slim_presence: true });
 });

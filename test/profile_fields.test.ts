@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
 import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';
+import { register, verifyAction } from './client_model.js';
 
 
 const create = (f: ChatFixture, who: Credentials, params: Record<string, unknown>) => f.call(who, 'POST', '/api/v1/realm/profile_fields', params);
@@ -123,33 +124,18 @@ t.test('convergence: register plus custom_profile_fields and realm_user events e
   const alice = await f.createUser('alice@example.com', 'Alice');
   const first = (await create(f, f.owner, { name: 'Team', field_type: 1 })).json.id;
   await setData(f, alice, [{ id: first, value: 'blue' }]);
-  const state = async () => {
-    const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['realm_user', 'custom_profile_fields'], fetch_event_types: ['realm_user', 'custom_profile_fields'] })).json;
-    return { queue: reg.queue_id as string, fields: reg.custom_profile_fields, users: reg.realm_users.map((u: any) => ({ user_id: u.user_id, profile_data: u.profile_data })) };
-  };
-  const before = await state();
-  const second = (await create(f, f.owner, { name: 'Floor', field_type: 1 })).json.id;
-  await setData(f, alice, [{ id: second, value: '3' }, { id: first, value: 'red' }]);
-  await f.call(f.owner, 'PATCH', '/api/v1/realm/profile_fields', { order: JSON.stringify([second, first]) });
-  const bob = await f.createUser('bob@example.com', 'Bob');
-  await setData(f, bob, [{ id: first, value: 'green' }]);
-  await f.call(alice, 'DELETE', '/api/v1/users/me/profile_data', { data: JSON.stringify([second]) });
-  await f.call(f.owner, 'PATCH', `/api/v1/realm/profile_fields/${first}`, { name: 'Squad' });
-  // The client's reducer (Zulip's apply_event): fields replaced whole; a value set or removed; users added.
-  for (const e of await queueEvents(f, f.owner, before.queue)) {
-    if (e.type === 'custom_profile_fields') before.fields = e.fields;
-    if (e.type === 'realm_user' && e.op === 'add') before.users.push({ user_id: e.person.user_id, profile_data: e.person.profile_data });
-    if (e.type === 'realm_user' && e.op === 'update' && e.person.custom_profile_field) {
-      const u = before.users.find((x: any) => x.user_id === e.person.user_id);
-      const { id, value, rendered_value } = e.person.custom_profile_field;
-      if (value === null) delete u.profile_data[id];
-      else u.profile_data[id] = rendered_value === undefined ? { value } : { value, rendered_value };
-    }
-  }
-  const fresh = await state();
-  t.same(before.fields, fresh.fields);
-  t.same(before.users, fresh.users);
-  t.equal(fresh.fields[0].name, 'Floor', 'and the state really changed');
+  const types = ['realm_user', 'custom_profile_fields'];
+  // The fields, and the users with their values, in one comparison.
+  await verifyAction(t, f, f.owner, types, ['custom_profile_fields', 'realm_users'], async () => {
+    const second = (await create(f, f.owner, { name: 'Floor', field_type: 1 })).json.id;
+    await setData(f, alice, [{ id: second, value: '3' }, { id: first, value: 'red' }]);
+    await f.call(f.owner, 'PATCH', '/api/v1/realm/profile_fields', { order: JSON.stringify([second, first]) });
+    const bob = await f.createUser('bob@example.com', 'Bob');
+    await setData(f, bob, [{ id: first, value: 'green' }]);
+    await f.call(alice, 'DELETE', '/api/v1/users/me/profile_data', { data: JSON.stringify([second]) });
+    await f.call(f.owner, 'PATCH', `/api/v1/realm/profile_fields/${first}`, { name: 'Squad' });
+  });
+  t.equal((await register(f, f.owner, types)).custom_profile_fields[0].name, 'Floor', 'and the state really changed');
 });
 
 t.test('fields and values survive a restart, from the log and from a snapshot', async (t) => {

@@ -13,6 +13,7 @@ import { createOrganization } from '../src/bootstrap.js';
 import { openStore, type Store } from '../src/store.js';
 import { closedPort, fakeBouncer } from './fakes.js';
 import { botCredentials, chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';
+import { verifyState } from './client_model.js';
 import { pushHoldings } from '../actors/areas/push_devices.js';
 import { quietLogger } from '../actors/core/logger.js';
 
@@ -130,14 +131,7 @@ t.test('client devices: events, register state, E2EE registration and its test n
   });
   t.notOk(JSON.stringify(fresh.json).includes(PUSH_KEY.slice(0, 12)), 'the key is never shown');
   // Convergence: the events, applied to the first state, give the fresh one.
-  const events = await queueEvents(f, me, before.json.queue_id, 'device');
-  const state: Record<string, any> = structuredClone(before.json.devices);
-  for (const e of events) {
-    if (e.op === 'add') state[e.device_id] = { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_registration_error_code: null };
-    else if (e.op === 'remove') delete state[e.device_id];
-    else { const { type: _t, op: _o, device_id, ...changes } = e; Object.assign(state[device_id], changes); }
-  }
-  t.same(state, fresh.json.devices, 'register + events == fresh register');
+  const events = await verifyState(t, f, me, before.json, ['device'], ['devices']);
   t.notOk(JSON.stringify(events).includes(PUSH_KEY.slice(0, 12)), 'nor in events');
   t.same(await queueEvents(f, other, otherQueue, 'device'), [], 'another user hears nothing');
 
@@ -196,9 +190,7 @@ t.test("E2EE registration in the form of the level Parley reports (406's push_ac
     { type: 'push_device', push_account_id: '7', status: 'pending' },
     { type: 'push_device', push_account_id: '7', status: 'active' },
   ]);
-  const state: Record<string, any> = structuredClone(before.json.push_devices);
-  for (const e of events) state[e.push_account_id] = { status: e.status, error_code: e.error_code ?? null };
-  t.same(state, fresh, 'register + events == fresh register');
+  await verifyState(t, f, me, before.json, ['push_device'], ['push_devices']);
 
   // The E2EE test notification for one push account (Zulip 11.0's push_account_id), or all.
   const other = await f.createUser('other@example.com');

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { queueEvents, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
 import { world } from './world.js';
+import { applyEvent } from './client_model.js';
 
 const path = (id: number) => `/api/v1/messages/${id}/reactions`;
 
@@ -45,13 +46,10 @@ t.test('add and remove, events, payloads', async (t) => {
   t.same(after.slice(3).map((e) => [e.op, e.emoji_name, e.user_id]), [['remove', 'tada', bob.user_id], ['remove', 'heart', alice.user_id]]);
   t.same((await f.call(bob, 'GET', `/api/v1/messages/${sent}`)).json.message.reactions.map((r: any) => r.user_id), [f.owner.user_id]);
 
-  // Zulip's apply_event for reactions: the cached message converges with a fresh fetch.
-  const cached: any[] = [];
-  for (const e of await reactionEvents(f, bob, reg.json.queue_id)) {
-    if (e.op === 'add') cached.push({ emoji_name: e.emoji_name, emoji_code: e.emoji_code, reaction_type: e.reaction_type, user_id: e.user_id });
-    else cached.splice(cached.findIndex((r) => r.emoji_code === e.emoji_code && r.user_id === e.user_id), 1);
-  }
-  t.same(cached, (await f.call(bob, 'GET', `/api/v1/messages/${sent}`)).json.message.reactions, 'convergence');
+  // The client model's reaction: the cached message (without reactions when bob registered) converges with a fresh fetch.
+  const cache = { messages: [{ id: sent, reactions: [] as any[] }] };
+  for (const e of await reactionEvents(f, bob, reg.json.queue_id)) applyEvent(cache, e, bob.user_id);
+  t.same(cache.messages[0].reactions, (await f.call(bob, 'GET', `/api/v1/messages/${sent}`)).json.message.reactions, 'convergence');
 });
 
 t.test('errors', async (t) => {

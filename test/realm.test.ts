@@ -12,6 +12,7 @@ import { SYSTEM_GROUPS } from '../actors/group_settings.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
 import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';
+import { register, verifyState } from './client_model.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 
 const patchRealm = (f: ChatFixture, who: Credentials, params: Record<string, unknown>) => f.call(who, 'PATCH', '/api/v1/realm', params);
@@ -108,20 +109,13 @@ t.test('the settings take effect', async (t) => {
 t.test('convergence: register plus realm events equal a fresh register', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);
-  const reg = await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['realm'], fetch_event_types: ['realm'] });
-  const state = reg.json;
+  const reg = await register(f, f.owner, ['realm']);
   await patchRealm(f, f.owner, { name: 'N2', allow_message_editing: false, message_content_edit_limit_seconds: 'unlimited', move_messages_within_stream_limit_seconds: 3600 });
   await patchRealm(f, f.owner, { can_resolve_topics_group: JSON.stringify({ new: { direct_members: [1], direct_subgroups: [SYSTEM_GROUPS.moderators] } }), waiting_period_threshold: 7 });
   await patchRealm(f, f.owner, { message_edit_history_visibility_policy: 'moves' });
-  // Zulip's apply_event for realm: `update` sets realm_<property>; `update_dict` with
-  // property "default" sets realm_<key> for each key (allow_edit_history is derived).
-  for (const e of await queueEvents(f, f.owner, state.queue_id, 'realm')) {
-    if (e.op === 'update') state['realm_' + e.property] = e.value;
-    if (e.op === 'update' && e.property === 'message_edit_history_visibility_policy') state.realm_allow_edit_history = e.value !== 'none';
-    if (e.op === 'update_dict') for (const [k, v] of Object.entries(e.data)) state['realm_' + k] = v;
-  }
-  const fresh = (await realmState(f, f.owner));
-  for (const key of Object.keys(fresh).filter((k) => k.startsWith('realm_'))) t.same(state[key], fresh[key], key);
+  // Every realm_ section, in one comparison (allow_edit_history is derived in the model).
+  await verifyState(t, f, f.owner, reg, ['realm'], ['realm_*']);
+  const fresh = await realmState(f, f.owner);
   t.equal(fresh.realm_name, 'N2', 'and it really changed');
   t.equal(fresh.realm_message_content_edit_limit_seconds, null);
 });

@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { chatFixture, queueEvents, type Credentials, withRole } from './helpers.js';
-import { applyEvent } from './client_model.js';
+import { register, verifyState } from './client_model.js';
 
 
 t.test('owners manage domains; the checks', async (t) => {
@@ -38,17 +38,15 @@ t.test('convergence: realm_domains from register plus events equal a fresh regis
   t.teardown(f.stop);
   await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'a.example', allow_subdomains: false });
   await f.call(f.owner, 'PATCH', '/api/v1/realm', { emails_restricted_to_domains: true });
-  const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['realm_domains', 'realm'], fetch_event_types: ['realm_domains', 'realm'] })).json;
+  const types = ['realm_domains', 'realm'];
+  const reg = await register(f, f.owner, types);
   t.equal(reg.realm_emails_restricted_to_domains, true);
-  const state = structuredClone(reg);
   await f.call(f.owner, 'POST', '/api/v1/realm/domains', { domain: 'b.example', allow_subdomains: false });
   await f.call(f.owner, 'PATCH', '/api/v1/realm/domains/b.example', { allow_subdomains: true });
   await f.call(f.owner, 'DELETE', '/api/v1/realm/domains/a.example');
-  for (const e of await queueEvents(f, f.owner, reg.queue_id)) applyEvent(state, e, f.owner.user_id);
-  const fresh = (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm_domains', 'realm'] })).json;
-  t.same(state.realm_domains, fresh.realm_domains);
-  t.equal(state.realm_emails_restricted_to_domains, fresh.realm_emails_restricted_to_domains);
-  t.same(fresh.realm_domains, [{ domain: 'b.example', allow_subdomains: true }]);
+  // The domains and every realm_ setting (emails_restricted_to_domains among them), in one comparison.
+  await verifyState(t, f, f.owner, reg, types, ['realm_*']);
+  t.same((await register(f, f.owner, types)).realm_domains, [{ domain: 'b.example', allow_subdomains: true }]);
   await f.call(f.owner, 'DELETE', '/api/v1/realm/domains/b.example');
   t.equal((await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm'] })).json.realm_emails_restricted_to_domains, false, 'no domain left: no restriction');
   t.same((await queueEvents(f, f.owner, reg.queue_id, 'realm')).slice(-1), [{ type: 'realm', op: 'update', property: 'emails_restricted_to_domains', value: false }], 'and clients are told');

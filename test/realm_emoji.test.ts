@@ -8,7 +8,8 @@ import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { basicAuth, chatFixture, queueEvents, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
+import { basicAuth, chatFixture, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
+import { register, verifyState } from './client_model.js';
 import { collectUploads } from '../src/uploads/collect.js';
 import { SYSTEM_GROUPS } from '../actors/group_settings.js';
 
@@ -71,9 +72,8 @@ t.test('Markdown and reactions use custom emoji; deactivation by its author or a
   t.teardown(f.stop);
   const alice = await f.createUser('alice@example.com', 'Alice');
   const bob = await f.createUser('bob@example.com', 'Bob');
-  const reg = (await f.call(bob, 'POST', '/api/v1/register', { event_types: ['realm_emoji'], fetch_event_types: ['realm_emoji'] })).json;
-  let state = reg.realm_emoji;
-  t.same(state, {});
+  const reg = await register(f, bob, ['realm_emoji']);
+  t.same(reg.realm_emoji, {});
   t.equal((await uploadEmoji(f, alice, 'parleybird', PNG)).status, 200);
   await f.subscribe(f.owner, 'general', [alice.user_id, bob.user_id]);
   const sent = await f.call(alice, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content: 'hi :parleybird:' });
@@ -102,7 +102,6 @@ t.test('Markdown and reactions use custom emoji; deactivation by its author or a
   t.equal((await f.call(bob, 'POST', `/api/v1/messages/${sent.json.id}/reactions`, { emoji_name: 'x', emoji_code: '99', reaction_type: 'realm_emoji' })).json.msg, 'Invalid custom emoji.');
   t.equal((await uploadEmoji(f, bob, 'parleybird', PNG)).status, 200, 'the name is free again');
 
-  for (const e of await queueEvents(f, bob, reg.queue_id, 'realm_emoji')) state = e.realm_emoji;
-  t.same(state, (await f.call(bob, 'POST', '/api/v1/register', { fetch_event_types: ['realm_emoji'] })).json.realm_emoji, 'realm_emoji events converge with a fresh register');
-  t.same(Object.values(state).map((e: any) => [e.name, e.deactivated]), [['parleybird', true], ['parleybird', false]]);
+  await verifyState(t, f, bob, reg, ['realm_emoji'], ['realm_emoji']);
+  t.same(Object.values((await register(f, bob, ['realm_emoji'])).realm_emoji).map((e: any) => [e.name, e.deactivated]), [['parleybird', true], ['parleybird', false]]);
 });

@@ -11,6 +11,7 @@ import { openStore, type Store } from '../src/store.js';
 import { NOTIFICATION_BOT } from '../actors/system_bots.js';
 import { queueEvents, settle, withRole, type ChatFixture, type Credentials, storeClient, probeMessageId } from './helpers.js';
 import { world } from './world.js';
+import { verifyState } from './client_model.js';
 import { scheduledFailures, scheduledMessagesOf } from '../actors/areas/scheduled_messages.js';
 import { quietLogger } from '../actors/core/logger.js';
 
@@ -272,8 +273,6 @@ t.test('convergence: register plus scheduled_messages and reminders events equal
   const types = ['scheduled_messages', 'reminders'];
   const fetchState = async () => (await f.call(bob, 'POST', '/api/v1/register', { event_types: types })).json;
   const initial = await fetchState();
-  const sm = new Map<number, any>(initial.scheduled_messages.map((m: any) => [m.scheduled_message_id, m]));
-  const rm = new Map<number, any>(initial.reminders.map((r: any) => [r.reminder_id, r]));
 
   const at = now(f) + 100;
   const post = (p: Record<string, unknown>) => f.call(bob, 'POST', '/api/v1/scheduled_messages', { scheduled_delivery_timestamp: at, ...p });
@@ -294,20 +293,9 @@ t.test('convergence: register plus scheduled_messages and reminders events equal
   void b;
   await settle();
 
-  for (const e of await queueEvents(f, bob, initial.queue_id)) {
-    if (e.type === 'scheduled_messages') {
-      if (e.op === 'add') for (const m of e.scheduled_messages) sm.set(m.scheduled_message_id, m);
-      else if (e.op === 'update') sm.set(e.scheduled_message.scheduled_message_id, e.scheduled_message);
-      else sm.delete(e.scheduled_message_id);
-    } else if (e.type === 'reminders') {
-      if (e.op === 'add') for (const r of e.reminders) rm.set(r.reminder_id, r);
-      else rm.delete(e.reminder_id);
-    }
-  }
-  const order = (list: any[]) => [...list].sort((x, y) => x.scheduled_delivery_timestamp - y.scheduled_delivery_timestamp);
+  // Both lists, in delivery order, in one comparison.
+  await verifyState(t, f, bob, initial, types, ['scheduled_messages', 'reminders']);
   const fresh = await fetchState();
-  t.same(order([...sm.values()]), fresh.scheduled_messages);
-  t.same(order([...rm.values()]), fresh.reminders);
   t.equal(fresh.scheduled_messages.length, 3);
   t.equal(fresh.reminders.length, 1);
 });

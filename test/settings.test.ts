@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
 import { chatFixture, queueEvents, type ChatFixture, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';
+import { register, verifyAction } from './client_model.js';
 
 
 const settingsOf = async (f: ChatFixture, who: Credentials) =>
@@ -94,26 +95,14 @@ t.test('defaults for new users: administrators only, later users only', async (t
 t.test('convergence: register plus user_settings, realm_user_settings_defaults and realm_user events equal a fresh register', async (t) => {
   const f = await chatFixture();
   t.teardown(f.stop);
-  const state = async () => {
-    const reg = (await f.call(f.owner, 'POST', '/api/v1/register', {
-      event_types: ['user_settings', 'realm_user_settings_defaults', 'realm_user'], fetch_event_types: ['user_settings', 'realm_user_settings_defaults', 'realm_user'],
-    })).json;
-    return { queue: reg.queue_id as string, settings: reg.user_settings, defaults: reg.realm_user_settings_defaults, me: reg.realm_users.find((u: any) => u.user_id === f.owner.user_id) };
-  };
-  const s = await state();
-  await f.call(f.owner, 'PATCH', '/api/v1/settings', { twenty_four_hour_time: true, notification_sound: 'ding', timezone: 'Asia/Tokyo', full_name: 'Olivia O.' });
-  await f.call(f.owner, 'PATCH', '/api/v1/realm/user_settings_defaults', { user_list_style: 3, web_channel_default_view: 4 });
-  await f.call(f.owner, 'PATCH', '/api/v1/settings', { twenty_four_hour_time: false });
-  for (const e of await queueEvents(f, f.owner, s.queue)) {
-    if (e.type === 'user_settings') s.settings[e.property] = e.value;
-    if (e.type === 'realm_user_settings_defaults') s.defaults[e.property] = e.value;
-    if (e.type === 'realm_user' && e.person.user_id === f.owner.user_id) Object.assign(s.me, e.person);
-  }
-  const fresh = await state();
-  t.same(s.settings, fresh.settings);
-  t.same(s.defaults, fresh.defaults);
-  t.same(s.me, fresh.me);
-  t.equal(fresh.settings.notification_sound, 'ding', 'and the state really changed');
+  const types = ['user_settings', 'realm_user_settings_defaults', 'realm_user'];
+  // The settings, the defaults, every user and the client's own top-level fields, in one comparison.
+  await verifyAction(t, f, f.owner, types, ['user_settings', 'realm_user_settings_defaults', 'realm_users', 'full_name'], async () => {
+    await f.call(f.owner, 'PATCH', '/api/v1/settings', { twenty_four_hour_time: true, notification_sound: 'ding', timezone: 'Asia/Tokyo', full_name: 'Olivia O.' });
+    await f.call(f.owner, 'PATCH', '/api/v1/realm/user_settings_defaults', { user_list_style: 3, web_channel_default_view: 4 });
+    await f.call(f.owner, 'PATCH', '/api/v1/settings', { twenty_four_hour_time: false });
+  });
+  t.equal((await register(f, f.owner, types)).user_settings.notification_sound, 'ding', 'and the state really changed');
 });
 
 t.test('settings survive a restart, from the log and from a snapshot', async (t) => {

@@ -14,6 +14,7 @@ import { widgetOfContent } from '../actors/widgets.js';
 import { Role } from '../actors/types.js';
 import { chatFixture, openTestStore, queueEvents, settle, storeClient, withRole, type ChatFixture, type Credentials, probeMessageId } from './helpers.js';
 import { world } from './world.js';
+import { applyEvent } from './client_model.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 
 const submit = (f: ChatFixture, who: Credentials, messageId: number, content: unknown, msgType = 'widget') =>
@@ -267,7 +268,7 @@ t.test("convergence: a client's cached messages plus the events equal a fresh fe
   await submit(f, bob, first, { type: 'vote', key: 'canned,0', vote: 1 });
   const reg = await f.call(bob, 'POST', '/api/v1/register', { event_types: ['message', 'submessage', 'delete_message'] });
   const fetchAll = async () => (await f.call(bob, 'GET', '/api/v1/messages', { anchor: 'oldest', num_before: 0, num_after: 100 })).json.messages as any[];
-  const cache = new Map<number, any>((await fetchAll()).map((m) => [m.id, m]));
+  const cache = { messages: await fetchAll() };
 
   await submit(f, alice, first, { type: 'new_option', idx: 2, option: 'C' });
   const second = await send(alice, '/todo Later\nOne');
@@ -278,17 +279,11 @@ t.test("convergence: a client's cached messages plus the events equal a fresh fe
   await f.call(alice, 'POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.user_id]), content: 'x', widget_content: JSON.stringify({ widget_type: 'zform', extra_data: { type: 'choices', heading: 'h', choices: [] } }) });
   await settle();
 
-  // Zulip's web client: a message event adds the message, a submessage event appends to its list, a deletion drops it.
-  for (const e of await queueEvents(f, bob, reg.json.queue_id)) {
-    if (e.type === 'message') cache.set(e.message.id, { ...e.message, flags: e.flags });
-    else if (e.type === 'submessage') {
-      const m = cache.get(e.message_id);
-      if (m) m.submessages = [...m.submessages, { msg_type: e.msg_type, content: e.content, message_id: e.message_id, sender_id: e.sender_id, id: e.submessage_id }].sort((a: any, b: any) => a.id - b.id);
-    } else if (e.type === 'delete_message') for (const id of e.message_ids ?? [e.message_id]) cache.delete(id);
-  }
+  // The client model, as Zulip's web client: a message event adds the message, a submessage event appends to its list, a deletion drops it.
+  for (const e of await queueEvents(f, bob, reg.json.queue_id)) applyEvent(cache, e, bob.user_id);
   const fresh = await fetchAll();
   const submessagesOf = (ms: any[]) => ms.map((m) => [m.id, m.submessages]);
-  t.same(submessagesOf([...cache.values()].sort((a, b) => a.id - b.id)), submessagesOf(fresh), 'every message\'s submessages');
+  t.same(submessagesOf([...cache.messages].sort((a, b) => a.id - b.id)), submessagesOf(fresh), 'every message\'s submessages');
   t.equal(fresh.length, 3);
   t.equal(fresh.flatMap((m) => m.submessages).length, 6);
 });

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { basicAuth, chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
+import { applyEvent } from './client_model.js';
 import { Role } from '../actors/types.js';
 import { createOrganization } from '../src/bootstrap.js';
 
@@ -140,16 +141,13 @@ t.test('attachment lifecycle: claimed, detached by an edit, deleted with its las
   t.same((await f.call(f.owner, 'GET', '/api/v1/attachments')).json, { result: 'success', msg: '', attachments: [], upload_space_used: 0 });
   t.same(storedFiles(dataDir), []);
   t.equal((await get(f, f.owner, up.json.url)).status, 404);
-  // Convergence: the first listing plus the attachment events is the listing now.
+  // Convergence: the first listing plus the attachment events is the listing now (register
+  // has no attachments, as in Zulip: the client model applies them to a listing).
   const events = await queueEvents(f, f.owner, reg.json.queue_id, 'attachment');
-  const state = new Map<number, any>(before.attachments.map((a: any) => [a.id, a]));
-  let used = before.upload_space_used;
-  for (const e of events) {
-    if (e.op === 'remove') state.delete(e.attachment.id);
-    else state.set(e.attachment.id, e.attachment);
-    used = e.upload_space_used;
-  }
-  t.same({ attachments: [...state.values()], upload_space_used: used }, { attachments: [], upload_space_used: 0 });
+  const state = { attachments: before.attachments, upload_space_used: before.upload_space_used };
+  for (const e of events) applyEvent(state, e, f.owner.user_id);
+  const { attachments, upload_space_used } = (await f.call(f.owner, 'GET', '/api/v1/attachments')).json;
+  t.same(state, { attachments, upload_space_used });
   t.same(events.map((e) => e.op), ['add', 'update', 'update', 'update', 'update', 'update', 'remove']);
   // Never used: swept after the retention period, not before.
   const unused = await upload(f, f.owner, 'b.txt', 'text/plain', 'b');

@@ -8,6 +8,7 @@ import t from 'tap';
 import { Role } from '../actors/types.js';
 import { queueEvents, type ChatFixture, type Credentials } from './helpers.js';
 import { world } from './world.js';
+import { applyEvent } from './client_model.js';
 
 /** The people of one test organization, seen from the guest. */
 interface World {
@@ -157,31 +158,17 @@ t.test('user status: a limited guest sees, fetches and hears of the statuses of 
   }
 });
 
-/** Zulip's "Unknown user" placeholder, as `realm_users` names an inaccessible user. */
-function placeholder(id: number): Record<string, unknown> {
-  return {
-    email: `user${id}@parley.invalid`, user_id: id, avatar_version: 1, is_admin: false, is_owner: false, is_guest: false,
-    role: 400, is_bot: false, full_name: 'Unknown user', timezone: '', is_active: true, date_joined: '1970-01-01T00:00:00+00:00',
-    delivery_email: null, avatar_url: '/static/images/unknown-user-avatar.png', profile_data: {}, is_imported_stub: false,
-  };
+/** A register's users, active and not, in user id order. */
+function usersOf(state: any): Record<string, unknown[]> {
+  const byId = (list: any[]) => [...list].sort((x, y) => x.user_id - y.user_id);
+  return { realm_users: byId(state.realm_users), realm_non_active_users: byId(state.realm_non_active_users) };
 }
 
-/** A guest's `realm_users` with `realm_user` events applied, as a client keeps it (Zulip's `apply_event`). */
-function applyRealmUser(users: Array<Record<string, unknown>>, events: any[]): Array<Record<string, unknown>> {
-  const byId = new Map(users.map((u) => [u.user_id as number, { ...u }]));
-  for (const e of events) {
-    if (e.op === 'add') byId.set(e.person.user_id, e.person);
-    else if (e.op === 'remove') byId.set(e.person.user_id, placeholder(e.person.user_id));
-    else if (e.op === 'update') {
-      const u = byId.get(e.person.user_id);
-      if (!u) throw new Error(`update of a user the client does not know: ${JSON.stringify(e)}`);
-      const { new_email: email, ...rest } = e.person;
-      Object.assign(u, rest, email !== undefined ? { email } : {});
-      // Zulip's apply_event derives the role flags from a new role.
-      if (rest.role !== undefined) Object.assign(u, { is_admin: rest.role <= 200, is_owner: rest.role === 100, is_guest: rest.role === 600 });
-    }
-  }
-  return [...byId.values()].sort((a, b) => (a.user_id as number) - (b.user_id as number));
+/** `who`'s register with `events` applied by the client model (Zulip's `apply_event`; an inaccessible user on the default organization's domain). */
+function applied(before: any, events: any[], who: Credentials): Record<string, unknown[]> {
+  const state = structuredClone(before);
+  for (const e of events) applyEvent(state, e, { me: who.user_id, fake_email_domain: 'parley.invalid' });
+  return usersOf(state);
 }
 
 t.test('realm_user events: a limited guest hears of the users they may access, and of others as "Unknown user"', async (t) => {
@@ -204,8 +191,7 @@ t.test('realm_user events: a limited guest hears of the users they may access, a
     t.equal(daves[0].person.full_name, restricted ? 'Unknown user' : 'Dave', `restricted=${restricted}: the new user's name`);
     t.equal((await queueEvents(w.f, w.alice, member.queue_id, 'realm_user')).filter((e) => e.person.user_id === w.bob.user_id).length, 4, 'a member hears all about bob');
     const after = await register(w.guest);
-    const apply = (state: any) => applyRealmUser([...state.realm_users, ...state.realm_non_active_users], events);
-    t.same(apply(before), applyRealmUser([...after.realm_users, ...after.realm_non_active_users], []), `restricted=${restricted}: events converge on a fresh register`);
+    t.same(applied(before, events, w.guest), usersOf(after), `restricted=${restricted}: events converge on a fresh register`);
     w.f.stop();
   }
 });
@@ -227,11 +213,10 @@ t.test('a direct message to a limited guest from someone they shared nothing wit
       ? [`add ${w.f.owner.user_id} Olivia Owner`, `message ${w.f.owner.user_id}`, `add ${w.f.owner.user_id} Olivia Owner`, `message ${w.f.owner.user_id}`, `add ${w.bob.user_id} Bob`, `message ${w.alice.user_id}`]
       : [`message ${w.f.owner.user_id}`, `message ${w.f.owner.user_id}`, `message ${w.alice.user_id}`], `restricted=${restricted}: events in order`);
     const after = await register(w.guest);
-    const fresh = applyRealmUser([...after.realm_users, ...after.realm_non_active_users], []);
-    t.equal(fresh.find((u) => u.user_id === w.f.owner.user_id)?.full_name, restricted ? 'Unknown user' : 'Olivia Owner', `restricted=${restricted}: a fresh register still hides the 1:1 sender, as Zulip's`);
-    const applied = applyRealmUser([...before.realm_users, ...before.realm_non_active_users], events.filter((e) => e.type === 'realm_user'));
-    const others = (users: Array<Record<string, unknown>>) => users.filter((u) => u.user_id !== w.f.owner.user_id);
-    t.same(others(applied), others(fresh), `restricted=${restricted}: converges on a fresh register for the others (bob through the group)`);
+    const fresh = usersOf(after);
+    t.equal((fresh.realm_users as any[]).find((u) => u.user_id === w.f.owner.user_id)?.full_name, restricted ? 'Unknown user' : 'Olivia Owner', `restricted=${restricted}: a fresh register still hides the 1:1 sender, as Zulip's`);
+    const others = (users: Record<string, unknown[]>) => Object.fromEntries(Object.entries(users).map(([k, list]) => [k, list.filter((u: any) => u.user_id !== w.f.owner.user_id)]));
+    t.same(others(applied(before, events.filter((e) => e.type === 'realm_user'), w.guest)), others(fresh), `restricted=${restricted}: converges on a fresh register for the others (bob through the group)`);
     w.f.stop();
   }
 });
@@ -252,7 +237,7 @@ t.test('subscriptions: a limited guest learns of the users they come to share a 
       ? [`${w.bob.user_id} Bob`, `${erin.user_id} Unknown user`, `${erin.user_id} Erin`, `${w.f.owner.user_id} Olivia Owner`]
       : [`${erin.user_id} Erin`], `restricted=${restricted}: adds`);
     const after = await register(w.guest);
-    t.same(applyRealmUser([...before.realm_users, ...before.realm_non_active_users], events), applyRealmUser([...after.realm_users, ...after.realm_non_active_users], []), `restricted=${restricted}: converges on a fresh register`);
+    t.same(applied(before, events, w.guest), usersOf(after), `restricted=${restricted}: converges on a fresh register`);
     w.f.stop();
   }
 });
@@ -267,7 +252,7 @@ t.test('unsubscribing: limited guests who no longer share anything with the user
     const events = await queueEvents(w.f, w.guest, before.queue_id, 'realm_user');
     t.same(events, restricted ? [{ type: 'realm_user', op: 'remove', person: { user_id: w.alice.user_id, full_name: 'Unknown user' } }] : [], `restricted=${restricted}: alice is removed, carol (a direct message) stays`);
     const after = await register(w.guest);
-    t.same(applyRealmUser([...before.realm_users, ...before.realm_non_active_users], events), applyRealmUser([...after.realm_users, ...after.realm_non_active_users], []), `restricted=${restricted}: converges on a fresh register`);
+    t.same(applied(before, events, w.guest), usersOf(after), `restricted=${restricted}: converges on a fresh register`);
     w.f.stop();
   }
 });
@@ -287,7 +272,7 @@ t.test('deactivation: limited guests who shared only channels with the user get 
       { type: 'realm_user', op: 'update', person: { user_id: w.carol.user_id, is_active: false } },
     ], `restricted=${restricted}: events`);
     const after = await register(w.guest);
-    t.same(applyRealmUser([...before.realm_users, ...before.realm_non_active_users], events), applyRealmUser([...after.realm_users, ...after.realm_non_active_users], []), `restricted=${restricted}: converges on a fresh register`);
+    t.same(applied(before, events, w.guest), usersOf(after), `restricted=${restricted}: converges on a fresh register`);
     t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${w.alice.user_id}`)).status, restricted ? 400 : 200, 'alice is out of reach');
     t.equal((await w.f.call(w.guest, 'GET', `/api/v1/users/${w.carol.user_id}`)).status, 200, 'carol is not');
     w.f.stop();
@@ -302,7 +287,7 @@ async function registerUsers(w: World, who: Credentials): Promise<any> {
 /** Whether the realm_user state of `before` with `events` applied equals a fresh register's. */
 async function converges(w: World, who: Credentials, before: any, events: any[]): Promise<[unknown, unknown]> {
   const after = await registerUsers(w, who);
-  return [applyRealmUser([...before.realm_users, ...before.realm_non_active_users], events), applyRealmUser([...after.realm_users, ...after.realm_non_active_users], [])];
+  return [applied(before, events, who), usersOf(after)];
 }
 
 /** A realm_user event in short: `op user_id` and the name an add carries. */

@@ -5,6 +5,7 @@
  */
 import t from 'tap';
 import { chatFixture, queueEvents, type Credentials, withRole } from './helpers.js';
+import { register, verifyAction } from './client_model.js';
 
 
 t.test('name, role and profile values; the owner rules', async (t) => {
@@ -54,19 +55,10 @@ t.test('convergence: realm_users from register plus realm_user updates equal a f
   const f = await chatFixture();
   t.teardown(f.stop);
   const alice = await f.createUser('alice@example.com', 'Alice');
-  const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['realm_user'], fetch_event_types: ['realm_user'] })).json;
-  const users = new Map<number, any>(reg.realm_users.map((u: any) => [u.user_id, u]));
-  await f.call(f.owner, 'PATCH', `/api/v1/users/${alice.user_id}`, { full_name: 'A. Lice', role: 200 });
-  await f.call(f.owner, 'PATCH', `/api/v1/users/${alice.user_id}`, { role: 600 });
-  // Zulip's apply_event for realm_user update: the fields given replace the person's; a role
-  // change also sets is_admin, is_owner and is_guest.
-  for (const e of await queueEvents(f, f.owner, reg.queue_id, 'realm_user')) {
-    const u = users.get(e.person.user_id);
-    const { user_id: _id, ...fields } = e.person;
-    Object.assign(u, fields);
-    if (fields.role !== undefined) Object.assign(u, { is_admin: fields.role <= 200, is_owner: fields.role === 100, is_guest: fields.role === 600 });
-  }
-  const fresh = (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm_user'] })).json.realm_users;
-  t.same([...users.values()].sort((a, b) => a.user_id - b.user_id), [...fresh].sort((a: any, b: any) => a.user_id - b.user_id));
+  await verifyAction(t, f, f.owner, ['realm_user'], ['realm_users', 'realm_non_active_users'], async () => {
+    await f.call(f.owner, 'PATCH', `/api/v1/users/${alice.user_id}`, { full_name: 'A. Lice', role: 200 });
+    await f.call(f.owner, 'PATCH', `/api/v1/users/${alice.user_id}`, { role: 600 });
+  });
+  const fresh = (await register(f, f.owner, ['realm_user'])).realm_users;
   t.match(fresh.find((u: any) => u.user_id === alice.user_id), { full_name: 'A. Lice', role: 600, is_guest: true });
 });

@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { applyEvent } from './client_model.js';
+import { verifyState } from './client_model.js';
 import { SYSTEM_GROUPS } from '../actors/group_settings.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
@@ -206,10 +206,7 @@ t.test('convergence: realm_user_groups plus user_group events equal a fresh regi
   await f.createUser('dee@example.com', 'Dee');
 
   for (const { caps, reg } of started) {
-    const state = { realm_user_groups: structuredClone(reg.realm_user_groups) };
-    for (const e of (await f.call(f.owner, 'GET', '/api/v1/events', { queue_id: reg.queue_id, last_event_id: -1, dont_block: true })).json.events) applyEvent(state, e, f.owner.user_id);
-    const fresh = (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm_user_groups'], client_capabilities: JSON.stringify({ include_deactivated_groups: caps }) })).json;
-    t.same(state.realm_user_groups, fresh.realm_user_groups, `include_deactivated_groups ${caps}`);
+    await verifyState(t, f, f.owner, reg, ['realm_user_groups'], ['realm_user_groups'], { client_capabilities: JSON.stringify({ include_deactivated_groups: caps }) });
   }
 });
 
@@ -273,7 +270,5 @@ t.test('the waiting period: new members wait outside role:fullmembers; the check
   t.same(await fullMembers(), [early.user_id, late.user_id]);
   t.equal((await f.call(f.owner, 'PATCH', `/api/v1/users/${late.user_id}`, { role: 300 })).status, 200);
   t.equal((await f.call(f.owner, 'PATCH', `/api/v1/users/${late.user_id}`, { role: 400 })).status, 200, 'a moderator made a member again is past the period');
-  const state = { realm_user_groups: structuredClone(reg.realm_user_groups) };
-  for (const e of await queueEvents(f, f.owner, reg.queue_id)) applyEvent(state, e, f.owner.user_id);
-  t.same(state.realm_user_groups, (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['realm_user_groups'] })).json.realm_user_groups, 'events converge with a fresh register');
+  await verifyState(t, f, f.owner, reg, ['realm_user_groups'], ['realm_user_groups']);
 });

@@ -5,6 +5,7 @@
  */
 import t from 'tap';
 import { chatFixture, queueEvents } from './helpers.js';
+import { register, verifyAction, verifyState } from './client_model.js';
 
 t.test('status text, emoji and away', async (t) => {
   const f = await chatFixture();
@@ -43,25 +44,13 @@ t.test('convergence: register plus user_status events equal a fresh register', a
   const alice = await f.createUser('alice@example.com', 'Alice');
   const bob = await f.createUser('bob@example.com', 'Bob');
   await f.call(bob, 'POST', '/api/v1/users/me/status', { status_text: 'busy' });
-  const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['user_status'], fetch_event_types: ['user_status'] })).json;
-  const state: Record<string, any> = reg.user_status;
-  await f.call(alice, 'POST', '/api/v1/users/me/status', { status_text: 'lunch', emoji_name: 'pizza' });
-  await f.call(bob, 'POST', '/api/v1/users/me/status', { status_text: '', away: true });
-  await f.call(alice, 'PATCH', '/api/v1/settings', { presence_enabled: false });
-  await f.call(alice, 'POST', '/api/v1/users/me/status', { emoji_name: '' });
-  // Zulip's client reducer: fields given are set; empty text or emoji, or away false, clears them.
-  for (const e of await queueEvents(f, f.owner, reg.queue_id, 'user_status')) {
-    const s = (state[e.user_id] ??= {});
-    if (e.away !== undefined) { if (e.away) s.away = true; else delete s.away; }
-    if (e.status_text !== undefined) { if (e.status_text) s.status_text = e.status_text; else delete s.status_text; }
-    if (e.emoji_name !== undefined) {
-      if (e.emoji_name) Object.assign(s, { emoji_name: e.emoji_name, emoji_code: e.emoji_code, reaction_type: e.reaction_type });
-      else { delete s.emoji_name; delete s.emoji_code; delete s.reaction_type; }
-    }
-    if (Object.keys(s).length === 0) delete state[e.user_id];
-  }
-  const fresh = (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['user_status'] })).json.user_status;
-  t.same(state, fresh);
+  await verifyAction(t, f, f.owner, ['user_status'], ['user_status'], async () => {
+    await f.call(alice, 'POST', '/api/v1/users/me/status', { status_text: 'lunch', emoji_name: 'pizza' });
+    await f.call(bob, 'POST', '/api/v1/users/me/status', { status_text: '', away: true });
+    await f.call(alice, 'PATCH', '/api/v1/settings', { presence_enabled: false });
+    await f.call(alice, 'POST', '/api/v1/users/me/status', { emoji_name: '' });
+  });
+  const fresh = (await register(f, f.owner, ['user_status'])).user_status;
   t.same(fresh, { [alice.user_id]: { away: true, status_text: 'lunch' }, [bob.user_id]: { away: true } }, 'and it really changed');
 });
 
@@ -76,7 +65,7 @@ t.test('POST /users/{user_id}/status: administrators (and a bot\'s owner) change
   const admin = await withRole(f, 'admin@example.com', Role.ADMIN);
   const moderator = await withRole(f, 'mod@example.com', Role.MODERATOR);
   const dave = await f.createUser('dave@example.com', 'Dave');
-  const reg = (await f.call(f.owner, 'POST', '/api/v1/register', { event_types: ['user_status'], fetch_event_types: ['user_status'] })).json;
+  const reg = await register(f, f.owner, ['user_status']);
   const status = (id: number) => f.call(f.owner, 'GET', `/api/v1/users/${id}/status`).then((r) => r.json.status);
   const set = (who: typeof alice, id: number, params: Record<string, unknown>) => f.call(who, 'POST', `/api/v1/users/${id}/status`, params);
 
@@ -119,17 +108,7 @@ t.test('POST /users/{user_id}/status: administrators (and a bot\'s owner) change
   t.same((await set(admin, foreign, { status_text: 'x' })).json, (await set(admin, 99999, { status_text: 'x' })).json);
 
   // Everyone is told with user_status events, and register plus events equals a fresh register.
-  const state: Record<string, any> = reg.user_status;
-  for (const e of await queueEvents(f, f.owner, reg.queue_id, 'user_status')) {
-    const s = (state[e.user_id] ??= {});
-    if (e.status_text !== undefined) { if (e.status_text) s.status_text = e.status_text; else delete s.status_text; }
-    if (e.emoji_name !== undefined) {
-      if (e.emoji_name) Object.assign(s, { emoji_name: e.emoji_name, emoji_code: e.emoji_code, reaction_type: e.reaction_type });
-      else { delete s.emoji_name; delete s.emoji_code; delete s.reaction_type; }
-    }
-    if (Object.keys(s).length === 0) delete state[e.user_id];
-  }
-  const fresh = (await f.call(f.owner, 'POST', '/api/v1/register', { fetch_event_types: ['user_status'] })).json.user_status;
-  t.same(state, fresh);
+  await verifyState(t, f, f.owner, reg, ['user_status'], ['user_status']);
+  const fresh = (await register(f, f.owner, ['user_status'])).user_status;
   t.same(fresh, { [alice.user_id]: { status_text: 'in a meeting' }, [botId]: { status_text: 'beep' } });
 });

@@ -4,7 +4,8 @@
  * `POST /fetch_api_key` and `GET /server_settings`.
  */
 import t from 'tap';
-import { chatFixture, queueEvents, settle, type ApiResult, type ChatFixture } from './helpers.js';
+import { chatFixture, settle, type ApiResult, type ChatFixture } from './helpers.js';
+import { register, verifyState } from './client_model.js';
 
 /** A tap test, as subtests receive it. */
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -512,20 +513,16 @@ t.test("delivery emails follow each user's email_address_visibility, in every vi
   t.same([await seen(carol), await seen(f.owner), await seen(bob)], [null, 'bob@example.com', 'bob@example.com'], 'a member does not see it; an owner and bob do');
   t.equal((await f.call(carol, 'GET', '/api/v1/users')).json.members.find((u: any) => u.user_id === bob.user_id).delivery_email, null);
 
-  const reg = (await f.call(carol, 'POST', '/api/v1/register', { event_types: ['realm_user'], fetch_event_types: ['realm_user'] })).json;
+  const reg = await register(f, carol, ['realm_user']);
   const emails = (r: any) => Object.fromEntries(r.realm_users.map((u: any) => [u.user_id, u.delivery_email]));
-  const state = emails(reg);
-  t.equal(state[bob.user_id], null);
+  t.equal(emails(reg)[bob.user_id], null);
   t.equal((await f.call(f.owner, 'PATCH', `/api/v1/users/${carol.user_id}`, { role: 200 })).status, 200, 'carol becomes an administrator');
   t.equal((await f.call(bob, 'PATCH', '/api/v1/settings', { email_address_visibility: 4 })).status, 200, 'bob: nobody');
   const dee = await f.createUser('dee@example.com', 'Dee');
-  const events = await queueEvents(f, carol, reg.queue_id, 'realm_user');
-  for (const e of events) {
-    if (e.op === 'add') state[e.person.user_id] = e.person.delivery_email;
-    if (e.op === 'update' && 'delivery_email' in e.person) state[e.person.user_id] = e.person.delivery_email;
-  }
+  // Every user (their delivery emails among their fields) and carol's own flags converge.
+  const events = await verifyState(t, f, carol, reg, ['realm_user'], ['realm_users', 'realm_non_active_users', 'is_admin', 'is_owner', 'is_guest', 'is_moderator']);
   t.ok(events.some((e) => e.op === 'update' && e.person.user_id === bob.user_id && e.person.delivery_email === 'bob@example.com'), 'the promotion shows carol the address');
-  t.same(state, emails((await f.call(carol, 'POST', '/api/v1/register', { fetch_event_types: ['realm_user'] })).json), 'events converge with a fresh register');
+  const state = emails(await register(f, carol, ['realm_user']));
   t.equal(state[bob.user_id], null);
   t.equal(state[dee.user_id], 'dee@example.com');
 });
