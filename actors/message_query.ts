@@ -142,7 +142,7 @@ function definesConversation(narrow: NarrowTerm[]): boolean {
 }
 
 /** Index of the first element of sorted `ids` that is >= `value`. */
-function lowerBound(ids: number[], value: number): number {
+export function lowerBound(ids: number[], value: number): number {
   let lo = 0;
   let hi = ids.length;
   while (lo < hi) {

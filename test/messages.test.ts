@@ -3,6 +3,7 @@
  * `GET /messages/{id}` and `POST /messages/flags`, asserting Zulip's behaviour.
  */
 import t, { type Test } from 'tap';
+import { createOrganization } from '../src/bootstrap.js';
 import { chatFixture, type ApiResult, type ChatFixture, type Credentials } from './helpers.js';
 
 /** Zulip's anchor value for "after every message". */
@@ -846,6 +847,31 @@ t.test('GET /messages', async (t) => {
 // ---------------------------------------------------------------------------
 // History that predates a subscription
 // ---------------------------------------------------------------------------
+
+t.test("max_message_id is the newest message the user received, as Zulip's register and GET /users/me give it", async (t) => {
+  const { f, owner, alice, bob, carol } = await org(t);
+  const maxOf = async (who: Credentials): Promise<[number, number]> => [
+    (await f.call(who, 'POST', '/api/v1/register', { fetch_event_types: ['message'] })).json.max_message_id,
+    (await f.call(who, 'GET', '/api/v1/users/me')).json.max_message_id,
+  ];
+  t.same(await maxOf(carol), [-1, -1], 'nothing received yet: -1');
+  const inGeneral = await send(f, owner, { type: 'stream', to: 'general', topic: 't', content: 'to general' });
+  const toAlice = await send(f, owner, { type: 'direct', to: JSON.stringify([alice.user_id]), content: 'just alice' });
+  t.same(await maxOf(alice), [toAlice, toAlice], 'a direct message counts for its recipients');
+  t.same(await maxOf(bob), [inGeneral, inGeneral], "another user's direct message does not");
+  t.same(await maxOf(carol), [-1, -1], 'nor a channel one was never subscribed to');
+  // A channel left: what was sent while subscribed counts, what came after does not.
+  await f.call(bob, 'DELETE', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify(['general']) });
+  const afterLeft = await send(f, owner, { type: 'stream', to: 'general', topic: 't', content: 'after bob left' });
+  t.same(await maxOf(bob), [inGeneral, inGeneral], 'messages after leaving do not count');
+  // Another organization's messages (ids are server-wide) never do.
+  const beta = await createOrganization(f.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'boss@beta.example', ownerPassword: 'pw', ownerName: 'Boss' });
+  const theirs = (method: string, path: string, params: Record<string, unknown> = {}) => f.call(beta.owner, method, path, params, { headers: { host: 'beta.localhost' } });
+  const foreign = (await theirs('POST', '/api/v1/messages', { type: 'direct', to: JSON.stringify([beta.owner.user_id]), content: 'elsewhere' })).json.id;
+  t.ok(foreign > afterLeft, 'the other organization sent the newest message on the server');
+  t.same(await maxOf(alice), [afterLeft, afterLeft], "the other organization's messages do not count");
+  t.equal((await theirs('POST', '/api/v1/register', { fetch_event_types: ['message'] })).json.max_message_id, foreign, 'and count there');
+});
 
 t.test('messages sent before one subscribed are history, not part of the personal feed', async (t) => {
   const { f, owner, carol } = await org(t);

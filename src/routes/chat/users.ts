@@ -5,6 +5,7 @@
 import { checkEmail, checkFullName } from '../../../actors/user_rules.js';
 import { hashPassword } from '../../../actors/passwords.js';
 import { getUser, getUserByEmail, listUsers } from '../../../actors/areas/users.js';
+import { maxReceivedMessageId } from '../../../actors/areas/messages.js';
 import { Role } from '../../../actors/types.js';
 import { userView } from '../../../actors/render/views.js';
 import { badRequest } from '../../../actors/errors.js';
@@ -35,8 +36,8 @@ export const getOwnUser = route({
   auth: 'user',
   summary: 'Fetch the authenticated user',
   params: {},
-  handler({ user, runtime }) {
-    return { json: { ...userView(user, { profileData: true }), max_message_id: runtime.server().maxMessageId } };
+  handler({ org, user, runtime }) {
+    return { json: { ...userView(user, { profileData: true }), max_message_id: maxReceivedMessageId(runtime, org.id, user.user_id) } };
   },
 });
 
