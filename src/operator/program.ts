@@ -5,13 +5,17 @@
 import { Argument, Command, CommanderError, Option } from 'commander';
 import type { BoardSwitch } from '../../actors/board_types.js';
 import { resolveConfig } from '../config.js';
-import { boardStatusCommand, boardSwitchCommand } from './board_commands.js';
 import { completionScript, SHELLS } from './completion.js';
 import { configCommand } from './config_command.js';
-import { compactCommand, inspectCommand, listSnapshotsCommand, restoreCommand, snapshotCommand, verifyCommand } from './data_commands.js';
-import { acceptInviteCommand, outboxCommand } from './invite_commands.js';
-import { createOrgCommand, grantEmailChangesCommand, setOrgActiveCommand } from './org_commands.js';
 import { serveCommand, settingsCommand } from './settings_command.js';
+
+// The commands that open a data directory load the runtime (most of the CLI's start-up); each
+// action imports its module when it runs, so `--help`, `config`, `completion` and a usage error
+// do without it.
+const boardCommandsModule = () => import('./board_commands.js');
+const dataCommandsModule = () => import('./data_commands.js');
+const inviteCommandsModule = () => import('./invite_commands.js');
+const orgCommandsModule = () => import('./org_commands.js');
 
 /** The options of a command that works on a data directory. */
 interface DataDirOptions {
@@ -64,18 +68,18 @@ function orgCommands(program: Command): void {
     .action(async (o: DataDirOptions & { name?: string; subdomain?: string; ownerEmail?: string; ownerPassword?: string; ownerName?: string }) => {
       const dataDir = need(o.dataDir, '--data-dir');
       const org = { name: need(o.name, '--name'), subdomain: need(o.subdomain, '--subdomain'), ownerEmail: need(o.ownerEmail, '--owner-email'), ownerPassword: need(o.ownerPassword, '--owner-password') };
-      await createOrgCommand(dataDir, { ...org, ownerName: o.ownerName ?? org.ownerEmail.split('@')[0] });
+      await (await orgCommandsModule()).createOrgCommand(dataDir, { ...org, ownerName: o.ownerName ?? org.ownerEmail.split('@')[0] });
     });
   for (const [name, active] of [['deactivate-org', false], ['reactivate-org', true]] as const) {
     withDataDir(program.command(name).description(`${name.split('-')[0]} an organization (stopped server)`), true)
       .option('--subdomain <sub>', 'the organization (required)')
-      .action((o: DataDirOptions & { subdomain?: string }) => setOrgActiveCommand(need(o.dataDir, '--data-dir'), need(o.subdomain, '--subdomain'), active));
+      .action(async (o: DataDirOptions & { subdomain?: string }) => (await orgCommandsModule()).setOrgActiveCommand(need(o.dataDir, '--data-dir'), need(o.subdomain, '--subdomain'), active));
   }
   withDataDir(program.command('grant-email-changes').description("let an owner change other users' emails (stopped server)"))
     .option('--subdomain <sub>', 'the organization', '')
     .option('--email <email>', "the owner's email (required)")
     .option('--revoke', 'take the permission back')
-    .action((o: DataDirOptions & { subdomain: string; email?: string; revoke?: boolean }) => grantEmailChangesCommand(dataDirOf(o), o.subdomain, need(o.email, '--email'), !o.revoke));
+    .action(async (o: DataDirOptions & { subdomain: string; email?: string; revoke?: boolean }) => (await orgCommandsModule()).grantEmailChangesCommand(dataDirOf(o), o.subdomain, need(o.email, '--email'), !o.revoke));
 }
 
 function inviteCommands(program: Command): void {
@@ -85,35 +89,35 @@ function inviteCommands(program: Command): void {
     .option('--full-name <name>', "the new user's full name (required)")
     .option('--password <password>', "the new user's password (required)")
     .option('--email <email>', 'the email, for a reusable invitation link')
-    .action((o: DataDirOptions & { subdomain: string; key?: string; fullName?: string; password?: string; email?: string }) =>
-      acceptInviteCommand(dataDirOf(o), { subdomain: o.subdomain, key: need(o.key, '--key'), fullName: need(o.fullName, '--full-name'), password: need(o.password, '--password'), email: o.email }),
+    .action(async (o: DataDirOptions & { subdomain: string; key?: string; fullName?: string; password?: string; email?: string }) =>
+      (await inviteCommandsModule()).acceptInviteCommand(dataDirOf(o), { subdomain: o.subdomain, key: need(o.key, '--key'), fullName: need(o.fullName, '--full-name'), password: need(o.password, '--password'), email: o.email }),
     );
   withDataDir(program.command('outbox').description('list the mail in the outbox (DIR/outbox), or print one message'))
     .option('--show <file>', 'print this message, headers decoded')
-    .action((o: DataDirOptions & { show?: string }) => outboxCommand(dataDirOf(o), o.show));
+    .action(async (o: DataDirOptions & { show?: string }) => (await inviteCommandsModule()).outboxCommand(dataDirOf(o), o.show));
 }
 
 function dataCommands(program: Command): void {
-  withDataDir(program.command('snapshot').description('take a snapshot now (asks the running server, or works offline)')).action((o: DataDirOptions) => snapshotCommand(dataDirOf(o)));
-  withDataDir(program.command('snapshots').description('list snapshots: time, seq, size, verified or not')).action((o: DataDirOptions) => listSnapshotsCommand(dataDirOf(o)));
-  withDataDir(program.command('verify').description('verify every snapshot, log segment and uploaded file a snapshot names (exit 1 if any is corrupt or missing)')).action((o: DataDirOptions) => {
-    if (!verifyCommand(dataDirOf(o))) process.exitCode = 1;
+  withDataDir(program.command('snapshot').description('take a snapshot now (asks the running server, or works offline)')).action(async (o: DataDirOptions) => (await dataCommandsModule()).snapshotCommand(dataDirOf(o)));
+  withDataDir(program.command('snapshots').description('list snapshots: time, seq, size, verified or not')).action(async (o: DataDirOptions) => (await dataCommandsModule()).listSnapshotsCommand(dataDirOf(o)));
+  withDataDir(program.command('verify').description('verify every snapshot, log segment and uploaded file a snapshot names (exit 1 if any is corrupt or missing)')).action(async (o: DataDirOptions) => {
+    if (!(await dataCommandsModule()).verifyCommand(dataDirOf(o))) process.exitCode = 1;
   });
-  withDataDir(program.command('inspect').description('counts per organization: users, channels, messages, queues')).action((o: DataDirOptions) => inspectCommand(dataDirOf(o)));
+  withDataDir(program.command('inspect').description('counts per organization: users, channels, messages, queues')).action(async (o: DataDirOptions) => (await dataCommandsModule()).inspectCommand(dataDirOf(o)));
   withDataDir(program.command('restore').description('rebuild a snapshot (plus the log up to a seq) into a fresh directory, with the uploaded files it names (exit 1 if one is missing or corrupt)'))
     .option('--from <snapshot>', 'the snapshot: a file name in the data directory, or a path (required)')
     .option('--to <dir>', 'the new data directory, absent or empty (required)')
     .option('--to-seq <n>', 'replay the log up to this seq (default: all of it)')
     .action(async (o: DataDirOptions & { from?: string; to?: string; toSeq?: string }) => {
       if (o.toSeq !== undefined && !/^\d+$/.test(o.toSeq)) throw new Error('--to-seq must be a non-negative integer');
-      if (!(await restoreCommand(dataDirOf(o), need(o.from, '--from'), need(o.to, '--to'), o.toSeq === undefined ? undefined : Number(o.toSeq)))) process.exitCode = 1;
+      if (!(await (await dataCommandsModule()).restoreCommand(dataDirOf(o), need(o.from, '--from'), need(o.to, '--to'), o.toSeq === undefined ? undefined : Number(o.toSeq)))) process.exitCode = 1;
     });
   withDataDir(program.command('compact').description('snapshot, then delete older snapshots and the log they alone cover'))
     .option('--keep <k>', 'snapshots to keep', '3')
     .action(async (o: DataDirOptions & { keep: string }) => {
       const keep = Number(o.keep);
       if (!Number.isInteger(keep) || keep < 1) throw new Error('--keep must be a positive integer');
-      await compactCommand(dataDirOf(o), keep);
+      await (await dataCommandsModule()).compactCommand(dataDirOf(o), keep);
     });
 }
 
@@ -122,9 +126,9 @@ function boardCommands(program: Command): void {
   for (const name of Object.keys(BOARD_SWITCH_HELP) as BoardSwitch[]) {
     withDataDir(board.command(name).description(BOARD_SWITCH_HELP[name]))
       .addArgument(new Argument('<state>').choices(['on', 'off']))
-      .action((state: string, o: DataDirOptions) => boardSwitchCommand(dataDirOf(o), name, state === 'on'));
+      .action(async (state: string, o: DataDirOptions) => (await boardCommandsModule()).boardSwitchCommand(dataDirOf(o), name, state === 'on'));
   }
-  withDataDir(board.command('status').description('show both board switches')).action((o: DataDirOptions) => boardStatusCommand(dataDirOf(o)));
+  withDataDir(board.command('status').description('show both board switches')).action(async (o: DataDirOptions) => (await boardCommandsModule()).boardStatusCommand(dataDirOf(o)));
 }
 
 /** Every command below `cmd`, and `cmd` itself, parents first. */
