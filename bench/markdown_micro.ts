@@ -1,14 +1,15 @@
 /**
  * Microbenchmark of message rendering: the old regex subset (actors/markdown.ts as
- * on `main`, passed as a path) against actors/markdown/, on a mix of typical short
- * chat messages, then messages with code blocks (highlighted, `actors/markdown/highlight/`).
+ * on an old `main`, passed as a path) against actors/engines/markdown/, on a mix of typical short
+ * chat messages, then messages with code blocks (highlighted, `actors/engines/markdown/highlight/`).
  * Run: npx tsx bench/markdown_micro.ts [path-to-old-markdown.ts] [--base=DIR]
- * (e.g. after `git show main:actors/markdown.ts > /tmp/old_markdown.ts`). `--base` names
+ * (e.g. after `git show <old commit>:actors/markdown.ts > /tmp/old_markdown.ts`). `--base` names
  * another build's `dist` (e.g. main's) whose renderer is measured on the same messages
  * in the same run, after this one's.
  */
+import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { renderMarkdown, type MarkdownEnv } from '../actors/markdown/index.js';
+import { renderMarkdown, type MarkdownEnv } from '../actors/engines/markdown/index.js';
 
 const MESSAGES = [
   'hi',
@@ -68,13 +69,15 @@ if (oldPath) {
   const old = (await import(pathToFileURL(oldPath).href)) as { renderMarkdown(s: string, r: (name: string, id: number | null) => unknown): unknown };
   measure('old (regex subset)', MESSAGES, (s) => old.renderMarkdown(s, (name, id) => env.user(name, id)));
 }
-measure('new (actors/markdown, markdown-it)', MESSAGES, (s) => renderMarkdown(s, env));
+measure('new (actors/engines/markdown, markdown-it)', MESSAGES, (s) => renderMarkdown(s, env));
 measure('the send bench\'s message', [BENCH_MESSAGE], (s) => renderMarkdown(s, env));
 
 type Render = (s: string, env: MarkdownEnv) => unknown;
 const builds: [string, Render][] = [['this build', renderMarkdown]];
 if (base) {
-  const other = (await import(pathToFileURL(`${base}/actors/markdown/index.js`).href)) as { renderMarkdown: Render };
+  // Builds before the engines/ folder kept the renderer at actors/markdown/.
+  const at = existsSync(`${base}/actors/engines/markdown/index.js`) ? `${base}/actors/engines/markdown/index.js` : `${base}/actors/markdown/index.js`;
+  const other = (await import(pathToFileURL(at).href)) as { renderMarkdown: Render };
   builds.push([`base (${base})`, other.renderMarkdown]);
 }
 for (const [label, render] of builds) {

@@ -41,7 +41,7 @@ const PARTS: Array<[string, (url: string, fn: string) => boolean]> = [
   ['GC', (u, f) => f === '(garbage collector)'],
   ['native, uWS and the kernel (program)', (u, f) => f === '(program)' || (u === '' && f !== '(root)')],
   ['markdown-it', (u) => u.includes('/markdown-it/') || u.includes('/linkify-it/') || u.includes('/mdurl/') || u.includes('/uc.micro/') || u.includes('/entities/')],
-  ['Markdown plugins (actors/markdown)', (u) => u.includes('/actors/markdown/')],
+  ['Markdown plugins (actors/engines/markdown)', (u) => u.includes('/actors/engines/markdown/')],
   ['XState', (u) => u.includes('/xstate/')],
   ['msgpackr', (u) => u.includes('/msgpackr/')],
   ['the log and persistence', (u) => u.includes('/src/store') || u.includes('/actors/core/persistence') || u.includes('/src/log') || u.includes('/storage/')],

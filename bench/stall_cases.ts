@@ -13,8 +13,8 @@
  * request does the route's real work instead of failing its first lookup.
  */
 import { MAX_ALERT_WORD_LENGTH } from '../actors/areas/alert_words.js';
-import { LIMITS } from '../actors/message_rules.js';
-import { MAX_NARROW_TERMS, MAX_SEARCH_LENGTH } from '../actors/narrow.js';
+import { LIMITS } from '../actors/rules/messages.js';
+import { MAX_NARROW_TERMS, MAX_SEARCH_LENGTH } from '../actors/engines/narrow.js';
 import type { RouteRecord, Schema } from '../src/http/route.js';
 import { basicAuth, encodeForm, type Credentials } from './api.js';
 import type { Fixture } from './stall_fixture.js';

@@ -3,7 +3,7 @@
  * first start on an empty data directory, which also gives it its starter channels.
  */
 import { randomBytes } from 'node:crypto';
-import { hashPassword } from '../actors/passwords.js';
+import { hashPassword } from '../actors/rules/passwords.js';
 import type { Runtime } from '../actors/runtime/runtime.js';
 
 export interface NewOrg {

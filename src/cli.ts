@@ -3,7 +3,7 @@
  * `npx parley <command>`: the operator CLI. The commands are in src/operator/program.ts;
  * `parley --help` lists them, `parley help COMMAND` shows one.
  */
-import { ApiError } from '../actors/errors.js';
+import { ApiError } from '../actors/shared/errors.js';
 import { buildProgram } from './operator/program.js';
 
 async function main(): Promise<void> {

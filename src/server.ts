@@ -16,7 +16,7 @@ import { startControl, type ControlHandler } from './control.js';
 import { BOARD_API, CHAT_API } from './http/api.js';
 import { ChatApp, errorResponse } from './http/chat_app.js';
 import { Lifecycle } from './http/lifecycle.js';
-import { ApiError } from '../actors/errors.js';
+import { ApiError } from '../actors/shared/errors.js';
 import { listen, type Listener } from './http/uws.js';
 import { collectUploads } from './uploads/collect.js';
 import { resumeExports } from './exports/realm_export.js';

@@ -5,7 +5,7 @@
  * (test_rules.test.ts lists it).
  */
 import t from 'tap';
-import { Role } from '../actors/types.js';
+import { Role } from '../actors/shared/types.js';
 import type { Runtime } from '../actors/runtime/runtime.js';
 import { assertIncreasingSeqs, createUser, freshRuntime, ORG, populated, sendChannel, sendDirect, subscribe, unsubscribe, updateFlags } from './actor_rig.js';
 

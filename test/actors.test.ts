@@ -7,8 +7,8 @@
 import t from 'tap';
 import { notify } from '../actors/areas/index.js';
 import { channelIdByName } from '../actors/areas/channels.js';
-import { Role, type OrgRecord, type UserRecord } from '../actors/types.js';
-import { SYSTEM_GROUPS } from '../actors/group_settings.js';
+import { Role, type OrgRecord, type UserRecord } from '../actors/shared/types.js';
+import { SYSTEM_GROUPS } from '../actors/rules/group_settings.js';
 import { api, assertIncreasingSeqs, codeOf, createOrg, createUser, eventsFor, messageIds, ORG, populated, rig, sendChannel, sendDirect, subscribe, unsubscribe, updateFlags, type Rig } from './actor_rig.js';
 
 /** A user's personal recipient, as the fact that made them recorded it. */

@@ -2,7 +2,7 @@
  * Fixtures of the message board tests: an in-process board (no socket) with an
  * injected clock, and a request helper over `inject`.
  */
-import type { BoardSwitch } from '../actors/board_types.js';
+import type { BoardSwitch } from '../actors/shared/board_types.js';
 import { defaultRuntimeOptions, Runtime, volatileSink, type FactSink } from '../actors/runtime/runtime.js';
 import { BoardApp } from '../src/board/app.js';
 import type { BoardSettings } from '../src/http/route.js';

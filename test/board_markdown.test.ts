@@ -7,7 +7,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import MarkdownIt from 'markdown-it';
-import type { BoardMessage, GuestbookEntry } from '../actors/board_types.js';
+import type { BoardMessage, GuestbookEntry } from '../actors/shared/board_types.js';
 import { escapeInert, readInertBlock, unescapeInert } from '../src/board/markdown.js';
 import { guestbookPageMarkdown, messageMarkdown, messagesPageMarkdown } from '../src/board/render_md.js';
 import { boardFixture } from './board_helpers.js';

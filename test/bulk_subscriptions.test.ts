@@ -6,7 +6,7 @@
  * `Subscribed` per channel) still replay. Nothing here is timed: the work is counted.
  */
 import t from 'tap';
-import type { ChannelRecord } from '../actors/types.js';
+import type { ChannelRecord } from '../actors/shared/types.js';
 import type { ChannelContext } from '../actors/kinds/channel.js';
 import type { Command, Fact, Stamped } from '../actors/areas/index.js';
 import type { QueueDelivery } from '../actors/event_queues/index.js';
@@ -15,7 +15,7 @@ import { BULK_FACT_BUDGET_BYTES, defaultSubscriptionProps } from '../actors/area
 import { listSubscriptions, listUnsubscribed } from '../actors/areas/subscription_settings.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 import { SubscriptionJson, subscriptionView } from '../actors/render/views.js';
-import { Role, type RoleNumber } from '../actors/types.js';
+import { Role, type RoleNumber } from '../actors/shared/types.js';
 import { encodeRecord, MAX_RECORD_BYTES } from '../snapshots/codec.js';
 import { stateDigest } from './state.js';
 

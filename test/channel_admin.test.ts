@@ -5,8 +5,8 @@
  * the notification bot's notices; topics policy on send and on moves; isolation.
  */
 import t from 'tap';
-import { NOTIFICATION_BOT } from '../actors/system_bots.js';
-import { SYSTEM_GROUPS } from '../actors/group_settings.js';
+import { NOTIFICATION_BOT } from '../actors/rules/system_bots.js';
+import { SYSTEM_GROUPS } from '../actors/rules/group_settings.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials } from './helpers.js';

@@ -1,5 +1,5 @@
 /**
- * Code blocks highlighted as Zulip highlights them (actors/markdown/highlight/):
+ * Code blocks highlighted as Zulip highlights them (actors/engines/markdown/highlight/):
  * Pygments' token spans for each language Parley lexes, checked against the HTML
  * Pygments itself writes (fixtures/pygments_highlight_cases.json, recorded by the
  * script beside it); the language names and aliases, the organization's default
@@ -8,15 +8,15 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { renderMarkdown, type MarkdownEnv } from '../actors/markdown/index.js';
+import { renderMarkdown, type MarkdownEnv } from '../actors/engines/markdown/index.js';
 import fc from 'fast-check';
-import { highlight } from '../actors/markdown/highlight/index.js';
-import { lex, type Grammar } from '../actors/markdown/highlight/lexer.js';
-import { firstChars } from '../actors/markdown/highlight/first_chars.js';
-import { PYTHON } from '../actors/markdown/highlight/python.js';
-import { JAVASCRIPT, TYPESCRIPT } from '../actors/markdown/highlight/javascript.js';
-import { BASH } from '../actors/markdown/highlight/shell.js';
-import { TEX } from '../actors/markdown/highlight/tex.js';
+import { highlight } from '../actors/engines/markdown/highlight/index.js';
+import { lex, type Grammar } from '../actors/engines/markdown/highlight/lexer.js';
+import { firstChars } from '../actors/engines/markdown/highlight/first_chars.js';
+import { PYTHON } from '../actors/engines/markdown/highlight/python.js';
+import { JAVASCRIPT, TYPESCRIPT } from '../actors/engines/markdown/highlight/javascript.js';
+import { BASH } from '../actors/engines/markdown/highlight/shell.js';
+import { TEX } from '../actors/engines/markdown/highlight/tex.js';
 
 const recorded = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'pygments_highlight_cases.json'), 'utf8')) as {
   cases: { lang: string; code: string; html: string }[];

@@ -1,12 +1,12 @@
 /**
  * Parley's Unicode emoji table is Zulip's: built from the same sources by Zulip's rules
- * (`actors/emoji_table/build.ts`), and used by Markdown, reactions, statuses and the
+ * (`actors/engines/emoji_table/build.ts`), and used by Markdown, reactions, statuses and the
  * emoji data a client downloads from `server_emoji_data_url`.
  */
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildEmojiTable, readEmojiSources, serializeTable, TABLE_DIR, type EmojiTable } from '../actors/emoji_table/build.js';
+import { buildEmojiTable, readEmojiSources, serializeTable, TABLE_DIR, type EmojiTable } from '../actors/engines/emoji_table/build.js';
 import { chatFixture } from './helpers.js';
 
 const committed = readFileSync(join(TABLE_DIR, 'table.json'), 'utf8');

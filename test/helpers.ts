@@ -9,7 +9,7 @@ import { ChatApp } from '../src/http/chat_app.js';
 import { inject, type InjectRequest } from '../src/http/inject.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { Abortable } from '../src/http/types.js';
-import type { RoleNumber } from '../actors/types.js';
+import type { RoleNumber } from '../actors/shared/types.js';
 import { memoryMailer } from '../src/mail/mailer.js';
 import { captureLogger, noteSecret } from './log_guard.js';
 import { openStore, type Store } from '../src/store.js';

@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import fc from 'fast-check';
-import { IdSet } from '../actors/id_set.js';
+import { IdSet } from '../actors/shared/id_set.js';
 
 type Op =
   | { op: 'add'; id: number }

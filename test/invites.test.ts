@@ -8,7 +8,7 @@ import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MAX_INVITES_PER_DAY } from '../actors/invite_rules.js';
+import { MAX_INVITES_PER_DAY } from '../actors/rules/invites.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
 import { chatFixture, queueEvents, withRole, type ChatFixture, openTestStore } from './helpers.js';

@@ -7,7 +7,7 @@ import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expandTemplate } from '../actors/linkifier_rules.js';
+import { expandTemplate } from '../actors/rules/linkifiers.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
 import { chatFixture, type Credentials, withRole, openTestStore, storeClient } from './helpers.js';

@@ -1,5 +1,5 @@
 /**
- * The Markdown renderer's behaviour (actors/markdown/): mentions and the flags they
+ * The Markdown renderer's behaviour (actors/engines/markdown/): mentions and the flags they
  * set, channel links, fences, emoji, times, links, escaping, and alert words.
  * Zulip's own fixture cases are in markdown_fixtures.test.ts.
  */
@@ -7,9 +7,9 @@ import t from 'tap';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { escapeHtml, hasAlertWord, isOneParagraph, isPlainLine, prepareLines, preprocessLines, renderFull, renderMarkdown, type MarkdownEnv, type RenderState } from '../actors/markdown/index.js';
-import { plainParagraph } from '../actors/markdown/fast.js';
-import { compileLinkifiers } from '../actors/linkifier_rules.js';
+import { escapeHtml, hasAlertWord, isOneParagraph, isPlainLine, prepareLines, preprocessLines, renderFull, renderMarkdown, type MarkdownEnv, type RenderState } from '../actors/engines/markdown/index.js';
+import { plainParagraph } from '../actors/engines/markdown/fast.js';
+import { compileLinkifiers } from '../actors/rules/linkifiers.js';
 
 const users = [
   { user_id: 7, full_name: 'Alice Anders' },

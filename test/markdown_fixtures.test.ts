@@ -13,7 +13,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { renderMarkdown, type MarkdownEnv } from '../actors/markdown/index.js';
+import { renderMarkdown, type MarkdownEnv } from '../actors/engines/markdown/index.js';
 
 interface RegularCase {
   name: string;

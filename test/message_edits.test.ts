@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NOTIFICATION_BOT } from '../actors/system_bots.js';
+import { NOTIFICATION_BOT } from '../actors/rules/system_bots.js';
 import { channelIdByName } from '../actors/areas/channels.js';
 import { type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
 import { channelIdByName } from '../actors/areas/channels.js';
-import { Role } from '../actors/types.js';
-import { NOTIFICATION_BOT } from '../actors/system_bots.js';
+import { Role } from '../actors/shared/types.js';
+import { NOTIFICATION_BOT } from '../actors/rules/system_bots.js';
 import { type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
 

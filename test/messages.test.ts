@@ -1151,7 +1151,7 @@ t.test('other invalid narrow operands are BAD_NARROW, never a 500', async (t) =>
 });
 
 t.test('the search operand is bounded at MAX_SEARCH_LENGTH code points', async (t) => {
-  const { MAX_SEARCH_LENGTH } = await import('../actors/narrow.js');
+  const { MAX_SEARCH_LENGTH } = await import('../actors/engines/narrow.js');
   const { f, alice, owner } = await org(t);
   await send(f, owner, { type: 'stream', to: 'general', topic: 'bound', content: 'needle' });
   const ask = (operand: string) => getMessages(f, alice, { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'search', operand }] });
@@ -1166,7 +1166,7 @@ t.test('the search operand is bounded at MAX_SEARCH_LENGTH code points', async (
 });
 
 t.test('a long search scans in slices, and other requests are answered in between', async (t) => {
-  const { queryMessages, SCAN_SLICE } = await import('../actors/message_query.js');
+  const { queryMessages, SCAN_SLICE } = await import('../actors/engines/message_query.js');
   const { f, alice, owner, general } = await org(t);
   const total = SCAN_SLICE.messages * 5;
   const pending: Promise<unknown>[] = [];

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { Supervisor } from '../actors/core/supervisor.js';
 import { EventQueues, type QueueOptions, type SequencedEvent, type Waiter } from '../actors/event_queues/index.js';
-import type { QueueFact } from '../actors/queue_facts.js';
+import type { QueueFact } from '../actors/shared/queue_facts.js';
 
 interface QueueRig {
   queues: EventQueues;

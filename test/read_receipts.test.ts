@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';
-import { Role } from '../actors/types.js';
+import { Role } from '../actors/shared/types.js';
 import { type Store } from '../src/store.js';
 import { createOrganization } from '../src/bootstrap.js';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { basicAuth, chatFixture, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
 import { register, verifyState } from './client_model.js';
 import { collectUploads } from '../src/uploads/collect.js';
-import { SYSTEM_GROUPS } from '../actors/group_settings.js';
+import { SYSTEM_GROUPS } from '../actors/rules/group_settings.js';
 
 const BOUNDARY = 'parley-emoji-boundary';
 /** The smallest PNG there is: its signature, then bytes that need not be a valid image here. */

@@ -22,7 +22,7 @@ import { collectUploads } from '../src/uploads/collect.js';
 import { queueEvents, settle, withRole, type ChatFixture, type Credentials, openTestStore, untar, injectChecked } from './helpers.js';
 import { world } from './world.js';
 import { exportProgress } from '../actors/areas/realm_exports.js';
-import { Role } from '../actors/types.js';
+import { Role } from '../actors/shared/types.js';
 
 /** Waits until an export is no longer pending (the build runs off the request). */
 async function finished(runtime: Runtime, org: number, id: number): Promise<void> {

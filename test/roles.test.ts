@@ -4,7 +4,7 @@
  * folders, typing, topics and channel members.
  */
 import t from 'tap';
-import { Role } from '../actors/types.js';
+import { Role } from '../actors/shared/types.js';
 import { type Credentials } from './helpers.js';
 import { world } from './world.js';
 

@@ -29,7 +29,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { IdSet } from '../actors/id_set.js';
+import { IdSet } from '../actors/shared/id_set.js';
 import { BOARD_ERRORS } from '../src/board/errors.js';
 import { ChatApp } from '../src/http/chat_app.js';
 import { type InjectRequest } from '../src/http/inject.js';

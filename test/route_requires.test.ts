@@ -7,7 +7,7 @@ import t from 'tap';
 import { refusal, type Requirement } from '../src/http/route.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
 import { chatOpenApi } from '../src/http/chat_openapi.js';
-import { Role, type RoleNumber } from '../actors/types.js';
+import { Role, type RoleNumber } from '../actors/shared/types.js';
 import { chatFixture, withRole } from './helpers.js';
 
 t.test('each requirement admits whom Zulip admits, and refuses the rest with its error', async (t) => {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { openStore, type Store } from '../src/store.js';
-import { NOTIFICATION_BOT } from '../actors/system_bots.js';
+import { NOTIFICATION_BOT } from '../actors/rules/system_bots.js';
 import { queueEvents, settle, withRole, type ChatFixture, type Credentials, storeClient, probeMessageId } from './helpers.js';
 import { world } from './world.js';
 import { verifyState } from './client_model.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { openStore, type Store } from '../src/store.js';
 import { listSnapshots, loadSnapshot } from '../snapshots/snapshot.js';
 import { verifySnapshot } from '../snapshots/snapshot_format.js';
-import { IdSet } from '../actors/id_set.js';
+import { IdSet } from '../actors/shared/id_set.js';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../actors/runtime/runtime.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { stateDigest } from './state.js';

@@ -2,7 +2,7 @@
  * A canonical digest of a runtime's whole state, for tests that compare states
  * (replay, snapshots, restore, crash recovery). Sets and maps are sorted.
  */
-import { IdSet } from '../actors/id_set.js';
+import { IdSet } from '../actors/shared/id_set.js';
 import type { Runtime } from '../actors/runtime/runtime.js';
 
 function canon(value: unknown): unknown {

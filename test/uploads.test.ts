@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { basicAuth, chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
 import { applyEvent } from './client_model.js';
-import { Role } from '../actors/types.js';
+import { Role } from '../actors/shared/types.js';
 import { createOrganization } from '../src/bootstrap.js';
 
 const BOUNDARY = 'parley-test-boundary';

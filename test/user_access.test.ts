@@ -5,7 +5,7 @@
  * restriction off and on, for the guest and for a member.
  */
 import t from 'tap';
-import { Role } from '../actors/types.js';
+import { Role } from '../actors/shared/types.js';
 import { queueEvents, type ChatFixture, type Credentials } from './helpers.js';
 import { world } from './world.js';
 import { applyEvent } from './client_model.js';

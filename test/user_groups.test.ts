@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { verifyState } from './client_model.js';
-import { SYSTEM_GROUPS } from '../actors/group_settings.js';
+import { SYSTEM_GROUPS } from '../actors/rules/group_settings.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { type Store } from '../src/store.js';
 import { chatFixture, queueEvents, withRole, type ChatFixture, type Credentials, openTestStore, storeClient } from './helpers.js';

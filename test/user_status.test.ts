@@ -58,7 +58,7 @@ t.test('POST /users/{user_id}/status: administrators (and a bot\'s owner) change
   const f = await chatFixture();
   t.teardown(f.stop);
   const { withRole } = await import('./helpers.js');
-  const { Role } = await import('../actors/types.js');
+  const { Role } = await import('../actors/shared/types.js');
   const { createOrganization } = await import('../src/bootstrap.js');
   const alice = await f.createUser('alice@example.com', 'Alice');
   const bob = await f.createUser('bob@example.com', 'Bob');

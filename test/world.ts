@@ -15,7 +15,7 @@
  * (`owner` is the fixture's owner), and their ids are read back through GET /get_stream_id.
  * What one file alone needs it adds after this call.
  */
-import type { RoleNumber } from '../actors/types.js';
+import type { RoleNumber } from '../actors/shared/types.js';
 import { chatFixture, type ChatFixture, type Credentials, type FixtureOptions } from './helpers.js';
 
 export interface WorldSpec<U extends string, C extends string> extends FixtureOptions {

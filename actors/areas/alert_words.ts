@@ -7,10 +7,10 @@
  */
 import { area, command, orgFact } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { hasAlertWord } from '../markdown/index.js';
-import { codePointLength } from '../message_rules.js';
+import { hasAlertWord } from '../engines/markdown/index.js';
+import { codePointLength } from '../rules/messages.js';
 import { toOwner } from '../render/events.js';
 
 export const MAX_ALERT_WORD_LENGTH = 100;

@@ -13,11 +13,11 @@
 import { area, command, fact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import type { AttachmentRecord, OrgContext } from '../kinds/organization.js';
-import { canReadChannelMessage } from '../message_query.js';
+import { canReadChannelMessage } from '../engines/message_query.js';
 import { eventJson } from '../render/events.js';
-import type { UserRecord } from '../types.js';
+import type { UserRecord } from '../shared/types.js';
 
 /** A file was uploaded and stored durably. */
 export interface AttachmentAdded {

@@ -7,8 +7,8 @@
  */
 import { area, command, fact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
-import { BoardError, invalidField } from '../errors.js';
-import type { BoardMessage, BoardSwitch, GuestbookEntry, VisitContext } from '../board_types.js';
+import { BoardError, invalidField } from '../shared/errors.js';
+import type { BoardMessage, BoardSwitch, GuestbookEntry, VisitContext } from '../shared/board_types.js';
 import { findMessage, MAX_OUTSTANDING_NONCES, nonceHash, validNonce, type BoardContext } from '../kinds/board.js';
 
 /**

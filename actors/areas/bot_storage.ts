@@ -8,9 +8,9 @@
 import { area, command, userFact } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest, botsOnly } from '../errors.js';
+import { badRequest, botsOnly } from '../shared/errors.js';
 import type { UserContext } from '../kinds/user.js';
-import { entryChars } from '../personal.js';
+import { entryChars } from '../rules/personal.js';
 
 /** Zulip's `USER_STATE_SIZE_LIMIT`, in characters. */
 export const BOT_STORAGE_LIMIT = 10_000_000;

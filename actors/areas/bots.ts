@@ -8,15 +8,15 @@
 import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { administeredBots, botAdministrators, botEmail, BOT_TYPES, botView, canAdministerBot } from '../bots.js';
-import { badRequest } from '../errors.js';
-import { hasGroupPermission } from '../group_settings.js';
+import { administeredBots, botAdministrators, botEmail, BOT_TYPES, botView, canAdministerBot } from '../rules/bots.js';
+import { badRequest } from '../shared/errors.js';
+import { hasGroupPermission } from '../rules/group_settings.js';
 import { hasContentAccess } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { realmSettings } from '../realm_settings.js';
+import { realmSettings } from '../rules/realm_settings.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import { Role, type BotDefaults, type UserRecord } from '../types.js';
-import { checkFullName, makeUser } from '../user_rules.js';
+import { Role, type BotDefaults, type UserRecord } from '../shared/types.js';
+import { checkFullName, makeUser } from '../rules/users.js';
 import type { UserActivationChanged, UserCreated } from './users.js';
 
 /** A bot's name, owner or defaults changed. */

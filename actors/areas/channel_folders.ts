@@ -7,12 +7,12 @@
 import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { adminRequired, badRequest } from '../errors.js';
+import { adminRequired, badRequest } from '../shared/errors.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { renderMarkdown } from '../markdown/index.js';
-import { codePointLength, LIMITS } from '../message_rules.js';
+import { renderMarkdown } from '../engines/markdown/index.js';
+import { codePointLength, LIMITS } from '../rules/messages.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import { Role, type ChannelFolderRecord } from '../types.js';
+import { Role, type ChannelFolderRecord } from '../shared/types.js';
 import { mentionResolver } from './messages.js';
 
 /** A channel folder was created. */

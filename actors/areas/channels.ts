@@ -16,21 +16,21 @@
 import { area, command, fact, type Delivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { adminRequired, ApiError, badRequest } from '../errors.js';
-import { groupSettingChange, hasGroupPermission } from '../group_settings.js';
-import { isChannelAdmin } from '../edit_rules.js';
+import { adminRequired, ApiError, badRequest } from '../shared/errors.js';
+import { groupSettingChange, hasGroupPermission } from '../rules/group_settings.js';
+import { isChannelAdmin } from '../rules/message_edits.js';
 import { canAccessChannel, channelGroupSetting, CHANNEL_GROUP_DEFAULTS, hasContentAccess, received, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { renderMarkdown } from '../markdown/index.js';
-import { CHANNEL_EVENTS_TOPIC, checkChannelName, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
+import { renderMarkdown } from '../engines/markdown/index.js';
+import { CHANNEL_EVENTS_TOPIC, checkChannelName, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../rules/messages.js';
 import { eventJson, listEvent } from '../render/events.js';
 import { channelView } from '../render/views.js';
-import { Role, type ChannelGroupSettingKey, type ChannelRecord, type GroupSettingValue, type TopicsPolicy, type UserRecord } from '../types.js';
+import { Role, type ChannelGroupSettingKey, type ChannelRecord, type GroupSettingValue, type TopicsPolicy, type UserRecord } from '../shared/types.js';
 import { mentionResolver, notificationBotMessage } from './messages.js';
 import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
 import { DEFAULT_CHANNEL_PRIVATE, defaultChannelsDelivery } from './default_channels.js';
-import { realmSettings } from '../realm_settings.js';
-import { checkNewChannelSettings, TOPICS_POLICIES } from '../channel_settings.js';
+import { realmSettings } from '../rules/realm_settings.js';
+import { checkNewChannelSettings, TOPICS_POLICIES } from '../rules/channel_settings.js';
 
 
 /** What changed in a channel: the record's fields, as they are now. */

@@ -9,10 +9,10 @@
 import { area, command, fact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { adminRequired, badRequest } from '../errors.js';
+import { adminRequired, badRequest } from '../shared/errors.js';
 import { canAccessChannel, hasContentAccess, type ChannelContext } from '../kinds/channel.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import { Role } from '../types.js';
+import { Role } from '../shared/types.js';
 
 /** Zulip's answer when a request would leave a channel both private and default (`PATCH /streams/{id}`, `POST /channels/create`). */
 export const DEFAULT_CHANNEL_PRIVATE = 'A default channel cannot be private.';

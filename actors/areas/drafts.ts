@@ -9,13 +9,13 @@
 import { area, command, userFact } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest, notFound } from '../errors.js';
+import { badRequest, notFound } from '../shared/errors.js';
 import { canAccessChannel } from '../kinds/channel.js';
 import type { UserContext } from '../kinds/user.js';
-import { checkContent, LIMITS, truncateCodePoints } from '../message_rules.js';
-import type { Draft } from '../personal.js';
+import { checkContent, LIMITS, truncateCodePoints } from '../rules/messages.js';
+import type { Draft } from '../rules/personal.js';
 import { toOwner } from '../render/events.js';
-import { effectiveSettings } from '../user_settings.js';
+import { effectiveSettings } from '../rules/user_settings.js';
 
 /** At most this many drafts, the most recently edited, are in `/register` (Zulip's `MAX_DRAFTS_IN_REGISTER_RESPONSE`). */
 export const MAX_DRAFTS_IN_REGISTER = 1000;

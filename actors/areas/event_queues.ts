@@ -5,7 +5,7 @@
  * named queues, or for all of them.
  */
 import { area, fact } from '../core/area.js';
-import type { HeartbeatsDue, QueueRegistered, QueuesDropped, ServerRestarted } from '../queue_facts.js';
+import type { HeartbeatsDue, QueueRegistered, QueuesDropped, ServerRestarted } from '../shared/queue_facts.js';
 import { versionFields } from '../render/register_payloads.js';
 
 const HEARTBEAT_JSON = '"type":"heartbeat"';

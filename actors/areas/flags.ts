@@ -6,12 +6,12 @@
 import { area, command, userFact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import { received } from '../kinds/channel.js';
 import { hasFlag, SERVER_FLAGS, setFlag, SETTABLE_FLAGS, STORED_FLAGS, type UserContext } from '../kinds/user.js';
-import type { MessageRecord, UserRecord } from '../types.js';
+import type { MessageRecord, UserRecord } from '../shared/types.js';
 import { toOwner } from '../render/events.js';
-import { unreadMessages } from '../unread.js';
+import { unreadMessages } from '../engines/unread.js';
 
 /** A user changed a personal flag on some messages. */
 export interface FlagsUpdated {

@@ -9,12 +9,12 @@
  */
 import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
-import { SYSTEM_GROUPS } from '../group_settings.js';
+import { SYSTEM_GROUPS } from '../rules/group_settings.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { realmSettings } from '../realm_settings.js';
+import { realmSettings } from '../rules/realm_settings.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import { Role, type UserRecord } from '../types.js';
-import { onProbation } from '../user_rules.js';
+import { Role, type UserRecord } from '../shared/types.js';
+import { onProbation } from '../rules/users.js';
 
 /** Members joined or left `role:fullmembers` (the waiting period passed, or its length changed). */
 export interface FullMembersChanged { type: 'FullMembersChanged'; org: number; promoted: number[]; demoted: number[] }

@@ -10,17 +10,17 @@
 import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest, missingArgument } from '../errors.js';
+import { badRequest, missingArgument } from '../shared/errors.js';
 import { addInvite, type EmailInvite, type InviteBase, type MultiuseInvite, type OrgContext } from '../kinds/organization.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import { Role, type RoleNumber, type UserRecord } from '../types.js';
-import { checkEmail, makeUser } from '../user_rules.js';
+import { Role, type RoleNumber, type UserRecord } from '../shared/types.js';
+import { checkEmail, makeUser } from '../rules/users.js';
 import {
   accessInvite, accessInviter, checkInvitedAs, checkInviteTargets, DEFAULT_INVITE_EXPIRY_MINUTES, emailAllowedInOrg, groupsOnJoin, invitationFailed, inviteeEmails, inviteeError,
   isLive, MAX_INVITES_PER_DAY, sentToday, type InviteeError,
-} from '../invite_rules.js';
-import { hasGroupPermission } from '../group_settings.js';
-import { realmSettings } from '../realm_settings.js';
+} from '../rules/invites.js';
+import { hasGroupPermission } from '../rules/group_settings.js';
+import { realmSettings } from '../rules/realm_settings.js';
 import { mentionResolver, notificationBotDirect, type MessageSent } from './messages.js';
 import { settingsForNewUser } from './settings.js';
 import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';

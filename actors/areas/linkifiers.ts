@@ -6,11 +6,11 @@
 import { area, command, orgFact } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { adminRequired, ApiError, badRequest } from '../errors.js';
+import { adminRequired, ApiError, badRequest } from '../shared/errors.js';
 import type { Linkifier, OrgContext } from '../kinds/organization.js';
-import { checkLinkifier } from '../linkifier_rules.js';
+import { checkLinkifier } from '../rules/linkifiers.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import { Role } from '../types.js';
+import { Role } from '../shared/types.js';
 
 /** The linkifier list changed: one added, changed or removed, or all reordered. The list as it is now. */
 export interface LinkifiersChanged { type: 'LinkifiersChanged'; org: number; linkifiers: Linkifier[]; last_id: number }

@@ -1,21 +1,21 @@
 /**
  * Deleting messages (Zulip's `do_delete_messages`): one at a time by its sender or a
  * moderator of it (`DELETE /messages/{id}`, who may is `checkCanDelete` in
- * edit_rules.ts), every message of some senders (a user's deactivation with `actions`,
+ * rules/message_edits.ts), every message of some senders (a user's deactivation with `actions`,
  * deletion_jobs.ts), and the batches of a topic's deletion (topic_deletion.ts); the `delete_message`
  * events, in the bulk form for clients that declared `bulk_message_deletion`.
  */
 import { area, fact, messageCommand, type OutgoingEvent, type UserDelivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { checkCanDelete } from '../edit_rules.js';
-import { badRequest } from '../errors.js';
+import { checkCanDelete } from '../rules/message_edits.js';
+import { badRequest } from '../shared/errors.js';
 import { dropMessages, received, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { EMPTY_TOPIC_DISPLAY_NAME, messageActor } from '../message_rules.js';
-import { realmSettings } from '../realm_settings.js';
+import { EMPTY_TOPIC_DISPLAY_NAME, messageActor } from '../rules/messages.js';
+import { realmSettings } from '../rules/realm_settings.js';
 import { eventJson } from '../render/events.js';
-import type { MessageRecord } from '../types.js';
+import type { MessageRecord } from '../shared/types.js';
 import { linkChanges, type AttachmentLinksChanged } from './attachments.js';
 
 /**

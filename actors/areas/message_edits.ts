@@ -17,22 +17,22 @@ import type { StateView } from '../core/state_view.js';
 import {
   canMoveOutOfChannel, canMoveWithinChannel, canResolveTopics, checkCanEditContent, checkWholeTopicMovable, moveDeadline, pastMoveLimit,
   RESOLVED_TOPIC_PREFIX, resolves, unresolves,
-} from '../edit_rules.js';
-import { ApiError, badRequest } from '../errors.js';
+} from '../rules/message_edits.js';
+import { ApiError, badRequest } from '../shared/errors.js';
 import type { OutgoingEvent } from '../core/area.js';
-import { hasGroupPermission } from '../group_settings.js';
+import { hasGroupPermission } from '../rules/group_settings.js';
 import { channelGroupSetting, dropMessages, hasContentAccess, putMessages, received, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { flagsOf, userTopicKey } from '../kinds/user.js';
-import { renderMarkdown } from '../markdown/index.js';
-import { canReadChannelMessage } from '../message_query.js';
-import { stampHas } from '../message_has.js';
-import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME, messageActor, topicNamed } from '../message_rules.js';
-import { allowEditHistory, realmMessageSettings, RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS } from '../realm_settings.js';
+import { renderMarkdown } from '../engines/markdown/index.js';
+import { canReadChannelMessage } from '../engines/message_query.js';
+import { stampHas } from '../engines/message_has.js';
+import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME, messageActor, topicNamed } from '../rules/messages.js';
+import { allowEditHistory, realmMessageSettings, RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS } from '../rules/realm_settings.js';
 import { eventJson } from '../render/events.js';
 import { htmlDiff } from '../render/html_diff.js';
 import { topicLinks } from '../render/views.js';
-import { Role, type EditHistoryEntry, type MessageRecord, type UserRecord } from '../types.js';
+import { Role, type EditHistoryEntry, type MessageRecord, type UserRecord } from '../shared/types.js';
 import { checkGroupMentions, notificationBotMessage, senderResolver } from './messages.js';
 import { deletionDelivery, type MessageDeleted } from './message_deletion.js';
 import { revisitMovedInto } from './deletion_jobs.js';

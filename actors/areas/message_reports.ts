@@ -8,13 +8,13 @@
 import { area, command } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import type { ChannelContext } from '../kinds/channel.js';
-import { checkContent, checkTopic, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS, truncateCodePoints } from '../message_rules.js';
-import { realmSettings } from '../realm_settings.js';
-import { unusedFence } from '../scheduled_rules.js';
-import { senderOf } from '../system_bots.js';
-import type { MessageRecord, UserRecord } from '../types.js';
+import { checkContent, checkTopic, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS, truncateCodePoints } from '../rules/messages.js';
+import { realmSettings } from '../rules/realm_settings.js';
+import { unusedFence } from '../rules/scheduled.js';
+import { senderOf } from '../rules/system_bots.js';
+import type { MessageRecord, UserRecord } from '../shared/types.js';
 import { accessMessage, notificationBotMessage, type MessageSent } from './messages.js';
 import { globalTime } from './scheduled_messages.js';
 

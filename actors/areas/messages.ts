@@ -10,29 +10,29 @@
 import { area, fact, messageCommand, type Address, type Delivery, type UserDelivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import { canAccessChannel, hasContentAccess, type ChannelContext } from '../kinds/channel.js';
 import { addDirectMessage, userByEmail, type OrgContext } from '../kinds/organization.js';
-import { renderMarkdown, type MarkdownEnv, type Rendered } from '../markdown/index.js';
-import { checkContent, checkTopic, checkTopicsPolicy, LIMITS, MESSAGE_TRUNCATED, truncateCodePoints } from '../message_rules.js';
+import { renderMarkdown, type MarkdownEnv, type Rendered } from '../engines/markdown/index.js';
+import { checkContent, checkTopic, checkTopicsPolicy, LIMITS, MESSAGE_TRUNCATED, truncateCodePoints } from '../rules/messages.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import type { OutgoingEvent } from '../core/area.js';
 import { messageView, userView, type MessageViewOptions } from '../render/views.js';
-import type { ChannelRecord, MessageRecord, UserRecord } from '../types.js';
-import { groupMemberIds, hasGroupPermission, SYSTEM_GROUP_INFO, SYSTEM_GROUPS } from '../group_settings.js';
-import { realmSettings } from '../realm_settings.js';
-import { NOTIFICATION_BOT } from '../system_bots.js';
-import { compileLinkifiers } from '../linkifier_rules.js';
+import type { ChannelRecord, MessageRecord, UserRecord } from '../shared/types.js';
+import { groupMemberIds, hasGroupPermission, SYSTEM_GROUP_INFO, SYSTEM_GROUPS } from '../rules/group_settings.js';
+import { realmSettings } from '../rules/realm_settings.js';
+import { NOTIFICATION_BOT } from '../rules/system_bots.js';
+import { compileLinkifiers } from '../rules/linkifiers.js';
 import { alertedUsers } from './alert_words.js';
 import { activeEmojiNamed, emojiSourceUrl } from './realm_emoji.js';
-import { canReadChannelMessage, lowerBound } from '../message_query.js';
-import { stampHas } from '../message_has.js';
+import { canReadChannelMessage, lowerBound } from '../engines/message_query.js';
+import { stampHas } from '../engines/message_has.js';
 import { received } from '../kinds/channel.js';
 import { flagsOf } from '../kinds/user.js';
 import { linkChanges, type AttachmentLinksChanged } from './attachments.js';
-import { removedEvent, type ScheduledKind } from '../scheduled_rules.js';
-import { checkCanAccessRecipients, inaccessibleSender, revealedByDirectMessage, usersWhoCanAccess, type AccessCheck } from '../user_access.js';
-import { checkWidgetContent, widgetOfContent, widgetSubmessageContent, type WidgetContent } from '../widgets.js';
+import { removedEvent, type ScheduledKind } from '../rules/scheduled.js';
+import { checkCanAccessRecipients, inaccessibleSender, revealedByDirectMessage, usersWhoCanAccess, type AccessCheck } from '../rules/user_access.js';
+import { checkWidgetContent, widgetOfContent, widgetSubmessageContent, type WidgetContent } from '../rules/widgets.js';
 
 /**
  * A message was sent. Its channel recipients are the channel's subscribers at this
@@ -208,7 +208,7 @@ export function notificationBotMessage(
   return systemBotChannelMessage(env, org, NOTIFICATION_BOT, channel, topic, content, options);
 }
 
-/** A message a system bot (`actors/system_bots.ts`) posts to a channel topic, unread for all its recipients. */
+/** A message a system bot (`actors/rules/system_bots.ts`) posts to a channel topic, unread for all its recipients. */
 export function systemBotChannelMessage(
   env: DecideEnv,
   org: OrgContext,
@@ -239,7 +239,7 @@ export function notificationBotDirect(env: DecideEnv, org: OrgContext, to: UserR
   return systemBotDirect(env, org, NOTIFICATION_BOT, to, content, lookup);
 }
 
-/** A direct message from a system bot (`actors/system_bots.ts`) to one user, unread for them. */
+/** A direct message from a system bot (`actors/rules/system_bots.ts`) to one user, unread for them. */
 export function systemBotDirect(env: DecideEnv, org: OrgContext, bot: Readonly<UserRecord>, to: UserRecord, content: string, lookup: MarkdownEnv = mentionResolver(org)): MessageSent {
   const rendered = renderMarkdown(content, lookup);
   const message: MessageRecord = {

@@ -8,11 +8,11 @@
 import { area, command, userFact } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import type { UserContext } from '../kinds/user.js';
-import { accessibleUserIds, canAccessAllUsers } from '../presence_rules.js';
+import { accessibleUserIds, canAccessAllUsers } from '../rules/presence.js';
 import { toOwner } from '../render/events.js';
-import { senderOf } from '../system_bots.js';
+import { senderOf } from '../rules/system_bots.js';
 import type { FlagsUpdated } from './flags.js';
 
 /** `user_id` muted `muted_user_id` at `timestamp` (Unix seconds). */

@@ -7,10 +7,10 @@
 import { area, command, userFact } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, badRequest } from '../shared/errors.js';
 import type { UserContext } from '../kinds/user.js';
-import { codePointLength } from '../message_rules.js';
-import type { NavigationView } from '../personal.js';
+import { codePointLength } from '../rules/messages.js';
+import type { NavigationView } from '../rules/personal.js';
 import { toOwner } from '../render/events.js';
 
 /** Zulip's `BUILT_IN_VIEW_FRAGMENTS`: views that exist without being added, and take no name. */

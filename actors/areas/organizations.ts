@@ -6,13 +6,13 @@
 import { area, command, fact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, badRequest } from '../shared/errors.js';
 import { addUser } from '../kinds/organization.js';
 import type { ServerContext } from '../kinds/server.js';
 import { realmSection } from '../render/register_payloads.js';
-import { realmSettings } from '../realm_settings.js';
-import { Role, type OrgRecord, type UserRecord } from '../types.js';
-import { makeUser } from '../user_rules.js';
+import { realmSettings } from '../rules/realm_settings.js';
+import { Role, type OrgRecord, type UserRecord } from '../shared/types.js';
+import { makeUser } from '../rules/users.js';
 
 /** An organization and its first owner came into being. */
 export interface OrgCreated { type: 'OrgCreated'; org: OrgRecord; owner: UserRecord }

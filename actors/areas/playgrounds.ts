@@ -6,11 +6,11 @@
  */
 import { area, command, orgFact } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
-import { adminRequired, ApiError, badRequest } from '../errors.js';
+import { adminRequired, ApiError, badRequest } from '../shared/errors.js';
 import type { OrgContext, Playground } from '../kinds/organization.js';
-import { templateVariables } from '../linkifier_rules.js';
+import { templateVariables } from '../rules/linkifiers.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import { Role } from '../types.js';
+import { Role } from '../shared/types.js';
 
 /** Zulip's `RealmPlayground.MAX_PYGMENTS_LANGUAGE_LENGTH`. */
 export const MAX_PYGMENTS_LANGUAGE_LENGTH = 40;

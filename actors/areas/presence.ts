@@ -27,11 +27,11 @@
 import { area, command, fact, orgFact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { effectiveSettings } from '../user_settings.js';
-import type { UserRecord } from '../types.js';
-import { BACK_ONLINE_AFTER_SECS, OFFLINE_THRESHOLD_SECS, fetchPresences, legacyClientInfoOf, presenceAudience, PRESENCE_UPDATE_MIN_FREQ_SECONDS, timestampsOf, USER_LIMIT_FOR_PRESENCE_EVENTS } from '../presence_rules.js';
+import { effectiveSettings } from '../rules/user_settings.js';
+import type { UserRecord } from '../shared/types.js';
+import { BACK_ONLINE_AFTER_SECS, OFFLINE_THRESHOLD_SECS, fetchPresences, legacyClientInfoOf, presenceAudience, PRESENCE_UPDATE_MIN_FREQ_SECONDS, timestampsOf, USER_LIMIT_FOR_PRESENCE_EVENTS } from '../rules/presence.js';
 import { eventJson } from '../render/events.js';
 
 /** A user's presence row changed (volatile: applied in memory, never logged). */

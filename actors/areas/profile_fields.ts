@@ -9,15 +9,15 @@
 import { area, command, orgFact } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { adminRequired, badRequest } from '../errors.js';
+import { adminRequired, badRequest } from '../shared/errors.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { renderMarkdown } from '../markdown/index.js';
-import { codePointLength } from '../message_rules.js';
+import { renderMarkdown } from '../engines/markdown/index.js';
+import { codePointLength } from '../rules/messages.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import { usersWhoCanAccess } from '../user_access.js';
-import { Role, type ProfileFieldRecord, type ProfileValue, type UserRecord } from '../types.js';
+import { usersWhoCanAccess } from '../rules/user_access.js';
+import { Role, type ProfileFieldRecord, type ProfileValue, type UserRecord } from '../shared/types.js';
 import { mentionResolver } from './messages.js';
-import { DEFAULT_EXTERNAL_ACCOUNTS } from '../external_accounts.js';
+import { DEFAULT_EXTERNAL_ACCOUNTS } from '../rules/external_accounts.js';
 
 export { DEFAULT_EXTERNAL_ACCOUNTS };
 

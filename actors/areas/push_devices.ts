@@ -8,9 +8,9 @@
 import { area, command, userFact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import type { UserContext } from '../kinds/user.js';
-import { checkPushKey, tokenIdOf, type ClientDevice, type DevicePushState, type PushAccount, type PushToken } from '../push_devices.js';
+import { checkPushKey, tokenIdOf, type ClientDevice, type DevicePushState, type PushAccount, type PushToken } from '../rules/push_devices.js';
 import { toOwner } from '../render/events.js';
 
 export interface PushTokenAdded { type: 'PushTokenAdded'; org: number; user_id: number; token: PushToken }

@@ -8,12 +8,12 @@
 import { area, fact, messageCommand } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, badRequest } from '../shared/errors.js';
 import { received, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { eventJson } from '../render/events.js';
-import { messageActor } from '../message_rules.js';
-import type { MessageRecord, Reaction } from '../types.js';
+import { messageActor } from '../rules/messages.js';
+import type { MessageRecord, Reaction } from '../shared/types.js';
 
 /** Someone added or removed a reaction. `audience` is who is told. */
 export interface ReactionChanged {

@@ -1,7 +1,7 @@
 /**
  * Changing the organization's settings (`PATCH /realm`, Zulip's
  * `zerver/views/realm.py` `update_realm`): its name and description, and the
- * settings Parley's features read (`actors/realm_settings.ts`): message editing and
+ * settings Parley's features read (`actors/rules/realm_settings.ts`): message editing and
  * moving, deletion limits, the waiting period, and the organization's permission
  * groups. One `realm` event per setting, in Zulip's form: `update` with the value,
  * or, for message editing and the group settings, `update_dict` with
@@ -11,16 +11,16 @@ import { area, command, fact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { canAccessChannel } from '../kinds/channel.js';
-import { ApiError, adminRequired, badRequest } from '../errors.js';
-import { groupSettingChange, hasGroupPermission, isSystemGroup, SYSTEM_GROUP_INFO, SYSTEM_GROUPS } from '../group_settings.js';
-import { canAccessAllUsers } from '../presence_rules.js';
+import { ApiError, adminRequired, badRequest } from '../shared/errors.js';
+import { groupSettingChange, hasGroupPermission, isSystemGroup, SYSTEM_GROUP_INFO, SYSTEM_GROUPS } from '../rules/group_settings.js';
+import { canAccessAllUsers } from '../rules/presence.js';
 import { accessChangeDeliveries } from '../render/access_events.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { codePointLength } from '../message_rules.js';
-import { checkRealmValue, isChannelSetting, isGroupSetting, realmSettings, REALM_SETTING_NAMES, UPDATE_DICT_SETTINGS, type RealmSettingName } from '../realm_settings.js';
+import { codePointLength } from '../rules/messages.js';
+import { checkRealmValue, isChannelSetting, isGroupSetting, realmSettings, REALM_SETTING_NAMES, UPDATE_DICT_SETTINGS, type RealmSettingName } from '../rules/realm_settings.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import { Role, type GroupSettingValue, type UserRecord } from '../types.js';
-import { WELCOME_BOT } from '../system_bots.js';
+import { Role, type GroupSettingValue, type UserRecord } from '../shared/types.js';
+import { WELCOME_BOT } from '../rules/system_bots.js';
 import { fullMemberChanges, type FullMembersChanged } from './full_members.js';
 import { systemBotChannelMessage, systemBotDirect, type MessageSent } from './messages.js';
 

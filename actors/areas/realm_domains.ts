@@ -6,11 +6,11 @@
  */
 import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, badRequest } from '../shared/errors.js';
 import type { OrgContext, RealmDomain } from '../kinds/organization.js';
-import { realmSettings } from '../realm_settings.js';
+import { realmSettings } from '../rules/realm_settings.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import { Role } from '../types.js';
+import { Role } from '../shared/types.js';
 
 /** A domain was added, changed (`allow_subdomains`) or removed. */
 export interface RealmDomainChanged {

@@ -12,13 +12,13 @@
 import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { StateView } from '../core/state_view.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
-import { ApiError, badRequest, notFound } from '../errors.js';
-import { hasGroupPermission } from '../group_settings.js';
-import { emojiCodeOf, type CustomEmoji } from '../emoji.js';
+import { ApiError, badRequest, notFound } from '../shared/errors.js';
+import { hasGroupPermission } from '../rules/group_settings.js';
+import { emojiCodeOf, type CustomEmoji } from '../engines/emoji.js';
 import type { OrgContext, RealmEmojiRecord } from '../kinds/organization.js';
-import { realmSettings } from '../realm_settings.js';
+import { realmSettings } from '../rules/realm_settings.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import { Role } from '../types.js';
+import { Role } from '../shared/types.js';
 
 /** Zulip's `MAX_EMOJI_FILE_SIZE_MIB`. */
 export const MAX_EMOJI_FILE_SIZE_MIB = 5;

@@ -13,10 +13,10 @@
 import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { adminRequired, badRequest } from '../errors.js';
+import { adminRequired, badRequest } from '../shared/errors.js';
 import type { OrgContext, RealmExportRecord } from '../kinds/organization.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
-import { Role, type UserRecord } from '../types.js';
+import { Role, type UserRecord } from '../shared/types.js';
 import { notificationBotDirect, type MessageSent } from './messages.js';
 
 /** Zulip's `RealmExport.EXPORT_PUBLIC` and `EXPORT_FULL_WITH_CONSENT`. */

@@ -9,12 +9,12 @@
 import { area, command } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import type { UserContext } from '../kinds/user.js';
-import { renderMarkdown } from '../markdown/index.js';
-import { checkContent, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS, truncateCodePoints } from '../message_rules.js';
-import { MAX_REMINDER_NOTE_LENGTH, reminderView, scheduledOfKind, unusedFence, type ScheduledMessageAdded, type ScheduledRecord } from '../scheduled_rules.js';
-import type { MessageRecord, UserRecord } from '../types.js';
+import { renderMarkdown } from '../engines/markdown/index.js';
+import { checkContent, codePointLength, EMPTY_TOPIC_DISPLAY_NAME, LIMITS, truncateCodePoints } from '../rules/messages.js';
+import { MAX_REMINDER_NOTE_LENGTH, reminderView, scheduledOfKind, unusedFence, type ScheduledMessageAdded, type ScheduledRecord } from '../rules/scheduled.js';
+import type { MessageRecord, UserRecord } from '../shared/types.js';
 import { messageLink } from './message_edits.js';
 import { accessMessage, mentionResolver, notificationBotDirect, type MessageSent } from './messages.js';
 

@@ -6,10 +6,10 @@
 import { area, command, userFact } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest, notFound } from '../errors.js';
+import { badRequest, notFound } from '../shared/errors.js';
 import type { UserContext } from '../kinds/user.js';
-import { codePointLength, LIMITS } from '../message_rules.js';
-import type { SavedSnippet } from '../personal.js';
+import { codePointLength, LIMITS } from '../rules/messages.js';
+import type { SavedSnippet } from '../rules/personal.js';
 import { toOwner } from '../render/events.js';
 
 /** Zulip's `SavedSnippet.MAX_TITLE_LENGTH`. */

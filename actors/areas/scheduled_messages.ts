@@ -14,10 +14,10 @@
 import { area, command, userFact } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { ApiError, badRequest, notFound } from '../errors.js';
+import { ApiError, badRequest, notFound } from '../shared/errors.js';
 import type { UserContext } from '../kinds/user.js';
-import { checkTopic } from '../message_rules.js';
-import { addedEvent, removedEvent, scheduledMessageView, scheduledOfKind, updatedEvent, type ScheduledKind, type ScheduledMessageAdded, type ScheduledRecord } from '../scheduled_rules.js';
+import { checkTopic } from '../rules/messages.js';
+import { addedEvent, removedEvent, scheduledMessageView, scheduledOfKind, updatedEvent, type ScheduledKind, type ScheduledMessageAdded, type ScheduledRecord } from '../rules/scheduled.js';
 import { notificationBotDirect, decideChannelSend, decideDirectSend, type MessageSent } from './messages.js';
 import type { AttachmentLinksChanged } from './attachments.js';
 import { reminderDelivery } from './reminders.js';

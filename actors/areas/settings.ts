@@ -12,15 +12,15 @@
  */
 import { area, command, fact, orgFact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
-import { adminRequired, badRequest } from '../errors.js';
+import { adminRequired, badRequest } from '../shared/errors.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { activeUsersWhere, deliveryEmailDelivery, eventJson } from '../render/events.js';
-import { Role, type UserRecord } from '../types.js';
-import { checkFullName } from '../user_rules.js';
+import { Role, type UserRecord } from '../shared/types.js';
+import { checkFullName } from '../rules/users.js';
 import { exportConsentDelivery } from './realm_exports.js';
 import { presenceToggled, type PresenceNotified } from './presence.js';
-import { DEFAULTABLE_SETTINGS, effectiveSettings, EMOJISETS, LANGUAGES, NOTIFICATION_SOUNDS, storedSettings, USER_SETTINGS } from '../user_settings.js';
-import { usersWhoCanAccess } from '../user_access.js';
+import { DEFAULTABLE_SETTINGS, effectiveSettings, EMOJISETS, LANGUAGES, NOTIFICATION_SOUNDS, storedSettings, USER_SETTINGS } from '../rules/user_settings.js';
+import { usersWhoCanAccess } from '../rules/user_access.js';
 
 /** A user's settings changed (only the settings that did), and perhaps their name, time zone or password. */
 export interface UserSettingsChanged {

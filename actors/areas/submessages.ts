@@ -2,21 +2,21 @@
  * Submessages (Zulip's `zerver/actions/submessage.py`): what clients attach to a
  * message with a widget (a vote on a poll, a new option, a task struck), and the
  * `submessage` event that tells everyone who holds the message. The widget itself is
- * attached by the send (`actors/areas/messages.ts`); the rules are `actors/widgets.ts`.
+ * attached by the send (`actors/areas/messages.ts`); the rules are `actors/rules/widgets.ts`.
  * The actor that owns the message decides: its channel's, or the organization's for
  * a direct message. Message records are replaced, never changed in place.
  */
 import { area, fact, messageCommand } from '../core/area.js';
 import type { DecideEnv, Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import { received, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { canReadChannelMessage } from '../message_query.js';
-import { messageActor } from '../message_rules.js';
+import { canReadChannelMessage } from '../engines/message_query.js';
+import { messageActor } from '../rules/messages.js';
 import { eventJson } from '../render/events.js';
-import { Role, type MessageRecord, type Submessage, type UserRecord } from '../types.js';
-import { checkSubmessage } from '../widgets.js';
+import { Role, type MessageRecord, type Submessage, type UserRecord } from '../shared/types.js';
+import { checkSubmessage } from '../rules/widgets.js';
 
 /** A submessage was attached to a message. `audience` is who is told. */
 export interface SubmessageAdded {

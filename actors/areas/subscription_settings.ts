@@ -8,13 +8,13 @@
 import { area, command, type Delivery, userFact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import { canAccessChannel } from '../kinds/channel.js';
 import type { UserContext } from '../kinds/user.js';
 import { MAX_CHANNELS_PER_REQUEST } from './subscriptions.js';
 import { eventJson } from '../render/events.js';
 import { channelView, subscriptionView } from '../render/views.js';
-import type { SubscriptionProps, UserRecord } from '../types.js';
+import type { SubscriptionProps, UserRecord } from '../shared/types.js';
 
 // Reads: a user's subscriptions, as GET /users/me/subscriptions and register show them.
 

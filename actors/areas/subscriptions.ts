@@ -13,19 +13,19 @@
 import { area, command, fact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, badRequest } from '../shared/errors.js';
 import { addSubscribers, canAccessChannel, emptyChannel, removeSubscribers } from '../kinds/channel.js';
 import { addChannel, type OrgContext } from '../kinds/organization.js';
 import { join, leave } from '../kinds/user.js';
 import { defaultChannelsDelivery } from './default_channels.js';
-import { renderDescription, upgradeDescription } from '../channel_description.js';
+import { renderDescription, upgradeDescription } from '../engines/channel_description.js';
 import { mentionResolver, notificationBotDirect, type MessageSent } from './messages.js';
-import { checkNewChannelSettings } from '../channel_settings.js';
-import { checkChannelName, codePointLength, LIMITS } from '../message_rules.js';
+import { checkNewChannelSettings } from '../rules/channel_settings.js';
+import { checkChannelName, codePointLength, LIMITS } from '../rules/messages.js';
 import { activeUsersWhere, eventJson, listEvent, seesNewChannel } from '../render/events.js';
 import { channelView, SubscriptionJson, userView } from '../render/views.js';
-import { hiddenBySubscriptionRemovals, INACCESSIBLE_USER_NAME, revealedBySubscriptions } from '../user_access.js';
-import { Role, type ChannelRecord, type SubscriptionProps, type UserRecord } from '../types.js';
+import { hiddenBySubscriptionRemovals, INACCESSIBLE_USER_NAME, revealedBySubscriptions } from '../rules/user_access.js';
+import { Role, type ChannelRecord, type SubscriptionProps, type UserRecord } from '../shared/types.js';
 
 // Facts: one bulk fact per request (older logs' per-channel facts: subscriptions_legacy.ts).
 

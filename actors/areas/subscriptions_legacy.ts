@@ -10,10 +10,10 @@ import type { StateView } from '../core/state_view.js';
 import { addSubscribers, removeSubscribers } from '../kinds/channel.js';
 import { addChannel } from '../kinds/organization.js';
 import { join, leave } from '../kinds/user.js';
-import { upgradeDescription } from '../channel_description.js';
+import { upgradeDescription } from '../engines/channel_description.js';
 import { activeUsersWhere, eventJson, seesNewChannel } from '../render/events.js';
 import { channelView, subscriptionView } from '../render/views.js';
-import { Role, type ChannelRecord, type SubscriptionProps } from '../types.js';
+import { Role, type ChannelRecord, type SubscriptionProps } from '../shared/types.js';
 
 /** A channel was created. */
 export interface ChannelCreated { type: 'ChannelCreated'; org: number; channel: ChannelRecord }

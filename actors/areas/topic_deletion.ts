@@ -18,11 +18,11 @@
 import { area, command } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { adminRequired, badRequest } from '../errors.js';
+import { adminRequired, badRequest } from '../shared/errors.js';
 import { hasContentAccess, received, type ChannelContext } from '../kinds/channel.js';
 import { userTopicKey } from '../kinds/user.js';
-import { topicNamed } from '../message_rules.js';
-import { Role, type MessageRecord } from '../types.js';
+import { topicNamed } from '../rules/messages.js';
+import { Role, type MessageRecord } from '../shared/types.js';
 import type { AttachmentLinksChanged } from './attachments.js';
 import { asDeletionBatch, channelMessageDeletion, type MessageDeleted } from './message_deletion.js';
 import { topicPolicyReset, type UserTopicChanged } from './user_topics.js';

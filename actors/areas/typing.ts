@@ -9,12 +9,12 @@
 import { area, command, fact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import { canAccessChannel, hasContentAccess } from '../kinds/channel.js';
 import type { UserContext } from '../kinds/user.js';
-import { EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../message_rules.js';
+import { EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../rules/messages.js';
 import { eventJson } from '../render/events.js';
-import { checkCanAccessRecipients } from '../user_access.js';
+import { checkCanAccessRecipients } from '../rules/user_access.js';
 
 /** Channels with more active subscribers than this get no typing notifications (Zulip's `MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS`). */
 export const MAX_CHANNEL_SIZE_FOR_TYPING = 100;

@@ -6,17 +6,17 @@
  */
 import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
-import { adminRequired, ApiError, badRequest } from '../errors.js';
+import { adminRequired, ApiError, badRequest } from '../shared/errors.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { deliveryEmailDelivery, deliveryEmailsForRole, eventJson } from '../render/events.js';
-import { usersWhoCanAccess } from '../user_access.js';
-import { canAccessAllUsers } from '../presence_rules.js';
+import { usersWhoCanAccess } from '../rules/user_access.js';
+import { canAccessAllUsers } from '../rules/presence.js';
 import { accessChangeDeliveries } from '../render/access_events.js';
-import { Role, type RoleNumber, type UserRecord } from '../types.js';
-import { directSystemGroups } from '../group_settings.js';
+import { Role, type RoleNumber, type UserRecord } from '../shared/types.js';
+import { directSystemGroups } from '../rules/group_settings.js';
 import { systemGroupDeliveries } from './user_groups.js';
-import { checkEmail, checkFullName, onProbation } from '../user_rules.js';
-import { realmSettings } from '../realm_settings.js';
+import { checkEmail, checkFullName, onProbation } from '../rules/users.js';
+import { realmSettings } from '../rules/realm_settings.js';
 import { profileDataChange } from './profile_fields.js';
 import { setUserActive } from './users.js';
 import { deletionJobStart } from './deletion_jobs.js';

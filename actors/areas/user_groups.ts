@@ -3,25 +3,25 @@
  * created by those in `can_create_groups`, edited by each group's own permission
  * settings or the organization's `can_manage_all_groups`, deactivated when nothing
  * uses them, with `user_group` events to everyone. The system groups are derived from
- * roles (`actors/group_settings.ts`); their membership events come with the user facts
+ * roles (`actors/rules/group_settings.ts`); their membership events come with the user facts
  * that change a role or an account (`systemGroupDeliveries`).
  */
 import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { ApiError, badRequest } from '../errors.js';
+import { ApiError, badRequest } from '../shared/errors.js';
 import {
   asGroupSettingValue, checkGroupSetting, directSystemGroups, groupSettingChange, hasGroupPermission, hasGroupUpdatePermission, isSystemGroup,
   sameGroupSetting, settingUsesGroup, SYSTEM_GROUP_INFO, SYSTEM_GROUPS, subgroupIds, type SettingRules,
-} from '../group_settings.js';
+} from '../rules/group_settings.js';
 import { channelGroupSetting, CHANNEL_GROUP_DEFAULTS } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { codePointLength } from '../message_rules.js';
-import { realmSettings, REALM_SETTING_NAMES } from '../realm_settings.js';
+import { codePointLength } from '../rules/messages.js';
+import { realmSettings, REALM_SETTING_NAMES } from '../rules/realm_settings.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import {
   Role, USER_GROUP_SETTINGS, type ChannelGroupSettingKey, type GroupSettingValue, type UserGroupRecord, type UserGroupSettingName, type UserRecord,
-} from '../types.js';
+} from '../shared/types.js';
 import { notificationBotDirect } from './messages.js';
 
 /** Zulip's `NamedUserGroup.MAX_NAME_LENGTH` and `INVALID_NAME_PREFIXES`. */

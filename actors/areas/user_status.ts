@@ -7,14 +7,14 @@
 import { area, command, orgFact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { codePointLength } from '../message_rules.js';
+import { codePointLength } from '../rules/messages.js';
 import { eventJson } from '../render/events.js';
-import { accessibleUserIds, canAccessAllUsers } from '../presence_rules.js';
-import { usersWhoCanAccess } from '../user_access.js';
-import { Role, type UserRecord, type UserStatus } from '../types.js';
-import { effectiveSettings } from '../user_settings.js';
+import { accessibleUserIds, canAccessAllUsers } from '../rules/presence.js';
+import { usersWhoCanAccess } from '../rules/user_access.js';
+import { Role, type UserRecord, type UserStatus } from '../shared/types.js';
+import { effectiveSettings } from '../rules/user_settings.js';
 import type { UserSettingsChanged } from './settings.js';
 import { presenceToggled, type PresenceNotified, type PresenceUpdated } from './presence.js';
 

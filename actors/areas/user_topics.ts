@@ -7,10 +7,10 @@
 import { area, command, userFact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../shared/errors.js';
 import { hasContentAccess } from '../kinds/channel.js';
 import { userTopicKey, type UserContext, type UserTopic } from '../kinds/user.js';
-import { EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../message_rules.js';
+import { EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../rules/messages.js';
 import { eventJson } from '../render/events.js';
 
 /** Zulip's `UserTopic.VisibilityPolicy`. */

@@ -4,26 +4,26 @@
  * sections of `/register`.
  */
 import { command, fact, area, type Delivery } from '../core/area.js';
-import { botAdministrators, botView } from '../bots.js';
+import { botAdministrators, botView } from '../rules/bots.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
-import { adminRequired, ApiError, badRequest } from '../errors.js';
+import { adminRequired, ApiError, badRequest } from '../shared/errors.js';
 import { addUser, type OrgContext } from '../kinds/organization.js';
 import { eventJson } from '../render/events.js';
 import { avatarUrl, deliveryEmailFor, userView } from '../render/views.js';
-import { Role, type RoleNumber, type UserRecord } from '../types.js';
-import { checkEmail, makeUser } from '../user_rules.js';
+import { Role, type RoleNumber, type UserRecord } from '../shared/types.js';
+import { checkEmail, makeUser } from '../rules/users.js';
 import { userByEmail } from '../kinds/organization.js';
 import type { StateView } from '../core/state_view.js';
-import { SYSTEM_BOTS } from '../system_bots.js';
+import { SYSTEM_BOTS } from '../rules/system_bots.js';
 import { settingsForNewUser } from './settings.js';
 import { exportConsentDelivery } from './realm_exports.js';
 import { directGroupsOf, systemGroupDeliveries } from './user_groups.js';
-import { directSystemGroups } from '../group_settings.js';
-import { hasGroupPermission } from '../group_settings.js';
-import { realmSettings } from '../realm_settings.js';
+import { directSystemGroups } from '../rules/group_settings.js';
+import { hasGroupPermission } from '../rules/group_settings.js';
+import { realmSettings } from '../rules/realm_settings.js';
 import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
-import { accessUser, INACCESSIBLE_USER_NAME, inaccessibleUserView, userAccessOf, usersWhoCanAccess } from '../user_access.js';
-import { addGroupDirectPartners, canAccessAllUsers } from '../presence_rules.js';
+import { accessUser, INACCESSIBLE_USER_NAME, inaccessibleUserView, userAccessOf, usersWhoCanAccess } from '../rules/user_access.js';
+import { addGroupDirectPartners, canAccessAllUsers } from '../rules/presence.js';
 
 /** A user joined an organization. */
 export interface UserCreated { type: 'UserCreated'; org: number; user: UserRecord; acting_user_id: number | null }

@@ -6,7 +6,7 @@
  * code and `/register` are lookups over these declarations; none of them switches
  * on a command or fact type.
  */
-import type { MessageRecord, OrgRecord, UserRecord } from '../types.js';
+import type { MessageRecord, OrgRecord, UserRecord } from '../shared/types.js';
 import type { AnyFact, DecideEnv, Decision } from './domain_logic.js';
 import type { ClientCapabilities } from './capabilities.js';
 import type { ActorKind, Contexts, StateView } from './state_view.js';

@@ -9,7 +9,7 @@
  * reply leaves after one queue has been resolved, not after all of them. Then the queue
  * actors process their pushes, then the callbacks waiting for the flush run.
  */
-import type { QueueFact } from '../queue_facts.js';
+import type { QueueFact } from '../shared/queue_facts.js';
 import { markActive, type QueueActors } from './idle.js';
 import type { ParkedPolls } from './parked_polls.js';
 import { numberEvents, renderEvents, type QueuedEvent, type SequencedEvent } from './queue_actor.js';

@@ -23,9 +23,9 @@
  *   and started again only to apply a batch (see `idle.ts`).
  */
 import type { Chunk, ChunkThunk } from '../core/persistence.js';
-import { badRequest } from '../errors.js';
-import { DELETED_BY_CLIENT, type QueueFact, type QueueRegistered, type QueuesDropped } from '../queue_facts.js';
-import type { NarrowTerm } from '../narrow.js';
+import { badRequest } from '../shared/errors.js';
+import { DELETED_BY_CLIENT, type QueueFact, type QueueRegistered, type QueuesDropped } from '../shared/queue_facts.js';
+import type { NarrowTerm } from '../engines/narrow.js';
 import type { Supervisor } from '../core/supervisor.js';
 import { Fanout, type DeliveryObserver, type Routing } from './fanout.js';
 import { markActive, QueueActors } from './idle.js';

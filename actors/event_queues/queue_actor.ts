@@ -12,7 +12,7 @@ import type { Actor } from 'xstate';
 import type { OutgoingEvent } from '../core/area.js';
 import type { ClientCapabilities } from '../core/capabilities.js';
 import { fromInPlaceTransition } from '../core/in_place_transition.js';
-import type { NarrowTerm } from '../narrow.js';
+import type { NarrowTerm } from '../engines/narrow.js';
 
 /** An event as it sits in a queue. */
 export interface QueuedEvent {

@@ -4,7 +4,7 @@
  * Cells come into being from `QueueRegistered` facts or snapshots (`adopt`) and leave
  * with `QueuesDropped` facts (`remove`).
  */
-import { ApiError, badQueue } from '../errors.js';
+import { ApiError, badQueue } from '../shared/errors.js';
 import { storedCapabilities } from '../core/capabilities.js';
 import type { QueueActor, QueueContext, SequencedEvent } from './queue_actor.js';
 

@@ -6,8 +6,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { slices, type Persistence } from '../core/persistence.js';
-import type { BoardSwitch, BoardMessage, GuestbookEntry, NonceRecord } from '../board_types.js';
-import { positionOf } from '../board_types.js';
+import type { BoardSwitch, BoardMessage, GuestbookEntry, NonceRecord } from '../shared/board_types.js';
+import { positionOf } from '../shared/board_types.js';
 
 /** State of the board actor. Lists are append-only; a record is never changed. */
 export interface BoardContext {

@@ -4,10 +4,10 @@
  * never queue behind each other.
  */
 import { slices, type Persistence } from '../core/persistence.js';
-import { SYSTEM_GROUPS, type GroupSettingValue } from '../group_settings.js';
-import { restoreHas, stampHas } from '../message_has.js';
-import { upgradeDescription } from '../channel_description.js';
-import { Role, type ChannelGroupSettingKey, type ChannelRecord, type MessageRecord, type UserRecord } from '../types.js';
+import { SYSTEM_GROUPS, type GroupSettingValue } from '../rules/group_settings.js';
+import { restoreHas, stampHas } from '../engines/message_has.js';
+import { upgradeDescription } from '../engines/channel_description.js';
+import { Role, type ChannelGroupSettingKey, type ChannelRecord, type MessageRecord, type UserRecord } from '../shared/types.js';
 
 /** A topic's display name and the id of its newest message. */
 export interface TopicEntry {

@@ -4,9 +4,9 @@
  * another organization.
  */
 import type { Persistence } from '../core/persistence.js';
-import type { ChannelFolderRecord, ChannelRecord, MessageRecord, OrgRecord, ProfileFieldRecord, RoleNumber, UserGroupRecord, UserRecord } from '../types.js';
-import { LAST_SYSTEM_GROUP_ID } from '../group_settings.js';
-import { stampHas } from '../message_has.js';
+import type { ChannelFolderRecord, ChannelRecord, MessageRecord, OrgRecord, ProfileFieldRecord, RoleNumber, UserGroupRecord, UserRecord } from '../shared/types.js';
+import { LAST_SYSTEM_GROUP_ID } from '../rules/group_settings.js';
+import { stampHas } from '../engines/message_has.js';
 
 /** State of one organization actor. */
 export interface OrgContext {
@@ -39,7 +39,7 @@ export interface OrgContext {
   lastProfileFieldId: number;
   /** Settings new users start with, where they differ from Zulip's defaults. */
   userDefaults: Record<string, unknown>;
-  /** The organization's settings that differ from Zulip's defaults (`actors/realm_settings.ts`). */
+  /** The organization's settings that differ from Zulip's defaults (`actors/rules/realm_settings.ts`). */
   realmSettings: Record<string, unknown>;
   /** The organization's email domains (`realm_domains`), in the order they were added. */
   domains: RealmDomain[];

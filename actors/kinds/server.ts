@@ -3,7 +3,7 @@
  * message id and submessage id ever assigned (both are server-wide, as in Zulip).
  */
 import type { Persistence } from '../core/persistence.js';
-import type { OrgRecord } from '../types.js';
+import type { OrgRecord } from '../shared/types.js';
 
 /** State of the server actor. */
 export interface ServerContext {

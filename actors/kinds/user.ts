@@ -1,17 +1,17 @@
 /**
  * The user actor: a user's personal message flags and subscription settings, and
  * their personal data (drafts, saved snippets, navigation views, muted users, bot
- * storage: `actors/personal.ts`). Flags
+ * storage: `actors/rules/personal.ts`). Flags
  * are kept as sets of message ids per flag, never as an object per (user, message).
  * `read` is stored inverted, as the set of unread ids, because most messages a user
  * holds are read.
  */
 import type { Persistence } from '../core/persistence.js';
-import { IdSet } from '../id_set.js';
-import type { DevicePushState, PushAccount, PushToken } from '../push_devices.js';
-import type { ScheduledRecord } from '../scheduled_rules.js';
-import { emptyPersonal, personalChunk, restorePersonal, type PersonalChunk, type PersonalData } from '../personal.js';
-import type { SubscriptionProps } from '../types.js';
+import { IdSet } from '../shared/id_set.js';
+import type { DevicePushState, PushAccount, PushToken } from '../rules/push_devices.js';
+import type { ScheduledRecord } from '../rules/scheduled.js';
+import { emptyPersonal, personalChunk, restorePersonal, type PersonalChunk, type PersonalData } from '../rules/personal.js';
+import type { SubscriptionProps } from '../shared/types.js';
 
 /** Flags a client may set or clear. */
 export const SETTABLE_FLAGS = new Set(['read', 'starred', 'collapsed']);

@@ -10,9 +10,9 @@
  */
 import type { Delivery } from '../core/area.js';
 import type { StateView } from '../core/state_view.js';
-import { accessibleUserIds } from '../presence_rules.js';
-import type { UserRecord } from '../types.js';
-import { INACCESSIBLE_USER_NAME } from '../user_access.js';
+import { accessibleUserIds } from '../rules/presence.js';
+import type { UserRecord } from '../shared/types.js';
+import { INACCESSIBLE_USER_NAME } from '../rules/user_access.js';
 import { eventJson } from './events.js';
 import { userView } from './views.js';
 

@@ -4,10 +4,10 @@
  */
 import type { StateView } from '../core/state_view.js';
 import type { OutgoingEvent } from '../core/area.js';
-import { Role, type UserRecord } from '../types.js';
+import { Role, type UserRecord } from '../shared/types.js';
 import type { Delivery } from '../core/area.js';
 import { deliveryEmailFor } from './views.js';
-import { usersWhoCanAccess } from '../user_access.js';
+import { usersWhoCanAccess } from '../rules/user_access.js';
 
 /** An event with the given type and body, serialized once. */
 export function eventJson(type: string, body: Record<string, unknown>): OutgoingEvent {

@@ -3,7 +3,7 @@
  * each occurrence of a search word in the text (never inside a tag) is wrapped in
  * `<span class="highlight">`.
  */
-import { escapeHtml } from '../markdown/index.js';
+import { escapeHtml } from '../engines/markdown/index.js';
 
 /** Highlights a request's search words; built once per request, applied to each message. */
 export interface Highlighter {

@@ -2,12 +2,12 @@
  * Payload shapes of `/register` and `server_settings` that are not built from one
  * record: the version fields and the organization's settings.
  */
-import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../message_rules.js';
-import { allowEditHistory, type RealmSettings } from '../realm_settings.js';
-import { escapeHtml } from '../markdown/index.js';
-import { DEFAULT_EXTERNAL_ACCOUNTS } from '../external_accounts.js';
-import type { OrgRecord } from '../types.js';
-import { EMOJI_API_PATH } from '../emoji.js';
+import { EMPTY_TOPIC_DISPLAY_NAME, LIMITS } from '../rules/messages.js';
+import { allowEditHistory, type RealmSettings } from '../rules/realm_settings.js';
+import { escapeHtml } from '../engines/markdown/index.js';
+import { DEFAULT_EXTERNAL_ACCOUNTS } from '../rules/external_accounts.js';
+import type { OrgRecord } from '../shared/types.js';
+import { EMOJI_API_PATH } from '../engines/emoji.js';
 
 /**
  * The API version Parley reports, under both the Zulip and the service names: the highest

@@ -6,13 +6,13 @@
 import { createHash } from 'node:crypto';
 import { CHANNEL_GROUP_DEFAULTS, channelGroupSetting, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
-import { EMPTY_TOPIC_DISPLAY_NAME } from '../message_rules.js';
-import { senderOf, SYSTEM_BOT_REALM, SYSTEM_BOTS } from '../system_bots.js';
-import { realmSettings } from '../realm_settings.js';
-import { compileLinkifiers, linkifierMatches } from '../linkifier_rules.js';
-import { Role, type EditHistoryEntry, type MessageRecord, type SubscriptionProps, type UserRecord } from '../types.js';
+import { EMPTY_TOPIC_DISPLAY_NAME } from '../rules/messages.js';
+import { senderOf, SYSTEM_BOT_REALM, SYSTEM_BOTS } from '../rules/system_bots.js';
+import { realmSettings } from '../rules/realm_settings.js';
+import { compileLinkifiers, linkifierMatches } from '../rules/linkifiers.js';
+import { Role, type EditHistoryEntry, type MessageRecord, type SubscriptionProps, type UserRecord } from '../shared/types.js';
 
-export { SYSTEM_GROUPS } from '../group_settings.js';
+export { SYSTEM_GROUPS } from '../rules/group_settings.js';
 
 const avatarUrls = new Map<string, string>();
 

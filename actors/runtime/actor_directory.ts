@@ -17,7 +17,7 @@ import { channelPersistence, channelRestore, emptyChannel, type ChannelContext, 
 import { emptyOrg, orgPersistence, type OrgContext, type OrgRestoreScope } from '../kinds/organization.js';
 import { emptyServer, serverPersistence, type ServerContext, type ServerRestoreScope } from '../kinds/server.js';
 import { emptyUser, userPersistence, userRestore, type UserContext, type UserRestoreScope } from '../kinds/user.js';
-import type { QueueFactTarget } from '../queue_facts.js';
+import type { QueueFactTarget } from '../shared/queue_facts.js';
 
 /** The actors of one organization. */
 interface Shard {

@@ -12,7 +12,7 @@
 import { FACTS, type Stamped } from '../areas/index.js';
 import type { Delivery, NamedQueuesDelivery, UserDelivery } from '../core/area.js';
 import type { StateView } from '../core/state_view.js';
-import { narrowPredicate } from '../narrow.js';
+import { narrowPredicate } from '../engines/narrow.js';
 import type { OutgoingEvent } from '../core/area.js';
 import { capabilityVariant } from '../core/capabilities.js';
 import type { Cell, QueueDelivery, Routing, SequencedEvent } from '../event_queues/index.js';

@@ -1,13 +1,13 @@
 /**
- * The board's errors. The error class is the domain's (`actors/errors.ts`: the board
+ * The board's errors. The error class is the domain's (`actors/shared/errors.ts`: the board
  * actor raises it too); the codes' statuses are the board's part of the one error
  * catalog (`src/http/errors.ts`), and the body shape (RFC 9457 problem details) is
  * chosen there by the route's API.
  */
-import type { BoardError, BoardErrorCode as DomainBoardErrorCode } from '../../actors/errors.js';
+import type { BoardError, BoardErrorCode as DomainBoardErrorCode } from '../../actors/shared/errors.js';
 import { codesOf, type BoardErrorCode } from '../http/errors.js';
 
-export { BoardError, invalidField } from '../../actors/errors.js';
+export { BoardError, invalidField } from '../../actors/shared/errors.js';
 export type { BoardErrorCode } from '../http/errors.js';
 
 // The domain's board codes and the catalog's are the same set.

@@ -17,8 +17,8 @@
  * values and cursors we issued. Every string a visitor chose is in an `untrusted-*`
  * block (see markdown.ts), whatever it contains.
  */
-import type { BoardMessage, GuestbookEntry } from '../../actors/board_types.js';
-import { VISIT_CONTEXTS } from '../../actors/board_types.js';
+import type { BoardMessage, GuestbookEntry } from '../../actors/shared/board_types.js';
+import { VISIT_CONTEXTS } from '../../actors/shared/board_types.js';
 import { inertBlock } from './markdown.js';
 import type { Page } from './paging.js';
 import { isoTime } from './views.js';

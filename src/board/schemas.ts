@@ -2,7 +2,7 @@
  * JSON Schemas of the board's request bodies and responses. The request schemas are
  * compiled into validators; all of them are published as OpenAPI components.
  */
-import { VISIT_CONTEXTS } from '../../actors/board_types.js';
+import { VISIT_CONTEXTS } from '../../actors/shared/board_types.js';
 import { Type, type TString } from '@sinclair/typebox';
 import { Enum, Nullable } from '../http/route.js';
 import { BOARD_ERRORS } from './errors.js';

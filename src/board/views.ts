@@ -2,7 +2,7 @@
  * The JSON read shapes of board records. Every field is always present (null when
  * not given), and every record says `contentTrust: "untrusted"`.
  */
-import type { BoardMessage, GuestbookEntry } from '../../actors/board_types.js';
+import type { BoardMessage, GuestbookEntry } from '../../actors/shared/board_types.js';
 import type { Page } from './paging.js';
 
 /** A message as the API returns it (the spec's Message). */

@@ -13,7 +13,7 @@
  * it also binds the link to its organization, which Zulip's does not.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { badRequest } from '../../actors/errors.js';
+import { badRequest } from '../../actors/shared/errors.js';
 
 /** What a join link carries. */
 export interface BigBlueButtonMeeting {

@@ -29,8 +29,8 @@ import { listPlaygrounds } from '../../actors/areas/playgrounds.js';
 import { received } from '../../actors/kinds/channel.js';
 import type { OrgContext, RealmExportRecord } from '../../actors/kinds/organization.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
-import { realmSettings } from '../../actors/realm_settings.js';
-import type { MessageRecord } from '../../actors/types.js';
+import { realmSettings } from '../../actors/rules/realm_settings.js';
+import type { MessageRecord } from '../../actors/shared/types.js';
 import { uploadStore } from '../uploads/store.js';
 
 /** Messages per `messages-NNNNNN.json` file. */

@@ -4,7 +4,7 @@
  * catalog. The pipeline (`app.ts`) reads these descriptors; it has no other notion of
  * which API it serves.
  */
-import { ApiError, type ErrorExtra } from '../../actors/errors.js';
+import { ApiError, type ErrorExtra } from '../../actors/shared/errors.js';
 import { BoardError } from '../board/errors.js';
 import { MalformedBody } from './body.js';
 import { errorBody, problemBody, statusOf } from './errors.js';

@@ -5,13 +5,13 @@
  * the limit of the route's rate limit class, if any.
  */
 import type { LogFields, Logger } from '../../actors/core/logger.js';
-import { secretsEqual } from '../../actors/passwords.js';
+import { secretsEqual } from '../../actors/rules/passwords.js';
 import { userByEmail } from '../../actors/kinds/organization.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
-import type { OrgRecord, UserRecord } from '../../actors/types.js';
+import type { OrgRecord, UserRecord } from '../../actors/shared/types.js';
 import type { Config } from '../config.js';
 import { mailerFor, type Mailer } from '../mail/mailer.js';
-import { ApiError } from '../../actors/errors.js';
+import { ApiError } from '../../actors/shared/errors.js';
 import { CHAT_API } from './api.js';
 import { App, type Limit } from './app.js';
 import type { Checked } from './params.js';

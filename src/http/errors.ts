@@ -3,7 +3,7 @@
  * and the HTTP status it implies, and the two body shapes as data.
  *
  * - Chat codes are Zulip's (`zerver/lib/exceptions.py` `ErrorCode`; the domain raises
- *   them, `actors/errors.ts`). A chat code not listed here is a 400, Zulip's default.
+ *   them, `actors/shared/errors.ts`). A chat code not listed here is a 400, Zulip's default.
  *   Body: `{result: "error", msg, code, ...extra}`.
  * - Board codes are the board's own. Body: an RFC 9457 problem document
  *   (`application/problem+json`), `{type, title, status, code, detail}` plus `field`
@@ -14,7 +14,7 @@
  * A board client never sees a Zulip-shaped error, and a chat client never sees a
  * problem document: the shape is chosen by the route's API (`src/http/api.ts`).
  */
-import type { ErrorCode, ErrorExtra } from '../../actors/errors.js';
+import type { ErrorCode, ErrorExtra } from '../../actors/shared/errors.js';
 import { STATUS_TEXT } from './types.js';
 
 /** Every code, the API it belongs to, and its status. */

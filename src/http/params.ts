@@ -13,7 +13,7 @@
  *   admits no unknown name. A JSON body (media type, UTF-8, JSON, then its schema).
  */
 import type { ValidateFunction, ErrorObject } from 'ajv';
-import { ApiError, missingArgument } from '../../actors/errors.js';
+import { ApiError, missingArgument } from '../../actors/shared/errors.js';
 import { BoardError, type BoardErrorCode } from '../board/errors.js';
 import { convertQuery, isJsonMediaType, parseJsonBody, parseQuery } from '../board/input.js';
 import { decodeParams, type DecodedParams, type UploadedFile } from './body.js';

@@ -10,11 +10,11 @@
  * are shaped and which context its handler gets (`src/http/api.ts`).
  */
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
-import type { BoardSwitch } from '../../actors/board_types.js';
+import type { BoardSwitch } from '../../actors/shared/board_types.js';
 import type { Logger } from '../../actors/core/logger.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
-import { adminRequired, ApiError, badRequest, botsOnly } from '../../actors/errors.js';
-import { Role, type OrgRecord, type UserRecord } from '../../actors/types.js';
+import { adminRequired, ApiError, badRequest, botsOnly } from '../../actors/shared/errors.js';
+import { Role, type OrgRecord, type UserRecord } from '../../actors/shared/types.js';
 import type { Config } from '../config.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { UploadedFile } from './body.js';

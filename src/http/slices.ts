@@ -4,7 +4,7 @@
  * while a page of thousands of messages is built. The answer is the same as one
  * `map` would give; only the time it takes is spread.
  */
-import { ApiError } from '../../actors/errors.js';
+import { ApiError } from '../../actors/shared/errors.js';
 
 /** How much of an answer is built in one turn of the event loop; tests change it. */
 export const ANSWER_SLICE = {

@@ -3,8 +3,8 @@
  * page, so the mail gives the key and the API call that accepts it.
  */
 import type { EmailInvite } from '../../actors/kinds/organization.js';
-import type { OrgRecord, UserRecord } from '../../actors/types.js';
-import { inviteLink } from '../../actors/invite_rules.js';
+import type { OrgRecord, UserRecord } from '../../actors/shared/types.js';
+import { inviteLink } from '../../actors/rules/invites.js';
 import type { Mail } from './mailer.js';
 
 /** The message inviting `invite.email` to `org`, from `referrer`. */

@@ -9,7 +9,7 @@
  * it, or with another token, it gets 401 with `WWW-Authenticate: Bearer`, as a
  * Prometheus `authorization` block expects.
  */
-import { secretsEqual } from '../../actors/passwords.js';
+import { secretsEqual } from '../../actors/rules/passwords.js';
 import { listen, type Handler, type Listener } from '../http/uws.js';
 import type { IncomingRequest, OutgoingResponse } from '../http/types.js';
 import type { Metrics } from './metrics.js';

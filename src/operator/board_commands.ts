@@ -11,8 +11,8 @@
  * start sees it.
  */
 import { existsSync } from 'node:fs';
-import type { BoardSwitch } from '../../actors/board_types.js';
-import { BOARD_SWITCHES } from '../../actors/board_types.js';
+import type { BoardSwitch } from '../../actors/shared/board_types.js';
+import { BOARD_SWITCHES } from '../../actors/shared/board_types.js';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime/runtime.js';
 import { terminalLog } from '../logging.js';
 import { recover } from '../store.js';

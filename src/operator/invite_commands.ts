@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { hashPassword } from '../../actors/passwords.js';
+import { hashPassword } from '../../actors/rules/passwords.js';
 import { outboxDir } from '../mail/mailer.js';
 import { openOffline } from './data_commands.js';
 

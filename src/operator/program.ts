@@ -3,7 +3,7 @@
  * and its action. src/cli.ts runs it; the help snapshots and shell completion read it.
  */
 import { Argument, Command, CommanderError, Option } from 'commander';
-import type { BoardSwitch } from '../../actors/board_types.js';
+import type { BoardSwitch } from '../../actors/shared/board_types.js';
 import { resolveConfig } from '../config.js';
 import { completionScript, SHELLS } from './completion.js';
 import { configCommand } from './config_command.js';

@@ -7,7 +7,7 @@
  * - the relay failing (5xx): `INTERNAL_SERVER_ERROR_ON_BOUNCER`;
  * - the relay not knowing a device: `INVALID_REMOTE_PUSH_DEVICE_TOKEN`.
  */
-import { ApiError } from '../../actors/errors.js';
+import { ApiError } from '../../actors/shared/errors.js';
 
 const ADMIN_ACTION = 'Push notification configuration issue on server, contact the server administrator or retry later.';
 

@@ -6,7 +6,7 @@
  */
 import busboy from 'busboy';
 import { Readable } from 'node:stream';
-import { ApiError, badRequest } from '../../actors/errors.js';
+import { ApiError, badRequest } from '../../actors/shared/errors.js';
 import { busboyText, INVALID_UTF8 } from '../http/body.js';
 import type { IncomingRequest } from '../http/types.js';
 import { TooLarge, WriteFailed, type Received, type UploadStore } from './store.js';

@@ -7,7 +7,7 @@
  * a failed write with Django's generic 500; the body here keeps Zulip's error shape.
  */
 import type { LogFields, Logger } from '../../actors/core/logger.js';
-import { ApiError } from '../../actors/errors.js';
+import { ApiError } from '../../actors/shared/errors.js';
 import { WriteFailed } from './store.js';
 
 /** Errors that mean the disk (or the owner's quota) is full. */

@@ -6,7 +6,7 @@
  * - publishing needs that one-use, short-lived nonce and `confirm=publish` exactly.
  * Every response here is no-store, no-referrer and noindex (added by the app).
  */
-import type { BoardMessage } from '../../../actors/board_types.js';
+import type { BoardMessage } from '../../../actors/shared/board_types.js';
 import { LIMITS, PublishQuery } from '../../board/schemas.js';
 import { Type } from '@sinclair/typebox';
 import { boardRoute } from '../../http/route.js';

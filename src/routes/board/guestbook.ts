@@ -2,7 +2,7 @@
  * The guestbook: its JSON and Markdown renditions, and publication, which is off
  * unless an operator turns the `guestbook` switch on.
  */
-import type { GuestbookEntry } from '../../../actors/board_types.js';
+import type { GuestbookEntry } from '../../../actors/shared/board_types.js';
 import { pageOf, PAGE_QUERY } from '../../board/paging.js';
 import { guestbookPageMarkdown } from '../../board/render_md.js';
 import { boardRoute } from '../../http/route.js';

@@ -3,7 +3,7 @@
  * and the canonical JSON write.
  */
 import { findMessage } from '../../../actors/kinds/board.js';
-import type { BoardMessage } from '../../../actors/board_types.js';
+import type { BoardMessage } from '../../../actors/shared/board_types.js';
 import { BoardError } from '../../board/errors.js';
 import { pageOf, PAGE_QUERY } from '../../board/paging.js';
 import { messageMarkdown, messagesPageMarkdown } from '../../board/render_md.js';

@@ -4,7 +4,7 @@
  * its own email and API key, as any client does.
  */
 import { Type } from '@sinclair/typebox';
-import { administeredBots, botView } from '../../../actors/bots.js';
+import { administeredBots, botView } from '../../../actors/rules/bots.js';
 import { R, route, S } from '../../http/route.js';
 
 const defaultsParams = {

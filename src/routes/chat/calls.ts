@@ -7,7 +7,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { randomInt } from 'node:crypto';
-import { ApiError, badRequest } from '../../../actors/errors.js';
+import { ApiError, badRequest } from '../../../actors/shared/errors.js';
 import { createMeeting, joinCallUrl, signMeeting, unsignMeeting } from '../../calls/bigbluebutton.js';
 import { bigBlueButtonConfigured } from '../../calls/providers.js';
 import type { Config } from '../../config.js';

@@ -2,9 +2,9 @@
  * Default channels: add one, remove one (organization administrators only). The list
  * itself is `/register`'s `realm_default_streams`.
  */
-import { badRequest } from '../../../actors/errors.js';
+import { badRequest } from '../../../actors/shared/errors.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
-import type { OrgRecord, UserRecord } from '../../../actors/types.js';
+import type { OrgRecord, UserRecord } from '../../../actors/shared/types.js';
 import { route, S } from '../../http/route.js';
 
 /** A channel of another organization is a missing one (the role was checked first, by the route's `requires`). */

@@ -4,7 +4,7 @@
  */
 import type { Logger } from '../../../actors/core/logger.js';
 import type { QueueClient, Waiter } from '../../../actors/event_queues/index.js';
-import { missingArgument } from '../../../actors/errors.js';
+import { missingArgument } from '../../../actors/shared/errors.js';
 import { Type } from '@sinclair/typebox';
 import { route, S, type Reply } from '../../http/route.js';
 import { jsonResponse, LATER, type Exchange } from '../../http/types.js';

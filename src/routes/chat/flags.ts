@@ -6,13 +6,13 @@
 import { Type } from '@sinclair/typebox';
 import { accessMessage } from '../../../actors/areas/messages.js';
 import { getChannel } from '../../../actors/areas/channels.js';
-import { badRequest } from '../../../actors/errors.js';
+import { badRequest } from '../../../actors/shared/errors.js';
 import { received } from '../../../actors/kinds/channel.js';
-import { queryMessages } from '../../../actors/message_query.js';
-import { topicNamed } from '../../../actors/message_rules.js';
-import { checkNarrow } from '../../../actors/narrow.js';
+import { queryMessages } from '../../../actors/engines/message_query.js';
+import { topicNamed } from '../../../actors/rules/messages.js';
+import { checkNarrow } from '../../../actors/engines/narrow.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
-import type { UserRecord } from '../../../actors/types.js';
+import type { UserRecord } from '../../../actors/shared/types.js';
 import { Enum, OneOf, route, S } from '../../http/route.js';
 import { parseAnchor } from './messages.js';
 

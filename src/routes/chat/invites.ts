@@ -6,11 +6,11 @@
  */
 import { Type } from '@sinclair/typebox';
 import { checkInviteKey, invitesControlledBy } from '../../../actors/areas/invites.js';
-import { accessInviter, invitationFailed, inviteLink, inviteView, MAX_WELCOME_TEXT_LENGTH } from '../../../actors/invite_rules.js';
+import { accessInviter, invitationFailed, inviteLink, inviteView, MAX_WELCOME_TEXT_LENGTH } from '../../../actors/rules/invites.js';
 import type { EmailInvite } from '../../../actors/kinds/organization.js';
-import { hashPassword } from '../../../actors/passwords.js';
-import type { OrgRecord } from '../../../actors/types.js';
-import { checkFullName } from '../../../actors/user_rules.js';
+import { hashPassword } from '../../../actors/rules/passwords.js';
+import type { OrgRecord } from '../../../actors/shared/types.js';
+import { checkFullName } from '../../../actors/rules/users.js';
 import { type ChatContext, Nullable, R, route, S } from '../../http/route.js';
 import { invitationMail } from '../../mail/invitation_mail.js';
 import { realmUrl } from './server.js';

@@ -5,7 +5,7 @@
  */
 import { messageHistory, type EditRequest } from '../../../actors/areas/message_edits.js';
 import { accessMessage } from '../../../actors/areas/messages.js';
-import { EMPTY_TOPIC_DISPLAY_NAME } from '../../../actors/message_rules.js';
+import { EMPTY_TOPIC_DISPLAY_NAME } from '../../../actors/rules/messages.js';
 import { Enum, route, S } from '../../http/route.js';
 
 export const updateMessage = route({

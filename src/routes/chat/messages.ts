@@ -3,19 +3,19 @@
  */
 import { linkedPathIds } from '../../../actors/areas/attachments.js';
 import { collectUploads } from '../../uploads/collect.js';
-import { messagesByIds, messagesMatchingNarrow, queryMessages, type MessageQuery } from '../../../actors/message_query.js';
+import { messagesByIds, messagesMatchingNarrow, queryMessages, type MessageQuery } from '../../../actors/engines/message_query.js';
 import { readReceipts } from '../../../actors/areas/flags.js';
 import { checkReport, REPORTING_DISABLED } from '../../../actors/areas/message_reports.js';
-import { realmSettings } from '../../../actors/realm_settings.js';
+import { realmSettings } from '../../../actors/rules/realm_settings.js';
 import { highlighter } from '../../../actors/render/highlight.js';
 import { mapInSlices } from '../../http/slices.js';
-import { checkNarrow, searchWords as operandWords, type NarrowTerm } from '../../../actors/narrow.js';
-import type { MessageRecord } from '../../../actors/types.js';
+import { checkNarrow, searchWords as operandWords, type NarrowTerm } from '../../../actors/engines/narrow.js';
+import type { MessageRecord } from '../../../actors/shared/types.js';
 import { accessMessage, messageForViewer, renderPreview } from '../../../actors/areas/messages.js';
-import { userAccessOf } from '../../../actors/user_access.js';
+import { userAccessOf } from '../../../actors/rules/user_access.js';
 import { channelIdByName, checkChannelId } from '../../../actors/areas/channels.js';
 import { resolveUserIds } from '../../../actors/areas/users.js';
-import { ApiError, badRequest } from '../../../actors/errors.js';
+import { ApiError, badRequest } from '../../../actors/shared/errors.js';
 import { Type } from '@sinclair/typebox';
 import { Enum, OneOf, route, S } from '../../http/route.js';
 

@@ -2,8 +2,8 @@
  * Presence: `POST /users/me/presence` (report and poll), `GET /realm/presence` and
  * `GET /users/{user_id_or_email}/presence` (Zulip's `zerver/views/presence.py`).
  */
-import { fetchPresences, OFFLINE_THRESHOLD_SECS, accessibleUserIds, canAccessAllUsers, legacyInfo, timestampsOf } from '../../../actors/presence_rules.js';
-import { badRequest } from '../../../actors/errors.js';
+import { fetchPresences, OFFLINE_THRESHOLD_SECS, accessibleUserIds, canAccessAllUsers, legacyInfo, timestampsOf } from '../../../actors/rules/presence.js';
+import { badRequest } from '../../../actors/shared/errors.js';
 import { userByEmail } from '../../../actors/kinds/organization.js';
 import { route, S } from '../../http/route.js';
 

@@ -5,11 +5,11 @@
  * user actor's; only the relay calls happen here.
  */
 import { Type } from '@sinclair/typebox';
-import { ApiError, badRequest, missingArgument } from '../../../actors/errors.js';
-import { checkAppId, checkPushToken } from '../../../actors/push_devices.js';
+import { ApiError, badRequest, missingArgument } from '../../../actors/shared/errors.js';
+import { checkAppId, checkPushToken } from '../../../actors/rules/push_devices.js';
 import type { Logger } from '../../../actors/core/logger.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
-import type { UserRecord } from '../../../actors/types.js';
+import type { UserRecord } from '../../../actors/shared/types.js';
 import { sendToBouncer, usesBouncer } from '../../push/bouncer.js';
 import { Enum, R, route, S } from '../../http/route.js';
 

@@ -1,13 +1,13 @@
 /**
  * Emoji reactions: `POST` and `DELETE /messages/{message_id}/reactions` (Zulip's
  * `zerver/views/reactions.py`). A simple client may name the emoji only; its code
- * comes from the emoji table (`actors/emoji.ts`).
+ * comes from the emoji table (`actors/engines/emoji.ts`).
  */
 import { accessMessage } from '../../../actors/areas/messages.js';
-import { checkEmojiRequest, emojiByName, REACTION_TYPES } from '../../../actors/emoji.js';
+import { checkEmojiRequest, emojiByName, REACTION_TYPES } from '../../../actors/engines/emoji.js';
 import { activeEmojiNamed, customEmojiOf } from '../../../actors/areas/realm_emoji.js';
-import { badRequest } from '../../../actors/errors.js';
-import type { Reaction, UserRecord } from '../../../actors/types.js';
+import { badRequest } from '../../../actors/shared/errors.js';
+import type { Reaction, UserRecord } from '../../../actors/shared/types.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
 import { route, S } from '../../http/route.js';
 

@@ -4,7 +4,7 @@
  * know are listed back in `ignored_parameters_unsupported` by the HTTP layer.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { isGroupSetting, REALM_DEFAULTS, REALM_SETTING_NAMES } from '../../../actors/realm_settings.js';
+import { isGroupSetting, REALM_DEFAULTS, REALM_SETTING_NAMES } from '../../../actors/rules/realm_settings.js';
 import { availableVideoChatProviders } from '../../calls/providers.js';
 import { R, route, S } from '../../http/route.js';
 

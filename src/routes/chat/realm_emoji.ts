@@ -5,7 +5,7 @@
  */
 import { open } from 'node:fs/promises';
 import { checkCanAddEmoji, emojiImageType, MAX_EMOJI_FILE_SIZE_MIB, realmEmojiView } from '../../../actors/areas/realm_emoji.js';
-import { ApiError } from '../../../actors/errors.js';
+import { ApiError } from '../../../actors/shared/errors.js';
 import { route, S } from '../../http/route.js';
 import { receiveUpload } from '../../uploads/multipart.js';
 import { refuseWrite } from '../../uploads/write_failure.js';

@@ -8,7 +8,7 @@
  */
 import { exportConsents, listExports } from '../../../actors/areas/realm_exports.js';
 import { uploadSpaceUsed } from '../../../actors/areas/attachments.js';
-import { ApiError } from '../../../actors/errors.js';
+import { ApiError } from '../../../actors/shared/errors.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
 import { buildExport } from '../../exports/realm_export.js';
 import { R, route, S } from '../../http/route.js';

@@ -4,11 +4,11 @@
  * is either already in the state or on its way to the queue: never both, never neither.
  */
 import { requestedCapabilities } from '../../../actors/core/capabilities.js';
-import { checkEventNarrow, checkNarrow, narrowPredicate } from '../../../actors/narrow.js';
+import { checkEventNarrow, checkNarrow, narrowPredicate } from '../../../actors/engines/narrow.js';
 import { fetchInitialState } from '../../../actors/areas/index.js';
 import { versionFields } from '../../../actors/render/register_payloads.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
-import type { OrgRecord, UserRecord } from '../../../actors/types.js';
+import type { OrgRecord, UserRecord } from '../../../actors/shared/types.js';
 import { Nullable, route, S, OneOf, Enum, type ParamMap, type ParamsOf } from '../../http/route.js';
 import { realmUrl } from './server.js';
 import type { Config } from '../../config.js';

@@ -2,11 +2,11 @@
  * Server settings and API key exchange: the two endpoints a client calls before it
  * has credentials.
  */
-import { verifyPassword } from '../../../actors/passwords.js';
+import { verifyPassword } from '../../../actors/rules/passwords.js';
 import { findUserByEmail } from '../../../actors/areas/users.js';
 import { versionFields } from '../../../actors/render/register_payloads.js';
-import { ApiError } from '../../../actors/errors.js';
-import { EMOJI_API_DOCUMENT, EMOJI_API_PATH } from '../../../actors/emoji.js';
+import { ApiError } from '../../../actors/shared/errors.js';
+import { EMOJI_API_DOCUMENT, EMOJI_API_PATH } from '../../../actors/engines/emoji.js';
 import { route, S } from '../../http/route.js';
 
 /** The URL clients reach this organization at, from the request's Host. */

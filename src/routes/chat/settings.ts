@@ -6,9 +6,9 @@
  * `ignored_parameters_unsupported` by the HTTP layer.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { badRequest } from '../../../actors/errors.js';
-import { hashPassword, verifyPassword } from '../../../actors/passwords.js';
-import { DEFAULTABLE_SETTINGS, USER_SETTINGS } from '../../../actors/user_settings.js';
+import { badRequest } from '../../../actors/shared/errors.js';
+import { hashPassword, verifyPassword } from '../../../actors/rules/passwords.js';
+import { DEFAULTABLE_SETTINGS, USER_SETTINGS } from '../../../actors/rules/user_settings.js';
 import { R, route, type RouteRecord, S } from '../../http/route.js';
 
 /** A parameter per setting, typed as its default is. */

@@ -7,7 +7,7 @@ import { channelEmailAddress, channelMembers, getChannel, listChannels, listTopi
 import { resolveUserIds } from '../../../actors/areas/users.js';
 import { Type } from '@sinclair/typebox';
 import { CHANNEL_GROUP_DEFAULTS } from '../../../actors/kinds/channel.js';
-import { badRequest } from '../../../actors/errors.js';
+import { badRequest } from '../../../actors/shared/errors.js';
 import { TOPIC_DELETION_TIME_LIMIT_MS } from '../../../actors/areas/topic_deletion.js';
 import { OneOf, route, S, Types } from '../../http/route.js';
 

@@ -10,7 +10,7 @@
  * Zulip's JSON shape. Every answer carries `Tus-Resumable` (`CHAT_API.commonHeaders`).
  */
 import { Readable } from 'node:stream';
-import { ApiError } from '../../../actors/errors.js';
+import { ApiError } from '../../../actors/shared/errors.js';
 import { route, S, type ChatContext, type Reply } from '../../http/route.js';
 import { PastLength, parseMetadata, tusStore, type TusUpload } from '../../uploads/tus.js';
 import { uploadStore, WriteFailed } from '../../uploads/store.js';

@@ -4,9 +4,9 @@
  * `zerver/views/typing.py`).
  */
 import { accessMessage } from '../../../actors/areas/messages.js';
-import { checkCanEditContent } from '../../../actors/edit_rules.js';
-import { realmMessageSettings } from '../../../actors/realm_settings.js';
-import { badRequest } from '../../../actors/errors.js';
+import { checkCanEditContent } from '../../../actors/rules/message_edits.js';
+import { realmMessageSettings } from '../../../actors/rules/realm_settings.js';
+import { badRequest } from '../../../actors/shared/errors.js';
 import type { TypingWhere } from '../../../actors/areas/typing.js';
 import { Enum, route, S } from '../../http/route.js';
 

@@ -6,10 +6,10 @@
  * the caller's own.
  */
 import { attachmentsOf, canReadAttachment, uploadSpaceUsed } from '../../../actors/areas/attachments.js';
-import { ApiError, badRequest } from '../../../actors/errors.js';
+import { ApiError, badRequest } from '../../../actors/shared/errors.js';
 import type { AttachmentRecord } from '../../../actors/kinds/organization.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
-import type { UserRecord } from '../../../actors/types.js';
+import type { UserRecord } from '../../../actors/shared/types.js';
 import { route, S, type Reply } from '../../http/route.js';
 import { collectUploads } from '../../uploads/collect.js';
 import { receiveUpload } from '../../uploads/multipart.js';

@@ -4,9 +4,9 @@
  */
 import { Type } from '@sinclair/typebox';
 import { groupActor, allGroupViews, readableGroup } from '../../../actors/areas/user_groups.js';
-import { groupMemberIds, isGroupMember, subgroupIds } from '../../../actors/group_settings.js';
-import { badRequest } from '../../../actors/errors.js';
-import { USER_GROUP_SETTINGS } from '../../../actors/types.js';
+import { groupMemberIds, isGroupMember, subgroupIds } from '../../../actors/rules/group_settings.js';
+import { badRequest } from '../../../actors/shared/errors.js';
+import { USER_GROUP_SETTINGS } from '../../../actors/shared/types.js';
 import { route, S } from '../../http/route.js';
 
 const groupSetting = { schema: Type.Union([Type.Integer(), S.obj]) };

@@ -4,10 +4,10 @@
  */
 import { statusTargetFor, statusView } from '../../../actors/areas/user_status.js';
 import type { StateView } from '../../../actors/core/state_view.js';
-import { checkEmojiRequest, emojiByName } from '../../../actors/emoji.js';
+import { checkEmojiRequest, emojiByName } from '../../../actors/engines/emoji.js';
 import { customEmojiOf } from '../../../actors/areas/realm_emoji.js';
-import { badRequest } from '../../../actors/errors.js';
-import { accessUser } from '../../../actors/user_access.js';
+import { badRequest } from '../../../actors/shared/errors.js';
+import { accessUser } from '../../../actors/rules/user_access.js';
 import { route, S } from '../../http/route.js';
 
 type EmojiParams = { emoji_name?: string; emoji_code?: string; reaction_type?: string };

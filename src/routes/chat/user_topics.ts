@@ -4,7 +4,7 @@
  */
 import { VisibilityPolicy } from '../../../actors/areas/user_topics.js';
 import { channelIdByName } from '../../../actors/areas/channels.js';
-import { badRequest } from '../../../actors/errors.js';
+import { badRequest } from '../../../actors/shared/errors.js';
 import { Enum, route, S } from '../../http/route.js';
 
 export const updateUserTopic = route({

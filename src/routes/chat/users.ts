@@ -2,13 +2,13 @@
  * Users: list, fetch (by id or by email), create, deactivate and reactivate
  * (administrators only).
  */
-import { checkEmail, checkFullName } from '../../../actors/user_rules.js';
-import { hashPassword } from '../../../actors/passwords.js';
+import { checkEmail, checkFullName } from '../../../actors/rules/users.js';
+import { hashPassword } from '../../../actors/rules/passwords.js';
 import { getUser, getUserByEmail, listUsers } from '../../../actors/areas/users.js';
 import { maxReceivedMessageId } from '../../../actors/areas/messages.js';
-import { Role } from '../../../actors/types.js';
+import { Role } from '../../../actors/shared/types.js';
 import { userView } from '../../../actors/render/views.js';
-import { badRequest } from '../../../actors/errors.js';
+import { badRequest } from '../../../actors/shared/errors.js';
 import { Type } from '@sinclair/typebox';
 import { route, S } from '../../http/route.js';
 
