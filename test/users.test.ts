@@ -119,7 +119,7 @@ t.test('GET /users/me and GET /users/{user_id}', async (t) => {
     const { result, msg, max_message_id, ...user } = res.json;
     t.equal(result, 'success');
     t.equal(msg, '');
-    t.equal(max_message_id, 0, 'no messages yet');
+    t.equal(max_message_id, -1, 'no messages received yet: -1, as in Zulip');
     t.same(user.profile_data, {});
     checkUser(t, user, { user_id: bob.user_id, email: 'bob@example.com', full_name: 'Bob', role: 400 }, created, 'url');
     const owner = await f.call(f.owner, 'GET', '/api/v1/users/me');
@@ -128,8 +128,8 @@ t.test('GET /users/me and GET /users/{user_id}', async (t) => {
     t.equal(owner.json.role, 100);
   });
 
-  await t.test('/users/me reports the newest message id', async (t) => {
-    await f.subscribe(f.owner, 'general');
+  await t.test('/users/me reports the newest message id the caller received', async (t) => {
+    await f.subscribe(f.owner, 'general', [f.owner.user_id, bob.user_id]);
     const sent = await f.call(f.owner, 'POST', '/api/v1/messages', { type: 'stream', to: 'general', topic: 't', content: 'hi' });
     t.equal(sent.status, 200, sent.body);
     const res = await f.call(bob, 'GET', '/api/v1/users/me');
