@@ -25,9 +25,9 @@ import { NOTIFICATION_BOT } from '../rules/system_bots.js';
 import { compileLinkifiers } from '../rules/linkifiers.js';
 import { alertedUsers } from './alert_words.js';
 import { activeEmojiNamed, emojiSourceUrl } from './realm_emoji.js';
-import { canReadChannelMessage, lowerBound } from '../engines/message_query.js';
+import { canReadChannelMessage } from '../engines/message_query.js';
 import { stampHas } from '../engines/message_has.js';
-import { received } from '../kinds/channel.js';
+import { newestReceived, received } from '../kinds/channel.js';
 import { flagsOf } from '../kinds/user.js';
 import { linkChanges, type AttachmentLinksChanged } from './attachments.js';
 import { removedEvent, type ScheduledKind } from '../rules/scheduled.js';
@@ -507,28 +507,13 @@ export function renderPreview(rt: StateView, org: number, userId: number, conten
 /**
  * The newest message a user received, or -1 (Zulip's `max_message_id`: the newest of their
  * UserMessage rows): the last of their direct messages, and in each channel they were ever
- * subscribed to, the newest message of their subscription periods that they hold (a message
- * moved in keeps the holders it had: one moved out of their periods is not looked for, so a
- * user who got it elsewhere may see an older id). Never another user's or organization's.
+ * subscribed to, the newest message of their subscription periods that they hold
+ * (`newestReceived`). Never another user's or organization's.
  */
 export function maxReceivedMessageId(view: StateView, org: number, userId: number): number {
   const dms = view.org(org)?.directIdsByUser.get(userId);
   let best = dms && dms.length > 0 ? dms[dms.length - 1] : -1;
-  for (const streamId of view.channelIdsOf(org)) {
-    const ch = view.channel(org, streamId)!;
-    const bounds = ch.history.get(userId);
-    if (!bounds) continue;
-    // Periods from the newest, each from its end backwards: usually the first id looked at is it.
-    periods: for (let p = bounds.length - 2; p >= 0; p -= 2) {
-      const [from, to] = [bounds[p], bounds[p + 1]];
-      for (let i = (to === -1 ? ch.ids.length : lowerBound(ch.ids, to)) - 1; i >= 0 && ch.ids[i] >= from && ch.ids[i] > best; i--) {
-        if (received(ch, userId, ch.ids[i])) {
-          best = ch.ids[i];
-          break periods;
-        }
-      }
-    }
-  }
+  for (const streamId of view.channelIdsOf(org)) best = newestReceived(view.channel(org, streamId)!, userId, best);
   return best;
 }
 

@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { ApiError, badRequest } from '../shared/errors.js';
 import { readsFullHistory, received, type ChannelContext } from '../kinds/channel.js';
 import { narrowPredicate, resolveChannel, type NarrowTerm } from './narrow.js';
+import { lowerBound } from '../shared/id_set.js';
 import { Role, type MessageRecord } from '../shared/types.js';
 import type { StateView } from '../core/state_view.js';
 
@@ -139,18 +140,6 @@ export function resolveWith(world: StateView, orgId: number, userId: number, nar
 function definesConversation(narrow: NarrowTerm[]): boolean {
   const has = (ops: string[]): boolean => narrow.some((t) => ops.includes(t.operator));
   return has(['dm', 'pm-with']) || (has(['stream', 'channel']) && has(['topic']));
-}
-
-/** Index of the first element of sorted `ids` that is >= `value`. */
-export function lowerBound(ids: number[], value: number): number {
-  let lo = 0;
-  let hi = ids.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (ids[mid] < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** How much of a scan runs in one turn of the event loop. */

@@ -7,6 +7,7 @@ import { slices, type Persistence } from '../core/persistence.js';
 import { SYSTEM_GROUPS, type GroupSettingValue } from '../rules/group_settings.js';
 import { restoreHas, stampHas } from '../engines/message_has.js';
 import { upgradeDescription } from '../engines/channel_description.js';
+import { lowerBound } from '../shared/id_set.js';
 import { Role, type ChannelGroupSettingKey, type ChannelRecord, type MessageRecord, type UserRecord } from '../shared/types.js';
 
 /** A topic's display name and the id of its newest message. */
@@ -70,15 +71,24 @@ export function received(ctx: ChannelContext, userId: number, messageId: number)
 }
 
 function sortedIncludes(ids: number[], id: number): boolean {
-  let lo = 0;
-  let hi = ids.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (ids[mid] === id) return true;
-    if (ids[mid] < id) lo = mid + 1;
-    else hi = mid - 1;
+  return ids[lowerBound(ids, id)] === id;
+}
+
+/**
+ * The newest message of the channel a user received that is newer than `above`, or
+ * `above`: their subscription periods from the newest, each from its end backwards, so
+ * that usually the first id looked at is it. A message moved in keeps the holders it had;
+ * one outside the user's periods is not looked for.
+ */
+export function newestReceived(ctx: ChannelContext, userId: number, above: number): number {
+  const bounds = ctx.history.get(userId) ?? [];
+  for (let p = bounds.length - 2; p >= 0; p -= 2) {
+    const [from, to] = [bounds[p], bounds[p + 1]];
+    for (let i = (to === -1 ? ctx.ids.length : lowerBound(ctx.ids, to)) - 1; i >= 0 && ctx.ids[i] >= from && ctx.ids[i] > above; i--) {
+      if (received(ctx, userId, ctx.ids[i])) return ctx.ids[i];
+    }
   }
-  return false;
+  return above;
 }
 
 /**

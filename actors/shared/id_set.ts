@@ -9,6 +9,18 @@
  *
  * The interface is the part of `Set<number>` the actors use, so callers read the same.
  */
+/** Index of the first element of a sorted array of ids (a channel's, a conversation's) that is >= `value`. */
+export function lowerBound(ids: number[], value: number): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ids[mid] < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 export class IdSet implements Iterable<number> {
   private ids: Uint32Array;
   private count = 0;
