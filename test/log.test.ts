@@ -7,6 +7,7 @@ import { listSegments, LogCorruption, readLog } from '../snapshots/log.js';
 import { createOrganization } from '../src/bootstrap.js';
 import { decodeFrame, SEGMENT_HEADER_BYTES } from '../snapshots/codec.js';
 import { lineLogger, quietLogger } from '../actors/core/logger.js';
+import { bodyOf } from '../actors/core/bodies.js';
 
 function open(dir: string, logs: string[] = [], skipCorrupt = false): Store {
   return openStore({
@@ -52,7 +53,7 @@ t.test('acknowledged writes survive a restart, replayed through the reducers', a
   t.equal(rt.server().maxMessageId, lastId);
   const ch = rt.channel(1, 1)!;
   t.equal(ch.ids.length, 20);
-  t.equal(ch.messages.get(lastId)!.content, 'message 19');
+  t.equal(bodyOf(rt.bodies, ch.messages.get(lastId)!).content, 'message 19');
   t.ok(rt.user(1, 1)!.unread.has(lastId), 'flags are rebuilt too');
   // New writes continue after the recovered state, with fresh ids.
   const v = (await rt.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { stream_id: 1, topic: 't' }, content: 'after restart', client: 'test', read_by_sender: false })) as { id: number };

@@ -23,6 +23,7 @@ import { stateDigest } from './state.js';
 import { startServerProcess } from './server_process.js';
 import { lineLogger } from '../actors/core/logger.js';
 
+
 const seed = Number(process.env.PARLEY_TAIL_SEED ?? Date.now() % 100000);
 const CASES = Number(process.env.PARLEY_TAIL_CASES ?? 300);
 const MIDDLE_CASES = Math.max(20, Math.floor(CASES / 5));
@@ -170,7 +171,7 @@ function checkAcked(t: Test, rt: Runtime, acked: Map<number, string>, label: str
   const ch = rt.channel(1, 1);
   if (!ch) return t.fail(`${label}: the channel is missing`);
   for (const [id, content] of acked) {
-    if (ch.messages.get(id)?.content !== content) return t.fail(`${label}: acknowledged message ${id} lost or changed`);
+    if (rt.bodies.read(ch.messages.get(id)?.body ?? -1)?.content !== content) return t.fail(`${label}: acknowledged message ${id} lost or changed`);
   }
   return true;
 }
@@ -340,7 +341,7 @@ t.test(`corruption in the middle still refuses, and --skip-corrupt still starts 
     await s.close();
     // A write acknowledged after a start with --skip-corrupt survives the next start (no snapshot was taken).
     const again = open(dir, [], true);
-    const kept = again.runtime.channel(1, 1)?.messages.get(after.id)?.content === 'after skipping';
+    const kept = again.runtime.bodies.read(again.runtime.channel(1, 1)?.messages.get(after.id)?.body ?? -1)?.content === 'after skipping';
     await again.close();
     if (!kept) {
       t.fail(`${label}: a write acknowledged after the --skip-corrupt start is lost at the next start`);

@@ -4,23 +4,38 @@
  */
 import { IdSet } from '../actors/shared/id_set.js';
 import type { Runtime } from '../actors/runtime/runtime.js';
+import type { Bodies } from '../actors/core/bodies.js';
 
-function canon(value: unknown): unknown {
-  if (value instanceof IdSet) return value.toArray();
-  if (value instanceof Set) return [...value].map(canon).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
-  if (value instanceof Map) return [...value.entries()].map(([k, v]) => [canon(k), canon(v)]).sort((a, b) => JSON.stringify(a[0]).localeCompare(JSON.stringify(b[0])));
-  if (Array.isArray(value)) return value.map(canon);
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(value).sort()) if (k !== 'seq' && k !== 'last_active') out[k] = canon((value as Record<string, unknown>)[k]);
-    return out;
-  }
-  return value;
+/**
+ * A value in canonical form. A stored message's body locator says where its body is in
+ * this runtime's store, which differs between runtimes with the same state: the body
+ * itself stands in for it, and the store is left out.
+ */
+function canonIn(bodies: Bodies): (value: unknown) => unknown {
+  const canon = (value: unknown): unknown => {
+    if (value instanceof IdSet) return value.toArray();
+    if (value instanceof Set) return [...value].map(canon).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+    if (value instanceof Map) return [...value.entries()].map(([k, v]) => [canon(k), canon(v)]).sort((a, b) => JSON.stringify(a[0]).localeCompare(JSON.stringify(b[0])));
+    if (Array.isArray(value)) return value.map(canon);
+    if (value === bodies) return undefined;
+    if (value && typeof value === 'object') {
+      const record = value as Record<string, unknown>;
+      const out: Record<string, unknown> = {};
+      for (const k of Object.keys(value).sort()) {
+        if (k === 'seq' || k === 'last_active' || record[k] === bodies) continue;
+        out[k] = k === 'body' && typeof record.body === 'number' && 'sender_id' in record ? canon(bodies.read(record.body)) : canon(record[k]);
+      }
+      return out;
+    }
+    return value;
+  };
+  return canon;
 }
 
 /** Everything the actors hold, without per-actor seq bookkeeping. */
 export function stateDigest(rt: Runtime, opts: { queues?: boolean } = {}): string {
   const src = rt.contexts();
+  const canon = canonIn(rt.bodies);
   const orgs = src.orgs.map(({ org, channels, users }) => ({
     org: canon(org),
     channels: channels.map(canon).sort((a: any, b: any) => a.channel.stream_id - b.channel.stream_id),

@@ -15,7 +15,8 @@ import type { OrgContext } from '../kinds/organization.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, messageActor } from '../rules/messages.js';
 import { realmSettings } from '../rules/realm_settings.js';
 import { eventJson } from '../render/events.js';
-import type { MessageRecord } from '../shared/types.js';
+import type { StoredMessage } from '../shared/types.js';
+import { bodyOf } from '../core/bodies.js';
 import { linkChanges, type AttachmentLinksChanged } from './attachments.js';
 
 /**
@@ -75,7 +76,7 @@ export const deleteMessage = messageCommand({
  * The facts that delete a channel message: it goes from everyone who received it, and
  * everyone who holds it or (with shared history) is subscribed is told.
  */
-export function channelMessageDeletion(ctx: ChannelContext, view: StateView, org: OrgContext, m: MessageRecord): Array<MessageDeleted | AttachmentLinksChanged> {
+export function channelMessageDeletion(ctx: ChannelContext, view: StateView, org: OrgContext, m: StoredMessage): Array<MessageDeleted | AttachmentLinksChanged> {
   const holders = [...ctx.history.keys()].filter((id) => received(ctx, id, m.id)).sort((a, b) => a - b);
   const told = new Set(holders);
   if (ctx.channel.history_public_to_subscribers) for (const id of ctx.subscribers) told.add(id);
@@ -84,9 +85,9 @@ export function channelMessageDeletion(ctx: ChannelContext, view: StateView, org
 }
 
 /** A deletion, then the uploads it lets go of: those it alone linked are deleted with it. */
-export function withUnlinks(deleted: MessageDeleted, view: StateView, org: OrgContext, m: MessageRecord): Array<MessageDeleted | AttachmentLinksChanged> {
+export function withUnlinks(deleted: MessageDeleted, view: StateView, org: OrgContext, m: StoredMessage): Array<MessageDeleted | AttachmentLinksChanged> {
   const sender = org.users.get(m.sender_id);
-  const links = sender ? linkChanges(view, org, sender, m.id, m.timestamp, m.content, null) : undefined;
+  const links = sender ? linkChanges(view, org, sender, m.id, m.timestamp, bodyOf(org.bodies, m).content, null) : undefined;
   return links ? [deleted, links] : [deleted];
 }
 
@@ -100,6 +101,7 @@ const messageDeleted = fact<MessageDeleted>({
       const m = ctx.directMessages.get(f.message_id);
       if (!m) return;
       ctx.directMessages.delete(f.message_id);
+      ctx.bodies.release(m.body);
       // Id lists are replaced, not changed: a paused scan keeps reading the list it started on.
       for (const uid of m.dm_user_ids ?? []) {
         const ids = ctx.directIdsByUser.get(uid);

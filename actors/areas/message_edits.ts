@@ -22,17 +22,17 @@ import { ApiError, badRequest } from '../shared/errors.js';
 import type { OutgoingEvent } from '../core/area.js';
 import { hasGroupPermission } from '../rules/group_settings.js';
 import { channelGroupSetting, dropMessages, hasContentAccess, putMessages, received, type ChannelContext } from '../kinds/channel.js';
-import type { OrgContext } from '../kinds/organization.js';
+import { replaceDirectMessage, type OrgContext } from '../kinds/organization.js';
 import { flagsOf, userTopicKey } from '../kinds/user.js';
 import { renderMarkdown } from '../engines/markdown/index.js';
 import { canReadChannelMessage } from '../engines/message_query.js';
-import { stampHas } from '../engines/message_has.js';
 import { checkContent, checkTopic, checkTopicsPolicy, EMPTY_TOPIC_DISPLAY_NAME, messageActor, topicNamed } from '../rules/messages.js';
 import { allowEditHistory, realmMessageSettings, RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS } from '../rules/realm_settings.js';
 import { eventJson } from '../render/events.js';
 import { htmlDiff } from '../render/html_diff.js';
 import { topicLinks } from '../render/views.js';
-import { Role, type EditHistoryEntry, type MessageRecord, type UserRecord } from '../shared/types.js';
+import { Role, type EditHistoryEntry, type MessageMeta, type MessageRecord, type UserRecord } from '../shared/types.js';
+import { wholeMessage } from '../core/bodies.js';
 import { checkGroupMentions, notificationBotMessage, senderResolver } from './messages.js';
 import { deletionDelivery, type MessageDeleted } from './message_deletion.js';
 import { revisitMovedInto } from './deletion_jobs.js';
@@ -149,7 +149,8 @@ function askedTopic(c: EditRequest, m: MessageRecord): { topic: string; untrunca
 }
 
 function decideDirectEdit(ctx: OrgContext, c: EditMessage, env: DecideEnv, view: StateView): Decision<EditResult, MessagesEdited | AttachmentLinksChanged> {
-  const m = ctx.directMessages.get(c.message_id);
+  const stored = ctx.directMessages.get(c.message_id);
+  const m = stored && wholeMessage(ctx.bodies, stored);
   const editor = editorOf(ctx, c.editor_id);
   if (!m || !m.dm_user_ids!.includes(editor.user_id)) throw badRequest('Invalid message(s)');
   const settings = realmMessageSettings(ctx);
@@ -184,13 +185,13 @@ function topicMessages(ch: ChannelContext, editor: UserRecord, topic: string): M
   const out: MessageRecord[] = [];
   for (const id of ch.ids) {
     const m = ch.messages.get(id);
-    if (m && m.topic.toLowerCase() === key && canReadChannelMessage(ch, editor, id)) out.push(m);
+    if (m && m.topic.toLowerCase() === key && canReadChannelMessage(ch, editor, id)) out.push(wholeMessage(ch.bodies, m));
   }
   return out;
 }
 
 /** Who holds a channel message: its explicit holders, or who was subscribed when it was sent. */
-function holdersOf(ch: ChannelContext, m: MessageRecord): number[] {
+function holdersOf(ch: ChannelContext, m: MessageMeta): number[] {
   if (m.received_by) return m.received_by;
   const out: number[] = [];
   for (const id of ch.history.keys()) if (received(ch, id, m.id)) out.push(id);
@@ -200,8 +201,9 @@ function holdersOf(ch: ChannelContext, m: MessageRecord): number[] {
 function decideChannelEdit(ch: ChannelContext, c: EditMessage, env: DecideEnv, view: StateView): Decision<EditResult, AnyFact> {
   const org = view.org(c.org)!;
   const editor = editorOf(org, c.editor_id);
-  const m = ch.messages.get(c.message_id);
-  if (!m || !canReadChannelMessage(ch, editor, m.id)) throw badRequest('Invalid message(s)');
+  const stored = ch.messages.get(c.message_id);
+  if (!stored || !canReadChannelMessage(ch, editor, stored.id)) throw badRequest('Invalid message(s)');
+  const m = wholeMessage(ch.bodies, stored);
   const settings = realmMessageSettings(org);
   const now = env.now();
   if (c.content !== undefined) checkCanEditContent(editor, m, now, settings);
@@ -499,7 +501,7 @@ const messagesEdited = fact<MessagesEdited>({
   apply: {
     org(ctx, f) {
       if (f.stream_id === null) {
-        for (const m of f.messages) if (ctx.directMessages.has(m.id)) ctx.directMessages.set(m.id, stampHas(m));
+        for (const m of f.messages) replaceDirectMessage(ctx, m);
       } else if (f.move && f.move.stream_id !== f.stream_id) {
         for (const m of f.messages) ctx.messageChannel.set(m.id, f.move.stream_id);
         if (ctx.deletionJobs.size > 0) revisitMovedInto(ctx, f.move.stream_id, f.messages.map((m) => m.sender_id));

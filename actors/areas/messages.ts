@@ -27,6 +27,7 @@ import { alertedUsers } from './alert_words.js';
 import { activeEmojiNamed, emojiSourceUrl } from './realm_emoji.js';
 import { canReadChannelMessage } from '../engines/message_query.js';
 import { stampHas } from '../engines/message_has.js';
+import { storeMessage, wholeMessage } from '../core/bodies.js';
 import { newestReceived, received } from '../kinds/channel.js';
 import { flagsOf } from '../kinds/user.js';
 import { linkChanges, type AttachmentLinksChanged } from './attachments.js';
@@ -338,8 +339,10 @@ const messageSent = fact<MessageSent>({
     channel(ctx, f) {
       const m = f.message;
       if (f.reactivates) ctx.channel = { ...ctx.channel, is_recently_active: true };
-      ctx.ids.push(m.id);
-      ctx.messages.set(m.id, stampHas(m));
+      const held = ctx.messages.get(m.id);
+      if (held) ctx.bodies.release(held.body);
+      else ctx.ids.push(m.id);
+      ctx.messages.set(m.id, storeMessage(ctx.bodies, stampHas(m)));
       const key = m.topic.toLowerCase();
       const entry = ctx.topics.get(key);
       if (entry) entry.max_id = m.id;
@@ -466,10 +469,10 @@ export function accessMessage(rt: StateView, org: number, viewer: UserRecord, id
   if (streamId !== undefined) {
     const ch = rt.channel(org, streamId);
     const m = ch?.messages.get(id);
-    if (m && canReadChannelMessage(ch!, viewer, id)) return m;
+    if (m && canReadChannelMessage(ch!, viewer, id)) return wholeMessage(ctx.bodies, m);
   } else {
     const m = ctx.directMessages.get(id);
-    if (m && m.dm_user_ids!.includes(viewer.user_id)) return m;
+    if (m && m.dm_user_ids!.includes(viewer.user_id)) return wholeMessage(ctx.bodies, m);
   }
   throw badRequest('Invalid message(s)');
 }

@@ -13,7 +13,7 @@ import { received, type ChannelContext } from '../kinds/channel.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { eventJson } from '../render/events.js';
 import { messageActor } from '../rules/messages.js';
-import type { MessageRecord, Reaction } from '../shared/types.js';
+import type { MessageMeta, Reaction } from '../shared/types.js';
 
 /** Someone added or removed a reaction. `audience` is who is told. */
 export interface ReactionChanged {
@@ -32,7 +32,7 @@ export interface React { type: 'REACT'; org: number; op: 'add' | 'remove'; messa
 const same = (a: Reaction, b: Reaction): boolean => a.user_id === b.user_id && a.emoji_code === b.emoji_code && a.reaction_type === b.reaction_type;
 
 /** Zulip's checks: a reaction is added once, and only an existing one removed. */
-function decideReaction(m: MessageRecord | undefined, c: React, streamId: number | null, audience: () => number[]): Decision<Record<string, never>, ReactionChanged> {
+function decideReaction(m: MessageMeta | undefined, c: React, streamId: number | null, audience: () => number[]): Decision<Record<string, never>, ReactionChanged> {
   if (!m) throw badRequest('Invalid message(s)');
   const existing = (m.reactions ?? []).find((r) => same(r, c.reaction));
   if (c.op === 'add' && existing) throw new ApiError('REACTION_ALREADY_EXISTS', 'Reaction already exists.');
@@ -66,7 +66,7 @@ export const react = messageCommand({
 });
 
 /** The record with the reaction added or removed (idempotent, for replay over a fuzzy snapshot). */
-function withReaction(m: MessageRecord, f: ReactionChanged): MessageRecord {
+function withReaction<M extends MessageMeta>(m: M, f: ReactionChanged): M {
   const others = (m.reactions ?? []).filter((r) => !same(r, f.reaction));
   return { ...m, reactions: f.op === 'add' ? [...others, f.reaction] : others };
 }

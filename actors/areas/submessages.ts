@@ -15,7 +15,7 @@ import type { OrgContext } from '../kinds/organization.js';
 import { canReadChannelMessage } from '../engines/message_query.js';
 import { messageActor } from '../rules/messages.js';
 import { eventJson } from '../render/events.js';
-import { Role, type MessageRecord, type Submessage, type UserRecord } from '../shared/types.js';
+import { Role, type MessageMeta, type Submessage, type UserRecord } from '../shared/types.js';
 import { checkSubmessage } from '../rules/widgets.js';
 
 /** A submessage was attached to a message. `audience` is who is told. */
@@ -45,7 +45,7 @@ export interface SubmessageResult {
   submessage_id: number;
 }
 
-function added(env: DecideEnv, c: SubmessageRequest, m: MessageRecord, sender: UserRecord, audience: number[]): Decision<SubmessageResult, SubmessageAdded> {
+function added(env: DecideEnv, c: SubmessageRequest, m: MessageMeta, sender: UserRecord, audience: number[]): Decision<SubmessageResult, SubmessageAdded> {
   checkSubmessage(m, sender.user_id, c.content);
   const submessage: Submessage = { id: env.nextSubmessageId(), sender_id: sender.user_id, msg_type: c.msg_type, content: c.content };
   return { facts: [{ type: 'SubmessageAdded', org: c.org, message_id: m.id, stream_id: m.stream_id, submessage, audience }], value: { submessage_id: submessage.id } };
@@ -57,7 +57,7 @@ function added(env: DecideEnv, c: SubmessageRequest, m: MessageRecord, sender: U
  * subscribers who received it; in a private channel with shared history, its
  * subscribers; in a public one, its subscribers and the others who received it, guests aside.
  */
-export function channelMessageAudience(ctx: ChannelContext, org: OrgContext, m: MessageRecord): number[] {
+export function channelMessageAudience(ctx: ChannelContext, org: OrgContext, m: MessageMeta): number[] {
   const holders = new Set([...ctx.history.keys(), ...(m.received_by ?? [])].filter((id) => received(ctx, id, m.id)));
   let told: Set<number>;
   if (!ctx.channel.history_public_to_subscribers) told = new Set([...ctx.subscribers].filter((id) => holders.has(id)));
@@ -91,7 +91,7 @@ export const addSubmessage = messageCommand({
 });
 
 /** The record with the submessage added, in id order (idempotent, for replay over a fuzzy snapshot). */
-function withSubmessage(m: MessageRecord, s: Submessage): MessageRecord {
+function withSubmessage<M extends MessageMeta>(m: M, s: Submessage): M {
   const others = (m.submessages ?? []).filter((x) => x.id !== s.id);
   return { ...m, submessages: [...others, s].sort((a, b) => a.id - b.id) };
 }

@@ -15,6 +15,7 @@ import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest } from '../shared/errors.js';
 import { addSubscribers, canAccessChannel, emptyChannel, removeSubscribers } from '../kinds/channel.js';
+import { MemoryBodies } from '../core/bodies.js';
 import { addChannel, type OrgContext } from '../kinds/organization.js';
 import { join, leave } from '../kinds/user.js';
 import { defaultChannelsDelivery } from './default_channels.js';
@@ -460,7 +461,7 @@ const subscriptionsRemoved = fact<SubscriptionsRemoved>({
 const ascending = (a: number, b: number): number => a - b;
 
 /** A channel with no subscribers and no messages yet: how a channel looks when created. */
-const PRISTINE = emptyChannel(0);
+const PRISTINE = emptyChannel(0, new MemoryBodies());
 
 /**
  * The events of one subscription request (`bulk_add_subscriptions` in Zulip's

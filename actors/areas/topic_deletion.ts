@@ -22,7 +22,7 @@ import { adminRequired, badRequest } from '../shared/errors.js';
 import { hasContentAccess, received, type ChannelContext } from '../kinds/channel.js';
 import { userTopicKey } from '../kinds/user.js';
 import { topicNamed } from '../rules/messages.js';
-import { Role, type MessageRecord } from '../shared/types.js';
+import { Role, type StoredMessage } from '../shared/types.js';
 import type { AttachmentLinksChanged } from './attachments.js';
 import { asDeletionBatch, channelMessageDeletion, type MessageDeleted } from './message_deletion.js';
 import { topicPolicyReset, type UserTopicChanged } from './user_topics.js';
@@ -49,7 +49,7 @@ export const deleteTopicBatch = command({
     const key = topicNamed(c.topic).toLowerCase();
     // With protected history, only the messages the administrator received (Zulip's bulk_access_stream_messages_query).
     const readable = (id: number): boolean => ctx.channel.history_public_to_subscribers || received(ctx, actor.user_id, id);
-    const batch: MessageRecord[] = [];
+    const batch: StoredMessage[] = [];
     let more = false;
     if (ctx.topics.has(key)) {
       for (let i = ctx.ids.length - 1; i >= 0; i--) {

@@ -15,7 +15,8 @@ import { ApiError, badRequest } from '../shared/errors.js';
 import { readsFullHistory, received, type ChannelContext } from '../kinds/channel.js';
 import { narrowPredicate, resolveChannel, type NarrowTerm } from './narrow.js';
 import { lowerBound } from '../shared/id_set.js';
-import { Role, type MessageRecord } from '../shared/types.js';
+import { Role, type MessageRecord, type StoredMessage } from '../shared/types.js';
+import { joinBody } from '../core/bodies.js';
 import type { StateView } from '../core/state_view.js';
 
 /** Zulip's anchor value that stands for "after every message". */
@@ -32,7 +33,7 @@ export interface MessageQuery {
 }
 
 export interface MessagePage {
-  messages: MessageRecord[];
+  messages: StoredMessage[];
   anchor: number;
   found_anchor: boolean;
   found_oldest: boolean;
@@ -43,7 +44,7 @@ export interface MessagePage {
 /** A sorted id array, how to load its messages, and which of them the viewer may read. */
 interface Source {
   ids: number[];
-  get(id: number): MessageRecord | undefined;
+  get(id: number): StoredMessage | undefined;
   readable?: (id: number) => boolean;
 }
 
@@ -100,7 +101,7 @@ function publicChannelTest(world: StateView, orgId: number): (streamId: number) 
 }
 
 /** The message `id` if the user may read it (Zulip's `access_message`), else undefined. */
-function accessibleMessage(world: StateView, orgId: number, userId: number, id: number): MessageRecord | undefined {
+function accessibleMessage(world: StateView, orgId: number, userId: number, id: number): StoredMessage | undefined {
   const org = world.org(orgId)!;
   const streamId = org.messageChannel.get(id);
   if (streamId === undefined) {
@@ -164,7 +165,7 @@ export interface ScanOptions {
 
 /** What a walk yields when its slice is used up. */
 const PAUSE = Symbol('pause');
-type Step = MessageRecord | typeof PAUSE;
+type Step = StoredMessage | typeof PAUSE;
 
 /** Counts the messages a query examines and says when a slice is used up. */
 class SliceBudget {
@@ -198,7 +199,7 @@ class SliceBudget {
  * Walks the merged sources from `start` in one direction, yielding messages that pass
  * `keep`, and `PAUSE` whenever the budget's slice is used up.
  */
-function* walk(sources: Source[], start: number, forward: boolean, keep: (m: MessageRecord) => boolean, budget: SliceBudget): Generator<Step> {
+function* walk(sources: Source[], start: number, forward: boolean, keep: (m: StoredMessage) => boolean, budget: SliceBudget): Generator<Step> {
   const pos = sources.map((s) => (forward ? lowerBound(s.ids, start) : lowerBound(s.ids, start + 1) - 1));
   for (;;) {
     let best = -1;
@@ -219,8 +220,8 @@ function* walk(sources: Source[], start: number, forward: boolean, keep: (m: Mes
 }
 
 /** Up to `n` messages of a walk, and whether it has more. */
-async function take(gen: Generator<Step>, n: number, budget: SliceBudget): Promise<{ items: MessageRecord[]; more: boolean }> {
-  const items: MessageRecord[] = [];
+async function take(gen: Generator<Step>, n: number, budget: SliceBudget): Promise<{ items: StoredMessage[]; more: boolean }> {
+  const items: StoredMessage[] = [];
   for (let step = gen.next(); !step.done; step = gen.next()) {
     if (step.value === PAUSE) {
       await budget.pause();
@@ -233,7 +234,7 @@ async function take(gen: Generator<Step>, n: number, budget: SliceBudget): Promi
 }
 
 /** The first message of a walk, if any. */
-async function first(gen: Generator<Step>, budget: SliceBudget): Promise<MessageRecord | undefined> {
+async function first(gen: Generator<Step>, budget: SliceBudget): Promise<StoredMessage | undefined> {
   for (let step = gen.next(); !step.done; step = gen.next()) {
     if (step.value === PAUSE) {
       await budget.pause();
@@ -245,7 +246,7 @@ async function first(gen: Generator<Step>, budget: SliceBudget): Promise<Message
 }
 
 /** The message with id `anchor`, if the viewer may read it and it passes `keep`. */
-function messageAt(sources: Source[], anchor: number, keep: (m: MessageRecord) => boolean): MessageRecord | undefined {
+function messageAt(sources: Source[], anchor: number, keep: (m: StoredMessage) => boolean): StoredMessage | undefined {
   for (const s of sources) {
     const p = lowerBound(s.ids, anchor);
     if (p >= s.ids.length || s.ids[p] !== anchor) continue;
@@ -299,12 +300,12 @@ export const MAX_MESSAGES_PER_FETCH = 5000;
  * `client_requested_message_ids`): the ids the viewer may not read, or that the
  * narrow leaves out, are silently omitted.
  */
-export function messagesByIds(world: StateView, org: number, userId: number, ids: number[], narrow: NarrowTerm[]): MessageRecord[] {
+export function messagesByIds(world: StateView, org: number, userId: number, ids: number[], narrow: NarrowTerm[]): StoredMessage[] {
   if (ids.length > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   const q: MessageQuery = { org, user_id: userId, anchor: 0, num_before: 0, num_after: 0, include_anchor: false, narrow: resolveWith(world, org, userId, narrow) };
   const sources = sourcesFor(world, q);
   const keep = narrowPredicate(world.org(org)!, q.narrow, world.user(org, userId), true, publicChannelTest(world, org));
-  const out: MessageRecord[] = [];
+  const out: StoredMessage[] = [];
   for (const id of [...new Set(ids)].sort((a, b) => a - b)) {
     const m = messageAt(sources, id, keep);
     if (m) out.push(m);
@@ -318,7 +319,7 @@ export function messagesByIds(world: StateView, org: number, userId: number, ids
  * match the narrow, in ascending id order (`GET /messages/matches_narrow`). A channel
  * operand naming no channel is an error, as for `GET /messages`.
  */
-export function messagesMatchingNarrow(world: StateView, org: number, userId: number, ids: number[], narrow: NarrowTerm[]): MessageRecord[] {
+export function messagesMatchingNarrow(world: StateView, org: number, userId: number, ids: number[], narrow: NarrowTerm[]): StoredMessage[] {
   const orgCtx = world.org(org)!;
   for (const t of narrow) {
     if ((t.operator === 'channel' || t.operator === 'stream') && resolveChannel(orgCtx, t.operand) === undefined) {
@@ -327,10 +328,10 @@ export function messagesMatchingNarrow(world: StateView, org: number, userId: nu
   }
   const viewer = world.user(org, userId);
   const keep = narrowPredicate(orgCtx, resolveWith(world, org, userId, narrow), viewer, true, publicChannelTest(world, org));
-  const out: MessageRecord[] = [];
+  const out: StoredMessage[] = [];
   for (const id of [...new Set(ids)].sort((a, b) => a - b)) {
     const streamId = orgCtx.messageChannel.get(id);
-    let m: MessageRecord | undefined;
+    let m: StoredMessage | undefined;
     if (streamId !== undefined) {
       const ch = world.channel(org, streamId);
       m = ch && received(ch, userId, id) ? ch.messages.get(id) : undefined;
@@ -339,6 +340,36 @@ export function messagesMatchingNarrow(world: StateView, org: number, userId: nu
       m = dm && dm.dm_user_ids!.includes(userId) ? dm : undefined;
     }
     if (m && keep(m)) out.push(m);
+  }
+  return out;
+}
+
+/** The record an organization holds now for a message id, channel or direct. */
+export function currentMessage(world: StateView, org: number, id: number): StoredMessage | undefined {
+  const orgCtx = world.org(org);
+  if (!orgCtx) return undefined;
+  const streamId = orgCtx.messageChannel.get(id);
+  return streamId === undefined ? orgCtx.directMessages.get(id) : world.channel(org, streamId)?.messages.get(id);
+}
+
+/**
+ * The messages of a page made whole, their bodies read in one batch (a disk store reads
+ * them without holding the event loop). A message edited while the page was gathered is
+ * taken as it is now, and one deleted meanwhile is left out.
+ */
+export async function withBodies(world: StateView, org: number, messages: StoredMessage[]): Promise<MessageRecord[]> {
+  const bodies = world.org(org)!.bodies;
+  const read = await bodies.readMany(messages.map((m) => m.body));
+  const out: MessageRecord[] = [];
+  for (const m of messages) {
+    const body = read.get(m.body);
+    if (body) {
+      out.push(joinBody(m, body));
+      continue;
+    }
+    const now = currentMessage(world, org, m.id);
+    const fresh = now && bodies.read(now.body);
+    if (now && fresh) out.push(joinBody(now, fresh));
   }
   return out;
 }

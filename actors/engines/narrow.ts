@@ -8,7 +8,11 @@ import { codePointLength, EMPTY_TOPIC_DISPLAY_NAME } from '../rules/messages.js'
 import { isValidEmail } from '../rules/users.js';
 import { senderOf, SYSTEM_BOTS } from '../rules/system_bots.js';
 import type { OrgContext } from '../kinds/organization.js';
-import type { MessageRecord } from '../shared/types.js';
+import type { MessageRecord, StoredMessage } from '../shared/types.js';
+import { bodyOf } from '../core/bodies.js';
+
+/** What a narrow is tested on: a message an actor holds, or a whole one (a new message, for event queues). */
+export type NarrowCandidate = StoredMessage | MessageRecord;
 import type { UserContext } from '../kinds/user.js';
 import { flagsOf, userTopicKey } from '../kinds/user.js';
 import { HAS_IMAGE, HAS_LINK } from './message_has.js';
@@ -192,10 +196,10 @@ export function searchWords(operand: NarrowTerm['operand']): string[] {
  */
 export function narrowPredicate(
   org: OrgContext, terms: NarrowTerm[], viewer: UserContext | undefined, strict = true, publicChannel?: (streamId: number) => boolean,
-): (m: MessageRecord) => boolean {
+): (m: NarrowCandidate) => boolean {
   if (strict) checkNotChannelAndDm(terms);
-  const tests = terms.map((term): ((m: MessageRecord) => boolean) => {
-    let t: (m: MessageRecord) => boolean;
+  const tests = terms.map((term): ((m: NarrowCandidate) => boolean) => {
+    let t: (m: NarrowCandidate) => boolean;
     try {
       t = termTest(org, term, viewer, terms, publicChannel);
     } catch (err) {
@@ -238,7 +242,7 @@ export function checkEventNarrow(terms: NarrowTerm[]): void {
 
 function termTest(
   org: OrgContext, term: NarrowTerm, viewer: UserContext | undefined, terms: NarrowTerm[], publicChannel?: (streamId: number) => boolean,
-): (m: MessageRecord) => boolean {
+): (m: NarrowCandidate) => boolean {
   const { operator, operand } = term;
   switch (operator) {
     case 'channel':
@@ -296,7 +300,7 @@ function termTest(
     case 'search': {
       const words = searchWords(operand);
       return (m) => {
-        const hay = (m.topic + ' ' + m.content).toLowerCase();
+        const hay = (m.topic + ' ' + ('content' in m ? m.content : bodyOf(org.bodies, m).content)).toLowerCase();
         return words.every((w) => hay.includes(w));
       };
     }
@@ -319,7 +323,7 @@ function narrowedChannel(org: OrgContext, terms: NarrowTerm[]): number | undefin
  * not unmute or follow. Direct messages never are. A channel the narrow names keeps
  * its own muting out of it (`exclude_stream_and_topic_mutes` with its `stream_id`).
  */
-function inMutedConversation(viewer: UserContext, m: MessageRecord, exceptChannel?: number): boolean {
+function inMutedConversation(viewer: UserContext, m: NarrowCandidate, exceptChannel?: number): boolean {
   if (m.stream_id === null) return false;
   const policy = viewer.topics.get(userTopicKey(m.stream_id, m.topic))?.visibility_policy ?? 0;
   if (policy === 1) return true;
@@ -327,7 +331,7 @@ function inMutedConversation(viewer: UserContext, m: MessageRecord, exceptChanne
   return viewer.subs.get(m.stream_id)?.is_muted ?? false;
 }
 
-function hasTest(org: OrgContext, operand: string): (m: MessageRecord) => boolean {
+function hasTest(org: OrgContext, operand: string): (m: NarrowCandidate) => boolean {
   switch (operand) {
     case 'link':
       return (m) => ((m.has ?? 0) & HAS_LINK) !== 0;
@@ -346,7 +350,7 @@ function hasTest(org: OrgContext, operand: string): (m: MessageRecord) => boolea
   }
 }
 
-function isTest(operand: string, viewer: UserContext | undefined): (m: MessageRecord) => boolean {
+function isTest(operand: string, viewer: UserContext | undefined): (m: NarrowCandidate) => boolean {
   switch (operand) {
     case 'dm':
     case 'private':

@@ -8,7 +8,8 @@ import { SYSTEM_GROUPS, type GroupSettingValue } from '../rules/group_settings.j
 import { restoreHas, stampHas } from '../engines/message_has.js';
 import { upgradeDescription } from '../engines/channel_description.js';
 import { lowerBound } from '../shared/id_set.js';
-import { Role, type ChannelGroupSettingKey, type ChannelRecord, type MessageRecord, type UserRecord } from '../shared/types.js';
+import { Role, type ChannelGroupSettingKey, type ChannelRecord, type MessageRecord, type StoredMessage, type UserRecord } from '../shared/types.js';
+import { storeMessage, wholeMessage, type Bodies } from '../core/bodies.js';
 
 /** A topic's display name and the id of its newest message. */
 export interface TopicEntry {
@@ -25,7 +26,9 @@ export interface ChannelContext {
   topics: Map<string, TopicEntry>;
   /** Message ids, ascending. */
   ids: number[];
-  messages: Map<number, MessageRecord>;
+  messages: Map<number, StoredMessage>;
+  /** Where the bodies of `messages` are (the runtime's body store; not part of snapshots). */
+  bodies: Bodies;
   /**
    * Which messages each user received: flat [from, to, from, to, ...] message-id
    * bounds of their subscription periods, `to` exclusive and -1 while subscribed.
@@ -144,8 +147,11 @@ export function putMessages(ctx: ChannelContext, records: MessageRecord[]): void
   const touched = new Set<string>();
   for (const m of records) {
     const old = ctx.messages.get(m.id);
-    if (old) touched.add(old.topic.toLowerCase());
-    ctx.messages.set(m.id, stampHas(m));
+    if (old) {
+      touched.add(old.topic.toLowerCase());
+      ctx.bodies.release(old.body);
+    }
+    ctx.messages.set(m.id, storeMessage(ctx.bodies, stampHas(m)));
     touched.add(m.topic.toLowerCase());
   }
   if (fresh.length > 0) {
@@ -166,6 +172,7 @@ export function dropMessages(ctx: ChannelContext, ids: number[]): void {
     gone.add(id);
     touched.add(m.topic.toLowerCase());
     ctx.messages.delete(id);
+    ctx.bodies.release(m.body);
   }
   if (gone.size === 0) return;
   ctx.ids = ctx.ids.filter((id) => !gone.has(id));
@@ -208,7 +215,7 @@ export function channelGroupSetting(channel: ChannelRecord, key: ChannelGroupSet
 }
 
 /** Context before the channel's `ChannelCreated` fact is applied. */
-export function emptyChannel(streamId: number): ChannelContext {
+export function emptyChannel(streamId: number, bodies: Bodies): ChannelContext {
   return {
     seq: 0,
     channel: {
@@ -220,6 +227,7 @@ export function emptyChannel(streamId: number): ChannelContext {
     topics: new Map(),
     ids: [],
     messages: new Map(),
+    bodies,
     history: new Map(),
   };
 }
@@ -245,6 +253,8 @@ export interface ChannelRestoreScope {
   installChannel(orgId: number, ctx: ChannelContext): void;
   channel(orgId: number, streamId: number): ChannelContext | undefined;
   org(orgId: number): { messageChannel: Map<number, number> } | undefined;
+  /** The runtime's body store, where restored bodies go. */
+  bodies: Bodies;
 }
 
 /** A channel's persistence needs its organization's id, which its context does not hold. */
@@ -268,7 +278,7 @@ export function channelPersistence(orgId: number): Persistence<ChannelContext, C
       // after the head is written as it is then (a deleted one not at all); replaying the
       // facts after the head's seq, which are idempotent on messages, gives the same state.
       yield* slices(() => count, sliceSize, (from, to): MessagesChunk => ({
-        k: 'msgs', org: orgId, stream_id: ctx.channel.stream_id, msgs: present(ids.slice(from, to).map((id) => ctx.messages.get(id))),
+        k: 'msgs', org: orgId, stream_id: ctx.channel.stream_id, msgs: present(ids.slice(from, to).map((id) => ctx.messages.get(id))).map((m) => wholeMessage(ctx.bodies, m)),
       }));
     },
   };
@@ -291,6 +301,7 @@ export const channelRestore: Pick<Persistence<ChannelContext, ChannelRestoreScop
         topics: new Map(c.topics.map((t) => [t.name.toLowerCase(), t])),
         ids: [],
         messages: new Map(),
+        bodies: scope.bodies,
         history: new Map(c.history),
       });
       return;
@@ -301,7 +312,7 @@ export const channelRestore: Pick<Persistence<ChannelContext, ChannelRestoreScop
     const org = scope.org(c.org)!;
     for (const m of c.msgs) {
       ctx.ids.push(m.id);
-      ctx.messages.set(m.id, restoreHas(m));
+      ctx.messages.set(m.id, storeMessage(ctx.bodies, restoreHas(m)));
       org.messageChannel.set(m.id, c.stream_id);
     }
   },

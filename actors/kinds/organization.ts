@@ -4,9 +4,10 @@
  * another organization.
  */
 import type { Persistence } from '../core/persistence.js';
-import type { ChannelFolderRecord, ChannelRecord, MessageRecord, OrgRecord, ProfileFieldRecord, RoleNumber, UserGroupRecord, UserRecord } from '../shared/types.js';
+import type { ChannelFolderRecord, ChannelRecord, MessageRecord, OrgRecord, StoredMessage, ProfileFieldRecord, RoleNumber, UserGroupRecord, UserRecord } from '../shared/types.js';
 import { LAST_SYSTEM_GROUP_ID } from '../rules/group_settings.js';
 import { stampHas } from '../engines/message_has.js';
+import { storeMessage, wholeMessage, type Bodies } from '../core/bodies.js';
 
 /** State of one organization actor. */
 export interface OrgContext {
@@ -22,7 +23,9 @@ export interface OrgContext {
   nextChannelId: number;
   nextRecipientId: number;
   /** Direct messages, by id, in id order. */
-  directMessages: Map<number, MessageRecord>;
+  directMessages: Map<number, StoredMessage>;
+  /** Where the bodies of `directMessages` are (the runtime's body store; not part of snapshots). */
+  bodies: Bodies;
   /** The highest direct message id ever added (kept when it is deleted). */
   lastDirectId: number;
   /** Each user's direct message ids, ascending. */
@@ -248,7 +251,7 @@ export interface RealmDomain {
 }
 
 /** Context before the organization's `OrgCreated` fact is applied. */
-export function emptyOrg(id: number): OrgContext {
+export function emptyOrg(id: number, bodies: Bodies): OrgContext {
   return {
     seq: 0,
     org: { id, name: '', subdomain: '', description: '', date_created: 0, deactivated: false },
@@ -259,6 +262,7 @@ export function emptyOrg(id: number): OrgContext {
     nextChannelId: 1,
     nextRecipientId: 1,
     directMessages: new Map(),
+    bodies,
     lastDirectId: 0,
     directIdsByUser: new Map(),
     groupRecipients: new Map(),
@@ -314,13 +318,23 @@ export function addChannel(ctx: OrgContext, channel: ChannelRecord): void {
 
 /** Records a direct message in the organization's indexes. */
 export function addDirectMessage(ctx: OrgContext, m: MessageRecord): void {
-  ctx.directMessages.set(m.id, m.has === undefined ? stampHas(m) : m);
+  const old = ctx.directMessages.get(m.id);
+  if (old) ctx.bodies.release(old.body);
+  ctx.directMessages.set(m.id, storeMessage(ctx.bodies, m.has === undefined ? stampHas(m) : m));
   if (m.id > ctx.lastDirectId) ctx.lastDirectId = m.id;
   for (const uid of m.dm_user_ids ?? []) {
     let ids = ctx.directIdsByUser.get(uid);
     if (!ids) ctx.directIdsByUser.set(uid, (ids = []));
     ids.push(m.id);
   }
+}
+
+/** Replaces a direct message the organization holds (an edit), its old body released; one it does not hold stays out. */
+export function replaceDirectMessage(ctx: OrgContext, m: MessageRecord): void {
+  const old = ctx.directMessages.get(m.id);
+  if (!old) return;
+  ctx.bodies.release(old.body);
+  ctx.directMessages.set(m.id, storeMessage(ctx.bodies, stampHas(m)));
 }
 
 interface OrgChunk {
@@ -399,6 +413,8 @@ interface DirectMessagesChunk {
 export interface OrgRestoreScope {
   installOrg(ctx: OrgContext): void;
   org(orgId: number): OrgContext | undefined;
+  /** The runtime's body store, where restored bodies go. */
+  bodies: Bodies;
 }
 
 export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
@@ -450,7 +466,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         while (!finished && msgs.length < sliceSize) {
           const next = iter.next();
           if (next.done || next.value.id > bound) finished = true;
-          else msgs.push(next.value);
+          else msgs.push(wholeMessage(ctx.bodies, next.value));
         }
         return { k: 'dms', org: ctx.org.id, msgs };
       };
@@ -469,6 +485,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         nextChannelId: c.nextChannelId,
         nextRecipientId: c.nextRecipientId,
         directMessages: new Map(),
+        bodies: scope.bodies,
         lastDirectId: c.lastDirectId ?? 0,
         directIdsByUser: new Map(),
         groupRecipients: new Map(c.groupRecipients),

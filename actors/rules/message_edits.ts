@@ -9,7 +9,7 @@ import { ApiError, badRequest } from '../shared/errors.js';
 import { hasGroupPermission, type GroupDirectory } from './group_settings.js';
 import { channelGroupSetting } from '../kinds/channel.js';
 import { EDIT_LIMIT_BUFFER_SECONDS, type RealmMessageSettings, type RealmSettings } from './realm_settings.js';
-import { Role, type ChannelRecord, type GroupSettingValue, type MessageRecord, type UserRecord } from '../shared/types.js';
+import { Role, type ChannelRecord, type GroupSettingValue, type MessageMeta, type UserRecord } from '../shared/types.js';
 
 /** What a resolved topic's name starts with. */
 export const RESOLVED_TOPIC_PREFIX = '✔ ';
@@ -29,7 +29,7 @@ export function isChannelAdmin(org: GroupDirectory, user: UserRecord, channel: C
  * only its sender, only while editing is on, within the edit time limit (plus a
  * grace for slow networks on an edit; none for the "is editing" typing notice).
  */
-export function checkCanEditContent(editor: UserRecord, m: MessageRecord, nowSeconds: number, settings: RealmMessageSettings, buffer = EDIT_LIMIT_BUFFER_SECONDS): void {
+export function checkCanEditContent(editor: UserRecord, m: MessageMeta, nowSeconds: number, settings: RealmMessageSettings, buffer = EDIT_LIMIT_BUFFER_SECONDS): void {
   if (!settings.allow_message_editing) throw badRequest('Your organization has turned off message editing');
   if (m.sender_id !== editor.user_id) throw badRequest("You don't have permission to edit this message");
   const limit = settings.message_content_edit_limit_seconds;
@@ -60,7 +60,7 @@ export function canResolveTopics(org: GroupDirectory, user: UserRecord, channel:
 }
 
 /** Whether a move older than `limit` seconds (plus the grace) is refused to `user`. */
-export function pastMoveLimit(user: UserRecord, m: MessageRecord, nowSeconds: number, limit: number | null): boolean {
+export function pastMoveLimit(user: UserRecord, m: MessageMeta, nowSeconds: number, limit: number | null): boolean {
   return limit !== null && !isModerator(user) && nowSeconds - m.timestamp > limit + EDIT_LIMIT_BUFFER_SECONDS;
 }
 
@@ -79,7 +79,7 @@ export function moveDeadline(settings: RealmMessageSettings, topicChanged: boole
  * `MOVE_MESSAGES_TIME_LIMIT_EXCEEDED` for a `change_all` move whose topic holds
  * messages older than the deadline: which part of the topic the user may move.
  */
-export function checkWholeTopicMovable(topicMessages: MessageRecord[], nowSeconds: number, deadline: number | null): void {
+export function checkWholeTopicMovable(topicMessages: MessageMeta[], nowSeconds: number, deadline: number | null): void {
   if (deadline === null) return;
   const allowed = topicMessages.filter((m) => nowSeconds - m.timestamp <= deadline);
   if (allowed.length === topicMessages.length) return;
@@ -109,7 +109,7 @@ export type RealmDeleteSettings = Pick<RealmSettings, 'can_delete_any_message_gr
  * their own (or their bots'), as members of a `can_delete_own_message_group`, within
  * `message_content_delete_limit_seconds`.
  */
-export function checkCanDelete(org: GroupDirectory, settings: Readonly<RealmDeleteSettings>, actor: UserRecord | undefined, m: MessageRecord, now: number, channel: ChannelRecord | null): void {
+export function checkCanDelete(org: GroupDirectory, settings: Readonly<RealmDeleteSettings>, actor: UserRecord | undefined, m: MessageMeta, now: number, channel: ChannelRecord | null): void {
   if (!actor || !actor.is_active) throw badRequest('Invalid sender');
   const inGroup = (realmValue: GroupSettingValue, key: 'can_delete_any_message_group' | 'can_delete_own_message_group'): boolean =>
     hasGroupPermission(org, actor, realmValue) || (channel !== null && hasGroupPermission(org, actor, channelGroupSetting(channel, key)));

@@ -7,7 +7,7 @@
  * Zulip's do (a vote for an option that does not exist is the clients' to ignore).
  */
 import { badRequest } from '../shared/errors.js';
-import type { MessageRecord } from '../shared/types.js';
+import type { MessageMeta } from '../shared/types.js';
 
 /** What a `widget` submessage holds: its type and its initial data. */
 export interface WidgetContent {
@@ -197,7 +197,7 @@ function checkTodoData(data: unknown, isAuthor: boolean): void {
  * The type of a message's widget (Zulip's `get_widget_type`): the `widget_type` of its
  * first `widget` submessage, or null when it has none or that one is not such JSON.
  */
-export function widgetTypeOf(m: MessageRecord): string | null {
+export function widgetTypeOf(m: MessageMeta): string | null {
   const widget = (m.submessages ?? []).find((s) => s.msg_type === 'widget');
   if (!widget) return null;
   try {
@@ -213,7 +213,7 @@ export function widgetTypeOf(m: MessageRecord): string | null {
  * only once the message's sender has attached one may others; the content is JSON;
  * and on a poll or a to-do list, it is one of that widget's operations.
  */
-export function checkSubmessage(m: MessageRecord, senderId: number, content: string): void {
+export function checkSubmessage(m: MessageMeta, senderId: number, content: string): void {
   if (m.sender_id !== senderId && !(m.submessages ?? []).some((s) => s.sender_id === m.sender_id)) {
     throw badRequest('You cannot attach a submessage to this message.');
   }

@@ -18,6 +18,7 @@ import { emptyOrg, orgPersistence, type OrgContext, type OrgRestoreScope } from 
 import { emptyServer, serverPersistence, type ServerContext, type ServerRestoreScope } from '../kinds/server.js';
 import { emptyUser, userPersistence, userRestore, type UserContext, type UserRestoreScope } from '../kinds/user.js';
 import type { QueueFactTarget } from '../shared/queue_facts.js';
+import type { Bodies } from '../core/bodies.js';
 
 /** The actors of one organization. */
 interface Shard {
@@ -60,7 +61,11 @@ export class ActorDirectory implements StateView {
   private readonly shards = new Map<number, Shard>();
   private readonly recipients: Recipients;
 
-  constructor(queues: QueueFactTarget) {
+  constructor(
+    queues: QueueFactTarget,
+    /** Where the messages' bodies are kept. */
+    readonly bodies: Bodies,
+  ) {
     this.recipients = new Recipients(this, queues);
   }
 
@@ -125,7 +130,7 @@ export class ActorDirectory implements StateView {
   channelActor(orgId: number, streamId: number, create: boolean): AnyDomainActor | undefined {
     const shard = this.shardOf(orgId);
     let actor = shard.channels.get(streamId);
-    if (!actor && create) shard.channels.set(streamId, (actor = startActor(this.supervisor, LOGIC.channel, emptyChannel(streamId))));
+    if (!actor && create) shard.channels.set(streamId, (actor = startActor(this.supervisor, LOGIC.channel, emptyChannel(streamId, this.bodies))));
     return actor;
   }
   /** @internal */
@@ -145,7 +150,7 @@ export class ActorDirectory implements StateView {
   private ensureShard(orgId: number): Shard {
     let shard = this.shards.get(orgId);
     if (!shard) {
-      shard = { org: startActor(this.supervisor, LOGIC.org, emptyOrg(orgId)), channels: new Map(), users: new Map() };
+      shard = { org: startActor(this.supervisor, LOGIC.org, emptyOrg(orgId, this.bodies)), channels: new Map(), users: new Map() };
       this.shards.set(orgId, shard);
     }
     return shard;
@@ -193,6 +198,7 @@ export class ActorDirectory implements StateView {
   private scope(version: number): RestoreScope {
     return {
       version,
+      bodies: this.bodies,
       installServer: (ctx) => {
         this.supervisor.stop(this.serverActor);
         this.serverActor = startActor(this.supervisor, LOGIC.server, ctx);

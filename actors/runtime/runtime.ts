@@ -27,6 +27,7 @@ import { ActorDirectory } from './actor_directory.js';
 import { DeliverySchedule } from './delivery_schedule.js';
 import { DeletionJobs } from './deletion_jobs.js';
 import { EventRouting, Routed, type DeliveryHints } from './event_routing.js';
+import { MemoryBodies, type Bodies } from '../core/bodies.js';
 
 export type { DeliveryHints } from './event_routing.js';
 
@@ -56,6 +57,8 @@ export interface RuntimeOptions {
   log?: Logger;
   /** Told of every delivery pass to the event queues (metrics); nothing by default. */
   delivery?: DeliveryObserver;
+  /** Where message bodies are kept: the data directory's body store; in the heap when absent. */
+  bodies?: Bodies;
 }
 
 export const defaultRuntimeOptions = (sink: FactSink): RuntimeOptions => ({
@@ -90,6 +93,8 @@ export class Runtime implements StateView {
   /** Every fact up to this seq is durable and its events are in their queues (not merely staged). */
   deliveredSeq = 0;
   private parts: Parts;
+  /** Where the messages' bodies are kept. */
+  bodies!: Bodies;
   private messageIdCounter = 0;
   private submessageIdCounter = 0;
   private readonly env: DecideEnv;
@@ -107,11 +112,16 @@ export class Runtime implements StateView {
 
   private makeParts(): Parts {
     const opts = this.opts;
+    // A reset starts from an empty state: a body store in the heap starts empty too.
+    this.bodies = opts.bodies ?? new MemoryBodies();
     let queues: EventQueues | undefined;
-    const directory = new ActorDirectory({
-      applyRegistered: (fact, seq) => queues!.applyRegistered(fact, seq),
-      applyDropped: (fact) => queues!.applyDropped(fact),
-    });
+    const directory = new ActorDirectory(
+      {
+        applyRegistered: (fact, seq) => queues!.applyRegistered(fact, seq),
+        applyDropped: (fact) => queues!.applyDropped(fact),
+      },
+      this.bodies,
+    );
     queues = new EventQueues(directory.supervisor, {
       ...opts.queues,
       now: opts.now,

@@ -151,14 +151,14 @@ export type ChannelGroupSettingKey =
   | 'can_send_message_group'
   | 'can_subscribe_group';
 
-/** A stored message, channel or direct. */
-export interface MessageRecord {
+/**
+ * What decisions, narrows, unread counts and fan-out need of a message, channel or
+ * direct: everything but its body. Actors hold this, with a locator of the body
+ * (`StoredMessage`); the body lives in the runtime's body store (`actors/core/bodies.ts`).
+ */
+export interface MessageMeta {
   id: number;
   sender_id: number;
-  /** Markdown source as sent. */
-  content: string;
-  /** HTML rendering of `content`. */
-  rendered: string;
   timestamp: number;
   client: string;
   /** Channel id for channel messages, `null` for direct messages. */
@@ -171,8 +171,6 @@ export interface MessageRecord {
   reactions?: Reaction[];
   /** Widget data and its updates (a poll and its votes), ascending by id (absent: none). */
   submessages?: Submessage[];
-  /** Edits and moves, newest first, as Zulip stores them (absent: never edited or moved). */
-  edit_history?: EditHistoryEntry[];
   /** When the content was last edited (absent: never). */
   last_edit_timestamp?: number;
   /** When the message was last moved to another topic or channel, resolving aside (absent: never). */
@@ -191,6 +189,25 @@ export interface MessageRecord {
    * the record enters state (absent only in records written before the bits existed).
    */
   has?: number;
+}
+
+/** A message's body: what only reads need, and the bulk of its bytes. */
+export interface MessageBody {
+  /** Markdown source as sent. */
+  content: string;
+  /** HTML rendering of `content`. */
+  rendered: string;
+  /** Edits and moves, newest first, as Zulip stores them (absent: never edited or moved). */
+  edit_history?: EditHistoryEntry[];
+}
+
+/** A whole message, body included: what facts carry and views render. */
+export interface MessageRecord extends MessageMeta, MessageBody {}
+
+/** A message as an actor holds it: its metadata and where its body is (`Bodies.read`). */
+export interface StoredMessage extends MessageMeta {
+  /** The body store's locator of this message's current body. */
+  body: number;
 }
 
 /** One edit or move of a message, as Zulip's raw edit history keeps it. */

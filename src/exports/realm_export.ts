@@ -30,7 +30,8 @@ import { received } from '../../actors/kinds/channel.js';
 import type { OrgContext, RealmExportRecord } from '../../actors/kinds/organization.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import { realmSettings } from '../../actors/rules/realm_settings.js';
-import type { MessageRecord } from '../../actors/shared/types.js';
+import type { StoredMessage } from '../../actors/shared/types.js';
+import { withBodies } from '../../actors/engines/message_query.js';
 import { uploadStore } from '../uploads/store.js';
 
 /** Messages per `messages-NNNNNN.json` file. */
@@ -58,7 +59,8 @@ const yieldToLoop = (): Promise<void> => {
 interface Covered {
   org: OrgContext;
   channels: Array<{ record: unknown; subscribers: number[] }>;
-  messages: MessageRecord[];
+  /** Without their bodies: those are read a file's worth at a time. */
+  messages: StoredMessage[];
 }
 
 /**
@@ -83,7 +85,7 @@ async function cover(runtime: Runtime, orgId: number, type: number): Promise<Cov
     taken.push({ ch, isPublic, ids: ch.ids.slice() });
   }
   const direct = full ? [...org.directMessages.values()] : [];
-  const messages: MessageRecord[] = [];
+  const messages: StoredMessage[] = [];
   let work = 0;
   for (const { ch, isPublic, ids } of taken) {
     for (const id of ids) {
@@ -115,7 +117,7 @@ async function cover(runtime: Runtime, orgId: number, type: number): Promise<Cov
  * the last (so a slow disk holds the build back rather than memory), with the loop let
  * run between slices of messages; then ends it.
  */
-async function writeArchive(tar: Pack, c: Covered, e: RealmExportRecord, dir: string, mtime: Date): Promise<void> {
+async function writeArchive(runtime: Runtime, tar: Pack, c: Covered, e: RealmExportRecord, dir: string, mtime: Date): Promise<void> {
   const add = (name: string, value: unknown): Promise<void> =>
     new Promise((resolve, reject) => void tar.entry({ name: `${dir}/${name}`, mtime, mode: 0o644 }, json(value), (err) => (err ? reject(err) : resolve())));
   const { org } = c;
@@ -135,7 +137,7 @@ async function writeArchive(tar: Pack, c: Covered, e: RealmExportRecord, dir: st
   await add('subscriptions.json', c.channels.map((x) => ({ stream_id: (x.record as { stream_id: number }).stream_id, user_ids: x.subscribers })));
   for (let i = 0, n = 1; i < c.messages.length || n === 1; i += MESSAGES_PER_FILE, n++) {
     await yieldToLoop();
-    const slice = c.messages.slice(i, i + MESSAGES_PER_FILE).map((m) => ({
+    const slice = (await withBodies(runtime, org.org.id, c.messages.slice(i, i + MESSAGES_PER_FILE))).map((m) => ({
       id: m.id, sender_id: m.sender_id, timestamp: m.timestamp, stream_id: m.stream_id, topic: m.stream_id === null ? null : m.topic,
       dm_user_ids: m.dm_user_ids, content: m.content, rendered_content: m.rendered, reactions: m.reactions ?? [], submessages: m.submessages ?? [], last_edit_timestamp: m.last_edit_timestamp ?? null,
     }));
@@ -164,7 +166,7 @@ export async function buildExport(runtime: Runtime, dataDir: string, orgId: numb
     const gzip = createGzip();
     tar.on('error', (err: Error) => gzip.destroy(err));
     tar.pipe(gzip);
-    const written = writeArchive(tar, covered, e, dir, mtime).catch((err: Error) => {
+    const written = writeArchive(runtime, tar, covered, e, dir, mtime).catch((err: Error) => {
       tar.destroy(err);
       throw err;
     });

@@ -3,7 +3,7 @@
  */
 import { linkedPathIds } from '../../../actors/areas/attachments.js';
 import { collectUploads } from '../../uploads/collect.js';
-import { messagesByIds, messagesMatchingNarrow, queryMessages, type MessageQuery } from '../../../actors/engines/message_query.js';
+import { messagesByIds, messagesMatchingNarrow, queryMessages, withBodies, type MessageQuery } from '../../../actors/engines/message_query.js';
 import { readReceipts } from '../../../actors/areas/flags.js';
 import { checkReport, REPORTING_DISABLED } from '../../../actors/areas/message_reports.js';
 import { realmSettings } from '../../../actors/rules/realm_settings.js';
@@ -125,7 +125,7 @@ export const getMessages = route({
       if (params.num_before || params.num_after || params.anchor !== undefined || params.use_first_unread_anchor) {
         throw new ApiError('BAD_REQUEST', `Unsupported parameter combination: ${MESSAGE_IDS_EXCLUSIVE.join(', ')}`, { parameters: MESSAGE_IDS_EXCLUSIVE.join(', ') });
       }
-      const found = messagesByIds(runtime, org.id, user.user_id, params.message_ids, narrow);
+      const found = await withBodies(runtime, org.id, messagesByIds(runtime, org.id, user.user_id, params.message_ids, narrow));
       return { json: { messages: await mapInSlices(found, render, () => exchange.aborted), history_limited: false, found_anchor: false, found_oldest: false, found_newest: false } };
     }
     // The scan yields to the event loop between slices, so a long search never holds it.
@@ -145,7 +145,7 @@ export const getMessages = route({
     return {
       json: {
         // Built in slices too: a page of 2,500 messages is tens of milliseconds of views.
-        messages: await mapInSlices(page.messages, render, () => exchange.aborted),
+        messages: await mapInSlices(await withBodies(runtime, org.id, page.messages), render, () => exchange.aborted),
         anchor: page.anchor,
         found_anchor: page.found_anchor,
         found_oldest: page.found_oldest,
@@ -223,11 +223,11 @@ export const checkMessagesMatchNarrow = route({
   auth: 'user',
   summary: 'Which of some messages match a narrow, with search highlighting',
   params: { msg_ids: { schema: S.intArray, required: true }, narrow: { schema: S.list, required: true } },
-  handler({ params, org, user, runtime }) {
+  async handler({ params, org, user, runtime }) {
     const narrow = checkNarrow(params.narrow);
     const highlight = highlighter(searchWords(narrow));
     const messages: Record<string, { match_content: string; match_subject: string }> = {};
-    for (const m of messagesMatchingNarrow(runtime, org.id, user.user_id, params.msg_ids, narrow)) {
+    for (const m of await withBodies(runtime, org.id, messagesMatchingNarrow(runtime, org.id, user.user_id, params.msg_ids, narrow))) {
       messages[m.id] = { match_content: highlight.html(m.rendered), match_subject: highlight.text(m.topic) };
     }
     return { json: { messages } };

@@ -1,0 +1,85 @@
+/**
+ * Message bodies: the Markdown source, the rendered HTML and the edit history of each
+ * message. They are the bulk of a chat server's bytes and only reads need them, so
+ * actors hold a message's metadata and a numeric locator of its body
+ * (`StoredMessage.body`), and the body lives in the runtime's body store.
+ *
+ * A body version is immutable: an edit appends a new one and the message takes its
+ * locator. Releasing a version says no message holds it any more; a store may then drop
+ * it (the memory store at once, a disk store at its next compaction). A reader that
+ * holds a record across event-loop turns may find its version released by then, and
+ * reads the message's current record again (`read` answers undefined).
+ */
+import type { MessageBody, MessageMeta, MessageRecord, StoredMessage } from '../shared/types.js';
+
+/** Where message bodies are kept. */
+export interface Bodies {
+  /** Stores a body version and answers its locator. Synchronous and cheap: the send path calls it. */
+  append(id: number, body: MessageBody): number;
+  /** A body version, or undefined once released. */
+  read(loc: number): MessageBody | undefined;
+  /** Many body versions at once, for pages of old history: a disk store reads them without holding the event loop. */
+  readMany(locs: number[]): Promise<Map<number, MessageBody>>;
+  /** No message holds this version any more. */
+  release(loc: number): void;
+}
+
+/** Bodies in the heap: for runtimes without a data directory (tests, operator tools). */
+export class MemoryBodies implements Bodies {
+  private readonly versions = new Map<number, MessageBody>();
+  private next = 1;
+
+  append(_id: number, body: MessageBody): number {
+    const loc = this.next++;
+    this.versions.set(loc, body);
+    return loc;
+  }
+  read(loc: number): MessageBody | undefined {
+    return this.versions.get(loc);
+  }
+  async readMany(locs: number[]): Promise<Map<number, MessageBody>> {
+    const out = new Map<number, MessageBody>();
+    for (const loc of locs) {
+      const body = this.versions.get(loc);
+      if (body) out.set(loc, body);
+    }
+    return out;
+  }
+  release(loc: number): void {
+    this.versions.delete(loc);
+  }
+  /** How many versions are held (tests). */
+  get size(): number {
+    return this.versions.size;
+  }
+}
+
+/** A whole message's body, split off its metadata. */
+export function splitMessage(m: MessageRecord): { meta: MessageMeta; body: MessageBody } {
+  const { content, rendered, edit_history, ...meta } = m;
+  return { meta, body: edit_history === undefined ? { content, rendered } : { content, rendered, edit_history } };
+}
+
+/** Stores a whole message's body and answers the record an actor holds. */
+export function storeMessage(bodies: Bodies, m: MessageRecord): StoredMessage {
+  const { meta, body } = splitMessage(m);
+  return { ...meta, body: bodies.append(m.id, body) };
+}
+
+/** The body of a message an actor holds now: always present (a store failing here is a bug or a damaged disk). */
+export function bodyOf(bodies: Bodies, m: StoredMessage): MessageBody {
+  const body = bodies.read(m.body);
+  if (!body) throw new Error(`message ${m.id}: body ${m.body} is not in the body store`);
+  return body;
+}
+
+/** A stored message made whole again, as facts carry it and views render it. */
+export function wholeMessage(bodies: Bodies, m: StoredMessage): MessageRecord {
+  return joinBody(m, bodyOf(bodies, m));
+}
+
+/** A stored message with a body read for it. */
+export function joinBody(m: StoredMessage, body: MessageBody): MessageRecord {
+  const { body: _loc, ...meta } = m;
+  return { ...meta, ...body };
+}
