@@ -15,15 +15,17 @@ import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 
 /** Bumped whenever the snapshot encoding changes incompatibly. */
-export const SNAPSHOT_FORMAT_VERSION = 3;
+export const SNAPSHOT_FORMAT_VERSION = 4;
 /**
  * Versions this build reads. Version 1 stored a user's flag sets as arrays of ids;
  * version 2 stores them as bytes (`IdSet.toBytes`), a memory copy instead of one
  * msgpack integer per id; version 3 extends the final checksum over the trailer's
- * end seq and chunk count. The chunks' contents are each actor kind's own
+ * end seq and chunk count; in version 4 a message may be held as stored, its body's
+ * locator in place of the body, which stays in the data directory's body store
+ * (`snapshots/body_store.ts`). The chunks' contents are each actor kind's own
  * (`actors/kinds/`), which reads every version listed here.
  */
-export const READABLE_SNAPSHOT_VERSIONS: readonly number[] = [1, 2, 3];
+export const READABLE_SNAPSHOT_VERSIONS: readonly number[] = [1, 2, 3, 4];
 /** Bytes of the trailer covered by the final checksum (format 3 on): all but the checksum. */
 const TRAILER_CHECKED_BYTES = 20;
 export const SNAPSHOT_MAGIC = Buffer.from('PRLYSNAP', 'latin1');

@@ -14,6 +14,11 @@ import type { MessageBody, MessageMeta, MessageRecord, StoredMessage } from '../
 
 /** Where message bodies are kept. */
 export interface Bodies {
+  /**
+   * Whether locators outlive the process: a snapshot then holds each message's locator
+   * and leaves the body where it is; otherwise it holds the whole message.
+   */
+  readonly persistent: boolean;
   /** Stores a body version and answers its locator. Synchronous and cheap: the send path calls it. */
   append(id: number, body: MessageBody): number;
   /** A body version, or undefined once released. */
@@ -26,6 +31,7 @@ export interface Bodies {
 
 /** Bodies in the heap: for runtimes without a data directory (tests, operator tools). */
 export class MemoryBodies implements Bodies {
+  readonly persistent = false;
   private readonly versions = new Map<number, MessageBody>();
   private next = 1;
 
@@ -82,4 +88,27 @@ export function wholeMessage(bodies: Bodies, m: StoredMessage): MessageRecord {
 export function joinBody(m: StoredMessage, body: MessageBody): MessageRecord {
   const { body: _loc, ...meta } = m;
   return { ...meta, ...body };
+}
+
+/**
+ * A message as a snapshot holds it: whole (format 3 and before, and any store whose
+ * locators end with the process), or as stored, with the locator of a body in the
+ * data directory's body store (format 4).
+ */
+export type PersistedMessage = MessageRecord | StoredMessage;
+
+/** A message as its actor's snapshot chunk writes it, under the runtime's store. */
+export function persistedMessage(bodies: Bodies, m: StoredMessage): PersistedMessage {
+  return bodies.persistent ? m : wholeMessage(bodies, m);
+}
+
+/**
+ * A message of a snapshot chunk as its actor holds it again. A stored one's body is in
+ * `source`, the store of the directory the snapshot was written in: normally the
+ * runtime's own; a restore into a fresh directory copies the body over.
+ */
+export function restoredMessage(bodies: Bodies, source: Bodies, m: PersistedMessage): StoredMessage {
+  if (!('body' in m)) return storeMessage(bodies, m);
+  if (source === bodies) return m;
+  return { ...m, body: bodies.append(m.id, bodyOf(source, m)) };
 }

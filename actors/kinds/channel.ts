@@ -9,7 +9,7 @@ import { restoreHas, stampHas } from '../engines/message_has.js';
 import { upgradeDescription } from '../engines/channel_description.js';
 import { lowerBound } from '../shared/id_set.js';
 import { Role, type ChannelGroupSettingKey, type ChannelRecord, type MessageRecord, type StoredMessage, type UserRecord } from '../shared/types.js';
-import { storeMessage, wholeMessage, type Bodies } from '../core/bodies.js';
+import { persistedMessage, restoredMessage, storeMessage, type Bodies, type PersistedMessage } from '../core/bodies.js';
 
 /** A topic's display name and the id of its newest message. */
 export interface TopicEntry {
@@ -245,7 +245,8 @@ interface MessagesChunk {
   k: 'msgs';
   org: number;
   stream_id: number;
-  msgs: MessageRecord[];
+  /** Whole before format 4; with a body store, as stored (`PersistedMessage`). */
+  msgs: PersistedMessage[];
 }
 
 /** Where a restored channel goes, and where its slices find it and its organization's index. */
@@ -255,6 +256,8 @@ export interface ChannelRestoreScope {
   org(orgId: number): { messageChannel: Map<number, number> } | undefined;
   /** The runtime's body store, where restored bodies go. */
   bodies: Bodies;
+  /** The store the snapshot's locators are of: `bodies`, or the source directory's in a restore. */
+  bodySource: Bodies;
 }
 
 /** A channel's persistence needs its organization's id, which its context does not hold. */
@@ -278,7 +281,7 @@ export function channelPersistence(orgId: number): Persistence<ChannelContext, C
       // after the head is written as it is then (a deleted one not at all); replaying the
       // facts after the head's seq, which are idempotent on messages, gives the same state.
       yield* slices(() => count, sliceSize, (from, to): MessagesChunk => ({
-        k: 'msgs', org: orgId, stream_id: ctx.channel.stream_id, msgs: present(ids.slice(from, to).map((id) => ctx.messages.get(id))).map((m) => wholeMessage(ctx.bodies, m)),
+        k: 'msgs', org: orgId, stream_id: ctx.channel.stream_id, msgs: present(ids.slice(from, to).map((id) => ctx.messages.get(id))).map((m) => persistedMessage(ctx.bodies, m)),
       }));
     },
   };
@@ -312,7 +315,7 @@ export const channelRestore: Pick<Persistence<ChannelContext, ChannelRestoreScop
     const org = scope.org(c.org)!;
     for (const m of c.msgs) {
       ctx.ids.push(m.id);
-      ctx.messages.set(m.id, storeMessage(ctx.bodies, restoreHas(m)));
+      ctx.messages.set(m.id, restoredMessage(ctx.bodies, scope.bodySource, 'body' in m ? m : restoreHas(m)));
       org.messageChannel.set(m.id, c.stream_id);
     }
   },

@@ -7,7 +7,7 @@ import type { Persistence } from '../core/persistence.js';
 import type { ChannelFolderRecord, ChannelRecord, MessageRecord, OrgRecord, StoredMessage, ProfileFieldRecord, RoleNumber, UserGroupRecord, UserRecord } from '../shared/types.js';
 import { LAST_SYSTEM_GROUP_ID } from '../rules/group_settings.js';
 import { stampHas } from '../engines/message_has.js';
-import { storeMessage, wholeMessage, type Bodies } from '../core/bodies.js';
+import { persistedMessage, restoredMessage, storeMessage, type Bodies, type PersistedMessage } from '../core/bodies.js';
 
 /** State of one organization actor. */
 export interface OrgContext {
@@ -320,7 +320,12 @@ export function addChannel(ctx: OrgContext, channel: ChannelRecord): void {
 export function addDirectMessage(ctx: OrgContext, m: MessageRecord): void {
   const old = ctx.directMessages.get(m.id);
   if (old) ctx.bodies.release(old.body);
-  ctx.directMessages.set(m.id, storeMessage(ctx.bodies, m.has === undefined ? stampHas(m) : m));
+  indexDirectMessage(ctx, storeMessage(ctx.bodies, m.has === undefined ? stampHas(m) : m));
+}
+
+/** Records a direct message, its body stored already, in the organization's indexes. */
+function indexDirectMessage(ctx: OrgContext, m: StoredMessage): void {
+  ctx.directMessages.set(m.id, m);
   if (m.id > ctx.lastDirectId) ctx.lastDirectId = m.id;
   for (const uid of m.dm_user_ids ?? []) {
     let ids = ctx.directIdsByUser.get(uid);
@@ -406,7 +411,8 @@ function unflattenPresence(flat: number[] | undefined): Map<number, PresenceRow>
 interface DirectMessagesChunk {
   k: 'dms';
   org: number;
-  msgs: MessageRecord[];
+  /** Whole before format 4; with a body store, as stored (`PersistedMessage`). */
+  msgs: PersistedMessage[];
 }
 
 /** Where a restored organization goes, and where its slices find it. */
@@ -415,6 +421,8 @@ export interface OrgRestoreScope {
   org(orgId: number): OrgContext | undefined;
   /** The runtime's body store, where restored bodies go. */
   bodies: Bodies;
+  /** The store the snapshot's locators are of: `bodies`, or the source directory's in a restore. */
+  bodySource: Bodies;
 }
 
 export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
@@ -462,11 +470,11 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
     let finished = false;
     do {
       yield (): DirectMessagesChunk => {
-        const msgs: MessageRecord[] = [];
+        const msgs: PersistedMessage[] = [];
         while (!finished && msgs.length < sliceSize) {
           const next = iter.next();
           if (next.done || next.value.id > bound) finished = true;
-          else msgs.push(wholeMessage(ctx.bodies, next.value));
+          else msgs.push(persistedMessage(ctx.bodies, next.value));
         }
         return { k: 'dms', org: ctx.org.id, msgs };
       };
@@ -520,7 +528,7 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
     }
     const c = chunk as DirectMessagesChunk;
     const org = scope.org(c.org)!;
-    for (const m of c.msgs) addDirectMessage(org, m);
+    for (const m of c.msgs) indexDirectMessage(org, restoredMessage(org.bodies, scope.bodySource, 'body' in m || m.has !== undefined ? m : stampHas(m)));
   },
 };
 

@@ -65,6 +65,8 @@ export class ActorDirectory implements StateView {
     queues: QueueFactTarget,
     /** Where the messages' bodies are kept. */
     readonly bodies: Bodies,
+    /** The store a restored snapshot's locators are of, when not `bodies` (a restore into a fresh directory). */
+    private readonly bodySource: Bodies = bodies,
   ) {
     this.recipients = new Recipients(this, queues);
   }
@@ -199,6 +201,7 @@ export class ActorDirectory implements StateView {
     return {
       version,
       bodies: this.bodies,
+      bodySource: this.bodySource,
       installServer: (ctx) => {
         this.supervisor.stop(this.serverActor);
         this.serverActor = startActor(this.supervisor, LOGIC.server, ctx);

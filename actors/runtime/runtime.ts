@@ -59,6 +59,8 @@ export interface RuntimeOptions {
   delivery?: DeliveryObserver;
   /** Where message bodies are kept: the data directory's body store; in the heap when absent. */
   bodies?: Bodies;
+  /** The store whose locators the snapshot to restore holds, when it is not `bodies` (a restore into a fresh directory). */
+  restoreBodiesFrom?: Bodies;
 }
 
 export const defaultRuntimeOptions = (sink: FactSink): RuntimeOptions => ({
@@ -121,6 +123,7 @@ export class Runtime implements StateView {
         applyDropped: (fact) => queues!.applyDropped(fact),
       },
       this.bodies,
+      opts.restoreBodiesFrom ?? this.bodies,
     );
     queues = new EventQueues(directory.supervisor, {
       ...opts.queues,
