@@ -56,6 +56,8 @@ export interface BodyStoreOptions {
    * instead (the original kept beside it) and the loss is logged.
    */
   repair?: 'refuse' | 'truncate';
+  /** Work `compact` and `verify` do between two yields (default 4 ms). */
+  sliceMs?: number;
   /** Told when a scheduled flush fails (the disk failed us; the server must stop). Logged by default. */
   onFatal?: (error: Error) => void;
 }
@@ -100,8 +102,6 @@ const COALESCED_READ_BYTES = 64 * 1024;
 const READS_IN_FLIGHT = 4;
 /** Buffered bytes that trigger a flush from `append` itself (a long synchronous burst). */
 const FLUSH_AT_BYTES = 4 * 1024 * 1024;
-/** Work done by `compact` and `verify` between two yields. */
-const SLICE_MS = 4;
 /** Per cached body: Map entry, entry object, body object, string headers. */
 const ENTRY_OVERHEAD = 160;
 
@@ -177,6 +177,7 @@ export class BodyStore {
   private deferredCloses: number[] = [];
   private readonly scratch = Buffer.allocUnsafe(SPECULATIVE_READ_BYTES);
   private readonly segmentBytes: number;
+  private readonly sliceMs: number;
   private readonly cacheLimit: number;
   private readonly log: Logger;
 
@@ -184,6 +185,7 @@ export class BodyStore {
     this.segmentBytes = Math.min(opts.segmentBytes ?? 256 * 1024 * 1024, SEGMENT_SPAN);
     this.cacheLimit = opts.cacheBytes ?? 64 * 1024 * 1024;
     this.log = opts.log ?? quietLogger;
+    this.sliceMs = opts.sliceMs ?? 4;
   }
 
   /**
@@ -606,7 +608,7 @@ export class BodyStore {
         const list = perSegment.get(locatorSegment(loc));
         if (list) list.push(locatorOffset(loc));
         else if (!this.segments.has(locatorSegment(loc))) damaged.push({ file: bodySegmentName(locatorSegment(loc)), offset: locatorOffset(loc), reason: 'live locator in a segment that does not exist' });
-        if ((++seen & 4095) === 0 && performance.now() - sliceStart > SLICE_MS) {
+        if ((++seen & 4095) === 0 && performance.now() - sliceStart >= this.sliceMs) {
           yield;
           sliceStart = performance.now();
         }
@@ -658,7 +660,7 @@ export class BodyStore {
             src.view(offset, step.next).copy(buf, buffered);
             moves.push(makeLocator(s.no, offset), makeLocator(out.segment.no, out.segment.size + buffered));
             buffered += size;
-            if ((++copied & 255) === 0 && performance.now() - sliceStart > SLICE_MS) {
+            if ((++copied & 63) === 0 && performance.now() - sliceStart >= this.sliceMs) {
               writeOut();
               yield;
               sliceStart = performance.now();
@@ -757,7 +759,7 @@ export class BodyStore {
             offset = nextValidFrame(src, offset + 1);
             if (offset < 0) break;
           }
-          if ((records & 1023) === 0 && performance.now() - sliceStart > SLICE_MS) {
+          if ((records & 1023) === 0 && performance.now() - sliceStart >= this.sliceMs) {
             yield;
             sliceStart = performance.now();
           }
