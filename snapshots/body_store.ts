@@ -163,6 +163,12 @@ export class BodyStore {
   private pinnedBytes = 0;
   private readonly cache = new Map<number, Cached>();
   private cacheUsed = 0;
+  /**
+   * The eviction hand: a live iterator over the cache, oldest entry first. A fresh
+   * iterator per eviction would step again over the tombstones of every entry deleted
+   * before it (V8 keeps them until the table is rebuilt): quadratic.
+   */
+  private evictFrom: MapIterator<[number, Cached]> | undefined;
   private hits = 0;
   private misses = 0;
   /** Write fds of segments written since the last sync (the active one included). */
@@ -386,9 +392,13 @@ export class BodyStore {
     }
     this.cache.set(loc, entry);
     this.cacheUsed += entry.bytes;
-    if (this.cacheUsed <= this.cacheLimit) return;
-    for (const [k, e] of this.cache) {
-      if (this.cacheUsed <= this.cacheLimit) break;
+    while (this.cacheUsed > this.cacheLimit && this.cache.size > 0) {
+      let next = this.evictFrom?.next();
+      if (!next || next.done) {
+        this.evictFrom = this.cache.entries();
+        next = this.evictFrom.next();
+      }
+      const [k, e] = next.value as [number, Cached];
       this.cache.delete(k);
       this.cacheUsed -= e.bytes;
     }
