@@ -16,7 +16,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderMarkdown, type MarkdownEnv } from '../actors/engines/markdown/index.js';
 import { BodyStore, type MessageBody } from '../snapshots/body_store.js';
@@ -60,6 +60,12 @@ function memory(): { heapMiB: number; rssMiB: number } {
   return { heapMiB: m.heapUsed / 2 ** 20, rssMiB: m.rss / 2 ** 20 };
 }
 
+/** CPU ms of this process since `from`. */
+function cpuSince(from: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / 1000;
+}
+
 function dirBytes(dir: string): number {
   return readdirSync(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0);
 }
@@ -67,11 +73,14 @@ function dirBytes(dir: string): number {
 interface Result {
   engine: string;
   appendUs: number;
+  /** This process's CPU time per append (the machine may be shared: wall time moves more). */
+  appendCpuUs: number;
   syncMs: number;
   bytesPerMessage: number;
   heapMiB: number;
   rssMiB: number;
   openMs: number;
+  openCpuMs: number;
   readP50: number;
   readP99: number;
   runP50: number;
@@ -94,6 +103,7 @@ async function runBodies(dir: string, bodies: MessageBody[]): Promise<Result> {
   const before = memory();
   const store = BodyStore.open({ dir });
   const locs = new Float64Array(N);
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (let id = 0; id < N; id++) {
     locs[id] = store.append(id + 1, bodies[id % bodies.length]);
@@ -101,28 +111,32 @@ async function runBodies(dir: string, bodies: MessageBody[]): Promise<Result> {
   }
   store.flush();
   const appendMs = performance.now() - t0;
+  const appendCpuMs = cpuSince(c0);
   const s0 = performance.now();
   store.sync();
   const syncMs = performance.now() - s0;
   const after = memory();
   const bytes = store.stats().bytes;
   store.close();
+  const oc = process.cpuUsage();
   const o0 = performance.now();
   const cold = BodyStore.open({ dir, cacheBytes: 0 });
   const openMs = performance.now() - o0;
+  const openCpuMs = cpuSince(oc);
   const random = prng(7);
   const reads = await timed(COLD_READS, () => cold.read(locs[Math.floor(random() * N)]));
   const runs = await timed(RUNS, () => {
     const start = Math.floor(random() * (N - RUN_LENGTH));
     return cold.readMany(Array.from(locs.subarray(start, start + RUN_LENGTH)));
   });
-  const v0 = performance.now();
+  const vc = process.cpuUsage();
   let steps = cold.verify();
   while (!steps.next().done);
-  const verifyMs = performance.now() - v0;
+  const verifyMs = cpuSince(vc);
   // Compaction with one message in ten deleted and one in ten edited (its old version dead).
   const live = Array.from(locs).filter((_, i) => i % 10 !== 0);
-  const c0 = performance.now();
+  const cc = process.cpuUsage();
+  const c1 = performance.now();
   const compact = cold.compact(() => live, () => {});
   let slices = 0;
   let compacted = compact.next();
@@ -130,22 +144,25 @@ async function runBodies(dir: string, bodies: MessageBody[]): Promise<Result> {
     slices++;
     compacted = compact.next();
   }
-  const compactMs = performance.now() - c0;
+  const compactMs = performance.now() - c1;
+  const compactCpuMs = cpuSince(cc);
   cold.close();
   steps = undefined as never;
   return {
     engine: 'body store',
     appendUs: (appendMs * 1000) / N,
+    appendCpuUs: (appendCpuMs * 1000) / N,
     syncMs,
     bytesPerMessage: bytes / N,
     heapMiB: after.heapMiB - before.heapMiB,
     rssMiB: after.rssMiB,
     openMs,
+    openCpuMs,
     readP50: percentile(reads, 0.5),
     readP99: percentile(reads, 0.99),
     runP50: percentile(runs, 0.5),
     runP99: percentile(runs, 0.99),
-    extra: `verify ${((bytes / 2 ** 20) / (verifyMs / 1000)).toFixed(0)} MiB/s; compact of 90% live ${(compactMs / 1000).toFixed(1)} s in ${slices} slices (${compacted.value.bytesBefore} -> ${compacted.value.bytesAfter} bytes)`,
+    extra: `verify ${((bytes / 2 ** 20) / (verifyMs / 1000)).toFixed(0)} MiB per CPU second; compact of 90% live ${(compactMs / 1000).toFixed(1)} s wall (${(compactCpuMs / 1000).toFixed(1)} s CPU) in ${slices} slices (${compacted.value.bytesBefore} -> ${compacted.value.bytesAfter} bytes)`,
   };
 }
 
@@ -164,6 +181,7 @@ async function runLmdb(dir: string, bodies: MessageBody[], from: string): Promis
   const before = memory();
   // noSync: each turn's writes reach the OS, not the disk, as the body store's flush does.
   let db = lmdb.open({ path: dir, noSync: true, compression: false });
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   let last: Promise<boolean> | undefined;
   for (let id = 0; id < N; id++) {
@@ -174,6 +192,7 @@ async function runLmdb(dir: string, bodies: MessageBody[], from: string): Promis
   await last;
   await db.flushed;
   const appendMs = performance.now() - t0;
+  const appendCpuMs = cpuSince(c0);
   const after = memory();
   await db.close();
   const s0 = performance.now();
@@ -182,9 +201,11 @@ async function runLmdb(dir: string, bodies: MessageBody[], from: string): Promis
   await db.put([0, 0], { content: '', rendered: '' });
   const syncMs = performance.now() - s0;
   await db.close();
+  const oc = process.cpuUsage();
   const o0 = performance.now();
   db = lmdb.open({ path: dir, compression: false });
   const openMs = performance.now() - o0;
+  const openCpuMs = cpuSince(oc);
   const random = prng(7);
   const reads = await timed(COLD_READS, () => db.get([1 + Math.floor(random() * N), 0]));
   const runs = await timed(RUNS, () => {
@@ -195,11 +216,13 @@ async function runLmdb(dir: string, bodies: MessageBody[], from: string): Promis
   return {
     engine: 'LMDB (lmdb-js)',
     appendUs: (appendMs * 1000) / N,
+    appendCpuUs: (appendCpuMs * 1000) / N,
     syncMs,
     bytesPerMessage: dirBytes(dir) / N,
     heapMiB: after.heapMiB - before.heapMiB,
     rssMiB: after.rssMiB,
     openMs,
+    openCpuMs,
     readP50: percentile(reads, 0.5),
     readP99: percentile(reads, 0.99),
     runP50: percentile(runs, 0.5),
@@ -229,10 +252,12 @@ if (engine) {
     results.push(JSON.parse(line.slice('RESULT '.length)) as Result);
     rmSync(dir, { recursive: true, force: true });
   }
+  const load = loadavg()[0].toFixed(1);
+  console.log(`load average before the run: ${load} on ${cpus().length} CPUs`);
   console.log(`${N.toLocaleString('en')} realistic bodies, ${PER_TURN} appends per flush; cold reads: ${COLD_READS.toLocaleString('en')} random, ${RUNS.toLocaleString('en')} runs of ${RUN_LENGTH} consecutive`);
-  console.log('| engine | append µs/body | sync ms | bytes/msg | heap Δ MiB | RSS MiB | open ms | read p50/p99 µs | 100-run p50/p99 µs |');
+  console.log('| engine | append µs/body wall (CPU) | sync ms | bytes/msg | heap Δ MiB | RSS MiB | open ms wall (CPU) | read p50/p99 µs | 100-run p50/p99 µs |');
   console.log('|---|---|---|---|---|---|---|---|---|');
   const f = (x: number, d = 1): string => x.toFixed(d);
-  for (const r of results) console.log(`| ${r.engine} | ${f(r.appendUs, 2)} | ${f(r.syncMs)} | ${f(r.bytesPerMessage, 0)} | ${f(r.heapMiB)} | ${f(r.rssMiB, 0)} | ${f(r.openMs)} | ${f(r.readP50)} / ${f(r.readP99)} | ${f(r.runP50)} / ${f(r.runP99)} |`);
+  for (const r of results) console.log(`| ${r.engine} | ${f(r.appendUs, 2)} (${f(r.appendCpuUs, 2)}) | ${f(r.syncMs)} | ${f(r.bytesPerMessage, 0)} | ${f(r.heapMiB)} | ${f(r.rssMiB, 0)} | ${f(r.openMs)} (${f(r.openCpuMs)}) | ${f(r.readP50)} / ${f(r.readP99)} | ${f(r.runP50)} / ${f(r.runP99)} |`);
   for (const r of results) console.log(`${r.engine}: ${r.extra}`);
 }

@@ -432,7 +432,13 @@ export class BodyStore {
   private readFd(segment: Segment): number {
     let fd = this.readFds.get(segment.no);
     if (fd === undefined) {
-      fd = openSync(join(this.opts.dir, segment.name), 'r');
+      const file = join(this.opts.dir, segment.name);
+      if (!this.segments.has(segment.no)) throw new BodyCorrupt(`${file} was deleted`, file, 0);
+      try {
+        fd = openSync(file, 'r');
+      } catch (err) {
+        throw new BodyCorrupt(`${file} cannot be opened: ${(err as Error).message}`, file, 0);
+      }
       this.readFds.set(segment.no, fd);
     }
     return fd;
@@ -532,8 +538,15 @@ export class BodyStore {
       const worker = async (): Promise<void> => {
         while (next < runs.length) {
           const run = runs[next++];
-          const fd = this.readFd(run.segment);
           const file = join(this.opts.dir, run.segment.name);
+          let fd: number;
+          try {
+            fd = this.readFd(run.segment);
+          } catch (err) {
+            if (!(err instanceof BodyCorrupt)) throw err;
+            for (const offset of run.offsets) corrupt(makeLocator(run.segment.no, offset), err);
+            continue;
+          }
           const buf = Buffer.allocUnsafe(run.end - run.start);
           const got = await readAsync(fd, buf, buf.length, run.start);
           for (const offset of run.offsets) {

@@ -304,6 +304,7 @@ t.test('compact keeps only live records, remaps them, and leaves obsolete segmen
   store.deleteSegments(result.obsolete);
   t.ok(oldSegments.every((f) => !segmentFiles(dir).includes(f)), 'deleted');
   t.throws(() => store.read(firstVersion.get(2)!), BodyCorrupt, 'old locators gone');
+  await t.rejects(store.readMany([firstVersion.get(2)!, moved.get(before.get(2)!)!]), BodyCorrupt, 'readMany of a deleted segment');
   t.same(store.read(during), body(999), 'the append made during compaction');
   store.close();
   const again = open(dir, { cacheBytes: 0 }).store;
