@@ -1,0 +1,397 @@
+/**
+ * The body store (snapshots/body_store.ts): round trips, reopen, rollover, the cache
+ * bound, batch reads, and what it does with torn, corrupt and compacted files.
+ */
+import t from 'tap';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { lineLogger } from '../actors/core/logger.js';
+import { runSlices } from '../snapshots/log.js';
+import { BodyCorrupt, BodyStore, bodySegmentName, locatorOffset, locatorSegment, makeLocator, type BodyStoreOptions, type MessageBody } from '../snapshots/body_store.js';
+
+const tmp = (): string => mkdtempSync(join(tmpdir(), 'parley-bodies-'));
+
+function open(dir: string, more: Partial<BodyStoreOptions> = {}): { store: BodyStore; logs: string[] } {
+  const logs: string[] = [];
+  return { store: BodyStore.open({ dir, log: lineLogger((l) => logs.push(l)), ...more }), logs };
+}
+
+/** A body whose text is recognisably its id's, `size` characters of content. */
+function body(id: number, size = 40): MessageBody {
+  const content = `message ${id} `.padEnd(size, String.fromCharCode(97 + (id % 26)));
+  return { content, rendered: `<p>${content}</p>` };
+}
+
+const segmentFiles = (dir: string): string[] => readdirSync(dir).filter((f) => f.endsWith('.pbody')).sort();
+
+t.test('locators: segment and offset round trip, below 2^53', async (t) => {
+  const loc = makeLocator(65535, 2 ** 37 - 1);
+  t.ok(Number.isSafeInteger(loc));
+  t.equal(locatorSegment(loc), 65535);
+  t.equal(locatorOffset(loc), 2 ** 37 - 1);
+  t.equal(locatorSegment(makeLocator(3, 16)), 3);
+  t.equal(locatorOffset(makeLocator(3, 16)), 16);
+});
+
+t.test('append, flush, read: unicode, large bodies, edit history, and after reopen', async (t) => {
+  const dir = tmp();
+  const { store } = open(dir, { cacheBytes: 0 });
+  const bodies: Array<[number, MessageBody]> = [
+    [1, { content: 'héllo 👋 **world** 漢字', rendered: '<p>héllo 👋 <strong>world</strong> 漢字</p>' }],
+    [2, { content: 'x'.repeat(5000), rendered: `<p>${'x'.repeat(5000)}</p>` }],
+    [3, { content: 'ü'.repeat(70_000), rendered: `<p>${'ü'.repeat(70_000)}</p>` }],
+    [4, { content: 'edited', rendered: '<p>edited</p>', edit_history: [{ prev_content: 'first', timestamp: 1700000000, user_id: 9 }, { prev_topic: 'a', topic: 'b', timestamp: 1700000001 }] }],
+    [2 ** 40 + 5, { content: '', rendered: '' }],
+  ];
+  const locs = bodies.map(([id, b]) => store.append(id, b));
+  t.equal(new Set(locs).size, locs.length, 'distinct locators');
+  t.ok(locs.every((l, i) => i === 0 || l > locs[i - 1]), 'locators grow in one segment');
+  bodies.forEach(([, b], i) => t.same(store.read(locs[i]), b, 'served before the flush'));
+  store.flush();
+  bodies.forEach(([, b], i) => t.same(store.read(locs[i]), b, `read ${i} from disk (no cache)`));
+  t.equal(store.stats().misses, bodies.length, 'cache of 0 bytes: every read after the flush went to the file');
+  store.close();
+  const again = open(dir).store;
+  bodies.forEach(([, b], i) => t.same(again.read(locs[i]), b, `read ${i} after reopen`));
+  const more = again.append(6, body(6));
+  t.ok(more > locs[locs.length - 1], 'appends continue after the existing records');
+  again.close();
+  t.same(open(dir).store.read(more), body(6));
+});
+
+t.test('a scheduled flush writes buffered bodies without being asked', async (t) => {
+  const dir = tmp();
+  const { store } = open(dir);
+  const loc = store.append(1, body(1));
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  t.same(open(dir).store.read(loc), body(1), 'a second store reads what the first never flushed explicitly');
+  store.close();
+});
+
+t.test('segments roll over by size; locators stay valid across them and a reopen', async (t) => {
+  const dir = tmp();
+  const { store } = open(dir, { segmentBytes: 4096, cacheBytes: 0 });
+  const locs: number[] = [];
+  for (let id = 1; id <= 300; id++) locs.push(store.append(id, body(id, 100 + (id % 50))));
+  store.sync();
+  t.ok(segmentFiles(dir).length > 5, `rolled over (${segmentFiles(dir).length} segments)`);
+  t.ok(segmentFiles(dir).every((f) => statSync(join(dir, f)).size <= 4096), 'no segment past its size');
+  t.equal(new Set(locs.map(locatorSegment)).size, segmentFiles(dir).length);
+  locs.forEach((l, i) => t.same(store.read(l), body(i + 1, 100 + ((i + 1) % 50))));
+  store.close();
+  const again = open(dir).store;
+  t.same(again.read(locs[0]), body(1, 101));
+  t.same(again.read(locs[299]), body(300, 100));
+  t.equal(again.stats().segments, segmentFiles(dir).length);
+});
+
+t.test('the cache stays within its bound and reads stay right after eviction', async (t) => {
+  const dir = tmp();
+  const bound = 64 * 1024;
+  const { store } = open(dir, { cacheBytes: bound });
+  const locs: number[] = [];
+  for (let id = 1; id <= 2000; id++) locs.push(store.append(id, body(id, 200)));
+  store.flush();
+  t.ok(store.stats().cacheBytes <= bound, `within the bound after the flush (${store.stats().cacheBytes})`);
+  t.notOk(store.has(locs[0]), 'the oldest was evicted');
+  t.ok(store.has(locs[1999]), 'the newest is cached');
+  t.same(store.read(locs[1999]), body(2000, 200), 'the newest, from the cache');
+  for (let i = 0; i < 2000; i += 7) t.same(store.read(locs[i]), body(i + 1, 200));
+  t.ok(store.stats().cacheBytes <= bound, 'within the bound after reads');
+  t.ok(store.stats().misses > 0 && store.stats().hits > 0);
+  t.ok(store.has(locs[1995]), 'a body read is cached');
+  store.close();
+});
+
+t.test('readMany: every body, by locator, coalesced, with records longer than the speculative read', async (t) => {
+  const dir = tmp();
+  const { store } = open(dir, { cacheBytes: 0, segmentBytes: 256 * 1024 });
+  const want = new Map<number, MessageBody>();
+  for (let id = 1; id <= 400; id++) {
+    const b = body(id, id % 37 === 0 ? 9000 : id % 101 === 0 ? 70_000 : 60 + (id % 90));
+    want.set(store.append(id, b), b);
+  }
+  store.flush();
+  const locs = [...want.keys()].reverse();
+  locs.push(locs[3]);
+  const got = await store.readMany(locs);
+  t.equal(got.size, want.size, 'one entry per distinct locator');
+  for (const [loc, b] of want) t.same(got.get(loc), b);
+  t.equal(store.stats().misses, want.size, 'each counted once');
+  const some = await store.readMany([...want.keys()].filter((_, i) => i % 3 === 0));
+  t.equal(some.size, Math.ceil(want.size / 3));
+  store.close();
+});
+
+t.test('readMany fills the cache and serves cached bodies without reading', async (t) => {
+  const dir = tmp();
+  const { store } = open(dir, { cacheBytes: 1024 * 1024 });
+  const locs = Array.from({ length: 100 }, (_, i) => store.append(i + 1, body(i + 1)));
+  store.flush();
+  store.close();
+  const again = open(dir, { cacheBytes: 1024 * 1024 }).store;
+  await again.readMany(locs.slice(0, 50));
+  t.ok(locs.slice(0, 50).every((l) => again.has(l)), 'the batch is cached');
+  const before = again.stats().misses;
+  const got = await again.readMany(locs);
+  t.equal(again.stats().misses - before, 50, 'only the uncached half read');
+  t.same(got.get(locs[99]), body(100));
+});
+
+t.test('a torn tail is cut off at open and logged; earlier records stay', async (t) => {
+  for (const damage of ['cut mid-record', 'garbage appended', 'zeros appended'] as const) {
+    const dir = tmp();
+    const { store } = open(dir);
+    const locs = [1, 2, 3].map((id) => store.append(id, body(id, 300)));
+    store.close();
+    const file = join(dir, bodySegmentName(locatorSegment(locs[0])));
+    const size = statSync(file).size;
+    if (damage === 'cut mid-record') truncateSync(file, size - 100);
+    else if (damage === 'garbage appended') appendFileSync(file, Buffer.from('\x55\x01\x00\x00garbage that is no record at all'));
+    else appendFileSync(file, Buffer.alloc(777));
+    const { store: again, logs } = open(dir);
+    t.ok(logs.some((l) => /torn tail/.test(l) && l.includes(file)), `${damage}: logged with the file`);
+    t.same(again.read(locs[0]), body(1, 300), `${damage}: the first record survives`);
+    t.same(again.read(locs[1]), body(2, 300), `${damage}: the second record survives`);
+    if (damage === 'cut mid-record') {
+      t.throws(() => again.read(locs[2]), BodyCorrupt, 'the torn record is gone');
+      t.equal(statSync(file).size, locatorOffset(locs[2]), 'truncated at the torn record');
+    } else {
+      t.same(again.read(locs[2]), body(3, 300));
+      t.equal(statSync(file).size, size, 'truncated back to the valid prefix');
+    }
+    t.ok(readdirSync(dir).some((f) => f.startsWith(`${bodySegmentName(locatorSegment(locs[0]))}.torn-`)), `${damage}: the original kept aside`);
+    const next = again.append(4, body(4));
+    again.close();
+    t.same(open(dir).store.read(next), body(4), `${damage}: appends go on after the repair`);
+  }
+});
+
+/** A store with 3 records, whose middle record gets one flipped byte in its payload. */
+function corruptMiddle(): { dir: string; file: string; locs: number[] } {
+  const dir = tmp();
+  const { store } = open(dir);
+  const locs = [1, 2, 3].map((id) => store.append(id, body(id, 300)));
+  store.close();
+  const file = join(dir, bodySegmentName(locatorSegment(locs[1])));
+  const bytes = readFileSync(file);
+  bytes[locatorOffset(locs[1]) + 40] ^= 0xff;
+  writeFileSync(file, bytes);
+  return { dir, file, locs };
+}
+
+t.test('a damaged record with valid ones after it: open refuses, naming file and offset', async (t) => {
+  const { dir, file, locs } = corruptMiddle();
+  const err = t.throws(() => BodyStore.open({ dir })) as BodyCorrupt;
+  t.type(err, BodyCorrupt);
+  t.ok(err.message.includes(file), 'names the file');
+  t.ok(err.message.includes(`offset ${locatorOffset(locs[1])}`), 'names the offset');
+  t.equal(err.offset, locatorOffset(locs[1]));
+  t.equal(err.file, file);
+  t.equal(statSync(file).size, locatorOffset(locs[2]) + (statSync(file).size - locatorOffset(locs[2])), 'nothing cut');
+  t.notOk(readdirSync(dir).some((f) => f.includes('.corrupt-')), 'nothing set aside');
+});
+
+t.test("repair: 'truncate' cuts the segment at the damaged record and logs it", async (t) => {
+  const { dir, file, locs } = corruptMiddle();
+  const { store, logs } = open(dir, { repair: 'truncate' });
+  t.ok(logs.some((l) => /corrupt record at offset/.test(l)), 'logged');
+  t.same(store.read(locs[0]), body(1, 300));
+  t.throws(() => store.read(locs[1]), BodyCorrupt);
+  t.throws(() => store.read(locs[2]), BodyCorrupt, 'what followed was cut too');
+  t.equal(statSync(file).size, locatorOffset(locs[1]));
+  t.ok(readdirSync(dir).some((f) => f.includes('.corrupt-')), 'the original kept aside');
+});
+
+t.test('reading a damaged record throws BodyCorrupt with file and offset; readMany too', async (t) => {
+  const dir = tmp();
+  const { store } = open(dir, { cacheBytes: 0, segmentBytes: 2048 });
+  const locs = Array.from({ length: 40 }, (_, i) => store.append(i + 1, body(i + 1, 200)));
+  store.close();
+  // Damage a record of the first (not last) segment: open does not scan it; read finds it.
+  const victim = locs[2];
+  const file = join(dir, bodySegmentName(locatorSegment(victim)));
+  const bytes = readFileSync(file);
+  bytes[locatorOffset(victim) + 30] ^= 0x01;
+  writeFileSync(file, bytes);
+  const again = open(dir, { cacheBytes: 0 }).store;
+  const err = t.throws(() => again.read(victim)) as BodyCorrupt;
+  t.type(err, BodyCorrupt);
+  t.match(err.message, new RegExp(`${file.replace(/[.]/g, '\\.')} at offset ${locatorOffset(victim)}: checksum mismatch`));
+  t.same(again.read(locs[1]), body(2, 200), 'its neighbours read');
+  await t.rejects(again.readMany(locs), BodyCorrupt, 'a batch with it rejects');
+  const skipped: number[] = [];
+  const got = await again.readMany(locs, { onCorrupt: (loc) => skipped.push(loc) });
+  t.same(skipped, [victim], 'onCorrupt told of it');
+  t.equal(got.size, locs.length - 1, 'the rest read');
+  t.throws(() => again.read(makeLocator(999, 16)), BodyCorrupt, 'a locator of no segment');
+  t.throws(() => again.read(locs[0] + 1_000_000), BodyCorrupt, 'a locator past the end');
+  t.throws(() => again.read(locs[0] + 1), BodyCorrupt, 'a locator inside a record');
+});
+
+t.test('verify reports every damaged record, with the message it held, and the rest', async (t) => {
+  const dir = tmp();
+  const { store } = open(dir, { segmentBytes: 4096 });
+  const locs = Array.from({ length: 60 }, (_, i) => store.append(i + 1, body(i + 1, 150)));
+  store.flush();
+  let clean = runSlices(store.verify());
+  t.same(clean.damaged, []);
+  t.equal(clean.records, 60);
+  t.equal(clean.bytes, store.stats().bytes);
+  for (const i of [5, 30]) {
+    const file = join(dir, bodySegmentName(locatorSegment(locs[i])));
+    const bytes = readFileSync(file);
+    bytes[locatorOffset(locs[i]) + 50] ^= 0x40;
+    writeFileSync(file, bytes);
+  }
+  const report = runSlices(store.verify());
+  t.equal(report.records, 58, 'every other record checked');
+  t.same(
+    report.damaged.map((d) => ({ file: d.file, offset: d.offset, id: d.id })),
+    [5, 30].map((i) => ({ file: join(dir, bodySegmentName(locatorSegment(locs[i]))), offset: locatorOffset(locs[i]), id: i + 1 })),
+  );
+  t.match(report.damaged[0].reason, /checksum/);
+  clean = runSlices(store.verify());
+  t.equal(clean.segments, segmentFiles(dir).length);
+});
+
+t.test('compact keeps only live records, remaps them, and leaves obsolete segments until deleted', async (t) => {
+  const dir = tmp();
+  const { store } = open(dir, { segmentBytes: 8192, cacheBytes: 0, sliceMs: 0 });
+  const current = new Map<number, number>();
+  const firstVersion = new Map<number, number>();
+  for (let id = 1; id <= 200; id++) {
+    const loc = store.append(id, body(id, 120));
+    current.set(id, loc);
+    firstVersion.set(id, loc);
+  }
+  for (let id = 1; id <= 200; id += 2) current.set(id, store.append(id, { ...body(id, 90), edit_history: [{ prev_content: body(id, 120).content }] }));
+  for (let id = 1; id <= 200; id += 5) current.delete(id);
+  store.sync();
+  const oldSegments = segmentFiles(dir);
+  const before = new Map(current);
+  const moved = new Map<number, number>();
+  const steps = store.compact(
+    () => current.values(),
+    (oldLoc, newLoc) => {
+      t.notOk(moved.has(oldLoc), 'each moved once');
+      moved.set(oldLoc, newLoc);
+    },
+  );
+  // An append while the compaction runs lands in a segment of its own.
+  t.notOk(steps.next().done, 'the compaction yields');
+  t.notOk(steps.next().done, 'the compaction yields again');
+  t.ok(moved.size > 0 && moved.size < current.size, 'partway through');
+  const during = store.append(999, body(999));
+  const result = runSlices(steps);
+  t.equal(result.copied, current.size, 'copied every live record');
+  t.equal(moved.size, current.size);
+  t.same([...moved.keys()].sort((a, b) => a - b), [...before.values()].sort((a, b) => a - b), 'told of every live record');
+  const newLocs = [...moved.values()];
+  t.ok(newLocs.every((l, i) => i === 0 || l > newLocs[i - 1]), 'new positions in ascending old order');
+  t.same(result.damaged, []);
+  t.ok(result.bytesAfter < result.bytesBefore, `smaller (${result.bytesBefore} -> ${result.bytesAfter})`);
+  t.same(result.obsolete, oldSegments, 'every old segment is obsolete');
+  t.ok(oldSegments.every((f) => segmentFiles(dir).includes(f)), 'not deleted yet');
+  for (const [id, loc] of before) {
+    const want = id % 2 === 1 ? { ...body(id, 90), edit_history: [{ prev_content: body(id, 120).content }] } : body(id, 120);
+    t.same(store.read(loc), want, `old locator of ${id} still readable`);
+    t.same(store.read(moved.get(loc)!), want, `new locator of ${id}`);
+  }
+  t.same(store.read(firstVersion.get(1)!), body(1, 120), 'a dead version still readable before deletion');
+  store.deleteSegments(result.obsolete);
+  t.ok(oldSegments.every((f) => !segmentFiles(dir).includes(f)), 'deleted');
+  t.throws(() => store.read(firstVersion.get(2)!), BodyCorrupt, 'old locators gone');
+  await t.rejects(store.readMany([firstVersion.get(2)!, moved.get(before.get(2)!)!]), BodyCorrupt, 'readMany of a deleted segment');
+  t.same(store.read(during), body(999), 'the append made during compaction');
+  store.close();
+  const again = open(dir, { cacheBytes: 0 }).store;
+  for (const [id, loc] of before) t.equal(again.read(moved.get(loc)!).content, id % 2 === 1 ? body(id, 90).content : body(id, 120).content);
+  t.same(again.read(during), body(999));
+  const afterAppend = again.append(1000, body(1000));
+  t.ok(locatorSegment(afterAppend) > Math.max(...newLocs.map(locatorSegment)), 'appends continue above the compacted segments');
+  const verified = runSlices(again.verify());
+  t.same(verified.damaged, []);
+  t.equal(verified.records, current.size + 2, 'the live records and the two appended');
+});
+
+t.test('compact leaves a segment with a damaged live record in place and reports it', async (t) => {
+  const dir = tmp();
+  const { store } = open(dir, { segmentBytes: 2048, cacheBytes: 0 });
+  const locs = Array.from({ length: 30 }, (_, i) => store.append(i + 1, body(i + 1, 150)));
+  store.sync();
+  const victim = locs[4];
+  const file = join(dir, bodySegmentName(locatorSegment(victim)));
+  const bytes = readFileSync(file);
+  bytes[locatorOffset(victim) + 20] ^= 0x10;
+  writeFileSync(file, bytes);
+  const moved = new Map<number, number>();
+  const result = runSlices(store.compact(() => locs, (a, b) => moved.set(a, b)));
+  t.equal(result.copied, 29);
+  t.notOk(moved.has(victim));
+  t.same(result.damaged.map((d) => [d.file, d.offset]), [[file, locatorOffset(victim)]]);
+  t.notOk(result.obsolete.includes(bodySegmentName(locatorSegment(victim))), 'its segment is kept');
+  t.equal(result.obsolete.length, new Set(locs.map(locatorSegment)).size - 1);
+});
+
+t.test('an interrupted compaction leaves a store that opens, with torn outputs repaired', async (t) => {
+  const dir = tmp();
+  const { store } = open(dir, { segmentBytes: 4096, sliceMs: 0 });
+  const locs = Array.from({ length: 300 }, (_, i) => store.append(i + 1, body(i + 1, 150)));
+  store.sync();
+  const before = segmentFiles(dir);
+  const moved = new Map<number, number>();
+  const steps = store.compact(() => locs, (a, b) => moved.set(a, b));
+  t.notOk(steps.next().done);
+  t.notOk(steps.next().done);
+  steps.return(undefined as never);
+  t.ok(moved.size > 0, 'some records were moved');
+  store.close();
+  const outputs = segmentFiles(dir).filter((f) => !before.includes(f));
+  t.ok(outputs.length >= 2, 'an append segment and compaction outputs were started');
+  // The newest output loses its last bytes, as in a crash before its sync.
+  const newest = join(dir, outputs[outputs.length - 1]);
+  t.ok(statSync(newest).size > 100, 'the newest output holds records');
+  truncateSync(newest, statSync(newest).size - 10);
+  const { store: again, logs } = open(dir);
+  t.ok(logs.some((l) => /torn tail/.test(l) && l.includes(newest)), 'the torn output was repaired');
+  for (let i = 0; i < locs.length; i += 9) t.same(again.read(locs[i]), body(i + 1, 150), 'old locators read');
+  const readable = [...moved].filter(([, b]) => locatorOffset(b) < statSync(join(dir, bodySegmentName(locatorSegment(b)))).size);
+  t.ok(readable.length > 0);
+  for (const [a, b] of readable) t.same(again.read(b), again.read(a), 'moved records that survived read the same');
+  t.same(runSlices(again.verify()).damaged, [], 'nothing damaged after the repair');
+  const next = again.append(1, body(1));
+  t.ok(locatorSegment(next) < locatorSegment(makeLocator(locatorSegment(moved.get(locs[0])!), 16)), 'appends continue in the last append segment, below the orphaned outputs');
+  t.same(again.read(next), body(1));
+});
+
+t.test('sync with real fdatasync; a fresh open reads everything', async (t) => {
+  const dir = tmp();
+  const { store } = open(dir, { segmentBytes: 16 * 1024 });
+  const locs = Array.from({ length: 500 }, (_, i) => store.append(i + 1, body(i + 1, 80)));
+  t.doesNotThrow(() => store.sync());
+  t.doesNotThrow(() => store.sync(), 'a second sync with nothing new');
+  const fresh = open(dir, { cacheBytes: 0 }).store;
+  locs.forEach((l, i) => t.same(fresh.read(l), body(i + 1, 80)));
+  store.close();
+});
+
+t.test('bad input is refused without harm', async (t) => {
+  const dir = tmp();
+  const { store } = open(dir);
+  t.throws(() => store.append(-1, body(1)), RangeError);
+  t.throws(() => store.append(1.5, body(1)), RangeError);
+  const loc = store.append(1, body(1));
+  store.close();
+  t.throws(() => store.append(2, body(2)), /closed/);
+  writeFileSync(join(dir, bodySegmentName(7)), Buffer.from('NOTABODYFILE....plus more'));
+  t.throws(() => BodyStore.open({ dir }), BodyCorrupt, 'a file with a bad header');
+  const other = tmp();
+  writeFileSync(join(other, bodySegmentName(1)), Buffer.from('PRLYBO'));
+  const { store: repaired, logs } = open(other);
+  t.ok(logs.some((l) => /no complete header/.test(l)), 'a newest segment whose header never landed is set aside');
+  t.ok(repaired.append(1, body(1)) > 0);
+  t.ok(loc > 0);
+});
