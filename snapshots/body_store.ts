@@ -17,7 +17,7 @@
  * since the last sync (a rollover and the end of a compaction sync what they leave
  * behind), so only those are scanned at open; the others are checked by `verify`.
  */
-import { closeSync, fdatasyncSync, fstatSync, mkdirSync, openSync, read as fsRead, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { existsSync, closeSync, fdatasyncSync, fstatSync, mkdirSync, openSync, read as fsRead, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../actors/core/logger.js';
 import { quietLogger } from '../actors/core/logger.js';
@@ -56,6 +56,12 @@ export interface BodyStoreOptions {
    * instead (the original kept beside it) and the loss is logged.
    */
   repair?: 'refuse' | 'truncate';
+  /**
+   * Only read: nothing is repaired, created or written (an operator tool reading a
+   * directory a server may hold; a torn tail there is beyond every locator it reads).
+   * `append` throws.
+   */
+  readOnly?: boolean;
   /** Work `compact` and `verify` do between two yields (default 4 ms). */
   sliceMs?: number;
   /** Told when a scheduled flush fails (the disk failed us; the server must stop). Logged by default. */
@@ -208,7 +214,8 @@ export class BodyStore {
 
   private recover(): void {
     const { dir } = this.opts;
-    mkdirSync(dir, { recursive: true });
+    if (!this.opts.readOnly) mkdirSync(dir, { recursive: true });
+    else if (!existsSync(dir)) return;
     const found = readdirSync(dir)
       .map((name) => ({ name, m: SEGMENT_NAME.exec(name) }))
       .filter((x) => x.m !== null)
@@ -228,6 +235,7 @@ export class BodyStore {
         continue;
       }
       // The newest segment's header never landed: nothing in it was ever synced.
+      if (this.opts.readOnly && no === highest) continue;
       if (no === highest && (got < SEGMENT_HEADER_BYTES || head.every((b) => b === 0))) {
         const kept = `${path}.torn-${Date.now()}`;
         renameSync(path, kept);
@@ -239,6 +247,7 @@ export class BodyStore {
     this.nextNo = Math.max(highest, ...this.segments.keys()) + 1;
     let lastAppend = -1;
     for (const s of this.segments.values()) if (s.kind === 'append') lastAppend = Math.max(lastAppend, s.no);
+    if (this.opts.readOnly) return;
     for (const s of this.segments.values()) if (s.no >= lastAppend) this.repairTail(s);
     if (lastAppend < 0) this.startSegment();
     else {
@@ -315,6 +324,7 @@ export class BodyStore {
    * is served from memory until written; neither it nor a body `read` returns may be mutated.
    */
   append(id: number, body: MessageBody): number {
+    if (this.opts.readOnly) throw new Error('body store opened read-only');
     if (this.failed) throw this.failed;
     if (this.closed) throw new Error('body store is closed');
     if (!Number.isSafeInteger(id) || id < 0) throw new RangeError(`body store: message id ${id} is not a non-negative safe integer`);

@@ -12,6 +12,9 @@ import { listSegments, LogCorruption, LogWriter, SegmentFile, NO_LOG_OBSERVER, r
 import { defaultWriteOptions, listSnapshots, pruneSnapshots, walkSnapshotFile, writeSnapshot, type Snapshottable, type SnapshotInfo } from './snapshot.js';
 import { findValidFrame, SEGMENT_HEADER_BYTES } from './codec.js';
 import { mib, oldGenerationLimitBytes, recoveryHeapBudget, recoveryHeapEstimate, RecoveryTooLarge, watchLiveHeap } from './memory_budget.js';
+import { BodyStore } from './body_store.js';
+import { DiskBodies } from './disk_bodies.js';
+import type { Bodies } from '../actors/core/bodies.js';
 
 /** State that recovery rebuilds: it takes snapshot chunks back and replays facts. */
 export interface Recoverable extends Snapshottable {
@@ -40,6 +43,8 @@ export interface StoreOptions {
   observer?: StoreObserver;
   /** The heap recovery must fit in; by default this process's V8 limit and its live heap. */
   memory?: RecoveryMemory;
+  /** Bound of the message body cache, in bytes (`BodyStore`'s default when absent). */
+  bodyCacheBytes?: number;
 }
 
 /** What a data directory reports of its work: the log's, and each snapshot written. */
@@ -49,6 +54,19 @@ export interface StoreObserver extends LogObserver {
 
 /** An observer that records nothing. */
 export const NO_STORE_OBSERVER: StoreObserver = { ...NO_LOG_OBSERVER, snapshotWritten() {} };
+
+/** Makes the empty state over the log's sink and the directory's message bodies. */
+export type BuildState<R extends Recoverable> = (sink: FactSink, bodies: Bodies) => R;
+
+/** Where a data directory keeps its message bodies. */
+export function bodiesDir(dataDir: string): string {
+  return join(dataDir, 'bodies');
+}
+
+/** Opens a data directory's body store; damage where a torn tail may be is repaired, or refused as the log's is. */
+function openBodies(opts: StoreOptions): BodyStore {
+  return BodyStore.open({ dir: bodiesDir(opts.dataDir), cacheBytes: opts.bodyCacheBytes, log: opts.log, repair: opts.skipCorrupt ? 'truncate' : 'refuse' });
+}
 
 /** A recovered data directory, ready to serve. */
 export interface Store<R extends Recoverable = Recoverable> {
@@ -289,7 +307,7 @@ export function* recoverInSlices(state: Recoverable, dir: string, opts: RecoverO
  * `build` makes: `build` gets the sink that makes facts durable in this directory's
  * log, and returns empty state (the caller decides what state is; see `src/store.ts`).
  */
-export function openStore<R extends Recoverable>(opts: StoreOptions, build: (sink: FactSink) => R): Store<R> {
+export function openStore<R extends Recoverable>(opts: StoreOptions, build: BuildState<R>): Store<R> {
   // In slices all the same: the live heap is checked between them.
   return runSlices(openInSlices(opts, build, DEFAULT_SLICE_RECORDS).recovered);
 }
@@ -310,13 +328,13 @@ export interface Pacing {
  * (still empty) state made at once; `recover` then replays the log in slices with
  * turns of the event loop between them, and resolves with the store.
  */
-export function openStoreInSlices<R extends Recoverable>(opts: StoreOptions, build: (sink: FactSink) => R, pacing: Pacing): { runtime: R; recover(): Promise<Store<R>> } {
+export function openStoreInSlices<R extends Recoverable>(opts: StoreOptions, build: BuildState<R>, pacing: Pacing): { runtime: R; recover(): Promise<Store<R>> } {
   const opening = openInSlices(opts, build, pacing.sliceRecords);
   return { runtime: opening.runtime, recover: () => runSlicesAsync(opening.recovered, pacing.pauseMs) };
 }
 
 /** The lock and the empty state now; the recovered store at the end of the generator. */
-function openInSlices<R extends Recoverable>(opts: StoreOptions, build: (sink: FactSink) => R, sliceRecords?: number): { runtime: R; recovered: Generator<void, Store<R>> } {
+function openInSlices<R extends Recoverable>(opts: StoreOptions, build: BuildState<R>, sliceRecords?: number): { runtime: R; recovered: Generator<void, Store<R>> } {
   mkdirSync(opts.dataDir, { recursive: true });
   const holder = lockHolder(opts.dataDir);
   if (holder !== undefined) throw new DataDirLocked(`${opts.dataDir} is in use by process ${holder}`);
@@ -327,8 +345,15 @@ function openInSlices<R extends Recoverable>(opts: StoreOptions, build: (sink: F
       opts.log.warn({ event: 'store.temp_removed', file: name }, `store: removed leftover temporary file ${name}`);
     }
   }
+  let bodies: BodyStore;
+  try {
+    bodies = openBodies(opts);
+  } catch (err) {
+    rmSync(join(opts.dataDir, LOCK), { force: true });
+    throw err;
+  }
   let writer: LogWriter | undefined;
-  const runtime = build({ append: (records, onDurable) => writer!.append(records, onDurable) });
+  const runtime = build({ append: (records, onDurable) => writer!.append(records, onDurable) }, new DiskBodies(bodies, opts.log));
   function* recovered(): Generator<void, Store<R>> {
     const recovery = yield* recoverInSlices(runtime, opts.dataDir, { skipCorrupt: opts.skipCorrupt, toSeq: opts.toSeq, log: opts.log, sliceRecords, memory: opts.memory });
     if (recovery.tornAt) truncateTorn(recovery.tornAt, opts.log);
@@ -342,13 +367,13 @@ function openInSlices<R extends Recoverable>(opts: StoreOptions, build: (sink: F
     }
     const observer = opts.observer ?? NO_STORE_OBSERVER;
     writer = new LogWriter(opts.dataDir, { fsync: opts.fsync, batchMs: opts.fsyncBatchMs, segmentBytes: opts.segmentBytes, onFatal: opts.onFatal, observer, log: opts.log }, recovery.lastSeq + 1);
-    return storeOf(opts, runtime, writer, recovery, observer);
+    return storeOf(opts, runtime, writer, bodies, recovery, observer);
   }
   return { runtime, recovered: recovered() };
 }
 
 /** The open store over a recovered runtime and its log writer. */
-function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: LogWriter, recovery: Recovery, observer: StoreObserver): Store<R> {
+function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: LogWriter, bodies: BodyStore, recovery: Recovery, observer: StoreObserver): Store<R> {
   let snapshotting: Promise<SnapshotInfo> | undefined;
   return {
     runtime,
@@ -357,7 +382,12 @@ function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: 
     snapshot() {
       // A fresh segment per snapshot lets older segments be deleted once snapshots cover them.
       writer.roll();
-      snapshotting ??= writeSnapshot(opts.dataDir, runtime, () => writer.drain(), defaultWriteOptions)
+      // The bodies the snapshot's messages point at are made durable before it is.
+      const drain = async (): Promise<void> => {
+        await writer.drain();
+        bodies.sync();
+      };
+      snapshotting ??= writeSnapshot(opts.dataDir, runtime, drain, defaultWriteOptions)
         .then(async (info) => {
           observer.snapshotWritten(info);
           await pruneSnapshots(opts.dataDir, opts.keepSnapshots ?? 3, opts.log);
@@ -372,6 +402,7 @@ function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: 
       if (snapshotting) await snapshotting.catch(() => undefined);
       await writer.close();
       runtime.stop();
+      bodies.close();
       rmSync(join(opts.dataDir, LOCK), { force: true });
     },
   };

@@ -5,6 +5,7 @@
  */
 import { defaultRuntimeOptions, Runtime, type RuntimeOptions } from '../actors/runtime/runtime.js';
 import type { FactSink } from '../actors/runtime/runtime.js';
+import type { Bodies } from '../actors/core/bodies.js';
 import { openStore as openDataDir, openStoreInSlices as openDataDirInSlices, type Pacing, type Store as DataStore, type StoreOptions as DataStoreOptions } from '../snapshots/store.js';
 
 export { DataDirLocked, lockHolder, recover, type Pacing, type Recovery } from '../snapshots/store.js';
@@ -18,8 +19,8 @@ export interface StoreOptions extends DataStoreOptions {
 export type Store = DataStore<Runtime>;
 
 /** The empty runtime over a data directory's sink, with the caller's overrides. */
-function buildRuntime(opts: StoreOptions): (sink: FactSink) => Runtime {
-  return (sink) => new Runtime({ ...defaultRuntimeOptions(sink), log: opts.log, ...opts.runtime } as RuntimeOptions);
+function buildRuntime(opts: StoreOptions): (sink: FactSink, bodies: Bodies) => Runtime {
+  return (sink, bodies) => new Runtime({ ...defaultRuntimeOptions(sink), log: opts.log, bodies, ...opts.runtime } as RuntimeOptions);
 }
 
 /** Opens (creating if needed) a data directory and recovers the runtime from it. */

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listSnapshots } from '../snapshots/snapshot.js';
 import { api, backup, download, formatOf, history, parley, root, serve, snapshotName, stop, upload, waitFor, writers } from './operator_guide_helpers.js';
+import { SNAPSHOT_FORMAT_VERSION } from '../snapshots/snapshot_format.js';
 
 // The two procedures share nothing (each its own data directories and servers): they run side by side.
 t.jobs = 2;
@@ -90,10 +91,10 @@ t.test('upgrade: a data directory whose snapshot an older format wrote is served
   const taken = await parley(['snapshot', '--data-dir', data]);
   t.equal(taken.status, 0);
   const fresh = JSON.parse(taken.stdout).snapshot;
-  t.equal(await formatOf(fresh), 3, 'the next snapshot is written in today\'s format');
+  t.equal(await formatOf(fresh), SNAPSHOT_FORMAT_VERSION, 'the next snapshot is written in today\'s format');
   t.equal(await stop(server), 0);
   const formats = await Promise.all(listSnapshots(data).map((s) => formatOf(s.path)));
-  t.equal(formats[0], 3, 'the newest snapshot (the shutdown one) is format 3 too');
+  t.equal(formats[0], SNAPSHOT_FORMAT_VERSION, 'the newest snapshot (the shutdown one) is in today\'s format too');
   t.ok(formats.includes(2), 'the old one stays until pruned');
   ({ server } = await serve(data, {}, auth));
   t.match(server.stderr(), `(snapshot ${listSnapshots(data)[0].name},`, 'the next start reads the new snapshot');

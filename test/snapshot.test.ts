@@ -10,6 +10,10 @@ import { defaultRuntimeOptions, Runtime, volatileSink } from '../actors/runtime/
 import { createOrganization } from '../src/bootstrap.js';
 import { stateDigest } from './state.js';
 import { lineLogger } from '../actors/core/logger.js';
+import { BodyStore } from '../snapshots/body_store.js';
+import { DiskBodies } from '../snapshots/disk_bodies.js';
+import { bodiesDir } from '../snapshots/store.js';
+import { quietLogger } from '../actors/core/logger.js';
 
 function open(dir: string, logs: string[] = [], extra: { toSeq?: number } = {}): Store {
   return openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 100, segmentBytes: 4096, skipCorrupt: false, keepSnapshots: 3, log: lineLogger((l) => logs.push(l)), onFatal: (e) => { throw e; }, ...extra });
@@ -137,7 +141,7 @@ t.test('old snapshots and the log segments only they cover are pruned', async (t
 });
 
 t.test('a format 1 snapshot, with flag sets as arrays of ids, still loads', async (t) => {
-  const { a } = await seeded(30);
+  const { dir, a } = await seeded(30);
   await star(a.runtime);
   const info = await a.snapshot();
   const before = stateDigest(a.runtime);
@@ -154,8 +158,13 @@ t.test('a format 1 snapshot, with flag sets as arrays of ids, still loads', asyn
     for (const f of Object.keys(c.flags)) c.flags[f] = asArray(c.flags[f]);
   }
   t.equal(users, 2);
-  const rt = new Runtime(defaultRuntimeOptions(volatileSink));
-  t.teardown(() => rt.stop());
+  // The messages' bodies stay in the directory's body store, which the snapshot points into.
+  const bodies = BodyStore.open({ dir: bodiesDir(dir), readOnly: true });
+  const rt = new Runtime({ ...defaultRuntimeOptions(volatileSink), bodies: new DiskBodies(bodies, quietLogger) });
+  t.teardown(() => {
+    rt.stop();
+    bodies.close();
+  });
   loadSnapshot(rt, { ...snap, header: { ...snap.header, version: 1 } });
   t.equal(stateDigest(rt), before, 'the same state as from the format 2 file');
 });

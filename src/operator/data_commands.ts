@@ -3,13 +3,16 @@
  * restore and compact. Commands that change a directory refuse while a server holds
  * it, except `snapshot`, which asks the running server to take one.
  */
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime/runtime.js';
 import { describeTorn, listSegments, readSegment, runSlices, SegmentFile } from '../../snapshots/log.js';
 import { listSnapshots, pruneSnapshots, readSnapshot, walkSnapshotFile, writeSnapshot } from '../../snapshots/snapshot.js';
 import type { SnapshotSummary } from '../../snapshots/snapshot_format.js';
 import { lockHolder, openStore, recover } from '../store.js';
+import { BodyStore } from '../../snapshots/body_store.js';
+import { DiskBodies } from '../../snapshots/disk_bodies.js';
+import { bodiesDir } from '../../snapshots/store.js';
 import { printFromServer } from '../control.js';
 import { terminalLog } from '../logging.js';
 import { progress } from './progress.js';
@@ -202,20 +205,35 @@ export async function restoreCommand(dataDir: string, from: string, to: string, 
   if (!existsSync(fromPath)) throw new Error(`no snapshot at ${fromPath}`);
   if (existsSync(to) && readdirSync(to).length > 0) throw new Error(`${to} is not empty; restore writes only into a fresh data directory`);
   if (resolve(to) === resolve(sourceDir)) throw new Error('restore never writes into the directory it reads');
-  const runtime = readOnlyRuntime();
-  const total = toSeq ?? Math.max(0, ...listSegments(sourceDir).map((s) => s.firstSeq));
-  const bar = progress('replaying', total);
-  const rec = recover(runtime, sourceDir, { skipCorrupt: false, toSeq, onlySnapshot: basename(fromPath), log: terminalLog, onRecord: (seq) => bar.update(seq) });
-  bar.finish(`at seq ${rec.lastSeq}`);
-  if (toSeq !== undefined && rec.lastSeq < toSeq) throw new Error(`the log ends at seq ${rec.lastSeq}, before the requested seq ${toSeq}`);
-  mkdirSync(to, { recursive: true });
+  // The restored messages' bodies are copied from the source's body store into the new
+  // directory's: those the snapshot points at, then those the log replays.
+  const created = !existsSync(to);
+  const source = BodyStore.open({ dir: bodiesDir(sourceDir), readOnly: true, log: terminalLog });
+  const dest = BodyStore.open({ dir: bodiesDir(to), log: terminalLog });
+  const runtime = new Runtime({ ...defaultRuntimeOptions(volatileSink), bodies: new DiskBodies(dest, terminalLog), restoreBodiesFrom: new DiskBodies(source, terminalLog) });
+  let rec: ReturnType<typeof recover>;
+  try {
+    const total = toSeq ?? Math.max(0, ...listSegments(sourceDir).map((s) => s.firstSeq));
+    const bar = progress('replaying', total);
+    rec = recover(runtime, sourceDir, { skipCorrupt: false, toSeq, onlySnapshot: basename(fromPath), log: terminalLog, onRecord: (seq) => bar.update(seq) });
+    bar.finish(`at seq ${rec.lastSeq}`);
+    if (toSeq !== undefined && rec.lastSeq < toSeq) throw new Error(`the log ends at seq ${rec.lastSeq}, before the requested seq ${toSeq}`);
+  } catch (err) {
+    runtime.stop();
+    dest.close();
+    rmSync(created ? to : bodiesDir(to), { recursive: true, force: true });
+    throw err;
+  } finally {
+    source.close();
+  }
   const named = stateAttachments(runtime);
   const failed = copyFiles(new UploadStore(sourceDir), new UploadStore(to), named);
   for (const f of failed) {
     console.error(`restore: ${f.problem.kind === 'missing' ? 'MISSING' : 'CORRUPT'} uploads/${f.org}/${f.file.sha256} (${f.what})${f.problem.kind === 'corrupt' ? `: ${f.problem.why}` : ''}; not copied`);
   }
-  const info = await writeSnapshot(to, runtime, async () => {});
+  const info = await writeSnapshot(to, runtime, async () => dest.sync());
   runtime.stop();
+  dest.close();
   const files = new Set(named.map((f) => `${f.org}/${f.file.sha256}`)).size;
   console.log(JSON.stringify({ restored_to: resolve(to), seq: rec.lastSeq, snapshot: info.path, bytes: info.bytes, files_copied: files - failed.length, files_failed: failed.length }));
   return failed.length === 0;
