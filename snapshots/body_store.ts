@@ -756,9 +756,9 @@ export class BodyStore {
    * Reads every segment in slices and checks every record (CRC, framing, payload), past
    * damage too: the log's frame scanner finds where valid records resume.
    */
-  *verify(): Generator<void, { segments: number; records: number; bytes: number; damaged: Array<{ file: string; offset: number; reason: string; id?: number }> }> {
+  *verify(): Generator<void, { segments: number; records: number; bytes: number; damaged: Array<{ file: string; offset: number; reason: string; id?: number; torn?: boolean }> }> {
     this.flush();
-    const damaged: Array<{ file: string; offset: number; reason: string; id?: number }> = [];
+    const damaged: Array<{ file: string; offset: number; reason: string; id?: number; torn?: boolean }> = [];
     const list = [...this.segments.values()].sort((a, b) => a.no - b.no);
     let records = 0;
     let bytes = 0;
@@ -788,8 +788,11 @@ export class BodyStore {
             else records++;
             offset = step.next;
           } else {
-            damaged.push(step.id === undefined ? { file, offset, reason: step.reason } : { file, offset, reason: step.reason, id: step.id });
+            const found: { file: string; offset: number; reason: string; id?: number; torn?: boolean } = step.id === undefined ? { file, offset, reason: step.reason } : { file, offset, reason: step.reason, id: step.id };
+            damaged.push(found);
             offset = nextValidFrame(src, offset + 1);
+            // A cut-short end of the newest segment, nothing valid after it: a torn tail, which no locator reaches.
+            if (offset < 0 && s === list[list.length - 1]) found.torn = true;
             if (offset < 0) break;
           }
           if ((records & 1023) === 0 && performance.now() - sliceStart >= this.sliceMs) {

@@ -39,6 +39,8 @@ export interface Config {
   snapshotGrowthPercent: number;
   /** Snapshots kept on disk. */
   keepSnapshots: number;
+  /** Bound of the message body cache (bodies read from the body store and new ones), in MiB. */
+  bodyCacheMib: number;
   /** Requests per window for each user (`N/S`, or `0` for none); the event queue endpoints are exempt. */
   rateLimit: RateLimit;
   /** Requests per window for each address without credentials. */
@@ -159,6 +161,7 @@ export const SETTINGS: Setting[] = [
   { key: 'metricsToken', flag: '--metrics-token', env: 'PARLEY_METRICS_TOKEN', parse: String, def: '', secret: true },
   { key: 'logLevel', flag: '--log-level', env: 'PARLEY_LOG_LEVEL', parse: logLevel, def: 'info' },
   { key: 'shutdownTimeoutMs', flag: '--shutdown-timeout-ms', env: 'PARLEY_SHUTDOWN_TIMEOUT_MS', parse: positiveInt, def: 30000 },
+  { key: 'bodyCacheMib', flag: '--body-cache-mib', env: 'PARLEY_BODY_CACHE_MIB', parse: positiveInt, def: 64 },
   { key: 'memoryLimitMib', flag: '--memory-limit-mib', env: 'PARLEY_MEMORY_LIMIT_MIB', parse: parseMemoryLimitMib, def: defaultMemoryLimitMib(), shownDefault: "half the machine's memory", explainDefault: describeDefaultLimit },
 ];
 

@@ -101,6 +101,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
       segmentBytes: config.segmentBytes,
       skipCorrupt: config.skipCorrupt,
       keepSnapshots: config.keepSnapshots,
+      bodyCacheBytes: config.bodyCacheMib * 1024 * 1024,
       log: log.child({ component: 'store' }),
       onFatal: fatal,
       observer: metrics.store,

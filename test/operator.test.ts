@@ -56,7 +56,7 @@ t.test('snapshot, snapshots, verify and inspect on a stopped server', async (t) 
   t.match(list.stderr, /verifying: 100%/, 'plain progress lines when not on a terminal');
   const verify = parley(['verify', '--data-dir', dir]);
   t.equal(verify.status, 0, verify.stdout);
-  t.match(verify.stdout, /all snapshots, log segments and uploaded files verify/);
+  t.match(verify.stdout, /all snapshots, log segments, message bodies and uploaded files verify/);
   const inspect = parley(['inspect', '--data-dir', dir]);
   t.equal(inspect.status, 0, inspect.stderr);
   const counts = JSON.parse(inspect.stdout);

@@ -37,7 +37,7 @@ t.test('a backup taken by the guide while writes continue restores everything ac
   t.equal(taken.status, 0, `the backup script succeeds: ${taken.stderr}`);
   t.comment(taken.stdout);
   t.ok(during > 0, `writes were acknowledged while the backup ran (${during})`);
-  t.match(taken.stdout, /all snapshots, log segments and uploaded files verify/, 'the script verified the copy');
+  t.match(taken.stdout, /all snapshots, log segments, message bodies and uploaded files verify/, 'the script verified the copy');
   t.ok(existsSync(join(data, 'parley.pid')) && !existsSync(join(bk, 'parley.pid')), 'the lock file is not copied');
   t.notOk(readdirSync(bk).includes('control.sock'), 'nor the control socket');
   const snap = snapshotName(taken.stdout);
