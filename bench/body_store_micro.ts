@@ -253,7 +253,7 @@ if (engine) {
     rmSync(dir, { recursive: true, force: true });
   }
   const load = loadavg()[0].toFixed(1);
-  console.log(`load average before the run: ${load} on ${cpus().length} CPUs`);
+  console.log(`load average (1 min) at the end of the run: ${load} on ${cpus().length} CPUs`);
   console.log(`${N.toLocaleString('en')} realistic bodies, ${PER_TURN} appends per flush; cold reads: ${COLD_READS.toLocaleString('en')} random, ${RUNS.toLocaleString('en')} runs of ${RUN_LENGTH} consecutive`);
   console.log('| engine | append µs/body wall (CPU) | sync ms | bytes/msg | heap Δ MiB | RSS MiB | open ms wall (CPU) | read p50/p99 µs | 100-run p50/p99 µs |');
   console.log('|---|---|---|---|---|---|---|---|---|');

@@ -171,6 +171,7 @@ export class BodyStore {
   private evictFrom: MapIterator<[number, Cached]> | undefined;
   private hits = 0;
   private misses = 0;
+  private diskReads = 0;
   /** Write fds of segments written since the last sync (the active one included). */
   private readonly unsynced = new Set<number>();
   private dirDirty = false;
@@ -467,11 +468,13 @@ export class BodyStore {
     const fd = this.readFd(segment);
     let buf = this.scratch;
     let got = readAll(fd, buf, Math.min(SPECULATIVE_READ_BYTES, segment.size - offset), offset);
+    this.diskReads++;
     let checked = checkFrame(buf, 0, got);
     if ('need' in checked && offset + checked.need <= segment.size && checked.need > got) {
       const whole = Buffer.allocUnsafe(checked.need);
       buf.copy(whole, 0, 0, got);
       got += readAll(fd, whole.subarray(got), checked.need - got, offset + got);
+      this.diskReads++;
       buf = whole;
       checked = checkFrame(buf, 0, got);
     }
@@ -548,6 +551,7 @@ export class BodyStore {
             continue;
           }
           const buf = Buffer.allocUnsafe(run.end - run.start);
+          this.diskReads++;
           const got = await readAsync(fd, buf, buf.length, run.start);
           for (const offset of run.offsets) {
             const loc = makeLocator(run.segment.no, offset);
@@ -558,6 +562,7 @@ export class BodyStore {
               let frameAt = at;
               if ('need' in checked && offset + checked.need <= run.segment.size) {
                 frame = Buffer.allocUnsafe(checked.need);
+                this.diskReads++;
                 const n = await readAsync(fd, frame, checked.need, offset);
                 frameAt = 0;
                 checked = checkFrame(frame, 0, n);
@@ -593,11 +598,11 @@ export class BodyStore {
     for (const fd of fds) closeSync(fd);
   }
 
-  /** Segment count, bytes on disk and buffered, cache use (pinned bodies included) and hit counts. */
-  stats(): { segments: number; bytes: number; cacheBytes: number; cacheEntries: number; hits: number; misses: number } {
+  /** Segment count, bytes on disk and buffered, cache use (pinned bodies included), hit counts, and reads issued to files. */
+  stats(): { segments: number; bytes: number; cacheBytes: number; cacheEntries: number; hits: number; misses: number; diskReads: number } {
     let bytes = this.pendingBytes;
     for (const s of this.segments.values()) bytes += s.size;
-    return { segments: this.segments.size, bytes, cacheBytes: this.cacheUsed + this.pinnedBytes, cacheEntries: this.cache.size + this.pinned.size, hits: this.hits, misses: this.misses };
+    return { segments: this.segments.size, bytes, cacheBytes: this.cacheUsed + this.pinnedBytes, cacheEntries: this.cache.size + this.pinned.size, hits: this.hits, misses: this.misses, diskReads: this.diskReads };
   }
 
   /**

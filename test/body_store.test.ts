@@ -120,6 +120,15 @@ t.test('readMany: every body, by locator, coalesced, with records longer than th
   t.equal(got.size, want.size, 'one entry per distinct locator');
   for (const [loc, b] of want) t.same(got.get(loc), b);
   t.equal(store.stats().misses, want.size, 'each counted once');
+  const reads = store.stats().diskReads;
+  const long = [...want].filter(([, b]) => b.content.length > 4000).length;
+  const bytes = store.stats().bytes;
+  t.ok(reads <= Math.ceil(bytes / (64 * 1024)) * 2 + long + 4, `coalesced: ${reads} reads for ${want.size} records of ${bytes} bytes`);
+  t.ok(reads < want.size / 4, 'far fewer reads than records');
+  // One by one, each record costs a read of its own, and a long one two.
+  const single = open(dir, { cacheBytes: 0 }).store;
+  for (const loc of want.keys()) single.read(loc);
+  t.equal(single.stats().diskReads, want.size + long, 'read: one pread per record, two for one longer than 4 KiB');
   const some = await store.readMany([...want.keys()].filter((_, i) => i % 3 === 0));
   t.equal(some.size, Math.ceil(want.size / 3));
   store.close();
