@@ -433,6 +433,7 @@ export class BodyStore {
   private readFd(segment: Segment): number {
     let fd = this.readFds.get(segment.no);
     if (fd === undefined) {
+      if (this.closed) throw new Error('body store is closed');
       const file = join(this.opts.dir, segment.name);
       if (!this.segments.has(segment.no)) throw new BodyCorrupt(`${file} was deleted`, file, 0);
       try {
@@ -688,7 +689,7 @@ export class BodyStore {
             src.view(offset, step.next).copy(buf, buffered);
             moves.push(makeLocator(s.no, offset), makeLocator(out.segment.no, out.segment.size + buffered));
             buffered += size;
-            if ((++copied & 63) === 0 && performance.now() - sliceStart >= this.sliceMs) {
+            if ((++copied & 15) === 0 && performance.now() - sliceStart >= this.sliceMs) {
               writeOut();
               yield;
               sliceStart = performance.now();
@@ -787,7 +788,7 @@ export class BodyStore {
             offset = nextValidFrame(src, offset + 1);
             if (offset < 0) break;
           }
-          if ((records & 1023) === 0 && performance.now() - sliceStart >= this.sliceMs) {
+          if ((records & 15) === 0 && performance.now() - sliceStart >= this.sliceMs) {
             yield;
             sliceStart = performance.now();
           }

@@ -3,6 +3,7 @@
  * bound, batch reads, and what it does with torn, corrupt and compacted files.
  */
 import t from 'tap';
+import * as fs from 'node:fs';
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -403,4 +404,52 @@ t.test('bad input is refused without harm', async (t) => {
   t.ok(logs.some((l) => /no complete header/.test(l)), 'a newest segment whose header never landed is set aside');
   t.ok(repaired.append(1, body(1)) > 0);
   t.ok(loc > 0);
+});
+
+t.test('append makes no syscall; one writeSync per flush, and one per 4 MiB in a long burst', async (t) => {
+  const writes: number[] = [];
+  const { BodyStore: Mocked } = await t.mockImport<typeof import('../snapshots/body_store.js')>('../snapshots/body_store.js', {
+    'node:fs': {
+      ...fs,
+      writeSync: (fd: number, buf: Buffer, offset: number, length: number, position: number) => {
+        writes.push(length);
+        return fs.writeSync(fd, buf, offset, length, position);
+      },
+    },
+  });
+  const dir = tmp();
+  const store = Mocked.open({ dir });
+  writes.length = 0;
+  const locs = Array.from({ length: 1000 }, (_, i) => store.append(i + 1, body(i + 1, 200)));
+  t.same(writes, [], 'no write while appending');
+  store.flush();
+  t.equal(writes.length, 1, 'one write for the 1,000');
+  store.flush();
+  t.equal(writes.length, 1, 'nothing to write, no write');
+  writes.length = 0;
+  const big = { content: 'y'.repeat(300_000), rendered: 'z'.repeat(300_000) };
+  for (let i = 0; i < 20; i++) store.append(5000 + i, big);
+  t.ok(writes.length >= 2 && writes.length <= 3, `a 12 MB burst is written as it grows (${writes.length} writes)`);
+  t.ok(writes.every((n) => n >= 4 * 1024 * 1024), 'each write at least 4 MiB');
+  store.close();
+  t.same(open(dir).store.read(locs[999]), body(1000, 200));
+});
+
+t.test('verify and compact yield between slices', async (t) => {
+  const dir = tmp();
+  const { store } = open(dir, { sliceMs: 0, segmentBytes: 64 * 1024 });
+  const locs = Array.from({ length: 500 }, (_, i) => store.append(i + 1, body(i + 1, 200)));
+  store.sync();
+  let yields = 0;
+  const verify = store.verify();
+  let step = verify.next();
+  for (; !step.done; step = verify.next()) yields++;
+  t.ok(yields >= 10, `verify yielded ${yields} times`);
+  t.equal(step.value.records, 500);
+  yields = 0;
+  const compact = store.compact(() => locs, () => {});
+  let c = compact.next();
+  for (; !c.done; c = compact.next()) yields++;
+  t.ok(yields >= 10, `compact yielded ${yields} times`);
+  t.equal(c.value.copied, 500);
 });
