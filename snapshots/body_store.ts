@@ -20,7 +20,6 @@
 import { closeSync, fdatasyncSync, fstatSync, mkdirSync, openSync, read as fsRead, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../actors/core/logger.js';
-import { quietLogger } from '../actors/core/logger.js';
 import {
   bodySegmentHeader,
   checkBodySegmentHeader,
@@ -69,6 +68,9 @@ export class BodyCorrupt extends Error {
     this.name = 'BodyCorrupt';
   }
 }
+
+/** Where nothing is logged; snapshots/ takes only types from actors/, so not actors' quietLogger. */
+const SILENT: Logger = { fatal() {}, error() {}, warn() {}, info() {}, debug() {}, child: () => SILENT, isLevelEnabled: () => false };
 
 /** A locator is `segment * 2^37 + offset`: at most 2^16 segments of at most 128 GiB, below 2^53. */
 const SEGMENT_SPAN = 2 ** 37;
@@ -191,7 +193,7 @@ export class BodyStore {
   private constructor(private readonly opts: BodyStoreOptions) {
     this.segmentBytes = Math.min(opts.segmentBytes ?? 256 * 1024 * 1024, SEGMENT_SPAN);
     this.cacheLimit = opts.cacheBytes ?? 64 * 1024 * 1024;
-    this.log = opts.log ?? quietLogger;
+    this.log = opts.log ?? SILENT;
     this.sliceMs = opts.sliceMs ?? 4;
   }
 
