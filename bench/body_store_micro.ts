@@ -7,6 +7,9 @@
  *
  * Run: node --expose-gc --import tsx bench/body_store_micro.ts [--n=1000000] [--dir=/tmp/x]
  *        [--lmdb=/path/to/dir-with-node_modules/lmdb]
+ *   or, built: node --expose-gc dist/bench/body_store_micro.js [same flags]
+ * It stops by itself: N appends, a fixed number of reads, one verify and one compaction
+ * per engine (about 1 to 2 minutes at the default N; 2 GB of scratch disk).
  * LMDB is not a dependency: install it beside the worktree (`npm i --no-save lmdb` in a
  * scratch directory) and name that directory with --lmdb; without it only the body store runs.
  *
@@ -253,7 +256,7 @@ if (engine) {
     rmSync(dir, { recursive: true, force: true });
   }
   const load = loadavg()[0].toFixed(1);
-  console.log(`load average before the run: ${load} on ${cpus().length} CPUs`);
+  console.log(`load average (1 min) at the end of the run: ${load} on ${cpus().length} CPUs`);
   console.log(`${N.toLocaleString('en')} realistic bodies, ${PER_TURN} appends per flush; cold reads: ${COLD_READS.toLocaleString('en')} random, ${RUNS.toLocaleString('en')} runs of ${RUN_LENGTH} consecutive`);
   console.log('| engine | append µs/body wall (CPU) | sync ms | bytes/msg | heap Δ MiB | RSS MiB | open ms wall (CPU) | read p50/p99 µs | 100-run p50/p99 µs |');
   console.log('|---|---|---|---|---|---|---|---|---|');

@@ -20,7 +20,6 @@
 import { existsSync, closeSync, fdatasyncSync, fstatSync, mkdirSync, openSync, read as fsRead, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../actors/core/logger.js';
-import { quietLogger } from '../actors/core/logger.js';
 import {
   bodySegmentHeader,
   checkBodySegmentHeader,
@@ -75,6 +74,9 @@ export class BodyCorrupt extends Error {
     this.name = 'BodyCorrupt';
   }
 }
+
+/** Where nothing is logged; snapshots/ takes only types from actors/, so not actors' quietLogger. */
+const SILENT: Logger = { fatal() {}, error() {}, warn() {}, info() {}, debug() {}, child: () => SILENT, isLevelEnabled: () => false };
 
 /** A locator is `segment * 2^37 + offset`: at most 2^16 segments of at most 128 GiB, below 2^53. */
 const SEGMENT_SPAN = 2 ** 37;
@@ -177,6 +179,7 @@ export class BodyStore {
   private evictFrom: MapIterator<[number, Cached]> | undefined;
   private hits = 0;
   private misses = 0;
+  private diskReads = 0;
   /** Write fds of segments written since the last sync (the active one included). */
   private readonly unsynced = new Set<number>();
   private dirDirty = false;
@@ -196,7 +199,7 @@ export class BodyStore {
   private constructor(private readonly opts: BodyStoreOptions) {
     this.segmentBytes = Math.min(opts.segmentBytes ?? 256 * 1024 * 1024, SEGMENT_SPAN);
     this.cacheLimit = opts.cacheBytes ?? 64 * 1024 * 1024;
-    this.log = opts.log ?? quietLogger;
+    this.log = opts.log ?? SILENT;
     this.sliceMs = opts.sliceMs ?? 4;
   }
 
@@ -442,6 +445,7 @@ export class BodyStore {
   private readFd(segment: Segment): number {
     let fd = this.readFds.get(segment.no);
     if (fd === undefined) {
+      if (this.closed) throw new Error('body store is closed');
       const file = join(this.opts.dir, segment.name);
       if (!this.segments.has(segment.no)) throw new BodyCorrupt(`${file} was deleted`, file, 0);
       try {
@@ -477,11 +481,13 @@ export class BodyStore {
     const fd = this.readFd(segment);
     let buf = this.scratch;
     let got = readAll(fd, buf, Math.min(SPECULATIVE_READ_BYTES, segment.size - offset), offset);
+    this.diskReads++;
     let checked = checkFrame(buf, 0, got);
     if ('need' in checked && offset + checked.need <= segment.size && checked.need > got) {
       const whole = Buffer.allocUnsafe(checked.need);
       buf.copy(whole, 0, 0, got);
       got += readAll(fd, whole.subarray(got), checked.need - got, offset + got);
+      this.diskReads++;
       buf = whole;
       checked = checkFrame(buf, 0, got);
     }
@@ -558,6 +564,7 @@ export class BodyStore {
             continue;
           }
           const buf = Buffer.allocUnsafe(run.end - run.start);
+          this.diskReads++;
           const got = await readAsync(fd, buf, buf.length, run.start);
           for (const offset of run.offsets) {
             const loc = makeLocator(run.segment.no, offset);
@@ -568,6 +575,7 @@ export class BodyStore {
               let frameAt = at;
               if ('need' in checked && offset + checked.need <= run.segment.size) {
                 frame = Buffer.allocUnsafe(checked.need);
+                this.diskReads++;
                 const n = await readAsync(fd, frame, checked.need, offset);
                 frameAt = 0;
                 checked = checkFrame(frame, 0, n);
@@ -603,11 +611,11 @@ export class BodyStore {
     for (const fd of fds) closeSync(fd);
   }
 
-  /** Segment count, bytes on disk and buffered, cache use (pinned bodies included) and hit counts. */
-  stats(): { segments: number; bytes: number; cacheBytes: number; cacheEntries: number; hits: number; misses: number } {
+  /** Segment count, bytes on disk and buffered, cache use (pinned bodies included), hit counts, and reads issued to files. */
+  stats(): { segments: number; bytes: number; cacheBytes: number; cacheEntries: number; hits: number; misses: number; diskReads: number } {
     let bytes = this.pendingBytes;
     for (const s of this.segments.values()) bytes += s.size;
-    return { segments: this.segments.size, bytes, cacheBytes: this.cacheUsed + this.pinnedBytes, cacheEntries: this.cache.size + this.pinned.size, hits: this.hits, misses: this.misses };
+    return { segments: this.segments.size, bytes, cacheBytes: this.cacheUsed + this.pinnedBytes, cacheEntries: this.cache.size + this.pinned.size, hits: this.hits, misses: this.misses, diskReads: this.diskReads };
   }
 
   /**
@@ -693,7 +701,7 @@ export class BodyStore {
             src.view(offset, step.next).copy(buf, buffered);
             moves.push(makeLocator(s.no, offset), makeLocator(out.segment.no, out.segment.size + buffered));
             buffered += size;
-            if ((++copied & 63) === 0 && performance.now() - sliceStart >= this.sliceMs) {
+            if ((++copied & 15) === 0 && performance.now() - sliceStart >= this.sliceMs) {
               writeOut();
               yield;
               sliceStart = performance.now();
@@ -795,7 +803,7 @@ export class BodyStore {
             if (offset < 0 && s === list[list.length - 1]) found.torn = true;
             if (offset < 0) break;
           }
-          if ((records & 1023) === 0 && performance.now() - sliceStart >= this.sliceMs) {
+          if ((records & 15) === 0 && performance.now() - sliceStart >= this.sliceMs) {
             yield;
             sliceStart = performance.now();
           }
