@@ -21,6 +21,7 @@ const CONTEXT_READ = /\b(runtime|rt)\.(org|user|channel|server)\(|\.(org|user|ch
 const PERSISTENCE: Record<string, string> = {
   'state.ts': "the whole-state digest that replay, snapshot and recovery tests compare (it reads every context, by design)",
   'actor_replay.test.ts': 'replay of the recorded facts: every actor context, seqs included, equal live and replayed, and a channel actor\'s seq after its fact',
+  'body_store_server.test.ts': "the body store under a server: each message's body locator in the channel and organization contexts, read back after restarts, repairs and damage",
   'log.test.ts': "the log's recovery: the server context's message id counter after torn and damaged segments",
   'log_tail.test.ts': "the log tail's recovery: the server counter and a channel's message after a skipped or torn tail",
   'presence_snapshot.test.ts': 'presence is kept only by snapshots: the organization context\'s presence row before and after a crash and a snapshot',
