@@ -13,12 +13,19 @@ import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 /**
  * Heap taken per byte of snapshot loaded, and per byte of log replayed: the live heap
  * after recovery divided by the bytes read, measured with realistic messages (40–80
- * words, some Markdown) by `node --expose-gc dist/bench/recovery_heap.js --messages
- * 150000`: 1.32 per snapshot byte and 1.11 per log byte (at 30,000 and 100,000
- * messages, 1.29 and 1.09 to 1.10), with margin.
+ * words, some Markdown) by `node --expose-gc dist/bench/recovery_heap.js --messages N`.
+ *
+ * A format 4 snapshot holds a message's metadata and its body's locator, about 38
+ * bytes a message, while the heap holds the message's record: 6.87 heap bytes per
+ * snapshot byte at 50,000 messages, 7.13 at 150,000. Formats 1 to 3 held whole
+ * messages: 1.32 per byte at 150,000 (1.29 at 30,000 and 100,000). Replayed log
+ * records carry whole messages, whose bodies go to the body store and stay in its
+ * cache up to its bound (64 MiB by default): 1.25 per log byte at 50,000 messages (the
+ * cache not yet full), 0.82 at 150,000. Each with margin.
  */
-export const HEAP_PER_SNAPSHOT_BYTE = 1.4;
-export const HEAP_PER_LOG_BYTE = 1.2;
+export const HEAP_PER_SNAPSHOT_BYTE = 7.6;
+export const HEAP_PER_WHOLE_MESSAGE_SNAPSHOT_BYTE = 1.4;
+export const HEAP_PER_LOG_BYTE = 1.35;
 /** The heap a started Parley takes before any data (code, tables, caches: about 20 MiB), with margin. */
 export const BASE_HEAP_BYTES = 24 * 1024 * 1024;
 /**
@@ -57,9 +64,13 @@ export function oldGenerationUsedBytes(): number {
   return used;
 }
 
-/** The heap recovering `snapshotBytes` of snapshot and `logBytes` of log is expected to take. */
-export function recoveryHeapEstimate(snapshotBytes: number, logBytes: number): number {
-  return BASE_HEAP_BYTES + snapshotBytes * HEAP_PER_SNAPSHOT_BYTE + logBytes * HEAP_PER_LOG_BYTE;
+/**
+ * The heap recovering `snapshotBytes` of snapshot (in format `version`: before 4, with
+ * whole messages) and `logBytes` of log is expected to take.
+ */
+export function recoveryHeapEstimate(snapshotBytes: number, logBytes: number, version = 4): number {
+  const perSnapshotByte = version >= 4 ? HEAP_PER_SNAPSHOT_BYTE : HEAP_PER_WHOLE_MESSAGE_SNAPSHOT_BYTE;
+  return BASE_HEAP_BYTES + snapshotBytes * perSnapshotByte + logBytes * HEAP_PER_LOG_BYTE;
 }
 
 /** The heap recovery may use, in bytes: its share of `limitBytes`. */

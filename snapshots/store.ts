@@ -3,7 +3,8 @@
  * replay the log after it through the runtime's reducers, and attach a log writer
  * for new facts. Also schedules snapshots while the server runs.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { decodeHeader, HEADER_BYTES } from './snapshot_format.js';
 import { join } from 'node:path';
 import type { Stamped } from '../actors/areas/index.js';
 import type { Logger } from '../actors/core/logger.js';
@@ -15,6 +16,22 @@ import { mib, oldGenerationLimitBytes, recoveryHeapBudget, recoveryHeapEstimate,
 import { BodyStore } from './body_store.js';
 import { DiskBodies } from './disk_bodies.js';
 import type { Bodies } from '../actors/core/bodies.js';
+
+/** A snapshot file's format version, from its header (undefined when unreadable: the walk then says why). */
+function snapshotVersion(path: string): number | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const head = Buffer.alloc(HEADER_BYTES);
+    readSync(fd, head, 0, HEADER_BYTES, 0);
+    const h = decodeHeader(head);
+    return typeof h === 'string' ? undefined : h.version;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
 
 /** State that recovery rebuilds: it takes snapshot chunks back and replays facts. */
 export interface Recoverable extends Snapshottable {
@@ -172,8 +189,8 @@ function* restoreNewestSnapshot(
   const budget = recoveryHeapBudget(memory.limitBytes);
   let smallestNeed: { bytes: number; what: string } | undefined;
   /** The heap recovery from this point needs, if over the budget (noted as the smallest such need); else 0. */
-  const overBudget = (snapshotBytes: number, startSeq: number, what: string): number => {
-    const need = recoveryHeapEstimate(snapshotBytes, logBytesAfter(dir, startSeq));
+  const overBudget = (snapshotBytes: number, startSeq: number, what: string, version?: number): number => {
+    const need = recoveryHeapEstimate(snapshotBytes, logBytesAfter(dir, startSeq), version);
     if (need <= budget) return 0;
     if (smallestNeed === undefined || need < smallestNeed.bytes) smallestNeed = { bytes: need, what };
     return need;
@@ -181,7 +198,7 @@ function* restoreNewestSnapshot(
   for (const snap of listSnapshots(dir)) {
     if (only !== undefined && snap.name !== only) continue;
     if (toSeq !== undefined && snap.startSeq > toSeq) continue;
-    const need = overBudget(snap.size, snap.startSeq, `snapshot ${snap.name} (${mib(snap.size)} MiB) and the log after it`);
+    const need = overBudget(snap.size, snap.startSeq, `snapshot ${snap.name} (${mib(snap.size)} MiB) and the log after it`, snapshotVersion(snap.path));
     if (need > 0) {
       log.error(
         { event: 'recovery.snapshot_too_large', snapshot: snap.name, bytes: snap.size, needed_mib: mib(need), budget_mib: mib(budget), limit_mib: mib(memory.limitBytes) },
