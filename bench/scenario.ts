@@ -169,7 +169,7 @@ export interface CapacityRestart {
   startSeconds?: number;
   /** Spawn to the listener answering (`/healthz` comes before recovery), seconds. */
   listeningSeconds?: number;
-  /** `/healthz` polled every 20 ms from the listener's start to ready. */
+  /** `/healthz` polled every 20 ms from the listener's start to ready: polls, those answered within 1 s, the slowest answer. */
   healthz: { polls: number; answered: number; worstMs: number };
   /** Once serving (its newest message checked to be the last one sent): heap after a full GC, RSS, cold reads. */
   heapMiB?: number;

@@ -208,7 +208,7 @@ function capacityNotes(record: CapacityRecord, interval: number, died: boolean):
   const rss = perMessage(record.samples, interval, (s) => s.rssMiB);
   const rates = record.samples.slice(1).map((s) => s.sendRate);
   return [
-    `stopped by: ${record.stoppedBy}${died ? ' (no final snapshot: the restart recovered from the last snapshot and the log)' : ''}`,
+    `stopped by: ${record.stoppedBy}${/^(refused|the server died|connection failed)/.test(record.stoppedBy) ? ' (the ceiling of this server under its heap limit)' : ''}${died ? '; no final snapshot: the restart recovered from the last snapshot and the log' : ''}`,
     `per message: least-squares slopes over the readings after the first interval (warm-up); r² ${heap.r2.toFixed(3)} (heap), ${rss.r2.toFixed(3)} (RSS)`,
     `send rate per interval: median ${median(rates).toFixed(0)} msg/s, first ${rates[0]?.toFixed(0) ?? '-'}, last ${rates.at(-1)?.toFixed(0) ?? '-'}; the sends pause for each reading`,
     `cold reads: ${COLD_READS} per reading, each GET /messages num_before=100 before a different anchor in the oldest tenth of the history, with no sends in flight`,
