@@ -169,6 +169,12 @@ export const capacity: Scenario = {
         record.samples.push(s);
         ctx.log(`${s.messages} messages: heap ${s.heapMiB.toFixed(0)} MiB, RSS ${s.rssMiB.toFixed(0)} MiB, ${s.sendRate.toFixed(0)} msg/s, cold read p99 ${s.coldRead.p99.toFixed(1)} ms, disk ${s.diskMiB.toFixed(0)} MiB`);
       }
+    } catch (err) {
+      // A failed reading: the server and its directory go now, not only when the bench exits.
+      await target.stop(1000).catch(() => undefined);
+      rmSync(target.dataDir!, { recursive: true, force: true });
+      forgetTempDir(target.dataDir!);
+      throw err;
     } finally {
       clearInterval(watch);
       closePool(conns);
