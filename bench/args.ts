@@ -47,6 +47,9 @@ interface Parsed {
   threshold?: string;
   report?: string;
   charts?: string;
+  interval?: string;
+  maxSeconds?: string;
+  memoryLimitMib?: string;
 }
 
 const RESULTS = `
@@ -64,7 +67,10 @@ function benchCommand(): Command {
       .option('--scenario <NAME[,NAME]>', 'only these scenarios, at full size unless --smoke/--quick')
       .option('--quick', 'force quick mode')
       .option('--full', 'force full mode')
-      .option('--n <N>', 'size: fanout N polls, send senders, poll connections, idle-queues queues, parked polls, heartbeat queues, correctness queues, stall bytes per unbounded value')
+      .option('--n <N>', 'size: fanout N polls, send senders, poll connections, idle-queues queues, parked polls, heartbeat queues, correctness queues, stall bytes per unbounded value, capacity messages')
+      .option('--interval <N>', 'capacity: read the server every N messages (default 1000000)')
+      .option('--max-seconds <S>', 'capacity: stop sending after S seconds (default 21600)')
+      .option('--memory-limit-mib <MIB>', "capacity: the server's heap limit (default 4096, as every bench server)")
       .option('--duration <S>', 'measuring window of one run, in seconds')
       .option('--runs <R>', 'measured runs per figure (default 3, smoke 1); the median is reported')
       .option('--seed <S>', "seed of the correctness scenario's random choices (default 1)")
@@ -148,6 +154,9 @@ function fromParsed(o: Parsed, noPin: boolean): Cli {
     thresholdPct: positive(o.threshold, '--threshold') ?? DEFAULT_THRESHOLD_PCT,
     report: o.report,
     chartsDir: o.charts,
+    interval: positive(o.interval, '--interval'),
+    maxSeconds: positive(o.maxSeconds, '--max-seconds'),
+    memoryLimitMib: positive(o.memoryLimitMib, '--memory-limit-mib'),
   };
 }
 

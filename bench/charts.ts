@@ -1,7 +1,8 @@
 /**
  * The report's charts as vega-lite specs, built from a run's record: the latency
  * distribution of each scenario against its baselines, throughput over time of the
- * closed-loop scenarios, and memory against N. `renderSvg` turns a spec into an SVG
+ * closed-loop scenarios, the capacity scenario's memory and disk against messages, and
+ * memory against N. `renderSvg` turns a spec into an SVG
  * string server-side (vega's headless View, no browser, no network); vega is imported
  * only then, so that a run pays for it after its scenarios, not before.
  */
@@ -125,9 +126,38 @@ export function memoryChart(scenarios: ScenarioResult[]): Chart | null {
   };
 }
 
-/** Every chart of a run, in page order: per scenario latency then throughput, then memory. */
+/** The capacity scenario's readings: heap after GC, RSS and the data directory's disk use against messages held. */
+export function capacityChart(r: ScenarioResult): Chart | null {
+  const values = (r.capacity?.samples ?? []).flatMap((s) => [
+    { series: 'heap after GC', messages: s.messages, mib: s.heapMiB },
+    { series: 'RSS', messages: s.messages, mib: s.rssMiB },
+    { series: 'disk (data directory)', messages: s.messages, mib: s.diskMiB },
+  ]);
+  if (values.length === 0) return null;
+  return {
+    id: `${r.scenario}-memory`,
+    title: `${r.scenario}: memory and disk against messages held`,
+    scenario: r.scenario,
+    spec: {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      title: `${r.scenario}: heap (after a full GC), RSS and disk against messages`,
+      width: WIDTH,
+      height: HEIGHT,
+      config: CONFIG,
+      data: { values },
+      mark: { type: 'line', point: true },
+      encoding: {
+        x: { field: 'messages', type: 'quantitative', title: 'messages held' },
+        y: { field: 'mib', type: 'quantitative', title: 'MiB' },
+        color: { field: 'series', type: 'nominal', title: null, sort: ['heap after GC', 'RSS', 'disk (data directory)'] },
+      },
+    },
+  };
+}
+
+/** Every chart of a run, in page order: per scenario latency, throughput and capacity, then memory. */
 export function charts(record: BenchRecord): Chart[] {
-  const perScenario = record.scenarios.flatMap((r) => [latencyChart(r), throughputChart(r)]);
+  const perScenario = record.scenarios.flatMap((r) => [latencyChart(r), throughputChart(r), capacityChart(r)]);
   return [...perScenario, memoryChart(record.scenarios)].filter((c): c is Chart => c !== null);
 }
 

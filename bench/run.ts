@@ -14,7 +14,7 @@ import { compareFiles } from './compare.js';
 import { writeChartFiles, writeHtmlReport } from './html.js';
 import { benchRecord, table, writeResults, type BenchRecord } from './report.js';
 import { newResult, within, type Mode, type Scenario, type ScenarioContext, type ScenarioResult } from './scenario.js';
-import { scenarios } from './scenarios/index.js';
+import { scenarios, selectScenarios } from './scenarios/index.js';
 import { nowMs } from './stats.js';
 import { remoteTarget, startParley, type Target } from './target.js';
 
@@ -39,6 +39,11 @@ function contextFor(cli: Cli, scenario: Scenario): ScenarioContext {
   };
 }
 
+/** How long `scenario` may take, in seconds. */
+function budgetS(cli: Cli, scenario: Scenario): number {
+  return scenario.budgetS?.(cli) ?? BUDGET_S[cli.mode];
+}
+
 /** Smoke sizes are too small for performance targets to mean anything; correctness still counts. */
 function judgeNothing(result: ScenarioResult): void {
   let cleared = false;
@@ -55,7 +60,7 @@ async function runOne(cli: Cli, scenario: Scenario): Promise<ScenarioResult> {
   const foreign = new ForeignCpuMeter();
   let result: ScenarioResult;
   try {
-    result = await within(scenario.run(contextFor(cli, scenario)), BUDGET_S[cli.mode] * 1000, `scenario ${scenario.name}`);
+    result = await within(scenario.run(contextFor(cli, scenario)), budgetS(cli, scenario) * 1000, `scenario ${scenario.name}`);
   } catch (err) {
     result = newResult(scenario.name, {});
     result.failed = (err as Error).stack ?? String(err);
@@ -102,7 +107,7 @@ async function main(): Promise<number> {
     return 2;
   }
   if (cli.help) {
-    process.stdout.write(usage() + `\nScenarios:\n${scenarios.map((s) => `  ${s.name.padEnd(13)} ${s.summary}`).join('\n')}\n`);
+    process.stdout.write(usage() + `\nScenarios:\n${scenarios.map((s) => `  ${s.name.padEnd(13)} ${s.summary}${s.onlyByName ? ' (only when named with --scenario)' : ''}`).join('\n')}\n`);
     return 0;
   }
   if (cli.compare) {
@@ -112,7 +117,7 @@ async function main(): Promise<number> {
   if (cli.report) return reportOnly(cli);
   const unknown = (cli.scenarios ?? []).filter((n) => !scenarios.some((s) => s.name === n));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
-  const selected = scenarios.filter((s) => cli.scenarios === null || cli.scenarios.includes(s.name));
+  const selected = selectScenarios(cli.scenarios);
   cli.placement = placeProcesses(cli);
   log(`placement: ${cli.placement}`);
   const startedAt = new Date();
@@ -122,7 +127,7 @@ async function main(): Promise<number> {
     log('the run exceeded its overall time budget; stopping');
     killAllChildren();
     process.exit(3);
-  }, (BUDGET_S[cli.mode] * selected.length + 60) * 1000);
+  }, (selected.reduce((sum, s) => sum + budgetS(cli, s), 0) + 60) * 1000);
   watchdog.unref();
   for (const scenario of selected) {
     if (cli.remote && !scenario.remote) {

@@ -27,6 +27,12 @@ export interface Options {
   sources?: string[];
   /** Set when driving an existing deployment instead of starting servers. */
   remote?: { url: string; email: string; apiKey: string };
+  /** `capacity`: read the server every this many messages. */
+  interval?: number;
+  /** `capacity`: stop sending after this many seconds. */
+  maxSeconds?: number;
+  /** `capacity`: the server's heap limit (`--memory-limit-mib` and `--max-old-space-size`). */
+  memoryLimitMib?: number;
 }
 
 /** One reported number. */
@@ -117,6 +123,59 @@ export interface ScenarioResult {
   skippedBaselines?: SkippedBaseline[];
   /** Tables besides the figures, printed under the figures' table and shown in the HTML report. */
   tables?: ResultTable[];
+  /** The `capacity` scenario's readings (its chart is drawn from them). */
+  capacity?: CapacityRecord;
+}
+
+/** One reading of the `capacity` scenario, taken with the sends paused. */
+export interface CapacitySample {
+  /** Messages accepted so far. */
+  messages: number;
+  /** Seconds since the first send. */
+  seconds: number;
+  /** The newest fact's seq (`parley_log_last_seq`). */
+  seq: number;
+  /** After a full GC (the bench probe). */
+  heapMiB: number;
+  rssMiB: number;
+  /** Messages/s over the interval that ended here. */
+  sendRate: number;
+  /** `GET /messages` 100 messages before an old anchor: ms. */
+  coldRead: { p50: number; p99: number; max: number; reads: number };
+  /** The data directory: everything, the log segments, the newest snapshot. */
+  diskMiB: number;
+  logMiB: number;
+  snapshotMiB: number;
+  /** The newest snapshot's start seq, or -1 when there is none. */
+  snapshotSeq: number;
+}
+
+/** What the `capacity` scenario saw: its readings, why it stopped, and the restart. */
+export interface CapacityRecord {
+  samples: CapacitySample[];
+  /** Why sending stopped: `count reached`, `time limit`, `refused: 503 ...`, `server died ...`, `disk limit`. */
+  stoppedBy: string;
+  /** The largest data directory seen, MiB (a snapshot being written beside the previous one). */
+  diskPeakMiB: number;
+  /** The stop (SIGTERM, final snapshot) and the start again on the same data. */
+  restart?: CapacityRestart;
+}
+
+/** The start of a server on the capacity scenario's data directory. */
+export interface CapacityRestart {
+  /** SIGTERM to exit (drain, final snapshot), seconds; absent when the server had died. */
+  stopSeconds?: number;
+  /** Spawn to the `ready` log line, seconds; absent when it did not start. */
+  startSeconds?: number;
+  /** Spawn to the listener answering (`/healthz` comes before recovery), seconds. */
+  listeningSeconds?: number;
+  /** `/healthz` polled every 20 ms from the listener's start to ready: polls, those answered within 1 s, the slowest answer. */
+  healthz: { polls: number; answered: number; worstMs: number };
+  /** Once serving (its newest message checked to be the last one sent): heap after a full GC, RSS, cold reads. */
+  heapMiB?: number;
+  rssMiB?: number;
+  coldRead?: { p50: number; p99: number; max: number; reads: number };
+  failed?: string;
 }
 
 /** What a scenario gets from the runner. */
@@ -133,6 +192,10 @@ export interface Scenario {
   summary: string;
   /** Whether it only needs the API, and so can run against `--target`. */
   remote: boolean;
+  /** Runs only when named with `--scenario` (too long for the default and smoke runs). */
+  onlyByName?: boolean;
+  /** Its own time budget in seconds, instead of its mode's. */
+  budgetS?(opts: Options): number;
   run(ctx: ScenarioContext): Promise<ScenarioResult>;
 }
 

@@ -32,8 +32,12 @@ export interface Target {
   board?: Endpoint;
   /** Set for a server this bench started; the remote case has no pid and no probe. */
   pid?: number;
-  probe?(): Promise<ProbeReading>;
-  stop(): Promise<void>;
+  /** A local server's data directory. */
+  dataDir?: string;
+  /** The probe's reading; it fails after `timeoutMs` (10 s by default: two full GCs of a large heap take longer). */
+  probe?(timeoutMs?: number): Promise<ProbeReading>;
+  /** SIGTERM, then SIGKILL after `graceMs` (10 s by default): a final snapshot of a large state takes longer. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 /** Settings for a server the bench starts. */
@@ -50,6 +54,8 @@ export interface LocalOptions {
    * process, say) and returns its owner's credentials, which the server then does not print.
    */
   prepare?: (dataDir: string) => Promise<{ email: string; apiKey: string }>;
+  /** Leave the data directory after `stop()` (it is still removed when the bench exits): to start again on it. */
+  keepDataDir?: boolean;
 }
 
 /** The repository root: the nearest folder above this file with a package.json (works from bench/ and dist/bench/). */
@@ -81,6 +87,19 @@ function serverHeap(nodeArgs: string[]): { args: string[]; mib: number } {
   return { args: [...nodeArgs, `--max-old-space-size=${BENCH_HEAP_MIB}`], mib: BENCH_HEAP_MIB };
 }
 
+/**
+ * Spawns `node dist/src/main.js` on `dataDir` as the bench runs its servers: loopback,
+ * free ports, no rate limits, the bench probe preloaded, the heap limit of `serverHeap`.
+ */
+export function spawnParley(dataDir: string, opts: LocalOptions = {}): ChildProcess {
+  const heap = serverHeap(opts.nodeArgs ?? []);
+  return spawnTracked(process.execPath, [...(opts.noGc ? [] : ['--expose-gc']), ...heap.args, '--import', './dist/bench/probe.js', 'dist/src/main.js'], {
+    role: 'server',
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...UNLIMITED, PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '0', PARLEY_DATA_DIR: dataDir, PARLEY_BOARD_PORT: '0', PARLEY_FSYNC: opts.fsync ?? 'always', PARLEY_MEMORY_LIMIT_MIB: String(heap.mib), ...opts.env },
+  });
+}
+
 /** Starts Parley as a child process on a free loopback port and logs in as its owner. */
 export async function startParley(opts: LocalOptions = {}): Promise<Target> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
@@ -90,12 +109,7 @@ export async function startParley(opts: LocalOptions = {}): Promise<Target> {
     forgetTempDir(dataDir);
   };
   const prepared = opts.prepare ? await opts.prepare(dataDir).catch((err: Error) => (removeDataDir(), Promise.reject(err))) : undefined;
-  const heap = serverHeap(opts.nodeArgs ?? []);
-  const child = spawnTracked(process.execPath, [...(opts.noGc ? [] : ['--expose-gc']), ...heap.args, '--import', './dist/bench/probe.js', 'dist/src/main.js'], {
-    role: 'server',
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...UNLIMITED, PARLEY_HOST: '127.0.0.1', PARLEY_PORT: '0', PARLEY_DATA_DIR: dataDir, PARLEY_BOARD_PORT: '0', PARLEY_FSYNC: opts.fsync ?? 'always', PARLEY_MEMORY_LIMIT_MIB: String(heap.mib), ...opts.env },
-  });
+  const child = spawnParley(dataDir, opts);
   const probes: Array<(r: ProbeReading) => void> = [];
   const tail: string[] = [];
   let port = 0;
@@ -145,18 +159,20 @@ export async function startParley(opts: LocalOptions = {}): Promise<Target> {
     owner,
     board: boardPort ? { host: '127.0.0.1', port: boardPort, hostHeader: `127.0.0.1:${boardPort}` } : undefined,
     pid: child.pid,
-    probe: () => probeOnce(child, probes),
-    async stop() {
-      const code = await stopChild(child);
-      removeDataDir();
+    dataDir,
+    probe: (timeoutMs?: number) => probeOnce(child, probes, timeoutMs),
+    async stop(graceMs?: number) {
+      const code = await stopChild(child, graceMs);
+      if (!opts.keepDataDir) removeDataDir();
       if (code !== 0 && code !== null) throw new Error(`Parley exited with ${code} on SIGTERM:\n${tail.join('\n')}`);
     },
   };
 }
 
-function probeOnce(child: ChildProcess, probes: Array<(r: ProbeReading) => void>): Promise<ProbeReading> {
+/** Asks the bench probe in `child` for a reading (SIGUSR2); the stderr reader answers `probes` in order. */
+export function probeOnce(child: ChildProcess, probes: Array<(r: ProbeReading) => void>, timeoutMs = 10000): Promise<ProbeReading> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the bench probe in the server did not answer within 10 s')), 10000);
+    const timer = setTimeout(() => reject(new Error(`the bench probe in the server did not answer within ${timeoutMs / 1000} s`)), timeoutMs);
     probes.push((r) => {
       clearTimeout(timer);
       resolve(r);

@@ -1,5 +1,6 @@
 /** Every scenario, in the order a full run executes them. */
 import type { Scenario } from '../scenario.js';
+import { capacity } from './capacity.js';
 import { correctness } from './correctness.js';
 import { durability } from './durability.js';
 import { fanout } from './fanout.js';
@@ -12,4 +13,9 @@ import { send } from './send.js';
 import { sizing } from './sizing.js';
 import { stall } from './stall.js';
 
-export const scenarios: Scenario[] = [fanout, send, poll, presence, idleQueues, sizing, parked, heartbeat, correctness, durability, stall];
+export const scenarios: Scenario[] = [fanout, send, poll, presence, idleQueues, sizing, parked, heartbeat, correctness, durability, stall, capacity];
+
+/** The scenarios named (in run order), or without names every scenario but those that run only by name. */
+export function selectScenarios(names: string[] | null): Scenario[] {
+  return scenarios.filter((s) => (names === null ? !s.onlyByName : names.includes(s.name)));
+}
