@@ -112,7 +112,7 @@ t.test('at a 128 MiB limit: sends are refused with 503 before the heap runs out,
     const a = { status: res.status, json: await res.json(), retryAfter: res.headers.get('retry-after') };
     if (a.status === 200) {
       stored += drafts.length;
-      ids.push(...(a.json.ids as number[]));
+      ids.push(...((a.json as { ids: number[] }).ids));
     }
     else if (a.status === 503) refusal = a;
     else t.fail(`a draft request answered ${a.status}: ${JSON.stringify(a.json)}`);
