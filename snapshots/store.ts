@@ -3,13 +3,13 @@
  * replay the log after it through the runtime's reducers, and attach a log writer
  * for new facts. Also schedules snapshots while the server runs.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { decodeHeader, HEADER_BYTES } from './snapshot_format.js';
 import { join } from 'node:path';
 import type { Stamped } from '../actors/areas/index.js';
 import type { Logger } from '../actors/core/logger.js';
 import type { FactSink } from '../actors/runtime/runtime.js';
-import { listSegments, LogCorruption, LogWriter, SegmentFile, NO_LOG_OBSERVER, readLogInSlices, runSlices, runSlicesAsync, truncateTorn, type FsyncPolicy, type LogObserver } from './log.js';
+import { fsyncDir, listSegments, LogCorruption, LogWriter, SegmentFile, NO_LOG_OBSERVER, readLogInSlices, runSlices, runSlicesAsync, truncateTorn, type FsyncPolicy, type LogObserver } from './log.js';
 import { defaultWriteOptions, listSnapshots, pruneSnapshots, walkSnapshotFile, writeSnapshot, type Snapshottable, type SnapshotInfo } from './snapshot.js';
 import { findValidFrame, SEGMENT_HEADER_BYTES } from './codec.js';
 import { mib, oldGenerationLimitBytes, recoveryHeapBudget, recoveryHeapEstimate, RecoveryTooLarge, watchLiveHeap } from './memory_budget.js';
@@ -41,6 +41,10 @@ export interface Recoverable extends Snapshottable {
   stop(): void;
   /** Empties the state, as it was when made (after a snapshot failed part way through restoring). */
   reset(): void;
+  /** Every body locator the state holds now (the body store's live set). */
+  bodyLocators(): Iterable<number>;
+  /** Points the state at its bodies' new places after a compaction: `from` ascending, `to` beside it. */
+  moveBodies(from: Float64Array, to: Float64Array, count: number): Generator<void>;
 }
 
 export interface StoreOptions {
@@ -72,6 +76,65 @@ export interface StoreObserver extends LogObserver {
 /** An observer that records nothing. */
 export const NO_STORE_OBSERVER: StoreObserver = { ...NO_LOG_OBSERVER, snapshotWritten() {} };
 
+/** What a body store compaction did. */
+export interface BodyCompaction {
+  /** Bodies copied (those messages hold). */
+  copied: number;
+  bytesBefore: number;
+  bytesAfter: number;
+  /** The snapshot that points at the new segments. */
+  snapshot: SnapshotInfo;
+  /** Old segments deleted now (no kept snapshot needed them), and those kept until older snapshots are pruned. */
+  deleted: string[];
+  pending: string[];
+}
+
+/** Old body segments waiting for the snapshots older than `beforeSeq` to be pruned. */
+interface ObsoleteBodies {
+  beforeSeq: number;
+  segments: string[];
+}
+
+const OBSOLETE_FILE = 'obsolete.json';
+
+function readObsolete(dataDir: string): ObsoleteBodies[] {
+  const path = join(bodiesDir(dataDir), OBSOLETE_FILE);
+  if (!existsSync(path)) return [];
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as ObsoleteBodies[];
+  } catch {
+    return [];
+  }
+}
+
+function writeObsolete(dataDir: string, list: ObsoleteBodies[]): void {
+  const path = join(bodiesDir(dataDir), OBSOLETE_FILE);
+  if (list.length === 0) {
+    rmSync(path, { force: true });
+    return;
+  }
+  writeFileSync(`${path}.tmp`, JSON.stringify(list));
+  renameSync(`${path}.tmp`, path);
+  fsyncDir(bodiesDir(dataDir));
+}
+
+/**
+ * Deletes the old body segments that no kept snapshot needs any more: those a compaction
+ * left behind once every snapshot older than the one it took is pruned.
+ */
+export function dropObsoleteBodies(dataDir: string, bodies: BodyStore, log: Logger): string[] {
+  const list = readObsolete(dataDir);
+  if (list.length === 0) return [];
+  const oldest = Math.min(...listSnapshots(dataDir).map((s) => s.startSeq));
+  const due = list.filter((o) => o.beforeSeq <= oldest);
+  if (due.length === 0) return [];
+  const names = due.flatMap((o) => o.segments);
+  bodies.deleteSegments(names);
+  writeObsolete(dataDir, list.filter((o) => o.beforeSeq > oldest));
+  log.info({ event: 'bodies.segments_deleted', segments: names.length }, `bodies: deleted ${names.length} segments no kept snapshot needs`);
+  return names;
+}
+
 /** Makes the empty state over the log's sink and the directory's message bodies. */
 export type BuildState<R extends Recoverable> = (sink: FactSink, bodies: Bodies) => R;
 
@@ -94,6 +157,12 @@ export interface Store<R extends Recoverable = Recoverable> {
   recovery: Recovery;
   /** Takes a snapshot now (one at a time), then prunes old ones. */
   snapshot(): Promise<SnapshotInfo>;
+  /**
+   * Compacts the body store: copies the bodies messages hold into new segments, points
+   * the messages at them, and takes a snapshot. The old segments, which hold deleted and
+   * replaced bodies too, are deleted once no kept snapshot is older than that one.
+   */
+  compactBodies(): Promise<BodyCompaction>;
   /** Flushes the log and releases the lock. */
   close(): Promise<void>;
 }
@@ -408,12 +477,58 @@ function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: 
         .then(async (info) => {
           observer.snapshotWritten(info);
           await pruneSnapshots(opts.dataDir, opts.keepSnapshots ?? 3, opts.log);
+          dropObsoleteBodies(opts.dataDir, bodies, opts.log);
           return info;
         })
         .finally(() => {
           snapshotting = undefined;
         });
       return snapshotting;
+    },
+    async compactBodies() {
+      if (snapshotting) await snapshotting.catch(() => undefined);
+      let from: Float64Array = new Float64Array(1 << 16);
+      let to: Float64Array = new Float64Array(1 << 16);
+      let count = 0;
+      let ascending = true;
+      const result = await runSlicesAsync(
+        bodies.compact(
+          () => runtime.bodyLocators(),
+          (oldLoc, newLoc) => {
+            if (count === from.length) {
+              const grow = (a: Float64Array): Float64Array => {
+                const b = new Float64Array(a.length * 2);
+                b.set(a);
+                return b;
+              };
+              from = grow(from);
+              to = grow(to);
+            }
+            if (count > 0 && oldLoc < from[count - 1]) ascending = false;
+            from[count] = oldLoc;
+            to[count++] = newLoc;
+          },
+        ),
+      );
+      if (!ascending) {
+        const order = [...Array(count).keys()].sort((a, b) => from[a] - from[b]);
+        const f = Float64Array.from(order, (i) => from[i]);
+        const t = Float64Array.from(order, (i) => to[i]);
+        from = f;
+        to = t;
+      }
+      for (const d of result.damaged) opts.log.error({ event: 'bodies.compaction_damage', file: d.file, offset: d.offset, reason: d.reason }, `bodies: compaction left a damaged body where it was: ${d.file} at offset ${d.offset}: ${d.reason}`);
+      await runSlicesAsync(runtime.moveBodies(from, to, count));
+      const snapshot = await this.snapshot();
+      const pendingNow = readObsolete(opts.dataDir);
+      pendingNow.push({ beforeSeq: snapshot.startSeq, segments: result.obsolete });
+      writeObsolete(opts.dataDir, pendingNow);
+      const deleted = dropObsoleteBodies(opts.dataDir, bodies, opts.log);
+      opts.log.info(
+        { event: 'bodies.compacted', copied: result.copied, bytes_before: result.bytesBefore, bytes_after: result.bytesAfter },
+        `bodies: compacted ${result.bytesBefore} bytes into ${result.bytesAfter} (${result.copied} bodies kept)`,
+      );
+      return { copied: result.copied, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, snapshot, deleted, pending: readObsolete(opts.dataDir).flatMap((o) => o.segments) };
     },
     async close() {
       if (snapshotting) await snapshotting.catch(() => undefined);

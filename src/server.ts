@@ -13,6 +13,7 @@ import type { SnapshotInfo } from '../snapshots/snapshot.js';
 import { createOrganization, createStarterChannels, randomPassword, type CreatedOrg, type StarterContent } from './bootstrap.js';
 import type { Config } from './config.js';
 import { startControl, type ControlHandler } from './control.js';
+import { compactionReport } from './operator/compaction.js';
 import { BOARD_API, CHAT_API } from './http/api.js';
 import { ChatApp, errorResponse } from './http/chat_app.js';
 import { Lifecycle } from './http/lifecycle.js';
@@ -253,6 +254,7 @@ function controlHandlers(store: Store): Record<string, ControlHandler> {
       const info = await store.snapshot();
       return { snapshot: info.path, start_seq: info.startSeq, end_seq: info.endSeq, bytes: info.bytes };
     },
+    compact: async () => compactionReport(await store.compactBodies()),
     ...boardControlHandlers(store.runtime),
   };
 }

@@ -190,6 +190,53 @@ export class ActorDirectory implements StateView {
     }
   }
 
+  /** Every body locator a message holds now, channel and direct: the body store's live set when it compacts. */
+  *bodyLocators(): Generator<number> {
+    for (const shard of this.shards.values()) {
+      for (const actor of shard.channels.values()) for (const m of contextOf(actor).messages.values()) yield m.body;
+      for (const m of contextOf(shard.org).directMessages.values()) yield m.body;
+    }
+  }
+
+  /**
+   * Points messages at their bodies' new places after the body store compacted:
+   * `from` ascending, `to` beside it, `count` pairs. A message whose locator is not
+   * among them (sent or edited meanwhile) keeps its own. Records are replaced, never
+   * changed, as a snapshot being written expects; the body is the same, so no fact is
+   * needed. Yields every `slice` messages, so that requests are served in between.
+   */
+  *moveBodies(from: Float64Array, to: Float64Array, count: number, slice = 5000): Generator<void> {
+    let seen = 0;
+    const moved = <M extends { body: number }>(m: M): M | undefined => {
+      let lo = 0;
+      let hi = count;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (from[mid] < m.body) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo < count && from[lo] === m.body ? { ...m, body: to[lo] } : undefined;
+    };
+    for (const shard of [...this.shards.values()]) {
+      for (const actor of [...shard.channels.values()]) {
+        const ctx = contextOf(actor);
+        for (const id of [...ctx.messages.keys()]) {
+          const m = ctx.messages.get(id);
+          const next = m && moved(m);
+          if (next) ctx.messages.set(id, next);
+          if (++seen % slice === 0) yield;
+        }
+      }
+      const org = contextOf(shard.org);
+      for (const id of [...org.directMessages.keys()]) {
+        const m = org.directMessages.get(id);
+        const next = m && moved(m);
+        if (next) org.directMessages.set(id, next);
+        if (++seen % slice === 0) yield;
+      }
+    }
+  }
+
   /** Restores one chunk of a domain actor. Heads come before their slices, orgs before their channels. */
   restoreChunk(chunk: Chunk, version: number): void {
     const restorer = RESTORERS.get(chunk.k);

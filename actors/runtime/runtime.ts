@@ -328,6 +328,16 @@ export class Runtime implements StateView {
     yield* this.queueDelivery.chunks(sliceSize);
   }
 
+  /** Every body locator a message holds now: the body store's live set when it compacts. */
+  bodyLocators(): Iterable<number> {
+    return this.directory.bodyLocators();
+  }
+
+  /** Points messages at their bodies' new places after a compaction (see `ActorDirectory.moveBodies`). */
+  moveBodies(from: Float64Array, to: Float64Array, count: number): Generator<void> {
+    return this.directory.moveBodies(from, to, count);
+  }
+
   /** Restores one snapshot chunk, written in snapshot format `version`. */
   restoreChunk(chunk: Chunk, version: number): void {
     this.events.settle();

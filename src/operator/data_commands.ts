@@ -7,7 +7,7 @@ import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime/runtime.js';
 import { describeTorn, listSegments, readSegment, runSlices, SegmentFile } from '../../snapshots/log.js';
-import { listSnapshots, pruneSnapshots, readSnapshot, walkSnapshotFile, writeSnapshot } from '../../snapshots/snapshot.js';
+import { listSnapshots, readSnapshot, walkSnapshotFile, writeSnapshot } from '../../snapshots/snapshot.js';
 import type { SnapshotSummary } from '../../snapshots/snapshot_format.js';
 import { lockHolder, openStore, recover } from '../store.js';
 import { BodyStore } from '../../snapshots/body_store.js';
@@ -16,14 +16,16 @@ import { bodiesDir } from '../../snapshots/store.js';
 import { printFromServer } from '../control.js';
 import { terminalLog } from '../logging.js';
 import { progress } from './progress.js';
+import { compactionReport } from './compaction.js';
 import { checkFile, copyFiles, stateAttachments, type NamedFile } from '../uploads/check.js';
 import { chunkAttachments } from '../uploads/collect.js';
 import { UploadStore } from '../uploads/store.js';
 
 /** Opens a stopped server's data directory for a command that writes. */
-export function openOffline(dataDir: string) {
+export function openOffline(dataDir: string, keepSnapshots?: number) {
   return openStore({
     dataDir,
+    keepSnapshots,
     fsync: 'always',
     fsyncBatchMs: 100,
     segmentBytes: 64 * 1024 * 1024,
@@ -273,21 +275,27 @@ export async function restoreCommand(dataDir: string, from: string, to: string, 
   return failed.length === 0;
 }
 
-/** `parley compact`: snapshot, then drop older snapshots and the log segments they alone needed. */
+/**
+ * `parley compact`: compacts the body store (the bodies messages hold are copied into
+ * new segments; deleted and replaced ones are left behind), takes a snapshot, then drops
+ * older snapshots, the log segments only they needed, and the old body segments once no
+ * kept snapshot needs them. On a running server it asks the server, which keeps its own
+ * `--keep-snapshots`.
+ */
 export async function compactCommand(dataDir: string, keep: number): Promise<void> {
-  const sizeOf = (): number => readdirSync(dataDir).reduce((n, f) => n + statSync(join(dataDir, f)).size, 0);
-  const before = sizeOf();
+  const sizeOf = (dir: string): number => readdirSync(dir, { withFileTypes: true }).reduce((n, f) => n + (f.isDirectory() ? (f.name === 'bodies' ? sizeOf(join(dir, f.name)) : 0) : statSync(join(dir, f.name)).size), 0);
+  const before = sizeOf(dataDir);
+  let report: Record<string, unknown> | undefined;
   if (lockHolder(dataDir) !== undefined) {
-    // The running server prunes after every snapshot, with its own --keep-snapshots.
-    await snapshotCommand(dataDir);
+    if (!(await printFromServer(dataDir, { command: 'compact' }))) throw new Error('the running server did not answer the compact command');
+    console.log(JSON.stringify({ bytes_before: before, bytes_after: sizeOf(dataDir) }));
   } else {
-    const store = openOffline(dataDir);
+    const store = openOffline(dataDir, keep);
     try {
-      await store.snapshot();
+      report = compactionReport(await store.compactBodies());
     } finally {
       await store.close();
     }
-    await pruneSnapshots(dataDir, keep, terminalLog);
+    console.log(JSON.stringify({ ...report, bytes_before: before, bytes_after: sizeOf(dataDir) }));
   }
-  console.log(JSON.stringify({ bytes_before: before, bytes_after: sizeOf() }));
 }
