@@ -187,6 +187,7 @@ Settings in [server] (file key, default, environment variable):
   --skip-corrupt                                skip_corrupt (default: false, env: PARLEY_SKIP_CORRUPT)
   --can-access-all-users-group-limits-presence  can_access_all_users_group_limits_presence (default: false, env: PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE)
   --shutdown-timeout-ms <n>                     shutdown_timeout_ms (default: 30000, env: PARLEY_SHUTDOWN_TIMEOUT_MS)
+  --body-cache-mib <n>                          body_cache_mib (default: 64, env: PARLEY_BODY_CACHE_MIB)
   --memory-limit-mib <n>                        memory_limit_mib (default: half the machine's memory, env: PARLEY_MEMORY_LIMIT_MIB)
 
 Settings in [snapshots] (file key, default, environment variable):
@@ -367,6 +368,7 @@ Settings in [server] (file key, default, environment variable):
   --skip-corrupt                                skip_corrupt (default: false, env: PARLEY_SKIP_CORRUPT)
   --can-access-all-users-group-limits-presence  can_access_all_users_group_limits_presence (default: false, env: PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE)
   --shutdown-timeout-ms <n>                     shutdown_timeout_ms (default: 30000, env: PARLEY_SHUTDOWN_TIMEOUT_MS)
+  --body-cache-mib <n>                          body_cache_mib (default: 64, env: PARLEY_BODY_CACHE_MIB)
   --memory-limit-mib <n>                        memory_limit_mib (default: half the machine's memory, env: PARLEY_MEMORY_LIMIT_MIB)
 
 Settings in [snapshots] (file key, default, environment variable):
