@@ -10,9 +10,9 @@ import t from 'tap';
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type Store } from '../src/store.js';
+import type { Store } from '../src/store.js';
+import { openTestStore } from './helpers.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { lineLogger } from '../actors/core/logger.js';
 import { bodyOf } from '../actors/core/bodies.js';
 import { bodiesDir } from '../snapshots/store.js';
 import { BodyCorrupt } from '../snapshots/body_store.js';
@@ -21,19 +21,7 @@ import { loadSnapshot, readSnapshot } from '../snapshots/snapshot.js';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../actors/runtime/runtime.js';
 import { stateDigest } from './state.js';
 
-function open(dir: string, logs: string[] = [], skipCorrupt = false): Store {
-  return openStore({
-    dataDir: dir,
-    fsync: 'always',
-    fsyncBatchMs: 100,
-    segmentBytes: 64 * 1024 * 1024,
-    skipCorrupt,
-    log: lineLogger((l) => logs.push(l)),
-    onFatal: (e) => {
-      throw e;
-    },
-  });
-}
+const open = (dir: string, logs: string[] = [], skipCorrupt = false): Store => openTestStore(dir, { logs, skipCorrupt });
 
 const send = async (rt: Runtime, content: string): Promise<number> =>
   ((await rt.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { stream_id: 1, topic: 't' }, content, client: 'test', read_by_sender: false })) as { id: number }).id;
@@ -153,7 +141,7 @@ t.test('a format 3 snapshot (whole messages) loads into a body store: the same s
 
 t.test('compaction: a deleted message leaves the disk with --keep 1; every other body reads back after a restart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-bodies-compact-'));
-  const openKeeping = (): Store => openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 100, segmentBytes: 64 * 1024 * 1024, skipCorrupt: false, keepSnapshots: 1, log: lineLogger(() => {}), onFatal: (e) => { throw e; } });
+  const openKeeping = (): Store => openTestStore(dir, { keepSnapshots: 1 });
   let store = openKeeping();
   const rt = store.runtime;
   await createOrganization(rt, { name: 'Acme', subdomain: '', ownerEmail: 'o@example.com', ownerPassword: 'pw', ownerName: 'O' });

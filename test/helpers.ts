@@ -13,7 +13,7 @@ import type { RoleNumber } from '../actors/shared/types.js';
 import { memoryMailer } from '../src/mail/mailer.js';
 import { captureLogger, noteSecret } from './log_guard.js';
 import { openStore, type Store } from '../src/store.js';
-import { quietLogger } from '../actors/core/logger.js';
+import { lineLogger, quietLogger } from '../actors/core/logger.js';
 import { gunzipSync } from 'node:zlib';
 import { extract } from 'tar-stream';
 import { checkResponse } from './zulip_responses.js';
@@ -173,9 +173,13 @@ export function storeClient(store: Store, who: { email: string; api_key: string 
   };
 }
 
-/** A store over `dir` as the restart tests open it: fsync always, quiet, any fatal error thrown. */
-export function openTestStore(dir: string): Store {
-  return openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: false, log: quietLogger, onFatal: (e) => { throw e; } });
+/**
+ * A store over `dir` as the restart tests open it: fsync always, quiet (or its log lines
+ * into `logs`), any fatal error thrown.
+ */
+export function openTestStore(dir: string, opts: { logs?: string[]; skipCorrupt?: boolean; keepSnapshots?: number } = {}): Store {
+  const log = opts.logs ? lineLogger((l) => opts.logs!.push(l)) : quietLogger;
+  return openStore({ dataDir: dir, fsync: 'always', fsyncBatchMs: 10, segmentBytes: 1 << 20, skipCorrupt: opts.skipCorrupt ?? false, keepSnapshots: opts.keepSnapshots, log, onFatal: (e) => { throw e; } });
 }
 
 /** The files of a gzipped tar archive, by name below its one directory (read with tar-stream, pax names included). */
