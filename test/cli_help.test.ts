@@ -7,12 +7,6 @@ import t from 'tap';
 import { allCommands, buildProgram } from '../src/operator/program.js';
 import { completionScript } from '../src/operator/completion.js';
 import { built, runProcess, type ProcessRun } from './built.js';
-import { join } from 'node:path';
-import { root } from './paths.js';
-
-// The snapshots are the source file's, whether this runs compiled (`dist/test/cli_help.test.js`,
-// as `npm test` runs it) or from its source under tsx.
-t.snapshotFile = join(root, 'tap-snapshots', 'test', 'cli_help.test.ts.test.cjs');
 
 /** The CLI with its output captured, at a fixed width. */
 function captured(): { program: ReturnType<typeof buildProgram>; take: () => string } {
