@@ -256,8 +256,9 @@ function eventProblems(doc: Description, event: any, index: number): string[] {
  * named in `PATCH /users/me/subscriptions` that does not exist is `STREAM_DOES_NOT_EXIST`
  * with its `stream`, as in `POST /messages`).
  */
+let catalog: any[] | undefined;
 function errorCatalog(doc: Description): any[] {
-  return Object.keys(doc.components.schemas).filter((name) => name.endsWith('Error')).map((name) => ({ $ref: `#/components/schemas/${name}` }));
+  return (catalog ??= Object.keys(doc.components.schemas).filter((name) => name.endsWith('Error')).map((name) => ({ $ref: `#/components/schemas/${name}` })));
 }
 
 let present: boolean | undefined;
@@ -293,9 +294,14 @@ export function responseProblems(method: string, url: string, status: number, js
     const v = validator(`${operation} ${key}`, schema);
     return { operation, problems: v(json) ? [] : lines(v.errors) };
   }
-  const common = deref(doc, doc.paths['/rest-error-handling'].post).responses[key];
-  const alternatives = [responseSchema(doc, found.op.responses[key]), common && responseSchema(doc, common), ...errorCatalog(doc)].filter(Boolean);
-  const v = validator(`${operation} ${key}`, { anyOf: alternatives });
+  // The alternatives are gathered once per operation and status (the validator is kept).
+  const name = `${operation} ${key}`;
+  let v = compiled.get(name);
+  if (!v) {
+    const common = deref(doc, doc.paths['/rest-error-handling'].post).responses[key];
+    const alternatives = [responseSchema(doc, found.op.responses[key]), common && responseSchema(doc, common), ...errorCatalog(doc)].filter(Boolean);
+    v = validator(name, { anyOf: alternatives });
+  }
   return { operation, problems: v(json) ? [] : lines(v.errors) };
 }
 
