@@ -1,6 +1,8 @@
 // Loaded into every test process by package.json's "tap" node-arg, after tap's own --import hooks.
 // Plain JavaScript, so that node loads it before any TypeScript loader is in place.
+import crypto from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 
 // 1. The test file's form. `npm test` runs the compiled tests (`dist/test/*.test.js`, built by
@@ -54,3 +56,35 @@ if (!coverage && nodeOptions !== undefined) {
   if (kept === '') delete process.env.NODE_OPTIONS;
   else process.env.NODE_OPTIONS = kept;
 }
+
+// 3. scrypt, memoized in the test process. Parley hashes passwords with scrypt (N = 16384: about
+// 40 ms of CPU each), and the fixtures create many users: POST /users hashes a password, and
+// fetch_api_key then derives the same key again from the same password and salt. scrypt is a
+// pure function, so the test process remembers what it derived, by password, salt, length and
+// parameters, and answers a repeat (asynchronously, as scrypt does) without deriving it again.
+// Every hash and every comparison is the same; a password that differs in any byte (`pw` and
+// `pw\0`), or a new salt, is derived afresh. Processes the tests spawn are not affected.
+const derive = crypto.scrypt;
+const derived = new Map();
+/** A key for an scrypt input, or undefined when it is of a kind not remembered. */
+function part(x) {
+  if (typeof x === 'string') return `s${x}`;
+  if (x instanceof Uint8Array) return `b${Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString('hex')}`;
+  return undefined;
+}
+crypto.scrypt = function scrypt(password, salt, keylen, options, callback) {
+  if (typeof options === 'function') [options, callback] = [undefined, options];
+  const p = part(password);
+  const s = part(salt);
+  const key = p === undefined || s === undefined ? undefined : JSON.stringify([p, s, keylen, options ?? null]);
+  const hit = key === undefined ? undefined : derived.get(key);
+  if (hit !== undefined) {
+    setImmediate(callback, null, Buffer.from(hit));
+    return;
+  }
+  derive(password, salt, keylen, options ?? {}, (err, out) => {
+    if (!err && key !== undefined) derived.set(key, Buffer.from(out));
+    callback(err, out);
+  });
+};
+syncBuiltinESMExports();
