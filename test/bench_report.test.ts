@@ -15,8 +15,9 @@ import type { BenchRecord } from '../bench/report.js';
 import { linearFit, Timeline } from '../bench/stats.js';
 import { wrkPercentiles } from '../bench/wrk.js';
 import { built } from './built.js';
+import { fixturePath } from './paths.js';
 
-const FIXTURES = join(import.meta.dirname, 'fixtures', 'bench');
+const FIXTURES = fixturePath('bench');
 const A = join(FIXTURES, 'a.json');
 const B = join(FIXTURES, 'b.json');
 const record = (path: string): BenchRecord => JSON.parse(readFileSync(path, 'utf8')) as BenchRecord;

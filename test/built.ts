@@ -8,8 +8,9 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { root } from './paths.js';
 
-export const root = join(import.meta.dirname, '..');
+export { root };
 
 let checked = false;
 

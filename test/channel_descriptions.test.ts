@@ -8,6 +8,7 @@ import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chatFixture, openTestStore, queueEvents, storeClient } from './helpers.js';
+import { fixturePath } from './paths.js';
 
 const SOURCE = 'A **bold** *channel* for @**Bob**, see #**general** and `code`';
 
@@ -60,7 +61,7 @@ t.test('descriptions render as Markdown in payloads and events, whichever way th
 });
 
 t.test('channels stored with the naive rendering get the Markdown one when loaded', async (t) => {
-  const fixture = join(import.meta.dirname, 'fixtures', 'description-v0');
+  const fixture = fixturePath('description-v0');
   const dir = mkdtempSync(join(tmpdir(), 'parley-description-v0-'));
   cpSync(join(fixture, 'store'), dir, { recursive: true });
   const { owner } = JSON.parse(readFileSync(join(fixture, 'credentials.json'), 'utf8'));

@@ -8,8 +8,7 @@ import { organizationIds } from '../actors/areas/organizations.js';
 import { storeClient } from './helpers.js';
 import { quietLogger } from '../actors/core/logger.js';
 import { built } from './built.js';
-
-const root = join(import.meta.dirname, '..');
+import { root } from './paths.js';
 
 function parley(args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [built('src/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 60000 });

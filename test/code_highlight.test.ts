@@ -7,7 +7,6 @@
  */
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { renderMarkdown, type MarkdownEnv } from '../actors/engines/markdown/index.js';
 import fc from 'fast-check';
 import { highlight } from '../actors/engines/markdown/highlight/index.js';
@@ -17,8 +16,9 @@ import { PYTHON } from '../actors/engines/markdown/highlight/python.js';
 import { JAVASCRIPT, TYPESCRIPT } from '../actors/engines/markdown/highlight/javascript.js';
 import { BASH } from '../actors/engines/markdown/highlight/shell.js';
 import { TEX } from '../actors/engines/markdown/highlight/tex.js';
+import { fixturePath } from './paths.js';
 
-const recorded = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'pygments_highlight_cases.json'), 'utf8')) as {
+const recorded = JSON.parse(readFileSync(fixturePath('pygments_highlight_cases.json'), 'utf8')) as {
   cases: { lang: string; code: string; html: string }[];
 };
 

@@ -11,8 +11,7 @@ import { MASKED, renderConfig } from '../src/operator/config_command.js';
 import { parseRateLimit } from '../src/http/rate_limit.js';
 import { memoryBasis, MiB, MIN_MEMORY_LIMIT_MIB } from '../src/memory/limit.js';
 import { built } from './built.js';
-
-const root = join(import.meta.dirname, '..');
+import { root } from './paths.js';
 
 t.test('secrets: marked settings, and any setting named like a password, secret or token', async (t) => {
   t.same(SETTINGS.filter(isSecret).map((s) => s.key), ['smtpPassword', 'bbbSecret', 'metricsToken']);

@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { withConfigFile } from './config_helpers.js';
 import { resolveConfig, SETTINGS } from '../src/config.js';
 import { fileKeyOf } from '../src/config_file.js';
-
-const root = join(import.meta.dirname, '..');
+import { root } from './paths.js';
 
 t.test('every setting has its own file key, in sections named by a rule', async (t) => {
   const keys = SETTINGS.map(fileKeyOf);

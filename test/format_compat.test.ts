@@ -17,8 +17,9 @@ import { basicAuth, encodeParams, injectChecked } from './helpers.js';
 import { boardOn } from './board_helpers.js';
 import { lineLogger, quietLogger } from '../actors/core/logger.js';
 import { versionFields } from '../actors/render/register_payloads.js';
+import { fixturePath } from './paths.js';
 
-const FIXTURE = join(import.meta.dirname, 'fixtures', 'format-v1');
+const FIXTURE = fixturePath('format-v1');
 const EXPECTED = join(FIXTURE, 'views.json');
 
 /** Drops what differs from one recovery to the next (fresh queue ids, clocks). */

@@ -8,10 +8,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Stamped } from '../actors/areas/index.js';
+import { compiled } from './paths.js';
 
 t.test('a failed fdatasync calls onFatal once, acknowledges nothing, and refuses further appends', async (t) => {
   let syncs = 0;
-  const { LogWriter } = await t.mockImport<typeof import('../snapshots/log.js')>('../snapshots/log.js', {
+  // Compiled, as a URL beside this module: tap resolves a relative name from the caller's
+  // source-mapped file, which is test/ and not dist/test/.
+  const { LogWriter } = await t.mockImport<typeof import('../snapshots/log.js')>(compiled ? new URL('../snapshots/log.js', import.meta.url).href : '../snapshots/log.js', {
     'node:fs': {
       ...fs,
       fdatasync: (_fd: number, cb: (err: Error | null) => void) => {

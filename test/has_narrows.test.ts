@@ -9,6 +9,7 @@ import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { basicAuth, chatFixture, openTestStore, storeClient, type ChatFixture, type Credentials, injectChecked } from './helpers.js';
+import { fixturePath } from './paths.js';
 
 const BOUNDARY = 'has-boundary';
 
@@ -85,7 +86,7 @@ t.test('has: in GET /messages, matches_narrow and flags by narrow, negated too',
 });
 
 t.test('a data directory written before the has bits answers has: from its rendered content', async (t) => {
-  const fixture = join(import.meta.dirname, 'fixtures', 'has-v0');
+  const fixture = fixturePath('has-v0');
   const dir = mkdtempSync(join(tmpdir(), 'parley-has-v0-'));
   cpSync(join(fixture, 'store'), dir, { recursive: true });
   const { owner, ids } = JSON.parse(readFileSync(join(fixture, 'credentials.json'), 'utf8'));

@@ -8,8 +8,8 @@
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
+import { root } from './paths.js';
 
-const root = join(import.meta.dirname, '..');
 const IMPORT = /^(?:import|export)\s+(type\s+)?[^'"]*?from\s+'(\.[^']+)'/gm;
 
 /** Every module under the three code directories, with the modules it imports (`values`: only value imports). */

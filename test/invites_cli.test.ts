@@ -18,8 +18,7 @@ import { channelIdByName } from '../actors/areas/channels.js';
 import { checkedFetch, startServerProcess } from './server_process.js';
 import { quietLogger } from '../actors/core/logger.js';
 import { built } from './built.js';
-
-const root = join(import.meta.dirname, '..');
+import { root } from './paths.js';
 
 function parley(args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [built('src/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 60000 });

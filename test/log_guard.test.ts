@@ -6,12 +6,15 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { compiled } from './paths.js';
 
-const guard = join(import.meta.dirname, 'log_guard.ts');
+// Beside this file: compiled (`dist/test/log_guard.js`, run by plain node) or the source under tsx.
+const guard = join(import.meta.dirname, compiled ? 'log_guard.js' : 'log_guard.ts');
+const loader = compiled ? [] : ['--import', 'tsx'];
 
 function run(body: string): { status: number | null; stderr: string } {
   const script = `const g = await import(${JSON.stringify(guard)});\n${body}`;
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30000 });
+  const r = spawnSync(process.execPath, [...loader, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30000 });
   return { status: r.status, stderr: r.stderr };
 }
 

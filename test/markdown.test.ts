@@ -6,10 +6,10 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { escapeHtml, hasAlertWord, isOneParagraph, isPlainLine, prepareLines, preprocessLines, renderFull, renderMarkdown, type MarkdownEnv, type RenderState } from '../actors/engines/markdown/index.js';
 import { plainParagraph } from '../actors/engines/markdown/fast.js';
 import { compileLinkifiers } from '../actors/rules/linkifiers.js';
+import { fixturePath } from './paths.js';
 
 const users = [
   { user_id: 7, full_name: 'Alice Anders' },
@@ -292,7 +292,7 @@ t.test('the plain-paragraph path takes plain text with emphasis, and nothing els
 });
 
 t.test('every case of Zulip\'s fixture renders the same by the plain-paragraph path', (t) => {
-  const fixture = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'zulip_markdown_test_cases.json'), 'utf8')) as {
+  const fixture = JSON.parse(readFileSync(fixturePath('zulip_markdown_test_cases.json'), 'utf8')) as {
     regular_tests: { input: string }[];
     linkify_tests: [string, string, string][];
   };

@@ -12,8 +12,8 @@
  */
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { renderMarkdown, type MarkdownEnv } from '../actors/engines/markdown/index.js';
+import { fixturePath } from './paths.js';
 
 interface RegularCase {
   name: string;
@@ -23,7 +23,7 @@ interface RegularCase {
   translate_emoticons?: boolean;
   ignore?: boolean;
 }
-const fixture = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'zulip_markdown_test_cases.json'), 'utf8')) as {
+const fixture = JSON.parse(readFileSync(fixturePath('zulip_markdown_test_cases.json'), 'utf8')) as {
   regular_tests: RegularCase[];
   linkify_tests: [string, string, string][];
 };

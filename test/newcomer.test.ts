@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { STARTER_CHANNELS } from '../src/bootstrap.js';
 import { checkedFetch, startServerProcess, type ServerProcess } from './server_process.js';
+import { root } from './paths.js';
 
-const root = join(import.meta.dirname, '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const EXAMPLE = 'examples/send.mjs';
 

@@ -16,8 +16,7 @@ import { decodeFrame, encodeRecord, SEGMENT_HEADER_BYTES } from '../snapshots/co
 import { LogCorruption } from '../snapshots/log.js';
 import { lineLogger, quietLogger } from '../actors/core/logger.js';
 import { built } from './built.js';
-
-const root = join(import.meta.dirname, '..');
+import { root } from './paths.js';
 
 function parley(args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [built('src/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 120000 });

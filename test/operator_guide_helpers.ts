@@ -8,10 +8,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkedFetch, processApi as api, startServerProcess, type ServerProcess } from './server_process.js';
 import { built } from './built.js';
+import { root } from './paths.js';
 
 export { api };
 
-export const root = join(import.meta.dirname, '..');
+export { root };
 const GUIDE = join(root, 'docs', 'operator-guide.md');
 /** How the tests run `npx parley`: the same CLI, built. */
 const PARLEY = `${process.execPath} ${built('src/cli.ts')}`;

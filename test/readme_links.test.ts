@@ -9,8 +9,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import MarkdownIt from 'markdown-it';
+import { root } from './paths.js';
 
-const root = resolve(import.meta.dirname, '..');
 const md = new MarkdownIt();
 type Token = ReturnType<typeof md.parse>[number];
 

@@ -8,12 +8,13 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RESPONSE_DIFFERENCES } from './response_differences.js';
-import { responseProblems } from './zulip_responses.js';
+import { compiledBothWays, responseProblems } from './zulip_responses.js';
 import { chatFixture } from './helpers.js';
+import { root } from './paths.js';
 
 /** `where: fields` for each row of docs/api.md's "Differences from Zulip's description" table. */
 function docRows(): string[] {
-  const text = readFileSync(join(import.meta.dirname, '..', 'docs', 'api.md'), 'utf8');
+  const text = readFileSync(join(root, 'docs', 'api.md'), 'utf8');
   const section = text.split("### Differences from Zulip's description\n")[1]?.split('\n#')[0] ?? '';
   return section.split('\n').filter((l) => l.startsWith('| `')).map((l) => {
     const [where, fields] = l.split(' | ');
@@ -87,4 +88,26 @@ t.test('the helpers check every call: a mismatch fails the request with the path
     return Promise.resolve(res).then((r: any) => r && { ...r, body: Buffer.from(JSON.stringify({ ...JSON.parse(r.body.toString()), unexpected: true })) });
   }) as typeof f.app.handle;
   await t.rejects(f.call(f.owner, 'GET', '/api/v1/users/me/alert_words'), /GET \/api\/v1\/users\/me\/alert_words answered 200 with a body that Zulip's description \(GET \/users\/me\/alert_words\) does not allow:\n {2}\/ must NOT have additional properties: unexpected/);
+});
+
+t.test('a validator from the disk cache answers as a freshly compiled one, errors included', checking, async (t) => {
+  const events = compiledBothWays({ $ref: '#/components/schemas/get_events_200_response_allOf_events_inner' });
+  const errors = compiledBothWays({ anyOf: ['CodedError', 'MissingArgumentError', 'NonExistingChannelNameError'].map((name) => ({ $ref: `#/components/schemas/${name}` })) });
+  const cases: Array<[typeof events, unknown, boolean]> = [
+    [events, { id: 0, type: 'heartbeat' }, true],
+    [events, { id: 1, type: 'realm_linkifiers', realm_linkifiers: [] }, true],
+    [events, { id: 1, type: 'realm_linkifiers', linkifiers: [] }, false],
+    [events, { id: 1, type: 'realm_linkifiers', realm_linkifiers: 'x' }, false],
+    [events, { id: 2, type: 'no_such_event' }, false],
+    [events, { id: 3, type: 'subscription', op: 'peer_add', stream_ids: [1], user_ids: ['x'] }, false],
+    [errors, { result: 'error', msg: 'x', code: 'BAD_REQUEST' }, true],
+    [errors, { result: 'error', msg: 'x', code: 'BAD_REQUEST', extra: 1 }, false],
+    [errors, { result: 'error', msg: 'x' }, false],
+  ];
+  for (const [{ fresh, cached }, body, valid] of cases) {
+    const answer = fresh(body);
+    t.equal(answer, valid, `${JSON.stringify(body)}: ${valid ? 'valid' : 'invalid'}`);
+    t.equal(cached(body), answer, 'the cached validator answers the same');
+    t.same(cached.errors, fresh.errors, 'with the same errors');
+  }
 });

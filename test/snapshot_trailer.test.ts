@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { HEADER_BYTES, SNAPSHOT_FORMAT_VERSION, TRAILER_BYTES, verifySnapshot } from '../snapshots/snapshot_format.js';
+import { fixturePath } from './paths.js';
 
 t.test('a changed end seq or chunk count in the trailer is refused', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-trailer-'));
@@ -32,7 +33,7 @@ t.test('a changed end seq or chunk count in the trailer is refused', async (t) =
 });
 
 t.test('a format 2 snapshot written by an older build still verifies', async (t) => {
-  const bytes = readFileSync(join(import.meta.dirname, 'fixtures/format-v1/store/snap-0000000000000030.psnap'));
+  const bytes = readFileSync(fixturePath('format-v1', 'store', 'snap-0000000000000030.psnap'));
   t.equal(bytes.readUInt32LE(8), 2, 'the fixture is format 2');
   const snap = verifySnapshot(bytes);
   t.not(typeof snap, 'string', String(snap));

@@ -16,6 +16,7 @@ import { chatFixture, openTestStore, queueEvents, settle, storeClient, withRole,
 import { world } from './world.js';
 import { applyEvent } from './client_model.js';
 import { channelIdByName } from '../actors/areas/channels.js';
+import { fixturePath } from './paths.js';
 
 const submit = (f: ChatFixture, who: Credentials, messageId: number, content: unknown, msgType = 'widget') =>
   f.call(who, 'POST', '/api/v1/submessage', { message_id: messageId, msg_type: msgType, content: typeof content === 'string' ? content : JSON.stringify(content) });
@@ -318,7 +319,7 @@ t.test('submessages survive a restart, from the log and from a snapshot, and ids
 });
 
 t.test('a data directory written before submessages existed loads with none, and widgets work on it', async (t) => {
-  const fixture = join(import.meta.dirname, 'fixtures', 'format-v1');
+  const fixture = fixturePath('format-v1');
   const dir = mkdtempSync(join(tmpdir(), 'parley-submessages-v1-'));
   cpSync(join(fixture, 'store'), dir, { recursive: true });
   const owner = JSON.parse(readFileSync(join(fixture, 'credentials.json'), 'utf8')).owner;

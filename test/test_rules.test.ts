@@ -8,8 +8,9 @@
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { testDir } from './paths.js';
 
-const dir = import.meta.dirname;
+const dir = testDir;
 
 /**
  * A read of an actor context: the runtime's context getters (as `runtime` or `rt`), any such

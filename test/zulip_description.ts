@@ -13,9 +13,10 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { root } from './paths.js';
 
 /** Where the description is, beside the repository. */
-export const DESCRIPTION = join(import.meta.dirname, '..', '..', 'shared', 'reference', 'zulip-openapi-2025-10.yaml');
+export const DESCRIPTION = join(root, '..', 'shared', 'reference', 'zulip-openapi-2025-10.yaml');
 
 /** The parts of the description the tests read. */
 export interface Description {
@@ -24,12 +25,19 @@ export interface Description {
 }
 
 let loaded: Description | undefined;
+let digest: string | undefined;
+
+/** The SHA-256 of the description's YAML text, hex: what the caches of its derived forms are keyed by. */
+export function descriptionDigest(): string {
+  return (digest ??= createHash('sha256').update(readFileSync(DESCRIPTION, 'utf8')).digest('hex'));
+}
 
 /** The description, parsed (from the JSON cache when the YAML has not changed). */
 export function loadDescription(): Description {
   if (loaded) return loaded;
   const text = readFileSync(DESCRIPTION, 'utf8');
-  const cache = join(tmpdir(), `parley-zulip-openapi-${createHash('sha256').update(text).digest('hex').slice(0, 16)}.json`);
+  digest = createHash('sha256').update(text).digest('hex');
+  const cache = join(tmpdir(), `parley-zulip-openapi-${digest.slice(0, 16)}.json`);
   if (existsSync(cache)) {
     try {
       return (loaded = JSON.parse(readFileSync(cache, 'utf8')) as Description);

@@ -7,8 +7,8 @@
  */
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { chatRoutes } from '../src/routes/chat/index.js';
+import { fixturePath } from './paths.js';
 
 /** Pages of Zulip's API documentation that the description lists as operations: not served by Zulip either. */
 const DOCUMENTATION_ONLY = new Set([
@@ -17,7 +17,7 @@ const DOCUMENTATION_ONLY = new Set([
   'POST /zulip-outgoing-webhook', // the payload Zulip posts to an outgoing webhook bot's own server
 ]);
 
-const operations = readFileSync(join(import.meta.dirname, 'fixtures', 'zulip_operations.txt'), 'utf8')
+const operations = readFileSync(fixturePath('zulip_operations.txt'), 'utf8')
   .split('\n')
   .filter((line) => line !== '' && !line.startsWith('#'));
 

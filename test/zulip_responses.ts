@@ -20,7 +20,7 @@
  * Zulip's description is OpenAPI 3.0: `nullable` becomes a `null` type, and `oneOf`
  * becomes `anyOf` (several of its alternatives overlap, e.g. a group-setting value, which
  * `oneOf` would refuse for matching two). Schemas compile with ajv on first use and are
- * cached for the process.
+ * cached for the process, and their code on disk for the next processes (see `CACHE_DIR`).
  *
  * Parley's own promises are checked too: a success of a chat route whose record declares
  * a `response` schema (`RouteRecord.response`; every JSON route the description does not
@@ -32,13 +32,21 @@
  * many test files at once; `off` checks nothing.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { appendFileSync, existsSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { successBody, type RouteRecord } from '../src/http/route.js';
 import { chatRoutes } from '../src/routes/chat/index.js';
-import { DESCRIPTION, deref, findOperation, loadDescription, type Description } from './zulip_description.js';
+import { DESCRIPTION, deref, descriptionDigest, findOperation, loadDescription, type Description } from './zulip_description.js';
 import { RESPONSE_DIFFERENCES } from './response_differences.js';
+import { sourceOf } from './paths.js';
+
+const requireHere = createRequire(import.meta.url);
+const standaloneCode = (requireHere('ajv/dist/standalone') as typeof import('ajv/dist/standalone/index.js')).default;
+const AJV_VERSION = (requireHere('ajv/package.json') as { version: string }).version;
 
 const MODE = process.env.PARLEY_VALIDATE ?? 'fail';
 const RECORD_FILE = process.env.PARLEY_VALIDATE_FILE ?? join(tmpdir(), 'parley-validate.jsonl');
@@ -95,13 +103,94 @@ function adjusted(doc: Description): any {
 let ajv: Ajv | undefined;
 const compiled = new Map<string, ValidateFunction>();
 
+/** The one ajv of the process; it keeps each validator's source, for the cache below. */
+function theAjv(): Ajv {
+  return (ajv ??= new Ajv({ strict: false, allErrors: true, validateFormats: false, code: { source: true } }));
+}
+
+/*
+ * Compiled validators are cached on disk, across test processes: ajv took about 1.3 s of CPU in
+ * each test file to generate the code of the validators its responses met (the description's
+ * schemas are large and nest deeply), where loading that code takes milliseconds. A cached
+ * validator is ajv's own standalone code (`ajv/dist/standalone`) for the same schema, compiled by
+ * the same ajv with the same options, so it answers and reports errors as a fresh one would. A
+ * file's name is the hash of everything that decides the code: ajv's version, the description's
+ * text, the listed differences, this module's source (how the schemas are translated and which
+ * options ajv is given), and the schema itself.
+ */
+const CACHE_DIR = join(tmpdir(), 'parley-validators');
+let fingerprint: string | undefined;
+
+/** Where the compiled code of a JSON schema is kept; `components` says whether its `$ref`s reach the description. */
+function cacheFile(schema: unknown, components: boolean): string {
+  fingerprint ??= createHash('sha256')
+    .update(`ajv ${AJV_VERSION}\n${JSON.stringify(RESPONSE_DIFFERENCES)}\n`)
+    .update(readFileSync(fileURLToPath(import.meta.url)))
+    .digest('hex');
+  const description = components ? descriptionDigest() : 'none';
+  const name = createHash('sha256').update(`${fingerprint}\n${description}\n${JSON.stringify(schema)}`).digest('hex').slice(0, 32);
+  return join(CACHE_DIR, `${name}.cjs`);
+}
+
+/** A validator whose code is cached, or undefined (not yet cached, or a damaged file: compiled again). */
+function cachedValidator(file: string): ValidateFunction | undefined {
+  let code: string;
+  try {
+    code = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    return fromCode(code);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The validator of ajv's standalone code (a CommonJS module whose export is the function). */
+function fromCode(code: string): ValidateFunction {
+  const module = { exports: {} as any };
+  new Function('require', 'module', 'exports', code)(requireHere, module, module.exports);
+  if (typeof module.exports !== 'function') throw new Error('no validator in the cached code');
+  return module.exports as ValidateFunction;
+}
+
+/**
+ * A schema of the description (`$ref`s as the description writes them) compiled by ajv, and the
+ * same validator as the cache gives it back, from its standalone code: for the test that they
+ * answer alike (`response_differences.test.ts`).
+ */
+export function compiledBothWays(schema: any): { fresh: ValidateFunction; cached: ValidateFunction } {
+  if (!theAjv().getSchema('zulip')) theAjv().addSchema({ $id: 'zulip', components: adjusted(loadDescription()) });
+  const fresh = theAjv().compile(toJsonSchema(schema));
+  return { fresh, cached: fromCode(standaloneCode(theAjv(), fresh)) };
+}
+
+/** Compiles a JSON schema with the process's ajv and caches its code (written whole, then renamed). */
+function compileAndCache(schema: unknown, file: string): ValidateFunction {
+  const v = theAjv().compile(schema as object);
+  try {
+    mkdirSync(CACHE_DIR, { recursive: true });
+    const temp = `${file}.${process.pid}`;
+    writeFileSync(temp, standaloneCode(theAjv(), v));
+    renameSync(temp, file);
+  } catch {
+    // No cache: the next process compiles it again.
+  }
+  return v;
+}
+
 /** A validator for a schema of the description (a `$ref` or an inline one), compiled once. */
 function validator(key: string, schema: any): ValidateFunction {
   let v = compiled.get(key);
   if (!v) {
-    ajv ??= new Ajv({ strict: false, allErrors: true, validateFormats: false });
-    if (!ajv.getSchema('zulip')) ajv.addSchema({ $id: 'zulip', components: adjusted(loadDescription()) });
-    v = ajv.compile(toJsonSchema(schema));
+    const json = toJsonSchema(schema);
+    const file = cacheFile(json, true);
+    v = cachedValidator(file);
+    if (!v) {
+      if (!theAjv().getSchema('zulip')) theAjv().addSchema({ $id: 'zulip', components: adjusted(loadDescription()) });
+      v = compileAndCache(json, file);
+    }
     compiled.set(key, v);
   }
   return v;
@@ -167,8 +256,9 @@ function eventProblems(doc: Description, event: any, index: number): string[] {
  * named in `PATCH /users/me/subscriptions` that does not exist is `STREAM_DOES_NOT_EXIST`
  * with its `stream`, as in `POST /messages`).
  */
+let catalog: any[] | undefined;
 function errorCatalog(doc: Description): any[] {
-  return Object.keys(doc.components.schemas).filter((name) => name.endsWith('Error')).map((name) => ({ $ref: `#/components/schemas/${name}` }));
+  return (catalog ??= Object.keys(doc.components.schemas).filter((name) => name.endsWith('Error')).map((name) => ({ $ref: `#/components/schemas/${name}` })));
 }
 
 let present: boolean | undefined;
@@ -204,9 +294,14 @@ export function responseProblems(method: string, url: string, status: number, js
     const v = validator(`${operation} ${key}`, schema);
     return { operation, problems: v(json) ? [] : lines(v.errors) };
   }
-  const common = deref(doc, doc.paths['/rest-error-handling'].post).responses[key];
-  const alternatives = [responseSchema(doc, found.op.responses[key]), common && responseSchema(doc, common), ...errorCatalog(doc)].filter(Boolean);
-  const v = validator(`${operation} ${key}`, { anyOf: alternatives });
+  // The alternatives are gathered once per operation and status (the validator is kept).
+  const name = `${operation} ${key}`;
+  let v = compiled.get(name);
+  if (!v) {
+    const common = deref(doc, doc.paths['/rest-error-handling'].post).responses[key];
+    const alternatives = [responseSchema(doc, found.op.responses[key]), common && responseSchema(doc, common), ...errorCatalog(doc)].filter(Boolean);
+    v = validator(name, { anyOf: alternatives });
+  }
   return { operation, problems: v(json) ? [] : lines(v.errors) };
 }
 
@@ -232,8 +327,9 @@ export function promiseProblems(method: string, url: string, status: number, jso
   if (!route?.response) return undefined;
   let v = promised.get(route);
   if (!v) {
-    ajv ??= new Ajv({ strict: false, allErrors: true, validateFormats: false });
-    v = ajv.compile(successBody(route.response));
+    const schema = successBody(route.response);
+    const file = cacheFile(schema, false);
+    v = cachedValidator(file) ?? compileAndCache(schema, file);
     promised.set(route, v);
   }
   return { operation: `${route.method} ${route.path}`, problems: v(json) ? [] : lines(v.errors) };
@@ -251,7 +347,7 @@ export function checkResponse(method: string, url: string, res: { status: number
 function report(method: string, url: string, res: { status: number; json: unknown }, found: { operation: string; problems: string[] }, against: string): void {
   const request = `${method.toUpperCase()} ${url.split('?')[0]}`;
   if (MODE === 'record') {
-    const file = relative(process.cwd(), process.argv[1] ?? '');
+    const file = sourceOf(process.argv[1] ?? '');
     appendFileSync(RECORD_FILE, JSON.stringify({ file, request, operation: found.operation, status: res.status, problems: found.problems, body: res.json }) + '\n');
     return;
   }
