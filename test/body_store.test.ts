@@ -8,6 +8,7 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, statSync, trunc
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lineLogger } from '../actors/core/logger.js';
+import { compiled } from './paths.js';
 import { runSlices } from '../snapshots/log.js';
 import { BodyCorrupt, BodyStore, bodySegmentName, locatorOffset, locatorSegment, makeLocator, type BodyStoreOptions, type MessageBody } from '../snapshots/body_store.js';
 
@@ -408,7 +409,9 @@ t.test('bad input is refused without harm', async (t) => {
 
 t.test('append makes no syscall; one writeSync per flush, and one per 4 MiB in a long burst', async (t) => {
   const writes: number[] = [];
-  const { BodyStore: Mocked } = await t.mockImport<typeof import('../snapshots/body_store.js')>('../snapshots/body_store.js', {
+  // Compiled, as a URL beside this module: tap resolves a relative name from the caller's
+  // source-mapped file, which is test/ and not dist/test/.
+  const { BodyStore: Mocked } = await t.mockImport<typeof import('../snapshots/body_store.js')>(compiled ? new URL('../snapshots/body_store.js', import.meta.url).href : '../snapshots/body_store.js', {
     'node:fs': {
       ...fs,
       writeSync: (fd: number, buf: Buffer, offset: number, length: number, position: number) => {
