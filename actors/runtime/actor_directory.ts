@@ -18,7 +18,8 @@ import { emptyOrg, orgPersistence, type OrgContext, type OrgRestoreScope } from 
 import { emptyServer, serverPersistence, type ServerContext, type ServerRestoreScope } from '../kinds/server.js';
 import { emptyUser, userPersistence, userRestore, type UserContext, type UserRestoreScope } from '../kinds/user.js';
 import type { QueueFactTarget } from '../shared/queue_facts.js';
-import type { Bodies } from '../core/bodies.js';
+import { storedRecord, type Bodies } from '../core/bodies.js';
+import type { StoredMessage } from '../shared/types.js';
 
 /** The actors of one organization. */
 interface Shard {
@@ -207,7 +208,7 @@ export class ActorDirectory implements StateView {
    */
   *moveBodies(from: Float64Array, to: Float64Array, count: number, slice = 5000): Generator<void> {
     let seen = 0;
-    const moved = <M extends { body: number }>(m: M): M | undefined => {
+    const moved = (m: StoredMessage): StoredMessage | undefined => {
       let lo = 0;
       let hi = count;
       while (lo < hi) {
@@ -215,7 +216,7 @@ export class ActorDirectory implements StateView {
         if (from[mid] < m.body) lo = mid + 1;
         else hi = mid;
       }
-      return lo < count && from[lo] === m.body ? { ...m, body: to[lo] } : undefined;
+      return lo < count && from[lo] === m.body ? storedRecord(m, to[lo]) : undefined;
     };
     for (const shard of [...this.shards.values()]) {
       for (const actor of [...shard.channels.values()]) {
