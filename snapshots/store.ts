@@ -145,7 +145,8 @@ export function bodiesDir(dataDir: string): string {
 
 /** Opens a data directory's body store; damage where a torn tail may be is repaired, or refused as the log's is. */
 function openBodies(opts: StoreOptions): BodyStore {
-  return BodyStore.open({ dir: bodiesDir(opts.dataDir), cacheBytes: opts.bodyCacheBytes, log: opts.log, repair: opts.skipCorrupt ? 'truncate' : 'refuse' });
+  // A body store that cannot write is a disk failing us, as for the log: the server stops.
+  return BodyStore.open({ dir: bodiesDir(opts.dataDir), cacheBytes: opts.bodyCacheBytes, log: opts.log, repair: opts.skipCorrupt ? 'truncate' : 'refuse', onFatal: opts.onFatal });
 }
 
 /** A recovered data directory, ready to serve. */
