@@ -60,12 +60,6 @@ export class MemoryBodies implements Bodies {
   }
 }
 
-/** A whole message's body, split off its metadata. */
-export function splitMessage(m: MessageRecord): { meta: MessageMeta; body: MessageBody } {
-  const { content, rendered, edit_history, ...meta } = m;
-  return { meta, body: edit_history === undefined ? { content, rendered } : { content, rendered, edit_history } };
-}
-
 /** Stores a whole message's body and answers the record an actor holds. */
 export function storeMessage(bodies: Bodies, m: MessageRecord): StoredMessage {
   const loc = bodies.append(m.id, m.edit_history === undefined ? { content: m.content, rendered: m.rendered } : { content: m.content, rendered: m.rendered, edit_history: m.edit_history });
