@@ -25,7 +25,7 @@ import { NOTIFICATION_BOT } from '../rules/system_bots.js';
 import { compileLinkifiers } from '../rules/linkifiers.js';
 import { alertedUsers } from './alert_words.js';
 import { activeEmojiNamed, emojiSourceUrl } from './realm_emoji.js';
-import { canReadChannelMessage } from '../engines/message_query.js';
+import { accessibleMessage } from '../engines/message_query.js';
 import { stampHas } from '../engines/message_has.js';
 import { storeMessage, wholeMessage } from '../core/bodies.js';
 import { newestReceived, received } from '../kinds/channel.js';
@@ -464,17 +464,9 @@ function notifyMessage(world: StateView, fact: MessageSent, seq: number): UserDe
 
 /** A stored message the user may read, or `BAD_REQUEST` "Invalid message(s)". */
 export function accessMessage(rt: StateView, org: number, viewer: UserRecord, id: number): MessageRecord {
-  const ctx = rt.org(org)!;
-  const streamId = ctx.messageChannel.get(id);
-  if (streamId !== undefined) {
-    const ch = rt.channel(org, streamId);
-    const m = ch?.messages.get(id);
-    if (m && canReadChannelMessage(ch!, viewer, id)) return wholeMessage(ctx.bodies, m);
-  } else {
-    const m = ctx.directMessages.get(id);
-    if (m && m.dm_user_ids!.includes(viewer.user_id)) return wholeMessage(ctx.bodies, m);
-  }
-  throw badRequest('Invalid message(s)');
+  const m = accessibleMessage(rt, org, viewer.user_id, id);
+  if (!m) throw badRequest('Invalid message(s)');
+  return wholeMessage(rt.org(org)!.bodies, m);
 }
 
 /**

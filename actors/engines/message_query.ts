@@ -101,7 +101,7 @@ function publicChannelTest(world: StateView, orgId: number): (streamId: number) 
 }
 
 /** The message `id` if the user may read it (Zulip's `access_message`), else undefined. */
-function accessibleMessage(world: StateView, orgId: number, userId: number, id: number): StoredMessage | undefined {
+export function accessibleMessage(world: StateView, orgId: number, userId: number, id: number): StoredMessage | undefined {
   const org = world.org(orgId)!;
   const streamId = org.messageChannel.get(id);
   if (streamId === undefined) {
