@@ -130,6 +130,7 @@ export function memoryChart(scenarios: ScenarioResult[]): Chart | null {
 export function capacityChart(r: ScenarioResult): Chart | null {
   const values = (r.capacity?.samples ?? []).flatMap((s) => [
     { series: 'heap after GC', messages: s.messages, mib: s.heapMiB },
+    { series: 'heap and array buffers', messages: s.messages, mib: s.heapMiB + (s.arrayBuffersMiB ?? 0) },
     { series: 'RSS', messages: s.messages, mib: s.rssMiB },
     { series: 'disk (data directory)', messages: s.messages, mib: s.diskMiB },
   ]);

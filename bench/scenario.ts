@@ -137,6 +137,11 @@ export interface CapacitySample {
   seq: number;
   /** After a full GC (the bench probe). */
   heapMiB: number;
+  /**
+   * Array buffers outside the V8 heap, after the same GC: the message tables' columns
+   * (`actors/shared/message_table.ts`) and the body cache. Absent in older records.
+   */
+  arrayBuffersMiB?: number;
   rssMiB: number;
   /** Messages/s over the interval that ended here. */
   sendRate: number;

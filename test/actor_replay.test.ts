@@ -11,7 +11,7 @@ import { assertIncreasingSeqs, createUser, freshRuntime, ORG, populated, sendCha
 
 /** Every piece of actor state of one organization, as plain sorted data. */
 function stateOf(rt: Runtime, org: number): unknown {
-  const byKey = <K, V>(m: Map<K, V>) => [...m.entries()].sort((a, b) => String(a[0]).localeCompare(String(b[0]), 'en', { numeric: true }));
+  const byKey = <K, V>(m: { entries(): Iterable<[K, V]> }) => [...m.entries()].sort((a, b) => String(a[0]).localeCompare(String(b[0]), 'en', { numeric: true }));
   const sorted = (s: Iterable<number>) => [...s].sort((a, b) => a - b);
   const server = rt.server();
   const o = rt.org(org)!;
@@ -25,7 +25,7 @@ function stateOf(rt: Runtime, org: number): unknown {
     },
     channels: sorted(rt.channelIdsOf(org)).map((id) => {
       const c = rt.channel(org, id)!;
-      return { seq: c.seq, channel: c.channel, subscribers: sorted(c.subscribers), topics: byKey(c.topics), ids: c.ids, messages: byKey(c.messages) };
+      return { seq: c.seq, channel: c.channel, subscribers: sorted(c.subscribers), topics: byKey(c.topics), ids: [...c.messages.ids], messages: byKey(c.messages) };
     }),
     users: sorted(o.users.keys()).map((id) => {
       const u = rt.user(org, id)!;

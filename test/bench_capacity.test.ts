@@ -43,14 +43,15 @@ t.test('a tiny capacity run against a real server: readings, restart, report', a
   t.equal(record.stoppedBy, 'count reached', record.stoppedBy);
   t.same(record.samples.map((s) => s.messages), [0, 1000, 2000, 3000], 'a reading before the first send and every interval');
   for (const s of record.samples.slice(1)) {
-    t.ok(s.heapMiB > 0 && s.rssMiB > 0 && s.sendRate > 0 && s.seq > 0, `${s.messages}: heap, RSS, rate, seq`);
+    t.ok(s.heapMiB > 0 && s.arrayBuffersMiB! > 0 && s.rssMiB > 0 && s.sendRate > 0 && s.seq > 0, `${s.messages}: heap, array buffers, RSS, rate, seq`);
     t.equal(s.coldRead.reads, 50, `${s.messages}: cold reads`);
     t.ok(s.coldRead.p50 > 0 && s.coldRead.p99 >= s.coldRead.p50, `${s.messages}: cold read percentiles`);
     t.ok(s.diskMiB > 0 && s.logMiB > 0, `${s.messages}: disk use`);
   }
   const figure = (name: string): number => result.figures.find((f) => f.name === name)?.value ?? NaN;
   t.equal(figure('messages held'), 3000);
-  t.ok(figure('heap per message') > 0, `heap per message ${figure('heap per message')} bytes`);
+  t.ok(Number.isFinite(figure('V8 heap per message')), `V8 heap per message ${figure('V8 heap per message')} bytes`);
+  t.ok(figure('heap and array buffers per message') > 0, `heap and array buffers per message ${figure('heap and array buffers per message')} bytes`);
   t.ok(figure('RSS per message') > 0, `RSS per message ${figure('RSS per message')} bytes`);
   t.ok(figure('snapshot per message') > 0, 'the final snapshot measured');
   t.ok(figure('RSS at 100 M messages (extrapolated)') > 0, 'RSS extrapolated to 100 M');

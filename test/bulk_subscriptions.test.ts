@@ -19,6 +19,7 @@ import { Role, type RoleNumber } from '../actors/shared/types.js';
 import { encodeRecord, MAX_RECORD_BYTES } from '../snapshots/codec.js';
 import { stateDigest } from './state.js';
 import { MemoryBodies } from '../actors/core/bodies.js';
+import { MessageTable } from '../actors/shared/message_table.js';
 
 const ORG = 1;
 
@@ -223,7 +224,7 @@ t.test('the subscription JSON built from shared parts is byte for byte subscript
   const [{ fact }] = r.records.slice(before);
   if (fact.type !== 'SubscriptionsAdded') return t.fail('expected SubscriptionsAdded');
   const [added] = fact.additions;
-  const ch: ChannelContext = { seq: 0, channel: fact.created[0], subscribers: new Set(added.user_ids), topics: new Map(), ids: [], messages: new Map(), bodies: new MemoryBodies(), history: new Map() };
+  const ch: ChannelContext = { seq: 0, channel: fact.created[0], subscribers: new Set(added.user_ids), topics: new Map(), messages: new MessageTable(), bodies: new MemoryBodies(), history: new Map() };
   const built = new SubscriptionJson(ch);
   for (const uid of [1, 2, 3]) {
     const props = { ...added.props[added.user_ids.indexOf(uid)], is_muted: uid === 2 };

@@ -52,7 +52,7 @@ t.test('acknowledged writes survive a restart, replayed through the reducers', a
   t.equal(rt.server().orgs.size, 1);
   t.equal(rt.server().maxMessageId, lastId);
   const ch = rt.channel(1, 1)!;
-  t.equal(ch.ids.length, 20);
+  t.equal(ch.messages.size, 20);
   t.equal(bodyOf(rt.bodies, ch.messages.get(lastId)!).content, 'message 19');
   t.ok(rt.user(1, 1)!.unread.has(lastId), 'flags are rebuilt too');
   // New writes continue after the recovered state, with fresh ids.

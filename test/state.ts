@@ -3,6 +3,8 @@
  * (replay, snapshots, restore, crash recovery). Sets and maps are sorted.
  */
 import { IdSet } from '../actors/shared/id_set.js';
+import { IdMap } from '../actors/shared/id_map.js';
+import { MessageTable } from '../actors/shared/message_table.js';
 import type { Runtime } from '../actors/runtime/runtime.js';
 import type { Bodies } from '../actors/core/bodies.js';
 
@@ -14,6 +16,8 @@ import type { Bodies } from '../actors/core/bodies.js';
 function canonIn(bodies: Bodies): (value: unknown) => unknown {
   const canon = (value: unknown): unknown => {
     if (value instanceof IdSet) return value.toArray();
+    // Column stores, as the maps they stand for.
+    if (value instanceof MessageTable || value instanceof IdMap) return canon(new Map<number, unknown>(value.entries()));
     if (value instanceof Set) return [...value].map(canon).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
     if (value instanceof Map) return [...value.entries()].map(([k, v]) => [canon(k), canon(v)]).sort((a, b) => JSON.stringify(a[0]).localeCompare(JSON.stringify(b[0])));
     if (Array.isArray(value)) return value.map(canon);

@@ -319,7 +319,8 @@ export const checkChannelActivity = command({
     const changes: ChannelActivityChanged['changes'] = [];
     for (const id of view.channelIdsOf(ctx.org.id)) {
       const ch = view.channel(ctx.org.id, id)!;
-      const newest = ch.ids.length > 0 ? ch.messages.get(ch.ids[ch.ids.length - 1])?.timestamp ?? 0 : ch.channel.date_created;
+      const last = ch.messages.lastId;
+      const newest = last !== undefined ? ch.messages.get(last)!.timestamp : ch.channel.date_created;
       const active = newest >= since;
       if (active !== (ch.channel.is_recently_active ?? true)) changes.push({ stream_id: id, active });
     }
@@ -448,9 +449,9 @@ export function listTopics(rt: StateView, org: number, viewer: UserRecord, strea
   if (ch.channel.history_public_to_subscribers) {
     for (const [key, entry] of ch.topics) newest.set(key, entry.max_id);
   } else {
-    for (const id of ch.ids) {
-      const m = ch.messages.get(id);
-      if (m && received(ch, viewer.user_id, id)) newest.set(m.topic.toLowerCase(), id);
+    const ids = ch.messages.ids;
+    for (let i = 0; i < ids.length; i++) {
+      if (received(ch, viewer.user_id, ids[i])) newest.set(ch.messages.topicAt(i).toLowerCase(), ids[i]);
     }
   }
   const out = [...newest.values()].map((id) => {

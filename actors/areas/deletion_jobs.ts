@@ -77,9 +77,8 @@ export const deleteMessagesBySenders = command({
     let deleted = 0;
     if (ctx.channel.invite_only ? job.private_channels : job.public_channels) {
       const senders = new Set(job.sender_ids);
-      for (const id of ctx.ids) {
-        const m = ctx.messages.get(id);
-        if (!m || !senders.has(m.sender_id)) continue;
+      for (const m of ctx.messages.values()) {
+        if (!senders.has(m.sender_id)) continue;
         facts.push(...channelMessageDeletion(ctx, view, org, m));
         deleted++;
       }

@@ -183,9 +183,9 @@ function decideDirectEdit(ctx: OrgContext, c: EditMessage, env: DecideEnv, view:
 function topicMessages(ch: ChannelContext, editor: UserRecord, topic: string): MessageRecord[] {
   const key = topic.toLowerCase();
   const out: MessageRecord[] = [];
-  for (const id of ch.ids) {
-    const m = ch.messages.get(id);
-    if (m && m.topic.toLowerCase() === key && canReadChannelMessage(ch, editor, id)) out.push(wholeMessage(ch.bodies, m));
+  const ids = ch.messages.ids;
+  for (let i = 0; i < ids.length; i++) {
+    if (ch.messages.topicAt(i).toLowerCase() === key && canReadChannelMessage(ch, editor, ids[i])) out.push(wholeMessage(ch.bodies, ch.messages.at(i)));
   }
   return out;
 }

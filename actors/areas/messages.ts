@@ -339,9 +339,8 @@ const messageSent = fact<MessageSent>({
     channel(ctx, f) {
       const m = f.message;
       if (f.reactivates) ctx.channel = { ...ctx.channel, is_recently_active: true };
-      const held = ctx.messages.get(m.id);
-      if (held) ctx.bodies.release(held.body);
-      else ctx.ids.push(m.id);
+      const held = ctx.messages.bodyOf(m.id);
+      if (held !== undefined) ctx.bodies.release(held);
       ctx.messages.set(m.id, storeMessage(ctx.bodies, stampHas(m)));
       const key = m.topic.toLowerCase();
       const entry = ctx.topics.get(key);
@@ -396,7 +395,7 @@ const messageSent = fact<MessageSent>({
         event: eventJson('stream', { op: 'update', stream_id: ch.channel.stream_id, name: ch.channel.name, property: 'is_recently_active', value: true }),
       });
     }
-    if (ch && ch.ids[0] === f.message.id) {
+    if (ch && ch.messages.size > 0 && ch.messages.ids[0] === f.message.id) {
       out.push({
         org: f.org, seq, type: 'stream',
         user_ids: activeUsersWhere(view, f.org, (u) => canAccessChannel(u, ch.channel, ch.subscribers)),

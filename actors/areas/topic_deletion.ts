@@ -52,14 +52,14 @@ export const deleteTopicBatch = command({
     const batch: StoredMessage[] = [];
     let more = false;
     if (ctx.topics.has(key)) {
-      for (let i = ctx.ids.length - 1; i >= 0; i--) {
-        const m = ctx.messages.get(ctx.ids[i]);
-        if (!m || m.topic.toLowerCase() !== key || !readable(m.id)) continue;
+      const messages = ctx.messages;
+      for (let i = messages.size - 1; i >= 0; i--) {
+        if (messages.topicAt(i).toLowerCase() !== key || !readable(messages.ids[i])) continue;
         if (batch.length === TOPIC_DELETION_BATCH) {
           more = true;
           break;
         }
-        batch.push(m);
+        batch.push(messages.at(i));
       }
     }
     // One batch, told at once as Zulip's do_delete_messages tells it, its messages ascending.
@@ -78,7 +78,11 @@ export const deleteTopicBatch = command({
 
 /** Users with a visibility policy for the topic who will see none of its messages once `deleting` is gone. */
 function staleUserTopics(ctx: ChannelContext, view: StateView, org: number, key: string, deleting: Set<number>): number[] {
-  const remaining = ctx.channel.history_public_to_subscribers ? [] : ctx.ids.filter((id) => !deleting.has(id) && ctx.messages.get(id)?.topic.toLowerCase() === key);
+  const remaining: number[] = [];
+  if (!ctx.channel.history_public_to_subscribers) {
+    const ids = ctx.messages.ids;
+    for (let i = 0; i < ids.length; i++) if (!deleting.has(ids[i]) && ctx.messages.topicAt(i).toLowerCase() === key) remaining.push(ids[i]);
+  }
   const out: number[] = [];
   for (const user of view.org(org)!.users.values()) {
     if (!view.user(org, user.user_id)?.topics.has(userTopicKey(ctx.channel.stream_id, key))) continue;

@@ -43,7 +43,7 @@ export interface MessagePage {
 
 /** A sorted id array, how to load its messages, and which of them the viewer may read. */
 interface Source {
-  ids: number[];
+  ids: ArrayLike<number>;
   get(id: number): StoredMessage | undefined;
   readable?: (id: number) => boolean;
 }
@@ -56,7 +56,7 @@ export function canReadChannelMessage(ch: ChannelContext, user: { user_id: numbe
 /** A channel as a message source for one viewer. */
 function channelSource(ch: ChannelContext, user: { user_id: number; role: number }, receivedOnly: boolean): Source {
   const all = !receivedOnly && readsFullHistory(ch, user);
-  return { ids: ch.ids, get: (mid) => ch.messages.get(mid), readable: all ? undefined : (mid) => received(ch, user.user_id, mid) };
+  return { ids: ch.messages.ids, get: (mid) => ch.messages.get(mid), readable: all ? undefined : (mid) => received(ch, user.user_id, mid) };
 }
 
 function sourcesFor(world: StateView, q: MessageQuery): Source[] {

@@ -8,6 +8,8 @@ import { SYSTEM_GROUPS, type GroupSettingValue } from '../rules/group_settings.j
 import { restoreHas, stampHas } from '../engines/message_has.js';
 import { upgradeDescription } from '../engines/channel_description.js';
 import { lowerBound } from '../shared/id_set.js';
+import { IdMap } from '../shared/id_map.js';
+import { MessageTable } from '../shared/message_table.js';
 import { Role, type ChannelGroupSettingKey, type ChannelRecord, type MessageRecord, type StoredMessage, type UserRecord } from '../shared/types.js';
 import { persistedMessage, restoredMessage, storeMessage, type Bodies, type PersistedMessage } from '../core/bodies.js';
 
@@ -24,9 +26,8 @@ export interface ChannelContext {
   subscribers: Set<number>;
   /** Lower-cased topic name to its entry. */
   topics: Map<string, TopicEntry>;
-  /** Message ids, ascending. */
-  ids: number[];
-  messages: Map<number, StoredMessage>;
+  /** The channel's messages, as columns ascending by id (`messages.ids`). */
+  messages: MessageTable;
   /** Where the bodies of `messages` are (the runtime's body store; not part of snapshots). */
   bodies: Bodies;
   /**
@@ -39,7 +40,8 @@ export interface ChannelContext {
 
 /** The id bound for "every message from now on" in a channel. */
 export function nextBound(ctx: ChannelContext): number {
-  return ctx.ids.length > 0 ? ctx.ids[ctx.ids.length - 1] + 1 : 0;
+  const last = ctx.messages.lastId;
+  return last === undefined ? 0 : last + 1;
 }
 
 /** Users join the channel: each starts a subscription period at the next message. */
@@ -63,7 +65,7 @@ export function removeSubscribers(ctx: ChannelContext, userIds: number[]): void 
 
 /** Whether a user received a channel message (was subscribed when it was sent). */
 export function received(ctx: ChannelContext, userId: number, messageId: number): boolean {
-  const holders = ctx.messages.get(messageId)?.received_by;
+  const holders = ctx.messages.receivedBy(messageId);
   if (holders) return sortedIncludes(holders, userId);
   const bounds = ctx.history.get(userId);
   if (!bounds) return false;
@@ -85,10 +87,11 @@ function sortedIncludes(ids: number[], id: number): boolean {
  */
 export function newestReceived(ctx: ChannelContext, userId: number, above: number): number {
   const bounds = ctx.history.get(userId) ?? [];
+  const ids = ctx.messages.ids;
   for (let p = bounds.length - 2; p >= 0; p -= 2) {
     const [from, to] = [bounds[p], bounds[p + 1]];
-    for (let i = (to === -1 ? ctx.ids.length : lowerBound(ctx.ids, to)) - 1; i >= 0 && ctx.ids[i] >= from && ctx.ids[i] > above; i--) {
-      if (received(ctx, userId, ctx.ids[i])) return ctx.ids[i];
+    for (let i = (to === -1 ? ids.length : lowerBound(ids, to)) - 1; i >= 0 && ids[i] >= from && ids[i] > above; i--) {
+      if (received(ctx, userId, ids[i])) return ids[i];
     }
   }
   return above;
@@ -126,10 +129,11 @@ export function hasContentAccess(ch: ChannelContext, user: { user_id: number; ro
  * name as that message spells it; the topic goes when it has no message left.
  */
 export function refreshTopic(ctx: ChannelContext, key: string): void {
-  for (let i = ctx.ids.length - 1; i >= 0; i--) {
-    const m = ctx.messages.get(ctx.ids[i]);
-    if (m && m.topic.toLowerCase() === key) {
-      ctx.topics.set(key, { name: m.topic, max_id: m.id });
+  const messages = ctx.messages;
+  for (let i = messages.size - 1; i >= 0; i--) {
+    const topic = messages.topicAt(i);
+    if (topic.toLowerCase() === key) {
+      ctx.topics.set(key, { name: topic, max_id: messages.ids[i] });
       return;
     }
   }
@@ -138,56 +142,36 @@ export function refreshTopic(ctx: ChannelContext, key: string): void {
 
 /**
  * Puts message records into the channel, replacing those it holds with the same ids
- * (idempotent), and keeps the id list ascending. The list is replaced, not changed,
- * when a record goes anywhere but its end: a paused scan and a snapshot being
- * written keep the list they hold.
+ * (idempotent). Records that land anywhere but the end are merged in one pass, into
+ * new columns: a paused scan and a snapshot being written keep the ids they hold.
  */
 export function putMessages(ctx: ChannelContext, records: MessageRecord[]): void {
-  const fresh = records.filter((m) => !ctx.messages.has(m.id)).map((m) => m.id).sort((a, b) => a - b);
   const touched = new Set<string>();
+  const stored: StoredMessage[] = [];
   for (const m of records) {
     const old = ctx.messages.get(m.id);
     if (old) {
       touched.add(old.topic.toLowerCase());
       ctx.bodies.release(old.body);
     }
-    ctx.messages.set(m.id, storeMessage(ctx.bodies, stampHas(m)));
+    stored.push(storeMessage(ctx.bodies, stampHas(m)));
     touched.add(m.topic.toLowerCase());
   }
-  if (fresh.length > 0) {
-    const last = ctx.ids.length > 0 ? ctx.ids[ctx.ids.length - 1] : -1;
-    if (fresh[0] > last) ctx.ids.push(...fresh);
-    else ctx.ids = mergeSorted(ctx.ids, fresh);
-  }
+  ctx.messages.setMany(stored);
   for (const key of touched) refreshTopic(ctx, key);
 }
 
-/** Takes messages out of the channel (those it holds), replacing the id list. */
+/** Takes messages out of the channel (those it holds), into new columns. */
 export function dropMessages(ctx: ChannelContext, ids: number[]): void {
-  const gone = new Set<number>();
   const touched = new Set<string>();
   for (const id of ids) {
     const m = ctx.messages.get(id);
     if (!m) continue;
-    gone.add(id);
     touched.add(m.topic.toLowerCase());
-    ctx.messages.delete(id);
     ctx.bodies.release(m.body);
   }
-  if (gone.size === 0) return;
-  ctx.ids = ctx.ids.filter((id) => !gone.has(id));
+  if (ctx.messages.deleteMany(ids) === 0) return;
   for (const key of touched) refreshTopic(ctx, key);
-}
-
-function mergeSorted(a: number[], b: number[]): number[] {
-  const out: number[] = new Array(a.length + b.length);
-  let i = 0;
-  let j = 0;
-  let k = 0;
-  while (i < a.length && j < b.length) out[k++] = a[i] <= b[j] ? a[i++] : b[j++];
-  while (i < a.length) out[k++] = a[i++];
-  while (j < b.length) out[k++] = b[j++];
-  return out;
 }
 
 /**
@@ -225,8 +209,7 @@ export function emptyChannel(streamId: number, bodies: Bodies): ChannelContext {
     },
     subscribers: new Set(),
     topics: new Map(),
-    ids: [],
-    messages: new Map(),
+    messages: new MessageTable(),
     bodies,
     history: new Map(),
   };
@@ -253,7 +236,7 @@ interface MessagesChunk {
 export interface ChannelRestoreScope {
   installChannel(orgId: number, ctx: ChannelContext): void;
   channel(orgId: number, streamId: number): ChannelContext | undefined;
-  org(orgId: number): { messageChannel: Map<number, number> } | undefined;
+  org(orgId: number): { messageChannel: IdMap } | undefined;
   /** The runtime's body store, where restored bodies go. */
   bodies: Bodies;
   /** The store the snapshot's locators are of: `bodies`, or the source directory's in a restore. */
@@ -266,11 +249,11 @@ export function channelPersistence(orgId: number): Persistence<ChannelContext, C
     ...channelRestore,
     *chunks(ctx, sliceSize) {
       let count = 0;
-      let ids: number[] = [];
+      let ids: Uint32Array = new Uint32Array(0);
       yield (): ChannelChunk => {
         // The id list as it is now: appends go to its end, and a deletion replaces the
         // list rather than changing it, so its first `count` ids stay exactly these.
-        ids = ctx.ids;
+        ids = ctx.messages.ids;
         count = ids.length;
         return {
           k: 'channel', org: orgId, seq: ctx.seq, channel: ctx.channel, subscribers: [...ctx.subscribers], topics: [...ctx.topics.values()],
@@ -281,7 +264,7 @@ export function channelPersistence(orgId: number): Persistence<ChannelContext, C
       // after the head is written as it is then (a deleted one not at all); replaying the
       // facts after the head's seq, which are idempotent on messages, gives the same state.
       yield* slices(() => count, sliceSize, (from, to): MessagesChunk => ({
-        k: 'msgs', org: orgId, stream_id: ctx.channel.stream_id, msgs: present(ids.slice(from, to).map((id) => ctx.messages.get(id))).map((m) => persistedMessage(ctx.bodies, m)),
+        k: 'msgs', org: orgId, stream_id: ctx.channel.stream_id, msgs: present(Array.from(ids.subarray(from, to), (id) => ctx.messages.get(id))).map((m) => persistedMessage(ctx.bodies, m)),
       }));
     },
   };
@@ -302,8 +285,7 @@ export const channelRestore: Pick<Persistence<ChannelContext, ChannelRestoreScop
         channel: upgradeDescription(c.channel),
         subscribers: new Set(c.subscribers),
         topics: new Map(c.topics.map((t) => [t.name.toLowerCase(), t])),
-        ids: [],
-        messages: new Map(),
+        messages: new MessageTable(),
         bodies: scope.bodies,
         history: new Map(c.history),
       });
@@ -314,7 +296,6 @@ export const channelRestore: Pick<Persistence<ChannelContext, ChannelRestoreScop
     // The organization's message-to-channel index is derived from the channels' messages.
     const org = scope.org(c.org)!;
     for (const m of c.msgs) {
-      ctx.ids.push(m.id);
       ctx.messages.set(m.id, restoredMessage(ctx.bodies, scope.bodySource, 'body' in m ? m : restoreHas(m)));
       org.messageChannel.set(m.id, c.stream_id);
     }

@@ -6,6 +6,8 @@
 import type { Persistence } from '../core/persistence.js';
 import type { ChannelFolderRecord, ChannelRecord, MessageRecord, OrgRecord, StoredMessage, ProfileFieldRecord, RoleNumber, UserGroupRecord, UserRecord } from '../shared/types.js';
 import { LAST_SYSTEM_GROUP_ID } from '../rules/group_settings.js';
+import { IdMap } from '../shared/id_map.js';
+import { MessageTable } from '../shared/message_table.js';
 import { stampHas } from '../engines/message_has.js';
 import { persistedMessage, restoredMessage, storeMessage, type Bodies, type PersistedMessage } from '../core/bodies.js';
 
@@ -22,8 +24,8 @@ export interface OrgContext {
   nextUserId: number;
   nextChannelId: number;
   nextRecipientId: number;
-  /** Direct messages, by id, in id order. */
-  directMessages: Map<number, StoredMessage>;
+  /** Direct messages, as columns ascending by id. */
+  directMessages: MessageTable;
   /** Where the bodies of `directMessages` are (the runtime's body store; not part of snapshots). */
   bodies: Bodies;
   /** The highest direct message id ever added (kept when it is deleted). */
@@ -33,7 +35,7 @@ export interface OrgContext {
   /** Recipient id of each group conversation, keyed by its sorted user ids. */
   groupRecipients: Map<string, number>;
   /** Which channel each channel message lives in. */
-  messageChannel: Map<number, number>;
+  messageChannel: IdMap;
   /** Channel folders, by id (archived ones included). */
   folders: Map<number, ChannelFolderRecord>;
   /** Custom profile fields, by id. */
@@ -261,12 +263,12 @@ export function emptyOrg(id: number, bodies: Bodies): OrgContext {
     nextUserId: 1,
     nextChannelId: 1,
     nextRecipientId: 1,
-    directMessages: new Map(),
+    directMessages: new MessageTable(),
     bodies,
     lastDirectId: 0,
     directIdsByUser: new Map(),
     groupRecipients: new Map(),
-    messageChannel: new Map(),
+    messageChannel: new IdMap(),
     folders: new Map(),
     profileFields: new Map(),
     lastProfileFieldId: 0,
@@ -492,12 +494,12 @@ export const orgPersistence: Persistence<OrgContext, OrgRestoreScope> = {
         nextUserId: c.nextUserId,
         nextChannelId: c.nextChannelId,
         nextRecipientId: c.nextRecipientId,
-        directMessages: new Map(),
+        directMessages: new MessageTable(),
         bodies: scope.bodies,
         lastDirectId: c.lastDirectId ?? 0,
         directIdsByUser: new Map(),
         groupRecipients: new Map(c.groupRecipients),
-        messageChannel: new Map(),
+        messageChannel: new IdMap(),
         folders: new Map((c.folders ?? []).map((f) => [f.id, f])),
         profileFields: new Map((c.profileFields ?? []).map((f) => [f.id, f])),
         lastProfileFieldId: c.lastProfileFieldId ?? 0,

@@ -101,7 +101,7 @@ function channelFields(ch: ChannelContext): Record<string, unknown> {
     invite_only: c.invite_only,
     is_web_public: c.is_web_public,
     history_public_to_subscribers: c.history_public_to_subscribers,
-    first_message_id: ch.ids.length > 0 ? ch.ids[0] : null,
+    first_message_id: ch.messages.size > 0 ? ch.messages.ids[0] : null,
     folder_id: c.folder_id ?? null,
     is_announcement_only: false,
     stream_post_policy: 1,

@@ -18,8 +18,8 @@ import { emptyOrg, orgPersistence, type OrgContext, type OrgRestoreScope } from 
 import { emptyServer, serverPersistence, type ServerContext, type ServerRestoreScope } from '../kinds/server.js';
 import { emptyUser, userPersistence, userRestore, type UserContext, type UserRestoreScope } from '../kinds/user.js';
 import type { QueueFactTarget } from '../shared/queue_facts.js';
-import { storedRecord, type Bodies } from '../core/bodies.js';
-import type { StoredMessage } from '../shared/types.js';
+import type { Bodies } from '../core/bodies.js';
+import type { MessageTable } from '../shared/message_table.js';
 
 /** The actors of one organization. */
 interface Shard {
@@ -194,8 +194,8 @@ export class ActorDirectory implements StateView {
   /** Every body locator a message holds now, channel and direct: the body store's live set when it compacts. */
   *bodyLocators(): Generator<number> {
     for (const shard of this.shards.values()) {
-      for (const actor of shard.channels.values()) for (const m of contextOf(actor).messages.values()) yield m.body;
-      for (const m of contextOf(shard.org).directMessages.values()) yield m.body;
+      for (const actor of shard.channels.values()) yield* contextOf(actor).messages.bodyLocators();
+      yield* contextOf(shard.org).directMessages.bodyLocators();
     }
   }
 
@@ -208,33 +208,28 @@ export class ActorDirectory implements StateView {
    */
   *moveBodies(from: Float64Array, to: Float64Array, count: number, slice = 5000): Generator<void> {
     let seen = 0;
-    const moved = (m: StoredMessage): StoredMessage | undefined => {
+    const moved = (loc: number): number | undefined => {
       let lo = 0;
       let hi = count;
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
-        if (from[mid] < m.body) lo = mid + 1;
+        if (from[mid] < loc) lo = mid + 1;
         else hi = mid;
       }
-      return lo < count && from[lo] === m.body ? storedRecord(m, to[lo]) : undefined;
+      return lo < count && from[lo] === loc ? to[lo] : undefined;
     };
-    for (const shard of [...this.shards.values()]) {
-      for (const actor of [...shard.channels.values()]) {
-        const ctx = contextOf(actor);
-        for (const id of [...ctx.messages.keys()]) {
-          const m = ctx.messages.get(id);
-          const next = m && moved(m);
-          if (next) ctx.messages.set(id, next);
-          if (++seen % slice === 0) yield;
-        }
-      }
-      const org = contextOf(shard.org);
-      for (const id of [...org.directMessages.keys()]) {
-        const m = org.directMessages.get(id);
-        const next = m && moved(m);
-        if (next) org.directMessages.set(id, next);
+    function* move(table: MessageTable): Generator<void> {
+      // The ids as they are now: a view that later removals and insertions leave as it is.
+      for (const id of table.ids) {
+        const loc = table.bodyOf(id);
+        const next = loc === undefined ? undefined : moved(loc);
+        if (next !== undefined) table.setBody(id, next);
         if (++seen % slice === 0) yield;
       }
+    }
+    for (const shard of [...this.shards.values()]) {
+      for (const actor of [...shard.channels.values()]) yield* move(contextOf(actor).messages);
+      yield* move(contextOf(shard.org).directMessages);
     }
   }
 

@@ -10,7 +10,7 @@
  * The interface is the part of `Set<number>` the actors use, so callers read the same.
  */
 /** Index of the first element of a sorted array of ids (a channel's, a conversation's) that is >= `value`. */
-export function lowerBound(ids: number[], value: number): number {
+export function lowerBound(ids: ArrayLike<number>, value: number): number {
   let lo = 0;
   let hi = ids.length;
   while (lo < hi) {

@@ -122,7 +122,7 @@ async function sample(target: Target, conn: Connection, state: SendState, began:
   const cold: ColdRead = state.ids.length > skip ? await coldReads(conn, target.owner, state.ids, state.perId, COLD_READS, random) : { p50: NaN, p99: NaN, max: NaN, reads: 0 };
   const disk = diskUse(target.dataDir!);
   state.diskPeakMiB = Math.max(state.diskPeakMiB, disk.diskMiB);
-  return { messages: state.sent, seconds: (nowMs() - began) / 1000, seq, heapMiB: probe.heapUsed / MiB, rssMiB, sendRate: rate, coldRead: cold, diskMiB: disk.diskMiB, logMiB: disk.logMiB, snapshotMiB: disk.snapshotMiB, snapshotSeq: disk.snapshotSeq };
+  return { messages: state.sent, seconds: (nowMs() - began) / 1000, seq, heapMiB: probe.heapUsed / MiB, arrayBuffersMiB: probe.arrayBuffers / MiB, rssMiB, sendRate: rate, coldRead: cold, diskMiB: disk.diskMiB, logMiB: disk.logMiB, snapshotMiB: disk.snapshotMiB, snapshotSeq: disk.snapshotSeq };
 }
 
 export const capacity: Scenario = {

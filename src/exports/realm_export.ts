@@ -82,7 +82,7 @@ async function cover(runtime: Runtime, orgId: number, type: number): Promise<Cov
     const isPublic = !ch.channel.invite_only;
     if (!isPublic && !full) continue;
     channels.push({ record: ch.channel, subscribers: [...ch.subscribers].sort((a, b) => a - b) });
-    taken.push({ ch, isPublic, ids: ch.ids.slice() });
+    taken.push({ ch, isPublic, ids: Array.from(ch.messages.ids) });
   }
   const direct = full ? [...org.directMessages.values()] : [];
   const messages: StoredMessage[] = [];

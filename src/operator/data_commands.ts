@@ -220,7 +220,7 @@ export function inspectCommand(dataDir: string): void {
     const ctx = runtime.org(org.id)!;
     let messages = ctx.directMessages.size;
     const channels = runtime.channelIdsOf(org.id);
-    for (const id of channels) messages += runtime.channel(org.id, id)!.ids.length;
+    for (const id of channels) messages += runtime.channel(org.id, id)!.messages.size;
     const queues = runtime.queues.sizeOf(org.id);
     return { organization_id: org.id, subdomain: org.subdomain, name: org.name, deactivated: org.deactivated, users: ctx.users.size, channels: channels.length, messages, queues };
   });

@@ -123,9 +123,9 @@ function receivedInTopic(runtime: Runtime, org: number, userId: number, streamId
   const ch = runtime.channel(org, streamId);
   const key = topic.toLowerCase();
   if (!ch || !ch.topics.has(key)) return false;
-  for (let i = ch.ids.length - 1; i >= 0; i--) {
-    const m = ch.messages.get(ch.ids[i])!;
-    if (m.topic.toLowerCase() === key && received(ch, userId, m.id)) return true;
+  const ids = ch.messages.ids;
+  for (let i = ids.length - 1; i >= 0; i--) {
+    if (ch.messages.topicAt(i).toLowerCase() === key && received(ch, userId, ids[i])) return true;
   }
   return false;
 }
