@@ -16,7 +16,7 @@ import { createOrganization } from '../src/bootstrap.js';
 import { bodyOf } from '../actors/core/bodies.js';
 import { bodiesDir } from '../snapshots/store.js';
 import { BodyCorrupt } from '../snapshots/body_store.js';
-import { DAMAGED_BODY } from '../snapshots/disk_bodies.js';
+import { DAMAGED_BODY, DiskBodies } from '../snapshots/disk_bodies.js';
 import { loadSnapshot, readSnapshot } from '../snapshots/snapshot.js';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../actors/runtime/runtime.js';
 import { stateDigest } from './state.js';
@@ -180,4 +180,30 @@ t.test('compaction: a deleted message leaves the disk with --keep 1; every other
   store = openKeeping();
   t.teardown(() => store.close());
   t.same(contents(store.runtime, expected.keys()), expected, 'and after a restart');
+});
+
+t.test('decisions that read many bodies find them in the cache: the runtime reads them first, off the event loop', async (t) => {
+  const { dir } = await populated(40);
+  const store = open(dir);
+  t.teardown(() => store.close());
+  const rt = store.runtime;
+  const bodies = (rt.bodies as DiskBodies).store;
+  // A read on the event loop that goes to the disk: a sync read the cache did not answer.
+  let syncMisses = 0;
+  const read = bodies.read.bind(bodies);
+  bodies.read = (loc: number) => {
+    const before = bodies.stats().misses;
+    const body = read(loc);
+    if (bodies.stats().misses > before) syncMisses++;
+    return body;
+  };
+  const ids = [...rt.channel(1, 1)!.messages.ids];
+  const missesAtStart = bodies.stats().misses;
+  await rt.execute({ type: 'EDIT_MESSAGE', org: 1, editor_id: 1, message_id: ids[5], topic: 'moved', propagate_mode: 'change_all', send_notification_to_old_thread: false, send_notification_to_new_thread: false });
+  t.equal(syncMisses, 0, 'moving a topic of 41 cold messages read none of them on the event loop');
+  // All but the two the log replayed after the snapshot (the edit, the last send), which are cached.
+  t.equal(bodies.stats().misses - missesAtStart, 39, 'the others were read ahead, in the background');
+  const result = (await rt.execute({ type: 'DELETE_TOPIC_BATCH', org: 1, actor_id: 1, stream_id: 1, topic: 'moved' })) as { deleted: number };
+  t.equal(result.deleted, 41);
+  t.equal(syncMisses, 0, 'nor did deleting them (each deletion reads its body for the uploads it links)');
 });

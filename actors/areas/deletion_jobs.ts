@@ -86,6 +86,12 @@ export const deleteMessagesBySenders = command({
     facts.push({ type: 'DeletionJobStepped', org: c.org, job_id: job.id, stream_id: streamId });
     return { facts, value: { deleted } };
   },
+  // Each deletion reads its message's body (the uploads it links).
+  bodies(view, c) {
+    const job = view.org(c.org)?.deletionJobs.get(c.job_id);
+    const ch = view.channel(c.org, c.stream_id);
+    return job && ch ? ch.messages.bodiesBy(job.sender_ids) : [];
+  },
 });
 
 export const deleteDirectMessagesBySenders = command({
@@ -108,6 +114,11 @@ export const deleteDirectMessagesBySenders = command({
     }
     facts.push({ type: 'DeletionJobFinished', org: c.org, job_id: job.id });
     return { facts, value: { deleted } };
+  },
+  bodies(view, c) {
+    const org = view.org(c.org);
+    const job = org?.deletionJobs.get(c.job_id);
+    return org && job?.direct_messages ? org.directMessages.bodiesBy(job.sender_ids) : [];
   },
 });
 

@@ -184,8 +184,9 @@ function topicMessages(ch: ChannelContext, editor: UserRecord, topic: string): M
   const key = topic.toLowerCase();
   const out: MessageRecord[] = [];
   const ids = ch.messages.ids;
+  const inTopic = ch.messages.inTopic(key);
   for (let i = 0; i < ids.length; i++) {
-    if (ch.messages.topicAt(i).toLowerCase() === key && canReadChannelMessage(ch, editor, ids[i])) out.push(wholeMessage(ch.bodies, ch.messages.at(i)));
+    if (inTopic(i) && canReadChannelMessage(ch, editor, ids[i])) out.push(wholeMessage(ch.bodies, ch.messages.at(i)));
   }
   return out;
 }
@@ -329,6 +330,14 @@ export const editMessage = messageCommand({
   decide: {
     channel: (ch: ChannelContext, c: EditMessage, env: DecideEnv, view: StateView): Decision<EditResult, AnyFact> => decideChannelEdit(ch, c, env, view),
     org: (ctx: OrgContext, c: EditMessage, env: DecideEnv, view: StateView): Decision<EditResult, AnyFact> => decideDirectEdit(ctx, c, env, view),
+  },
+  // A move reads every message of the topic it leaves (they move whole, and the checks read them).
+  bodies(view, c) {
+    if (c.topic === undefined && c.stream_id === undefined) return [];
+    const streamId = view.org(c.org)?.messageChannel.get(c.message_id);
+    const ch = streamId === undefined ? undefined : view.channel(c.org, streamId);
+    const m = ch?.messages.get(c.message_id);
+    return ch && m ? ch.messages.bodiesInTopic(m.topic.toLowerCase()) : [];
   },
 });
 

@@ -47,23 +47,8 @@ export const deleteTopicBatch = command({
     if (!actor || !actor.is_active || actor.role > Role.ADMIN) throw adminRequired();
     if (!hasContentAccess(ctx, actor) || ctx.channel.is_archived) throw badRequest('Invalid channel ID');
     const key = topicNamed(c.topic).toLowerCase();
-    // With protected history, only the messages the administrator received (Zulip's bulk_access_stream_messages_query).
-    const readable = (id: number): boolean => ctx.channel.history_public_to_subscribers || received(ctx, actor.user_id, id);
-    const batch: StoredMessage[] = [];
-    let more = false;
-    if (ctx.topics.has(key)) {
-      const messages = ctx.messages;
-      for (let i = messages.size - 1; i >= 0; i--) {
-        if (messages.topicAt(i).toLowerCase() !== key || !readable(messages.ids[i])) continue;
-        if (batch.length === TOPIC_DELETION_BATCH) {
-          more = true;
-          break;
-        }
-        batch.push(messages.at(i));
-      }
-    }
+    const { batch, more } = nextTopicBatch(ctx, actor.user_id, key);
     // One batch, told at once as Zulip's do_delete_messages tells it, its messages ascending.
-    batch.reverse();
     const facts: Array<MessageDeleted | AttachmentLinksChanged | UserTopicChanged> = asDeletionBatch(batch.flatMap((m) => channelMessageDeletion(ctx, view, org, m)), actor.user_id);
     if (!more) {
       const deleting = new Set(batch.map((m) => m.id));
@@ -74,14 +59,40 @@ export const deleteTopicBatch = command({
     }
     return { facts, value: { deleted: batch.length, done: !more } };
   },
+  // Each deletion reads its message's body (the uploads it links).
+  bodies(view, c) {
+    const ch = view.channel(c.org, c.stream_id);
+    return ch ? nextTopicBatch(ch, c.actor_id, topicNamed(c.topic).toLowerCase()).batch.map((m) => m.body) : [];
+  },
 });
+
+/**
+ * The newest `TOPIC_DELETION_BATCH` messages of a topic that `userId` can read, ascending
+ * by id, and whether more remain. With protected history, only the messages they received
+ * (Zulip's bulk_access_stream_messages_query).
+ */
+function nextTopicBatch(ctx: ChannelContext, userId: number, key: string): { batch: StoredMessage[]; more: boolean } {
+  const readable = (id: number): boolean => ctx.channel.history_public_to_subscribers || received(ctx, userId, id);
+  const batch: StoredMessage[] = [];
+  if (!ctx.topics.has(key)) return { batch, more: false };
+  const messages = ctx.messages;
+  const ids = messages.ids;
+  const inTopic = messages.inTopic(key);
+  for (let i = ids.length - 1; i >= 0; i--) {
+    if (!inTopic(i) || !readable(ids[i])) continue;
+    if (batch.length === TOPIC_DELETION_BATCH) return { batch: batch.reverse(), more: true };
+    batch.push(messages.at(i));
+  }
+  return { batch: batch.reverse(), more: false };
+}
 
 /** Users with a visibility policy for the topic who will see none of its messages once `deleting` is gone. */
 function staleUserTopics(ctx: ChannelContext, view: StateView, org: number, key: string, deleting: Set<number>): number[] {
   const remaining: number[] = [];
   if (!ctx.channel.history_public_to_subscribers) {
     const ids = ctx.messages.ids;
-    for (let i = 0; i < ids.length; i++) if (!deleting.has(ids[i]) && ctx.messages.topicAt(i).toLowerCase() === key) remaining.push(ids[i]);
+    const inTopic = ctx.messages.inTopic(key);
+    for (let i = 0; i < ids.length; i++) if (!deleting.has(ids[i]) && inTopic(i)) remaining.push(ids[i]);
   }
   const out: number[] = [];
   for (const user of view.org(org)!.users.values()) {

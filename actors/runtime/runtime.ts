@@ -249,6 +249,17 @@ export class Runtime implements StateView {
     } catch (e) {
       return Promise.reject(e);
     }
+    const bodies = def.bodies && this.bodies.persistent ? [...def.bodies(this, input)] : [];
+    if (bodies.length > 0) {
+      // Read into the body store's cache first; a body that fails to read is read (and
+      // reported) again when decided.
+      return this.bodies.readMany(bodies).catch(() => undefined).then(() => this.decideAt(actor, decide, input, hints));
+    }
+    return this.decideAt(actor, decide, input, hints);
+  }
+
+  /** Sends a decision to its actor, and commits its facts. */
+  private decideAt<C extends Command>(actor: DomainActor<unknown>, decide: Decide<ActorKind, { type: string }, unknown, AnyFact>, input: Command, hints?: DeliveryHints): Promise<ResultOf<C>> {
     // The decision changes state: the events of facts applied before it are derived first.
     this.events.settle();
     return new Promise((resolve, reject) => {

@@ -123,6 +123,43 @@ export class MessageTable implements Iterable<StoredMessage> {
     return this.c.flagCol[i] & ODD ? this.odd.get(this.c.idCol[i])!.sender_id : this.c.senderCol[i];
   }
 
+  /** The time of row `i`, without building its record. */
+  timestampAt(i: number): number {
+    return this.c.flagCol[i] & ODD ? this.odd.get(this.c.idCol[i])!.timestamp : this.c.timeCol[i];
+  }
+
+  /** The body locators of the messages these users sent. */
+  bodiesBy(senders: readonly number[]): number[] {
+    const wanted = new Set(senders);
+    const out: number[] = [];
+    for (let i = 0; i < this.count; i++) {
+      if (wanted.has(this.senderAt(i))) out.push(this.c.flagCol[i] & ODD ? this.odd.get(this.c.idCol[i])!.body : this.c.bodyCol[i]);
+    }
+    return out;
+  }
+
+  /**
+   * Whether row `i` is in topic `key` (lower-cased), for scans of many rows: the topic
+   * numbers that spell it are found once, and each row compares a number. For a scan
+   * within one turn: the table as it is now.
+   */
+  inTopic(key: string): (i: number) => boolean {
+    const spellings = new Set<number>();
+    this.topics.values.forEach((name, n) => {
+      if (name.toLowerCase() === key) spellings.add(n);
+    });
+    const c = this.c;
+    return (i) => (c.flagCol[i] & ODD ? this.odd.get(c.idCol[i])!.topic.toLowerCase() === key : spellings.has(c.topicCol[i]));
+  }
+
+  /** The body locators of a topic's messages (`key` lower-cased). */
+  bodiesInTopic(key: string): number[] {
+    const out: number[] = [];
+    const matches = this.inTopic(key);
+    for (let i = 0; i < this.count; i++) if (matches(i)) out.push(this.c.flagCol[i] & ODD ? this.odd.get(this.c.idCol[i])!.body : this.c.bodyCol[i]);
+    return out;
+  }
+
   /** The holders of a moved channel message (`StoredMessage.received_by`), without building its record. */
   receivedBy(id: number): number[] | undefined {
     return (this.extras.get(id)?.received_by ?? this.odd.get(id)?.received_by) as number[] | undefined;

@@ -124,8 +124,9 @@ function receivedInTopic(runtime: Runtime, org: number, userId: number, streamId
   const key = topic.toLowerCase();
   if (!ch || !ch.topics.has(key)) return false;
   const ids = ch.messages.ids;
+  const inTopic = ch.messages.inTopic(key);
   for (let i = ids.length - 1; i >= 0; i--) {
-    if (ch.messages.topicAt(i).toLowerCase() === key && received(ch, userId, ids[i])) return true;
+    if (inTopic(i) && received(ch, userId, ids[i])) return true;
   }
   return false;
 }
