@@ -14,6 +14,7 @@ import { createOrganization, createStarterChannels, randomPassword, type Created
 import type { Config } from './config.js';
 import { startControl, type ControlHandler } from './control.js';
 import { compactionReport } from './operator/compaction.js';
+import { scheduleMessageRetention } from './retention.js';
 import { BOARD_API, CHAT_API } from './http/api.js';
 import { ChatApp, errorResponse } from './http/chat_app.js';
 import { Lifecycle } from './http/lifecycle.js';
@@ -186,6 +187,8 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
   // Temp files of uploads a crash cut short, then files nothing names any more.
   uploadStore(config.dataDir).clearTemp();
   const sweep = scheduleUploadSweep(store, config, log);
+  // Messages past their organization's or channel's retention period, now and hourly.
+  const retention = scheduleMessageRetention(runtime, log);
   const control = await startControl(config.dataDir, controlHandlers(store), log.child({ component: 'control' }));
   lifecycle.phase = 'ready';
   log.info({ event: 'server.ready', seq: runtime.lastSeq }, 'ready');
@@ -210,6 +213,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
         clearInterval(scheduler);
         clearInterval(activity);
         clearInterval(sweep);
+        retention.stop();
         runtime.scheduled.stop();
         const parked = runtime.queues.parkedCount;
         runtime.queues.releaseAll();

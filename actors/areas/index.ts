@@ -18,6 +18,7 @@ import { channels } from './channels.js';
 import { defaultChannels } from './default_channels.js';
 import { topicDeletion } from './topic_deletion.js';
 import { deletionJobs } from './deletion_jobs.js';
+import { messageRetention } from './message_retention.js';
 import { drafts } from './drafts.js';
 import { eventQueues } from './event_queues.js';
 import { flags } from './flags.js';
@@ -55,7 +56,7 @@ import { userStatus } from './user_status.js';
 import { userTopics } from './user_topics.js';
 import { users } from './users.js';
 
-export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, playgrounds, realmExports, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, legacySubscriptions, subscriptionSettings, channels, defaultChannels, channelFolders, messages, messageDeletion, deletionJobs, messageReports, topicDeletion, scheduledMessages, reminders, messageEdits, attachments, reactions, submessages, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
+export const AREAS = [organizations, realm, realmDomains, realmEmoji, linkifiers, playgrounds, realmExports, alertWords, users, userAdmin, userGroups, fullMembers, bots, invites, profileFields, settings, userStatus, presence, subscriptions, legacySubscriptions, subscriptionSettings, channels, defaultChannels, channelFolders, messages, messageDeletion, deletionJobs, messageReports, topicDeletion, messageRetention, scheduledMessages, reminders, messageEdits, attachments, reactions, submessages, flags, userTopics, drafts, savedSnippets, navigationViews, mutedUsers, botStorage, pushDevices, typing, eventQueues, board] as const;
 
 type Areas = (typeof AREAS)[number];
 type CommandDefs = Areas['commands'][number];

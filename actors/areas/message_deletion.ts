@@ -131,12 +131,13 @@ const messageDeleted = fact<MessageDeleted>({
 
 /**
  * Marks the deletion facts of one batch (channel messages of one topic, ascending by id) as
- * one: the first tells everyone of them all, in Zulip's two forms (`batchDeletionDeliveries`).
+ * one: the first tells everyone of them all, and the acting user if there is one, in
+ * Zulip's two forms (`batchDeletionDeliveries`).
  */
-export function asDeletionBatch(facts: Array<MessageDeleted | AttachmentLinksChanged>, actorId: number): Array<MessageDeleted | AttachmentLinksChanged> {
+export function asDeletionBatch(facts: Array<MessageDeleted | AttachmentLinksChanged>, actorId?: number): Array<MessageDeleted | AttachmentLinksChanged> {
   const deleted = facts.filter((x): x is MessageDeleted => x.type === 'MessageDeleted');
   if (deleted.length === 0) return facts;
-  const told = new Set<number>([actorId]);
+  const told = new Set<number>(actorId === undefined ? [] : [actorId]);
   for (const d of deleted) for (const id of d.notify) told.add(id);
   const first = deleted[0];
   const batch = { message_ids: deleted.map((d) => d.message_id).sort((a, b) => a - b), notify: [...told].sort((a, b) => a - b) };

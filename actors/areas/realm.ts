@@ -30,7 +30,7 @@ export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
 export const MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000;
 
 /** Settings only owners may change. */
-const OWNER_ONLY = new Set<string>(['can_create_web_public_channel_group', 'can_manage_billing_group', 'can_manage_all_groups']);
+const OWNER_ONLY = new Set<string>(['can_create_web_public_channel_group', 'can_manage_billing_group', 'can_manage_all_groups', 'message_retention_days']);
 
 /** The organization's settings changed: only those that did, name and description included. */
 /** `previous_access_group`: the `can_access_all_users_group` a change of it replaced. */

@@ -47,7 +47,7 @@ export interface CommandDef<K extends ActorKind = ActorKind, C extends { type: s
    * them into the body store's cache first, in the background, so that the decision does
    * not hold the event loop on the disk. One changed meanwhile is read when decided.
    */
-  bodies?: (view: StateView, command: C) => Iterable<number>;
+  bodies?: (view: StateView, command: C, env: DecideEnv) => Iterable<number>;
 }
 
 /** The decider of `def` for an actor of `kind`. */
@@ -83,21 +83,21 @@ export function command<K extends ActorKind, C extends { type: string }, R, F ex
   type: C['type'];
   actor: K;
   decide(ctx: Contexts[K], command: C, env: DecideEnv, view: StateView): Decision<R, F>;
-  bodies?(view: StateView, command: C): Iterable<number>;
+  bodies?(view: StateView, command: C, env: DecideEnv): Iterable<number>;
 }): [C] extends [Addresses[K]] ? OneKindCommandDef<K, C, R, F> : UnaddressedCommand;
 export function command<K extends ActorKind, C extends { type: string }, R, F extends AnyFact>(def: {
   type: C['type'];
   actor: K;
   decide(ctx: Contexts[K], command: C, env: DecideEnv, view: StateView): Decision<R, F>;
   address(view: StateView, command: NoInfer<C>): Address<K>;
-  bodies?(view: StateView, command: NoInfer<C>): Iterable<number>;
+  bodies?(view: StateView, command: NoInfer<C>, env: DecideEnv): Iterable<number>;
 }): OneKindCommandDef<K, C, R, F>;
 export function command<K extends ActorKind, C extends { type: string }, R, F extends AnyFact>(def: {
   type: C['type'];
   actor: K;
   decide(ctx: Contexts[K], command: C, env: DecideEnv, view: StateView): Decision<R, F>;
   address?(view: StateView, command: C): Address<K>;
-  bodies?(view: StateView, command: C): Iterable<number>;
+  bodies?(view: StateView, command: C, env: DecideEnv): Iterable<number>;
 }): OneKindCommandDef<K, C, R, F> {
   const { type, actor, decide, bodies } = def;
   const address = def.address ?? ((_view: StateView, c: C) => fieldAddress(actor, c as unknown as Addresses[K]));
@@ -111,7 +111,7 @@ export function command<K extends ActorKind, C extends { type: string }, R, F ex
 export function messageCommand<C extends { type: string }, R, F extends AnyFact>(def: {
   type: C['type'];
   address(view: StateView, command: NoInfer<C>): Address<'channel' | 'org'>;
-  bodies?(view: StateView, command: NoInfer<C>): Iterable<number>;
+  bodies?(view: StateView, command: NoInfer<C>, env: DecideEnv): Iterable<number>;
   decide: {
     channel(ctx: Contexts['channel'], command: C, env: DecideEnv, view: StateView): Decision<R, F>;
     org(ctx: Contexts['org'], command: C, env: DecideEnv, view: StateView): Decision<R, F>;

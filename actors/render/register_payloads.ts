@@ -50,7 +50,6 @@ export function realmSection(org: OrgRecord, realmUrl: string, heartbeatMaxMs: n
     realm_night_logo_source: 'D',
     realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
     realm_mandatory_topics: false,
-    realm_message_retention_days: -1,
     realm_default_language: 'en',
     realm_invite_required: true,
     realm_disallow_disposable_email_addresses: true,

@@ -18,6 +18,8 @@ type Kind =
   | { kind: 'int'; min: number }
   | { kind: 'enum'; values: readonly string[] }
   | { kind: 'group' }
+  /** Days, or `"unlimited"` (kept as `-1`). */
+  | { kind: 'days' }
   /** A channel id, or `-1` for none (checked against the organization, see `areas/realm.ts`). */
   | { kind: 'channel' }
   | { kind: 'string' };
@@ -34,6 +36,8 @@ const TABLE = {
   move_messages_within_stream_limit_seconds: { default: 7 * DAY as number | null, kind: 'seconds', unlimited: true },
   move_messages_between_streams_limit_seconds: { default: 7 * DAY as number | null, kind: 'seconds', unlimited: true },
   waiting_period_threshold: { default: 0 as number, kind: 'int', min: 0 },
+  // How long messages are kept (`actors/areas/message_retention.ts`); -1: forever. Owners only.
+  message_retention_days: { default: -1 as number, kind: 'days' },
   // Zulip's default is Jitsi; Parley offers no provider unless the server is configured for one.
   video_chat_provider: { default: 0 as number, kind: 'int', min: 0 },
   emails_restricted_to_domains: { default: false as boolean, ...bool },
@@ -111,6 +115,11 @@ export function checkRealmValue(name: RealmSettingName, value: unknown): unknown
     case 'int':
       if (typeof value !== 'number' || !Number.isInteger(value)) throw badRequest(`${name} is not an integer`);
       if (value < def.min!) throw badRequest(`Invalid ${name}`);
+      return value;
+    case 'days':
+      // Zulip's parse_message_retention_days.
+      if (value === 'unlimited') return -1;
+      if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) throw badRequest(`Bad value for 'message_retention_days': ${typeof value === 'string' ? value : JSON.stringify(value)}`);
       return value;
     case 'seconds':
       if (value === 'unlimited' && def.unlimited) return null;

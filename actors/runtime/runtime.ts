@@ -249,7 +249,7 @@ export class Runtime implements StateView {
     } catch (e) {
       return Promise.reject(e);
     }
-    const bodies = def.bodies && this.bodies.persistent ? [...def.bodies(this, input)] : [];
+    const bodies = def.bodies && this.bodies.persistent ? [...def.bodies(this, input, this.env)] : [];
     if (bodies.length > 0) {
       // Read into the body store's cache first; a body that fails to read is read (and
       // reported) again when decided.

@@ -8,13 +8,13 @@ import { isGroupSetting, REALM_DEFAULTS, REALM_SETTING_NAMES } from '../../../ac
 import { availableVideoChatProviders } from '../../calls/providers.js';
 import { R, route, S } from '../../http/route.js';
 
-/** A parameter per setting: group settings as `{new, old}` objects, time limits as seconds or "unlimited". */
+/** A parameter per setting: group settings as `{new, old}` objects, time limits and retention as numbers or "unlimited". */
 function realmParams(): Record<string, { schema: TSchema }> {
   const out: Record<string, { schema: TSchema }> = {};
   for (const name of REALM_SETTING_NAMES) {
     const d = REALM_DEFAULTS[name];
     const schema = isGroupSetting(name) ? S.obj
-      : name.endsWith('_limit_seconds') ? Type.Union([Type.Integer(), Type.Literal('unlimited')])
+      : name.endsWith('_limit_seconds') || name === 'message_retention_days' ? Type.Union([Type.Integer(), Type.Literal('unlimited')])
       : typeof d === 'boolean' ? S.bool : typeof d === 'number' ? S.int : S.str;
     out[name] = { schema };
   }
