@@ -7,6 +7,7 @@
  */
 import type { LogFields, Logger } from '../actors/core/logger.js';
 import type { RuntimeOptions } from '../actors/runtime/runtime.js';
+import { DiskBodies } from '../snapshots/disk_bodies.js';
 import { openStoreInSlices, type Store } from './store.js';
 import { snapshotDue } from '../snapshots/schedule.js';
 import type { SnapshotInfo } from '../snapshots/snapshot.js';
@@ -163,6 +164,7 @@ export async function startServer(config: Config, opts: StartOptions): Promise<R
     throw err;
   });
   metrics.watch(store);
+  if (runtime.bodies instanceof DiskBodies) metrics.watchBodies(runtime.bodies.store, config.bodyCacheMib * 1024 * 1024);
   let bootstrapped: RunningServer['bootstrapped'];
   if (runtime.server().orgs.size === 0) {
     // The first start on an empty data directory: the default organization, its owner,

@@ -151,6 +151,31 @@ t.test('the metrics move as requests are made', async (t) => {
   t.equal(post.headers.get('allow'), 'GET, HEAD');
 });
 
+t.test('--body-cache-mib bounds the body cache, and the body store reports through the metrics', async (t) => {
+  // Rate limits off: the test sends 200 messages as one user.
+  const s = await server(t, { bodyCacheMib: 1, rateLimit: { requests: 0, windowSecs: 60 } });
+  const before = await scrape(s.port);
+  t.equal(value(before, 'parley_body_cache_limit_bytes'), 1024 * 1024, 'the bound the flag set');
+  const channel = s.bootstrapped!.starter.channels[0].name;
+  // About 3.5 MiB of bodies (9,000 characters of source and as much HTML each): three times what the cache may hold.
+  const content = 'a body of some size '.repeat(450);
+  const ids: number[] = [];
+  for (let i = 0; i < 200; i++) ids.push(((await (await api(s, 'POST', '/api/v1/messages', { type: 'stream', to: channel, topic: 'cache', content: `${i} ${content}` })).json()) as { id: number }).id);
+  const filled = await scrape(s.port);
+  t.ok(value(filled, 'parley_body_store_bytes') > 3 * 1024 * 1024, `the bodies are on disk: ${value(filled, 'parley_body_store_bytes')} bytes`);
+  t.ok(value(filled, 'parley_body_store_segments') >= 1);
+  const cached = value(filled, 'parley_body_cache_bytes');
+  t.ok(cached > 0 && cached <= 1024 * 1024, `the cache holds at most its bound: ${cached} bytes`);
+  // The oldest message left the cache: reading it goes to the disk.
+  const read = await api(s, 'GET', `/api/v1/messages/${ids[0]}`, { apply_markdown: 'false' });
+  const body = (await read.json()) as { message: { content: string } };
+  t.equal(read.status, 200, JSON.stringify(body).slice(0, 200));
+  t.match(body.message.content, /^0 a body/);
+  const after = await scrape(s.port);
+  t.ok(value(after, 'parley_body_cache_misses_total') > value(filled, 'parley_body_cache_misses_total'), 'a miss');
+  t.ok(value(after, 'parley_body_disk_reads_total') > value(filled, 'parley_body_disk_reads_total'), 'read from the disk');
+});
+
 t.test('--metrics-token: a bearer token is required', async (t) => {
   const s = await server(t, { metricsToken: 'scrape-secret' });
   const url = `http://127.0.0.1:${s.port}/metrics`;

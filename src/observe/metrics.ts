@@ -20,6 +20,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'pr
 import type { DeliveryObserver } from '../../actors/event_queues/index.js';
 import type { StoreObserver } from '../../snapshots/store.js';
 import type { SnapshotInfo } from '../../snapshots/snapshot.js';
+import type { BodyStore } from '../../snapshots/body_store.js';
 import type { RouteObserver, RouteObserverOf } from '../http/app.js';
 import type { RouteRecord } from '../http/route.js';
 import { updatePresence } from '../routes/chat/presence.js';
@@ -175,6 +176,32 @@ export class Metrics {
     gauge('parley_parked_polls', 'GET /events requests parked, waiting for an event', () => queues.parkedCount);
     gauge('parley_recovery_replayed_facts', 'Facts replayed from the log at the last start', () => store.recovery.replayed);
     gauge('parley_recovery_duration_seconds', 'How long recovery (snapshot load and log replay) took at the last start', () => store.recovery.ms / 1000);
+  }
+
+  /**
+   * Adds the body store's metrics, read at each scrape: its size on disk, its cache
+   * against the cache's bound (`--body-cache-mib`), and how reads were answered.
+   */
+  watchBodies(store: Pick<BodyStore, 'stats'>, cacheLimitBytes: number): void {
+    const stats = (): ReturnType<BodyStore['stats']> => store.stats();
+    const gauge = (name: string, help: string, read: () => number): void => {
+      this.gauge(name, help, function collect() {
+        this.set(read());
+      });
+    };
+    const counter = (name: string, help: string, read: () => number): void => {
+      new Counter({ name, help, registers: [this.registry], collect() {
+        this.reset();
+        this.inc(read());
+      } });
+    };
+    gauge('parley_body_store_bytes', 'Bytes of message bodies on disk (every body segment, versions no message holds any more included until a compaction)', () => stats().bytes);
+    gauge('parley_body_store_segments', 'Body segment files', () => stats().segments);
+    gauge('parley_body_cache_bytes', 'Bytes of message bodies held in memory by the body cache', () => stats().cacheBytes);
+    gauge('parley_body_cache_limit_bytes', "The body cache's bound (--body-cache-mib)", () => cacheLimitBytes);
+    counter('parley_body_cache_hits_total', 'Body reads the cache answered', () => stats().hits);
+    counter('parley_body_cache_misses_total', 'Body reads that went to the disk', () => stats().misses);
+    counter('parley_body_disk_reads_total', 'Reads of body segment files (one read may bring many bodies)', () => stats().diskReads);
   }
 
   /** A histogram without labels. */
