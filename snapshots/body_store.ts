@@ -7,8 +7,9 @@
  * locator; old versions stay until a compaction finds them no longer live, so an older
  * kept snapshot (and a point-in-time restore) can still read the bodies it references.
  *
- * Writes are buffered and reach the file with one `writeSync` per event-loop turn
- * (`flush`); `sync` makes them durable, and the server calls it before it writes a
+ * Writes are buffered and reach the file with one `writeSync` at most every
+ * `flushDelayMs` (`flush`; a body is in the cache until then, and its message's log
+ * record holds it, so replay stores it again after a crash); `sync` makes them durable, and the server calls it before it writes a
  * snapshot, so a durable snapshot only ever references durable bodies. Hence a torn
  * tail, which can only hold records written after the last sync, is cut off at open.
  *
@@ -29,10 +30,12 @@ import {
   MAX_BODY_PAYLOAD_BYTES,
   nextValidFrame,
   packBody,
+  plainBodyPayloadBytes,
   RECORD_HEADER_BYTES,
   scanFrame,
   SEGMENT_HEADER_BYTES,
   writeBodyFrame,
+  writePlainBodyFrame,
   type MessageBody,
   type SegmentKind,
 } from './body_codec.js';
@@ -63,6 +66,8 @@ export interface BodyStoreOptions {
   readOnly?: boolean;
   /** Work `compact` and `verify` do between two yields (default 4 ms). */
   sliceMs?: number;
+  /** Longest an appended record waits in the buffer before a scheduled flush writes it (default FLUSH_DELAY_MS). */
+  flushDelayMs?: number;
   /** Told when a scheduled flush fails (the disk failed us; the server must stop). Logged by default. */
   onFatal?: (error: Error) => void;
 }
@@ -108,6 +113,15 @@ const SPECULATIVE_READ_BYTES = 4096;
 const COALESCED_READ_BYTES = 64 * 1024;
 /** Async reads of `readMany` in flight at once. */
 const READS_IN_FLIGHT = 4;
+/**
+ * How long appended records may wait in the buffer before a scheduled flush writes them
+ * (`BodyStoreOptions.flushDelayMs`). Their durability does not depend on it: a
+ * message's body is in its log record, which replay stores again (and `sync` writes
+ * everything before a snapshot is put in place). A flush per event-loop turn, as
+ * before, was a `writeSync` of a few records each time; at 12,000 msg/s this is one of
+ * about 120 (same-run A/B in docs/body-store.md).
+ */
+export const FLUSH_DELAY_MS = 10;
 /** Buffered bytes that trigger a flush from `append` itself (a long synchronous burst). */
 const FLUSH_AT_BYTES = 4 * 1024 * 1024;
 /** Per cached body: Map entry, entry object, body object, string headers. */
@@ -167,10 +181,11 @@ export class BodyStore {
   private nextNo = 1;
   private pending = Buffer.allocUnsafe(1024 * 1024);
   private pendingBytes = 0;
-  private readonly pinned = new Map<number, Cached>();
-  private pinnedBytes = 0;
+  /** Bodies by locator, least recently used first: those read, and those appended (written or not). */
   private readonly cache = new Map<number, Cached>();
   private cacheUsed = 0;
+  /** Bytes of the cached bodies whose records are still buffered: never evicted, not counted against the bound. */
+  private unwrittenBytes = 0;
   /**
    * The eviction hand: a live iterator over the cache, oldest entry first. A fresh
    * iterator per eviction would step again over the tombstones of every entry deleted
@@ -193,6 +208,7 @@ export class BodyStore {
   private readonly scratch = Buffer.allocUnsafe(SPECULATIVE_READ_BYTES);
   private readonly segmentBytes: number;
   private readonly sliceMs: number;
+  private readonly flushDelayMs: number;
   private readonly cacheLimit: number;
   private readonly log: Logger;
 
@@ -201,6 +217,7 @@ export class BodyStore {
     this.cacheLimit = opts.cacheBytes ?? 64 * 1024 * 1024;
     this.log = opts.log ?? SILENT;
     this.sliceMs = opts.sliceMs ?? 4;
+    this.flushDelayMs = opts.flushDelayMs ?? FLUSH_DELAY_MS;
   }
 
   /**
@@ -331,9 +348,15 @@ export class BodyStore {
     if (this.failed) throw this.failed;
     if (this.closed) throw new Error('body store is closed');
     if (!Number.isSafeInteger(id) || id < 0) throw new RangeError(`body store: message id ${id} is not a non-negative safe integer`);
-    const payload = packBody(body);
-    const frame = RECORD_HEADER_BYTES + payload.length;
-    if (payload.length > MAX_BODY_PAYLOAD_BYTES) throw new RangeError(`body of message ${id} is ${payload.length} bytes encoded, above the limit`);
+    // A body without edit history (every send's) is framed by hand, straight into the
+    // buffer (writePlainBodyFrame); one with edit history is packed by msgpackr.
+    const plain = body.edit_history === undefined;
+    const contentBytes = plain ? Buffer.byteLength(body.content, 'utf8') : 0;
+    const renderedBytes = plain ? Buffer.byteLength(body.rendered, 'utf8') : 0;
+    const payload = plain ? undefined : packBody(body);
+    const payloadBytes = payload ? payload.length : plainBodyPayloadBytes(contentBytes, renderedBytes);
+    const frame = RECORD_HEADER_BYTES + payloadBytes;
+    if (payloadBytes > MAX_BODY_PAYLOAD_BYTES) throw new RangeError(`body of message ${id} is ${payloadBytes} bytes encoded, above the limit`);
     const end = this.active.size + this.pendingBytes;
     // Rolling over packs nothing, so `payload` (a view of msgpackr's shared buffer) stays valid.
     if (end + frame > this.segmentBytes && end > SEGMENT_HEADER_BYTES) this.startSegment();
@@ -343,19 +366,21 @@ export class BodyStore {
       this.pending = grown;
     }
     const loc = makeLocator(this.active.no, this.active.size + this.pendingBytes);
-    this.pendingBytes += writeBodyFrame(this.pending, this.pendingBytes, id, payload);
-    const entry = { body, bytes: bodyBytes(body, payload.length) };
-    this.pinned.set(loc, entry);
-    this.pinnedBytes += entry.bytes;
+    this.pendingBytes += payload ? writeBodyFrame(this.pending, this.pendingBytes, id, payload) : writePlainBodyFrame(this.pending, this.pendingBytes, id, body.content, contentBytes, body.rendered, renderedBytes);
+    // Into the cache at once, where an unwritten body is never evicted (see `trim`).
+    const bytes = bodyBytes(body, payloadBytes);
+    this.cache.set(loc, { body, bytes });
+    this.cacheUsed += bytes;
+    this.unwrittenBytes += bytes;
     if (this.pendingBytes >= FLUSH_AT_BYTES) this.flush();
     else if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => this.scheduledFlush());
+      setTimeout(this.scheduledFlush, this.flushDelayMs);
     }
     return loc;
   }
 
-  private scheduledFlush(): void {
+  private readonly scheduledFlush = (): void => {
     this.scheduled = false;
     if (this.closed || this.failed) return;
     try {
@@ -365,9 +390,9 @@ export class BodyStore {
       if (this.opts.onFatal) this.opts.onFatal(error);
       else this.log.error({ event: 'bodies.write_failed', error: error.message }, `bodies: writing buffered bodies failed: ${error.message}`);
     }
-  }
+  };
 
-  /** Writes the buffered records with one `writeSync`; they move from pinned to the cache. A failure is final. */
+  /** Writes the buffered records with one `writeSync`; their bodies may then leave the cache. A failure is final. */
   flush(): void {
     if (this.failed) throw this.failed;
     if (this.pendingBytes === 0) return;
@@ -381,9 +406,8 @@ export class BodyStore {
     this.unsynced.add(this.activeFd);
     this.pendingBytes = 0;
     if (this.pending.length > 8 * FLUSH_AT_BYTES) this.pending = Buffer.allocUnsafe(1024 * 1024);
-    for (const [loc, entry] of this.pinned) this.remember(loc, entry);
-    this.pinned.clear();
-    this.pinnedBytes = 0;
+    this.unwrittenBytes = 0;
+    this.trim();
   }
 
   /** Flushes, then fdatasyncs every segment written since the last sync (and the directory if a segment was created). */
@@ -405,7 +429,22 @@ export class BodyStore {
     }
     this.cache.set(loc, entry);
     this.cacheUsed += entry.bytes;
-    while (this.cacheUsed > this.cacheLimit && this.cache.size > 0) {
+    this.trim();
+  }
+
+  /** Whether `loc` is a record still in the buffer, not yet written (its body is then only in the cache). */
+  private unwritten(loc: number): boolean {
+    return locatorSegment(loc) === this.active.no && locatorOffset(loc) >= this.active.size;
+  }
+
+  /**
+   * Evicts least recently used bodies until the written ones fit the bound. Bodies not
+   * yet written stay (moved to the newest end when the hand meets them): they are at
+   * most one buffer's worth (FLUSH_AT_BYTES and a record), and the flush that writes
+   * them trims again. Ends: while the written bodies exceed the bound, one is cached.
+   */
+  private trim(): void {
+    while (this.cacheUsed - this.unwrittenBytes > this.cacheLimit) {
       let next = this.evictFrom?.next();
       if (!next || next.done) {
         this.evictFrom = this.cache.entries();
@@ -413,13 +452,12 @@ export class BodyStore {
       }
       const [k, e] = next.value as [number, Cached];
       this.cache.delete(k);
-      this.cacheUsed -= e.bytes;
+      if (this.unwritten(k)) this.cache.set(k, e);
+      else this.cacheUsed -= e.bytes;
     }
   }
 
   private cached(loc: number): MessageBody | undefined {
-    const pinned = this.pinned.get(loc);
-    if (pinned) return pinned.body;
     const entry = this.cache.get(loc);
     if (!entry) return undefined;
     this.cache.delete(loc);
@@ -429,7 +467,7 @@ export class BodyStore {
 
   /** Whether a locator's body is in memory (for tests and metrics). */
   has(loc: number): boolean {
-    return this.pinned.has(loc) || this.cache.has(loc);
+    return this.cache.has(loc);
   }
 
   private segmentOf(loc: number): { segment: Segment; offset: number; file: string } {
@@ -615,7 +653,7 @@ export class BodyStore {
   stats(): { segments: number; bytes: number; cacheBytes: number; cacheEntries: number; hits: number; misses: number; diskReads: number } {
     let bytes = this.pendingBytes;
     for (const s of this.segments.values()) bytes += s.size;
-    return { segments: this.segments.size, bytes, cacheBytes: this.cacheUsed + this.pinnedBytes, cacheEntries: this.cache.size + this.pinned.size, hits: this.hits, misses: this.misses, diskReads: this.diskReads };
+    return { segments: this.segments.size, bytes, cacheBytes: this.cacheUsed, cacheEntries: this.cache.size, hits: this.hits, misses: this.misses, diskReads: this.diskReads };
   }
 
   /**
