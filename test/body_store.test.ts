@@ -382,6 +382,24 @@ t.test('compact leaves a segment with a damaged live record in place and reports
   t.equal(result.obsolete.length, new Set(locs.map(locatorSegment)).size - 1);
 });
 
+t.test('syncAsync: the fdatasyncs off the event loop, appends and rollovers go on meanwhile, then everything reads back', async (t) => {
+  const dir = tmp();
+  const { store } = open(dir, { segmentBytes: 4096 });
+  const before = Array.from({ length: 50 }, (_, i) => store.append(i + 1, body(i + 1, 150)));
+  const syncing = store.syncAsync();
+  t.ok(segmentFiles(dir).length > 1, 'the appends before it are written at once');
+  // Appends roll segments over (closing write fds) while the fdatasyncs are in flight.
+  const during = Array.from({ length: 50 }, (_, i) => store.append(100 + i, body(100 + i, 150)));
+  await syncing;
+  const third = store.syncAsync();
+  store.close();
+  await third;
+  const again = open(dir).store;
+  before.forEach((loc, i) => t.same(again.read(loc), body(i + 1, 150)));
+  during.forEach((loc, i) => t.same(again.read(loc), body(100 + i, 150)));
+  again.close();
+});
+
 t.test('an interrupted compaction leaves a store that opens, with torn outputs repaired', async (t) => {
   const dir = tmp();
   const { store } = open(dir, { segmentBytes: 4096, sliceMs: 0 });
