@@ -76,9 +76,10 @@ export function packBody(body: MessageBody): Buffer {
  * The payload of a body without edit history (every send's) written by hand: the bytes
  * `packBody` writes for it (a map16 of two entries, `content` then `rendered`, each
  * string with its shortest header), so records read the same whichever wrote them.
- * Measured in a same-run A/B of the send path (bench/ab.ts): msgpackr's pack of the
- * body, then a copy of its bytes into the frame, took about 1.5 us of the event loop's
- * CPU per message; this writes each string's UTF-8 once, straight into the frame.
+ * Each string's UTF-8 is written once, straight into the frame, where msgpackr packed a
+ * fresh object into its own buffer and the frame copied it: for bench/ab.ts's body,
+ * 0.70 to 0.76 us of CPU per frame against 0.89 to 1.06 (500,000 frames, 3 runs, a
+ * busy 2-core machine), on the send path's every message.
  */
 const PLAIN_MAP_HEAD = Buffer.from([0xde, 0x00, 0x02, 0xa7, ...Buffer.from('content', 'latin1')]);
 const RENDERED_KEY = Buffer.from([0xa8, ...Buffer.from('rendered', 'latin1')]);

@@ -9,9 +9,10 @@
  *
  * Writes are buffered and reach the file with one `writeSync` at most every
  * `flushDelayMs` (`flush`; a body is in the cache until then, and its message's log
- * record holds it, so replay stores it again after a crash); `sync` makes them durable, and the server calls it before it writes a
- * snapshot, so a durable snapshot only ever references durable bodies. Hence a torn
- * tail, which can only hold records written after the last sync, is cut off at open.
+ * record holds it, so replay stores it again after a crash); `sync` makes them
+ * durable, and the server calls it (`syncAsync`) before it writes a snapshot, so a
+ * durable snapshot only ever references durable bodies. Hence a torn tail, which can
+ * only hold records written after the last sync, is cut off at open.
  *
  * Segments: `body-<16-digit number>.pbody`, numbers only grow. Only the last segment
  * of kind `append` and any `compact` segment numbered above it can have been written
@@ -118,8 +119,9 @@ const READS_IN_FLIGHT = 4;
  * (`BodyStoreOptions.flushDelayMs`). Their durability does not depend on it: a
  * message's body is in its log record, which replay stores again (and `sync` writes
  * everything before a snapshot is put in place). A flush per event-loop turn, as
- * before, was a `writeSync` of a few records each time; at 12,000 msg/s this is one of
- * about 120 (same-run A/B in docs/body-store.md).
+ * before, was a `writeSync` (1.5 to 2 us of CPU here, whatever its size up to a few KB)
+ * for the few records a turn holds under load; at 12,000 msg/s this is one per about
+ * 120 (bench/README.md, the send path won back).
  */
 export const FLUSH_DELAY_MS = 10;
 /** Buffered bytes that trigger a flush from `append` itself (a long synchronous burst). */
