@@ -7,17 +7,19 @@
  * locator; old versions stay until a compaction finds them no longer live, so an older
  * kept snapshot (and a point-in-time restore) can still read the bodies it references.
  *
- * Writes are buffered and reach the file with one `writeSync` per event-loop turn
- * (`flush`); `sync` makes them durable, and the server calls it before it writes a
- * snapshot, so a durable snapshot only ever references durable bodies. Hence a torn
- * tail, which can only hold records written after the last sync, is cut off at open.
+ * Writes are buffered and reach the file with one `writeSync` at most every
+ * `flushDelayMs` (`flush`; a body is in the cache until then, and its message's log
+ * record holds it, so replay stores it again after a crash); `sync` makes them
+ * durable, and the server calls it (`syncAsync`) before it writes a snapshot, so a
+ * durable snapshot only ever references durable bodies. Hence a torn tail, which can
+ * only hold records written after the last sync, is cut off at open.
  *
  * Segments: `body-<16-digit number>.pbody`, numbers only grow. Only the last segment
  * of kind `append` and any `compact` segment numbered above it can have been written
  * since the last sync (a rollover and the end of a compaction sync what they leave
  * behind), so only those are scanned at open; the others are checked by `verify`.
  */
-import { existsSync, closeSync, fdatasyncSync, fstatSync, mkdirSync, openSync, read as fsRead, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { existsSync, closeSync, fdatasync, fdatasyncSync, fstatSync, mkdirSync, openSync, read as fsRead, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../actors/core/logger.js';
 import {
@@ -29,10 +31,12 @@ import {
   MAX_BODY_PAYLOAD_BYTES,
   nextValidFrame,
   packBody,
+  plainBodyPayloadBytes,
   RECORD_HEADER_BYTES,
   scanFrame,
   SEGMENT_HEADER_BYTES,
   writeBodyFrame,
+  writePlainBodyFrame,
   type MessageBody,
   type SegmentKind,
 } from './body_codec.js';
@@ -63,6 +67,8 @@ export interface BodyStoreOptions {
   readOnly?: boolean;
   /** Work `compact` and `verify` do between two yields (default 4 ms). */
   sliceMs?: number;
+  /** Longest an appended record waits in the buffer before a scheduled flush writes it (default FLUSH_DELAY_MS). */
+  flushDelayMs?: number;
   /** Told when a scheduled flush fails (the disk failed us; the server must stop). Logged by default. */
   onFatal?: (error: Error) => void;
 }
@@ -108,6 +114,16 @@ const SPECULATIVE_READ_BYTES = 4096;
 const COALESCED_READ_BYTES = 64 * 1024;
 /** Async reads of `readMany` in flight at once. */
 const READS_IN_FLIGHT = 4;
+/**
+ * How long appended records may wait in the buffer before a scheduled flush writes them
+ * (`BodyStoreOptions.flushDelayMs`). Their durability does not depend on it: a
+ * message's body is in its log record, which replay stores again (and `sync` writes
+ * everything before a snapshot is put in place). A flush per event-loop turn, as
+ * before, was a `writeSync` (1.5 to 2 us of CPU here, whatever its size up to a few KB)
+ * for the few records a turn holds under load; at 12,000 msg/s this is one per about
+ * 120 (bench/README.md, the send path won back).
+ */
+export const FLUSH_DELAY_MS = 10;
 /** Buffered bytes that trigger a flush from `append` itself (a long synchronous burst). */
 const FLUSH_AT_BYTES = 4 * 1024 * 1024;
 /** Per cached body: Map entry, entry object, body object, string headers. */
@@ -167,10 +183,11 @@ export class BodyStore {
   private nextNo = 1;
   private pending = Buffer.allocUnsafe(1024 * 1024);
   private pendingBytes = 0;
-  private readonly pinned = new Map<number, Cached>();
-  private pinnedBytes = 0;
+  /** Bodies by locator, least recently used first: those read, and those appended (written or not). */
   private readonly cache = new Map<number, Cached>();
   private cacheUsed = 0;
+  /** Bytes of the cached bodies whose records are still buffered: never evicted, not counted against the bound. */
+  private unwrittenBytes = 0;
   /**
    * The eviction hand: a live iterator over the cache, oldest entry first. A fresh
    * iterator per eviction would step again over the tombstones of every entry deleted
@@ -187,12 +204,15 @@ export class BodyStore {
   private failed: Error | undefined;
   private closed = false;
   private compacting = false;
-  /** Async reads in flight; fds are closed only once none is, so a read never hits a reused fd. */
-  private reading = 0;
+  /** Async reads and fdatasyncs in flight; fds are closed only once none is, so none hits a reused fd. */
+  private inFlight = 0;
+  /** Write fds not closed yet (the active segment's, compaction outputs'). */
+  private readonly openWriteFds = new Set<number>();
   private deferredCloses: number[] = [];
   private readonly scratch = Buffer.allocUnsafe(SPECULATIVE_READ_BYTES);
   private readonly segmentBytes: number;
   private readonly sliceMs: number;
+  private readonly flushDelayMs: number;
   private readonly cacheLimit: number;
   private readonly log: Logger;
 
@@ -201,6 +221,7 @@ export class BodyStore {
     this.cacheLimit = opts.cacheBytes ?? 64 * 1024 * 1024;
     this.log = opts.log ?? SILENT;
     this.sliceMs = opts.sliceMs ?? 4;
+    this.flushDelayMs = opts.flushDelayMs ?? FLUSH_DELAY_MS;
   }
 
   /**
@@ -256,6 +277,7 @@ export class BodyStore {
     else {
       this.active = this.segments.get(lastAppend)!;
       this.activeFd = openSync(join(dir, this.active.name), 'r+');
+      this.openWriteFds.add(this.activeFd);
     }
   }
 
@@ -299,8 +321,7 @@ export class BodyStore {
     if (this.activeFd >= 0) {
       this.flush();
       fdatasyncSync(this.activeFd);
-      this.unsynced.delete(this.activeFd);
-      closeSync(this.activeFd);
+      this.closeWriteFd(this.activeFd);
       this.log.info({ event: 'bodies.segment_rotated', segment: this.active.name, bytes: this.active.size }, `bodies: ${this.active.name} closed at ${this.active.size} bytes`);
     }
     const created = this.createSegment('append');
@@ -313,6 +334,7 @@ export class BodyStore {
     if (no > MAX_SEGMENT_NUMBER) throw new RangeError(`body store: segment number ${no} is beyond what a locator can name (${MAX_SEGMENT_NUMBER})`);
     const name = bodySegmentName(no);
     const fd = openSync(join(this.opts.dir, name), 'wx+');
+    this.openWriteFds.add(fd);
     writeAll(fd, bodySegmentHeader(kind), SEGMENT_HEADER_BYTES, 0);
     const segment: Segment = { no, name, kind, size: SEGMENT_HEADER_BYTES };
     this.segments.set(no, segment);
@@ -331,9 +353,15 @@ export class BodyStore {
     if (this.failed) throw this.failed;
     if (this.closed) throw new Error('body store is closed');
     if (!Number.isSafeInteger(id) || id < 0) throw new RangeError(`body store: message id ${id} is not a non-negative safe integer`);
-    const payload = packBody(body);
-    const frame = RECORD_HEADER_BYTES + payload.length;
-    if (payload.length > MAX_BODY_PAYLOAD_BYTES) throw new RangeError(`body of message ${id} is ${payload.length} bytes encoded, above the limit`);
+    // A body without edit history (every send's) is framed by hand, straight into the
+    // buffer (writePlainBodyFrame); one with edit history is packed by msgpackr.
+    const plain = body.edit_history === undefined;
+    const contentBytes = plain ? Buffer.byteLength(body.content, 'utf8') : 0;
+    const renderedBytes = plain ? Buffer.byteLength(body.rendered, 'utf8') : 0;
+    const payload = plain ? undefined : packBody(body);
+    const payloadBytes = payload ? payload.length : plainBodyPayloadBytes(contentBytes, renderedBytes);
+    const frame = RECORD_HEADER_BYTES + payloadBytes;
+    if (payloadBytes > MAX_BODY_PAYLOAD_BYTES) throw new RangeError(`body of message ${id} is ${payloadBytes} bytes encoded, above the limit`);
     const end = this.active.size + this.pendingBytes;
     // Rolling over packs nothing, so `payload` (a view of msgpackr's shared buffer) stays valid.
     if (end + frame > this.segmentBytes && end > SEGMENT_HEADER_BYTES) this.startSegment();
@@ -343,19 +371,21 @@ export class BodyStore {
       this.pending = grown;
     }
     const loc = makeLocator(this.active.no, this.active.size + this.pendingBytes);
-    this.pendingBytes += writeBodyFrame(this.pending, this.pendingBytes, id, payload);
-    const entry = { body, bytes: bodyBytes(body, payload.length) };
-    this.pinned.set(loc, entry);
-    this.pinnedBytes += entry.bytes;
+    this.pendingBytes += payload ? writeBodyFrame(this.pending, this.pendingBytes, id, payload) : writePlainBodyFrame(this.pending, this.pendingBytes, id, body.content, contentBytes, body.rendered, renderedBytes);
+    // Into the cache at once, where an unwritten body is never evicted (see `trim`).
+    const bytes = bodyBytes(body, payloadBytes);
+    this.cache.set(loc, { body, bytes });
+    this.cacheUsed += bytes;
+    this.unwrittenBytes += bytes;
     if (this.pendingBytes >= FLUSH_AT_BYTES) this.flush();
     else if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => this.scheduledFlush());
+      setTimeout(this.scheduledFlush, this.flushDelayMs);
     }
     return loc;
   }
 
-  private scheduledFlush(): void {
+  private readonly scheduledFlush = (): void => {
     this.scheduled = false;
     if (this.closed || this.failed) return;
     try {
@@ -365,9 +395,9 @@ export class BodyStore {
       if (this.opts.onFatal) this.opts.onFatal(error);
       else this.log.error({ event: 'bodies.write_failed', error: error.message }, `bodies: writing buffered bodies failed: ${error.message}`);
     }
-  }
+  };
 
-  /** Writes the buffered records with one `writeSync`; they move from pinned to the cache. A failure is final. */
+  /** Writes the buffered records with one `writeSync`; their bodies may then leave the cache. A failure is final. */
   flush(): void {
     if (this.failed) throw this.failed;
     if (this.pendingBytes === 0) return;
@@ -381,9 +411,8 @@ export class BodyStore {
     this.unsynced.add(this.activeFd);
     this.pendingBytes = 0;
     if (this.pending.length > 8 * FLUSH_AT_BYTES) this.pending = Buffer.allocUnsafe(1024 * 1024);
-    for (const [loc, entry] of this.pinned) this.remember(loc, entry);
-    this.pinned.clear();
-    this.pinnedBytes = 0;
+    this.unwrittenBytes = 0;
+    this.trim();
   }
 
   /** Flushes, then fdatasyncs every segment written since the last sync (and the directory if a segment was created). */
@@ -397,6 +426,34 @@ export class BodyStore {
     }
   }
 
+  /**
+   * `sync` with the fdatasyncs in libuv's thread pool: resolves once every record
+   * appended before the call is durable, while the event loop (and appends) go on.
+   * For the snapshot, whose sync of the bodies written since the last one (tens of MB
+   * at 100,000 messages) held the event loop for 25 to 90 ms here. A failure rejects,
+   * and the segments it could not sync stay to be synced (a closed one was synced as
+   * it was closed).
+   */
+  async syncAsync(): Promise<void> {
+    this.flush();
+    const fds = [...this.unsynced];
+    this.unsynced.clear();
+    const dirDirty = this.dirDirty;
+    this.dirDirty = false;
+    // Closes of these fds wait for the fdatasyncs (`closeFd`): never a reused fd.
+    this.inFlight++;
+    try {
+      await Promise.all(fds.map((fd) => new Promise<void>((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())))));
+      if (dirDirty) fsyncDir(this.opts.dir);
+    } catch (err) {
+      for (const fd of fds) if (this.openWriteFds.has(fd)) this.unsynced.add(fd);
+      if (dirDirty) this.dirDirty = true;
+      throw err;
+    } finally {
+      if (--this.inFlight === 0) this.closeDeferred();
+    }
+  }
+
   private remember(loc: number, entry: Cached): void {
     const old = this.cache.get(loc);
     if (old) {
@@ -405,7 +462,22 @@ export class BodyStore {
     }
     this.cache.set(loc, entry);
     this.cacheUsed += entry.bytes;
-    while (this.cacheUsed > this.cacheLimit && this.cache.size > 0) {
+    this.trim();
+  }
+
+  /** Whether `loc` is a record still in the buffer, not yet written (its body is then only in the cache). */
+  private unwritten(loc: number): boolean {
+    return locatorSegment(loc) === this.active.no && locatorOffset(loc) >= this.active.size;
+  }
+
+  /**
+   * Evicts least recently used bodies until the written ones fit the bound. Bodies not
+   * yet written stay (moved to the newest end when the hand meets them): they are at
+   * most one buffer's worth (FLUSH_AT_BYTES and a record), and the flush that writes
+   * them trims again. Ends: while the written bodies exceed the bound, one is cached.
+   */
+  private trim(): void {
+    while (this.cacheUsed - this.unwrittenBytes > this.cacheLimit) {
       let next = this.evictFrom?.next();
       if (!next || next.done) {
         this.evictFrom = this.cache.entries();
@@ -413,13 +485,12 @@ export class BodyStore {
       }
       const [k, e] = next.value as [number, Cached];
       this.cache.delete(k);
-      this.cacheUsed -= e.bytes;
+      if (this.unwritten(k)) this.cache.set(k, e);
+      else this.cacheUsed -= e.bytes;
     }
   }
 
   private cached(loc: number): MessageBody | undefined {
-    const pinned = this.pinned.get(loc);
-    if (pinned) return pinned.body;
     const entry = this.cache.get(loc);
     if (!entry) return undefined;
     this.cache.delete(loc);
@@ -429,7 +500,7 @@ export class BodyStore {
 
   /** Whether a locator's body is in memory (for tests and metrics). */
   has(loc: number): boolean {
-    return this.pinned.has(loc) || this.cache.has(loc);
+    return this.cache.has(loc);
   }
 
   private segmentOf(loc: number): { segment: Segment; offset: number; file: string } {
@@ -548,7 +619,7 @@ export class BodyStore {
         }
       }
     }
-    this.reading++;
+    this.inFlight++;
     try {
       let next = 0;
       const worker = async (): Promise<void> => {
@@ -594,15 +665,22 @@ export class BodyStore {
       };
       await Promise.all(Array.from({ length: Math.min(READS_IN_FLIGHT, runs.length) }, worker));
     } finally {
-      if (--this.reading === 0) this.closeDeferred();
+      if (--this.inFlight === 0) this.closeDeferred();
     }
     if (failure) throw failure;
     return result;
   }
 
   private closeFd(fd: number): void {
-    if (this.reading > 0) this.deferredCloses.push(fd);
+    if (this.inFlight > 0) this.deferredCloses.push(fd);
     else closeSync(fd);
+  }
+
+  /** Closes a segment's write fd (once no fdatasync of `syncAsync` is in flight); it has nothing left to sync. */
+  private closeWriteFd(fd: number): void {
+    this.openWriteFds.delete(fd);
+    this.unsynced.delete(fd);
+    this.closeFd(fd);
   }
 
   private closeDeferred(): void {
@@ -615,7 +693,7 @@ export class BodyStore {
   stats(): { segments: number; bytes: number; cacheBytes: number; cacheEntries: number; hits: number; misses: number; diskReads: number } {
     let bytes = this.pendingBytes;
     for (const s of this.segments.values()) bytes += s.size;
-    return { segments: this.segments.size, bytes, cacheBytes: this.cacheUsed + this.pinnedBytes, cacheEntries: this.cache.size + this.pinned.size, hits: this.hits, misses: this.misses, diskReads: this.diskReads };
+    return { segments: this.segments.size, bytes, cacheBytes: this.cacheUsed, cacheEntries: this.cache.size, hits: this.hits, misses: this.misses, diskReads: this.diskReads };
   }
 
   /**
@@ -715,8 +793,7 @@ export class BodyStore {
       // Synced before appends move above them: from then on only the new append segment may be torn.
       for (const o of outputs.splice(0)) {
         fdatasyncSync(o.fd);
-        this.unsynced.delete(o.fd);
-        closeSync(o.fd);
+        this.closeWriteFd(o.fd);
       }
       if (written.length > 0) this.startSegment();
       fsyncDir(this.opts.dir);
@@ -727,10 +804,7 @@ export class BodyStore {
       return { obsolete, copied, bytesBefore, bytesAfter, damaged };
     } finally {
       // Abandoned midway: the partial outputs stay, unsynced and above the append segment, so torn-tolerant at open.
-      for (const o of outputs) {
-        this.unsynced.delete(o.fd);
-        closeSync(o.fd);
-      }
+      for (const o of outputs) this.closeWriteFd(o.fd);
       this.compacting = false;
     }
   }
@@ -820,7 +894,7 @@ export class BodyStore {
     if (this.closed) return;
     if (!this.failed) this.sync();
     this.closed = true;
-    if (this.activeFd >= 0) closeSync(this.activeFd);
+    if (this.activeFd >= 0) this.closeWriteFd(this.activeFd);
     this.activeFd = -1;
     for (const fd of this.readFds.values()) this.closeFd(fd);
     this.readFds.clear();

@@ -469,10 +469,11 @@ function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: 
     snapshot() {
       // A fresh segment per snapshot lets older segments be deleted once snapshots cover them.
       writer.roll();
-      // The bodies the snapshot's messages point at are made durable before it is.
+      // The bodies the snapshot's messages point at are made durable before it is (off
+      // the event loop: sends go on meanwhile).
       const drain = async (): Promise<void> => {
         await writer.drain();
-        bodies.sync();
+        await bodies.syncAsync();
       };
       snapshotting ??= writeSnapshot(opts.dataDir, runtime, drain, defaultWriteOptions)
         .then(async (info) => {
