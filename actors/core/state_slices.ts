@@ -61,8 +61,9 @@ export const userState = (fields: SliceFields<'user'>): void => stateSlices('use
 export const serverState = (fields: SliceFields<'server'>): void => stateSlices('server', fields);
 
 /**
- * Ends the declarations: every area has loaded (`actors/areas/index.ts`). A head chunk
- * holds the slices by name, whatever order the modules loaded in.
+ * Ends the declarations: every area has loaded (`actors/areas/index.ts`). The slices
+ * are sorted by name, so that a head chunk lists them in one order, whatever order the
+ * modules loaded in (restoring reads them by name).
  */
 export function sealStateSlices(): void {
   sealed = true;
