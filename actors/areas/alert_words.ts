@@ -12,6 +12,16 @@ import type { OrgContext } from '../kinds/organization.js';
 import { hasAlertWord } from '../engines/markdown/index.js';
 import { codePointLength } from '../rules/messages.js';
 import { toOwner } from '../render/events.js';
+import { mapEntries, orgState } from '../core/state_slices.js';
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** Each user's alert words, for the users who have any (a send checks only these). */
+    alertWords: Map<number, string[]>;
+  }
+}
+
+orgState({ alertWords: mapEntries() });
 
 export const MAX_ALERT_WORD_LENGTH = 100;
 

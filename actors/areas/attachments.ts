@@ -14,10 +14,46 @@ import { area, command, fact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest } from '../shared/errors.js';
-import type { AttachmentRecord, OrgContext } from '../kinds/organization.js';
+import type { OrgContext } from '../kinds/organization.js';
 import { canReadChannelMessage } from '../engines/message_query.js';
 import { eventJson } from '../render/events.js';
 import type { UserRecord } from '../shared/types.js';
+import { orgState, recordsById } from '../core/state_slices.js';
+
+/**
+ * An uploaded file (Zulip's `Attachment`). The bytes live in the upload store under
+ * the organization, named by their SHA-256 (`src/uploads/store.ts`); `path_id` is the
+ * URL path the client sees. Times are Unix seconds.
+ */
+export interface AttachmentRecord {
+  id: number;
+  owner_id: number;
+  name: string;
+  path_id: string;
+  size: number;
+  content_type: string;
+  sha256: string;
+  create_time: number;
+  /** Messages whose content links the file, ascending by id. */
+  messages: Array<{ id: number; date_sent: number }>;
+}
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** Uploaded files, by attachment id (a snapshot's list names the files it covers). */
+    attachments: Map<number, AttachmentRecord>;
+    /** Attachment id by `path_id`; derived from `attachments`, never persisted. */
+    attachmentByPath: Map<string, number>;
+    /** The highest attachment id ever used. */
+    lastAttachmentId: number;
+  }
+}
+
+orgState({
+  attachments: recordsById(),
+  lastAttachmentId: { empty: () => 0 },
+  attachmentByPath: { derive: (ctx) => new Map([...ctx.attachments.values()].map((a) => [a.path_id, a.id])) },
+});
 
 /** A file was uploaded and stored durably. */
 export interface AttachmentAdded {

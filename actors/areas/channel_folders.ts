@@ -14,6 +14,16 @@ import { codePointLength, LIMITS } from '../rules/messages.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role, type ChannelFolderRecord } from '../shared/types.js';
 import { mentionResolver } from './messages.js';
+import { orgState, recordsById } from '../core/state_slices.js';
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** Channel folders, by id (archived ones included). */
+    folders: Map<number, ChannelFolderRecord>;
+  }
+}
+
+orgState({ folders: recordsById() });
 
 /** A channel folder was created. */
 export interface ChannelFolderCreated { type: 'ChannelFolderCreated'; org: number; folder: ChannelFolderRecord }

@@ -26,9 +26,40 @@ import { area, command, orgFact } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import type { ChannelContext } from '../kinds/channel.js';
-import type { MessageDeletionJob, OrgContext } from '../kinds/organization.js';
+import type { OrgContext } from '../kinds/organization.js';
 import type { AttachmentLinksChanged } from './attachments.js';
 import { channelMessageDeletion, withUnlinks, type MessageDeleted } from './message_deletion.js';
+import { orgState, recordsById } from '../core/state_slices.js';
+
+/**
+ * A durable job deleting every message some accounts sent, of the kinds asked for (a
+ * user's deactivation with `actions`): recorded by the decision that deactivates them,
+ * advanced one channel per decision, and removed by the decision that deletes the direct
+ * messages last (the runtime's `DeletionJobs` runs it).
+ */
+export interface MessageDeletionJob {
+  id: number;
+  /** The administrator who asked. */
+  actor_id: number;
+  /** The accounts whose messages go: the user and the bots they own. */
+  sender_ids: number[];
+  public_channels: boolean;
+  private_channels: boolean;
+  direct_messages: boolean;
+  /** The channels still to go through, ascending; then the direct messages, and the job is done. */
+  channels: number[];
+}
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** Message deletions still under way, by id; finished ones leave. */
+    deletionJobs: Map<number, MessageDeletionJob>;
+    /** The highest deletion job id ever used. */
+    lastDeletionJobId: number;
+  }
+}
+
+orgState({ deletionJobs: recordsById(), lastDeletionJobId: { empty: () => 0 } });
 
 /** A deletion job was recorded (with the deactivation that asked for it). */
 export interface DeletionJobStarted { type: 'DeletionJobStarted'; org: number; job: MessageDeletionJob }

@@ -8,6 +8,7 @@ import type { CommandDef, Delivery, FactDef, InitialStateRequest, RegisterSectio
 export type { Delivery } from '../core/area.js';
 import type { Stamped as AnyStamped } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
+import { sealStateSlices } from '../core/state_slices.js';
 import { alertWords } from './alert_words.js';
 import { attachments } from './attachments.js';
 import { board } from './board.js';
@@ -86,6 +87,9 @@ for (const a of AREAS) {
   for (const c of a.commands) if (COMMANDS.get(c.type) !== c) throw new Error(`Command ${c.type} is declared twice`);
   for (const f of a.facts) if (FACTS.get(f.type) !== f) throw new Error(`Fact ${f.type} is declared twice`);
 }
+
+// Every area has declared its state slices: the kinds may read them.
+sealStateSlices();
 
 const SECTIONS: readonly RegisterSection[] = AREAS.flatMap((a): readonly RegisterSection[] => ('register' in a ? a.register : []));
 

@@ -11,13 +11,13 @@ import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { badRequest, missingArgument } from '../shared/errors.js';
-import { addInvite, type EmailInvite, type InviteBase, type MultiuseInvite, type OrgContext } from '../kinds/organization.js';
+import type { OrgContext } from '../kinds/organization.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role, type RoleNumber, type UserRecord } from '../shared/types.js';
 import { checkEmail, makeUser } from '../rules/users.js';
 import {
   accessInvite, accessInviter, checkInvitedAs, checkInviteTargets, DEFAULT_INVITE_EXPIRY_MINUTES, emailAllowedInOrg, groupsOnJoin, invitationFailed, inviteeEmails, inviteeError,
-  isLive, MAX_INVITES_PER_DAY, sentToday, type InviteeError,
+  isLive, MAX_INVITES_PER_DAY, sentToday, addInvite, inviteBook, type EmailInvite, type InviteBase, type InviteBook, type InviteeError, type MultiuseInvite,
 } from '../rules/invites.js';
 import { hasGroupPermission } from '../rules/group_settings.js';
 import { realmSettings } from '../rules/realm_settings.js';
@@ -26,6 +26,22 @@ import { settingsForNewUser } from './settings.js';
 import { COLORS, defaultSubscriptionProps, type SubscriptionsAdded } from './subscriptions.js';
 import { defaultChannelIds, type UserCreated } from './users.js';
 import type { UserGroupMembersChanged } from './user_groups.js';
+import { orgState } from '../core/state_slices.js';
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** Invitations to join: by email and reusable links. */
+    invites: InviteBook;
+  }
+}
+
+orgState({
+  invites: {
+    empty: () => inviteBook(),
+    save: (book) => ({ email: [...book.email.values()], multiuse: [...book.multiuse.values()], lastEmailId: book.lastEmailId, lastMultiuseId: book.lastMultiuseId }),
+    load: (c: { email: EmailInvite[]; multiuse: MultiuseInvite[]; lastEmailId: number; lastMultiuseId: number }) => inviteBook(c.email, c.multiuse, c.lastEmailId, c.lastMultiuseId),
+  },
+});
 
 /** Email invitations were made (one request's worth). */
 export interface InvitationsSent { type: 'InvitationsSent'; org: number; invites: EmailInvite[] }

@@ -7,10 +7,31 @@ import { area, command, orgFact } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { adminRequired, ApiError, badRequest } from '../shared/errors.js';
-import type { Linkifier, OrgContext } from '../kinds/organization.js';
+import type { OrgContext } from '../kinds/organization.js';
 import { checkLinkifier } from '../rules/linkifiers.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role } from '../shared/types.js';
+import { orgState } from '../core/state_slices.js';
+
+/** A pattern that Markdown turns into links (Zulip's `RealmFilter`). */
+export interface Linkifier {
+  id: number;
+  /** An RE2 pattern with Python-style named groups, as Zulip takes it. */
+  pattern: string;
+  /** An RFC 6570 URL template over the pattern's named groups. */
+  url_template: string;
+}
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** Linkifiers, in the order they apply. */
+    linkifiers: Linkifier[];
+    /** The highest linkifier id ever used. */
+    lastLinkifierId: number;
+  }
+}
+
+orgState({ linkifiers: { empty: () => [] }, lastLinkifierId: { empty: () => 0 } });
 
 /** The linkifier list changed: one added, changed or removed, or all reordered. The list as it is now. */
 export interface LinkifiersChanged { type: 'LinkifiersChanged'; org: number; linkifiers: Linkifier[]; last_id: number }

@@ -7,10 +7,31 @@
 import { area, command, orgFact } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import { adminRequired, ApiError, badRequest } from '../shared/errors.js';
-import type { OrgContext, Playground } from '../kinds/organization.js';
+import type { OrgContext } from '../kinds/organization.js';
 import { templateVariables } from '../rules/linkifiers.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role } from '../shared/types.js';
+import { orgState } from '../core/state_slices.js';
+
+/** A code playground (Zulip's `RealmPlayground`): where a code block of a language opens. */
+export interface Playground {
+  id: number;
+  name: string;
+  pygments_language: string;
+  /** An RFC 6570 URL template whose one variable is `code`. */
+  url_template: string;
+}
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** Code playgrounds, in the order they were added. */
+    playgrounds: Playground[];
+    /** The highest playground id ever used. */
+    lastPlaygroundId: number;
+  }
+}
+
+orgState({ playgrounds: { empty: () => [] }, lastPlaygroundId: { empty: () => 0 } });
 
 /** Zulip's `RealmPlayground.MAX_PYGMENTS_LANGUAGE_LENGTH`. */
 export const MAX_PYGMENTS_LANGUAGE_LENGTH = 40;

@@ -31,8 +31,37 @@ import { badRequest } from '../shared/errors.js';
 import type { OrgContext } from '../kinds/organization.js';
 import { effectiveSettings } from '../rules/user_settings.js';
 import type { UserRecord } from '../shared/types.js';
-import { BACK_ONLINE_AFTER_SECS, OFFLINE_THRESHOLD_SECS, fetchPresences, legacyClientInfoOf, presenceAudience, PRESENCE_UPDATE_MIN_FREQ_SECONDS, timestampsOf, USER_LIMIT_FOR_PRESENCE_EVENTS } from '../rules/presence.js';
+import { BACK_ONLINE_AFTER_SECS, OFFLINE_THRESHOLD_SECS, fetchPresences, legacyClientInfoOf, presenceAudience, PRESENCE_UPDATE_MIN_FREQ_SECONDS, timestampsOf, USER_LIMIT_FOR_PRESENCE_EVENTS, type PresenceRow } from '../rules/presence.js';
 import { eventJson } from '../render/events.js';
+import { orgState } from '../core/state_slices.js';
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** Presence, by user id (Zulip's `UserPresence`): in memory and in snapshots, never in the log (above). */
+    presence: Map<number, PresenceRow>;
+    /** The organization's newest presence update id (Zulip's `PresenceSequence`); 0: none yet. */
+    presenceLastUpdateId: number;
+  }
+}
+
+// A snapshot holds presence as it is when its head is taken: what changes after it is what a crash loses.
+orgState({
+  presence: { empty: () => new Map(), save: flattenPresence, load: unflattenPresence },
+  presenceLastUpdateId: { empty: () => 0 },
+});
+
+/** Presence rows as four numbers each: user id, active (-1: null), connected, update id; compact in a snapshot of 10,000s of users. */
+function flattenPresence(rows: Map<number, PresenceRow>): number[] {
+  const out: number[] = [];
+  for (const [id, r] of rows) out.push(id, r.active ?? -1, r.connected, r.update_id);
+  return out;
+}
+
+function unflattenPresence(flat: number[]): Map<number, PresenceRow> {
+  const rows = new Map<number, PresenceRow>();
+  for (let i = 0; i + 3 < flat.length; i += 4) rows.set(flat[i], { active: flat[i + 1] < 0 ? null : flat[i + 1], connected: flat[i + 2], update_id: flat[i + 3] });
+  return rows;
+}
 
 /** A user's presence row changed (volatile: applied in memory, never logged). */
 export interface PresenceUpdated {

@@ -18,6 +18,18 @@ import { usersWhoCanAccess } from '../rules/user_access.js';
 import { Role, type ProfileFieldRecord, type ProfileValue, type UserRecord } from '../shared/types.js';
 import { mentionResolver } from './messages.js';
 import { DEFAULT_EXTERNAL_ACCOUNTS } from '../rules/external_accounts.js';
+import { orgState, recordsById } from '../core/state_slices.js';
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** Custom profile fields, by id. */
+    profileFields: Map<number, ProfileFieldRecord>;
+    /** The highest custom profile field id ever used (kept when that field is deleted). */
+    lastProfileFieldId: number;
+  }
+}
+
+orgState({ profileFields: recordsById(), lastProfileFieldId: { empty: () => 0 } });
 
 export { DEFAULT_EXTERNAL_ACCOUNTS };
 

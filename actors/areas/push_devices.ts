@@ -12,6 +12,27 @@ import { badRequest } from '../shared/errors.js';
 import type { UserContext } from '../kinds/user.js';
 import { checkPushKey, tokenIdOf, type ClientDevice, type DevicePushState, type PushAccount, type PushToken } from '../rules/push_devices.js';
 import { toOwner } from '../render/events.js';
+import { mapEntries, userState } from '../core/state_slices.js';
+
+declare module '../kinds/user.js' {
+  interface UserContext {
+    /** Push tokens of the mobile apps (FCM and APNs), in registration order. */
+    pushTokens: PushToken[];
+    /** Client devices (`register_client_device`) and their E2EE push registrations, by id. */
+    devices: Map<number, DevicePushState>;
+    /** The id the next client device gets. */
+    nextDeviceId: number;
+    /** E2EE push accounts in feature level 406's form (`POST /mobile_push/register` without `device_id`), by `push_account_id`. */
+    pushAccounts: Map<number, PushAccount>;
+  }
+}
+
+userState({
+  pushTokens: { empty: () => [], chunkKey: 'push_tokens' },
+  devices: mapEntries(),
+  nextDeviceId: { empty: () => 1, chunkKey: 'next_device_id' },
+  pushAccounts: { ...mapEntries(), chunkKey: 'push_accounts' },
+});
 
 export interface PushTokenAdded { type: 'PushTokenAdded'; org: number; user_id: number; token: PushToken }
 export interface PushTokenRemoved { type: 'PushTokenRemoved'; org: number; user_id: number; kind: PushToken['kind']; token: string }

@@ -23,6 +23,16 @@ import { Role, type GroupSettingValue, type UserRecord } from '../shared/types.j
 import { WELCOME_BOT } from '../rules/system_bots.js';
 import { fullMemberChanges, type FullMembersChanged } from './full_members.js';
 import { systemBotChannelMessage, systemBotDirect, type MessageSent } from './messages.js';
+import { orgState } from '../core/state_slices.js';
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** The organization's settings that differ from Zulip's defaults (`actors/rules/realm_settings.ts`). */
+    realmSettings: Record<string, unknown>;
+  }
+}
+
+orgState({ realmSettings: { empty: () => ({}) } });
 
 export const MAX_REALM_NAME_LENGTH = 40;
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;

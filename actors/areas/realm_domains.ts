@@ -7,10 +7,26 @@
 import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { Decision } from '../core/domain_logic.js';
 import { ApiError, badRequest } from '../shared/errors.js';
-import type { OrgContext, RealmDomain } from '../kinds/organization.js';
+import type { OrgContext } from '../kinds/organization.js';
 import { realmSettings } from '../rules/realm_settings.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role } from '../shared/types.js';
+import { orgState } from '../core/state_slices.js';
+
+/** An email domain of the organization. */
+export interface RealmDomain {
+  domain: string;
+  allow_subdomains: boolean;
+}
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** The organization's email domains (`realm_domains`), in the order they were added. */
+    domains: RealmDomain[];
+  }
+}
+
+orgState({ domains: { empty: () => [] } });
 
 /** A domain was added, changed (`allow_subdomains`) or removed. */
 export interface RealmDomainChanged {

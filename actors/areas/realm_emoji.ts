@@ -15,10 +15,35 @@ import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import { ApiError, badRequest, notFound } from '../shared/errors.js';
 import { hasGroupPermission } from '../rules/group_settings.js';
 import { emojiCodeOf, type CustomEmoji } from '../engines/emoji.js';
-import type { OrgContext, RealmEmojiRecord } from '../kinds/organization.js';
+import type { OrgContext } from '../kinds/organization.js';
 import { realmSettings } from '../rules/realm_settings.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role } from '../shared/types.js';
+import { orgState, recordsById } from '../core/state_slices.js';
+
+/** A custom emoji: its name, and its image in the upload store. */
+export interface RealmEmojiRecord {
+  id: number;
+  name: string;
+  /** The name it is served under: `<id>.<ext>`. */
+  file_name: string;
+  sha256: string;
+  size: number;
+  content_type: string;
+  author_id: number | null;
+  deactivated: boolean;
+}
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** Custom emoji, by id (deactivated ones included). */
+    realmEmoji: Map<number, RealmEmojiRecord>;
+    /** The highest custom emoji id ever used. */
+    lastEmojiId: number;
+  }
+}
+
+orgState({ realmEmoji: recordsById(), lastEmojiId: { empty: () => 0 } });
 
 /** Zulip's `MAX_EMOJI_FILE_SIZE_MIB`. */
 export const MAX_EMOJI_FILE_SIZE_MIB = 5;

@@ -14,10 +14,39 @@ import { area, command, orgFact, type Delivery } from '../core/area.js';
 import type { Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { adminRequired, badRequest } from '../shared/errors.js';
-import type { OrgContext, RealmExportRecord } from '../kinds/organization.js';
+import type { OrgContext } from '../kinds/organization.js';
 import { activeUsersWhere, eventJson } from '../render/events.js';
 import { Role, type UserRecord } from '../shared/types.js';
 import { notificationBotDirect, type MessageSent } from './messages.js';
+import { orgState, recordsById } from '../core/state_slices.js';
+
+/**
+ * A data export (Zulip's `RealmExport`). Times are Unix seconds. Its archive, once
+ * built, is a file of the upload store (named by its SHA-256) served at `file.url`.
+ */
+export interface RealmExportRecord {
+  id: number;
+  acting_user_id: number;
+  /** 1: public, 2: full with members' consent. */
+  type: number;
+  requested: number;
+  status: 'requested' | 'succeeded' | 'failed' | 'deleted';
+  succeeded?: number;
+  failed?: number;
+  deleted?: number;
+  file?: { sha256: string; size: number; name: string; key: string; url: string };
+}
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** Data exports of the organization, by id (a snapshot's list names the archives it covers). */
+    exports: Map<number, RealmExportRecord>;
+    /** The highest export id ever used. */
+    lastExportId: number;
+  }
+}
+
+orgState({ exports: recordsById(), lastExportId: { empty: () => 0 } });
 
 /** Zulip's `RealmExport.EXPORT_PUBLIC` and `EXPORT_FULL_WITH_CONSENT`. */
 export const EXPORT_PUBLIC = 1;

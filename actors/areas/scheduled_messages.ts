@@ -21,6 +21,18 @@ import { addedEvent, removedEvent, scheduledMessageView, scheduledOfKind, update
 import { notificationBotDirect, decideChannelSend, decideDirectSend, type MessageSent } from './messages.js';
 import type { AttachmentLinksChanged } from './attachments.js';
 import { reminderDelivery } from './reminders.js';
+import { recordsById, userState } from '../core/state_slices.js';
+
+declare module '../kinds/user.js' {
+  interface UserContext {
+    /** Undelivered scheduled messages and reminders, by id. */
+    scheduled: Map<number, ScheduledRecord>;
+    /** The id the next scheduled message or reminder gets. */
+    nextScheduledId: number;
+  }
+}
+
+userState({ scheduled: recordsById(), nextScheduledId: { empty: () => 1, chunkKey: 'next_scheduled_id' } });
 
 /** A scheduled message now reads as `record` (edited, or failed and rescheduled). */
 export interface ScheduledMessageEdited { type: 'ScheduledMessageEdited'; org: number; user_id: number; record: ScheduledRecord }

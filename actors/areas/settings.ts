@@ -21,6 +21,16 @@ import { exportConsentDelivery } from './realm_exports.js';
 import { presenceToggled, type PresenceNotified } from './presence.js';
 import { DEFAULTABLE_SETTINGS, effectiveSettings, EMOJISETS, LANGUAGES, NOTIFICATION_SOUNDS, storedSettings, USER_SETTINGS } from '../rules/user_settings.js';
 import { usersWhoCanAccess } from '../rules/user_access.js';
+import { orgState } from '../core/state_slices.js';
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** Settings new users start with, where they differ from Zulip's defaults. */
+    userDefaults: Record<string, unknown>;
+  }
+}
+
+orgState({ userDefaults: { empty: () => ({}) } });
 
 /** A user's settings changed (only the settings that did), and perhaps their name, time zone or password. */
 export interface UserSettingsChanged {

@@ -17,6 +17,16 @@ import { messageActor } from '../rules/messages.js';
 import { eventJson } from '../render/events.js';
 import { Role, type MessageMeta, type Submessage, type UserRecord } from '../shared/types.js';
 import { checkSubmessage } from '../rules/widgets.js';
+import { serverState } from '../core/state_slices.js';
+
+declare module '../kinds/server.js' {
+  interface ServerContext {
+    /** The highest submessage id ever assigned (server-wide, as in Zulip). */
+    maxSubmessageId: number;
+  }
+}
+
+serverState({ maxSubmessageId: { empty: () => 0 } });
 
 /** A submessage was attached to a message. `audience` is who is told. */
 export interface SubmessageAdded {

@@ -11,7 +11,7 @@ import type { AnyFact, Decision, DecideEnv } from '../core/domain_logic.js';
 import type { StateView } from '../core/state_view.js';
 import { ApiError, badRequest } from '../shared/errors.js';
 import {
-  asGroupSettingValue, checkGroupSetting, directSystemGroups, groupSettingChange, hasGroupPermission, hasGroupUpdatePermission, isSystemGroup,
+  asGroupSettingValue, checkGroupSetting, directSystemGroups, groupSettingChange, hasGroupPermission, hasGroupUpdatePermission, isSystemGroup, LAST_SYSTEM_GROUP_ID,
   sameGroupSetting, settingUsesGroup, SYSTEM_GROUP_INFO, SYSTEM_GROUPS, subgroupIds, type SettingRules,
 } from '../rules/group_settings.js';
 import { channelGroupSetting, CHANNEL_GROUP_DEFAULTS } from '../kinds/channel.js';
@@ -23,6 +23,18 @@ import {
   Role, USER_GROUP_SETTINGS, type ChannelGroupSettingKey, type GroupSettingValue, type UserGroupRecord, type UserGroupSettingName, type UserRecord,
 } from '../shared/types.js';
 import { notificationBotDirect } from './messages.js';
+import { orgState, recordsById } from '../core/state_slices.js';
+
+declare module '../kinds/organization.js' {
+  interface OrgContext {
+    /** The organization's own user groups, by id (deactivated ones included); system groups are derived from roles. */
+    userGroups: Map<number, UserGroupRecord>;
+    /** The highest user group id ever used (system groups take the ids up to `LAST_SYSTEM_GROUP_ID`). */
+    lastGroupId: number;
+  }
+}
+
+orgState({ userGroups: recordsById(), lastGroupId: { empty: () => LAST_SYSTEM_GROUP_ID } });
 
 /** Zulip's `NamedUserGroup.MAX_NAME_LENGTH` and `INVALID_NAME_PREFIXES`. */
 const MAX_NAME_LENGTH = 100;

@@ -12,6 +12,18 @@ import { hasContentAccess } from '../kinds/channel.js';
 import { userTopicKey, type UserContext, type UserTopic } from '../kinds/user.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, topicNamed } from '../rules/messages.js';
 import { eventJson } from '../render/events.js';
+import { userState } from '../core/state_slices.js';
+
+declare module '../kinds/user.js' {
+  interface UserContext {
+    /** The user's muted, unmuted and followed topics, by `userTopicKey`. */
+    topics: Map<string, UserTopic>;
+  }
+}
+
+userState({
+  topics: { empty: () => new Map(), save: (topics) => [...topics.values()], load: (list: UserTopic[]) => new Map(list.map((t) => [userTopicKey(t.stream_id, t.topic_name), t])) },
+});
 
 /** Zulip's `UserTopic.VisibilityPolicy`. */
 export const VisibilityPolicy = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;

@@ -2,8 +2,9 @@
  * How an actor kind's state goes into a snapshot and comes back: in the manner of
  * XState's `getPersistedSnapshot`/`restoreSnapshot`, but in chunks, because a
  * channel may hold millions of messages and a snapshot is written across event-loop
- * turns. Each kind (`actors/kinds/`) declares its chunk tags and both directions;
- * the snapshot files (`snapshots/`) only frame and checksum what they are given.
+ * turns. Each kind (`actors/kinds/`) declares its chunk tags and both directions, its
+ * head holding the state slices its areas declare too (`state_slices.ts`); the
+ * snapshot files (`snapshots/`) only frame and checksum what they are given.
  *
  * A kind's first chunk (its head) is taken in one step and records the seq the actor
  * reflects and where its lists end; later chunks (slices) cut those lists at the head's

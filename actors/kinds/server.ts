@@ -1,8 +1,10 @@
 /**
  * The server actor: the organizations, by id and by subdomain, and the highest
- * message id and submessage id ever assigned (both are server-wide, as in Zulip).
+ * message id ever assigned (server-wide, as in Zulip; so is the submessages' id,
+ * a state slice of `actors/areas/submessages.ts`).
  */
 import type { Persistence } from '../core/persistence.js';
+import { savedSlices, withSlices } from '../core/state_slices.js';
 import type { OrgRecord } from '../shared/types.js';
 
 /** State of the server actor. */
@@ -12,12 +14,10 @@ export interface ServerContext {
   bySubdomain: Map<string, number>;
   /** The highest message id ever assigned; the next one is this plus one. */
   maxMessageId: number;
-  /** The highest submessage id ever assigned (widgets: `actors/areas/submessages.ts`). */
-  maxSubmessageId: number;
 }
 
 export function emptyServer(): ServerContext {
-  return { seq: 0, orgs: new Map(), bySubdomain: new Map(), maxMessageId: 0, maxSubmessageId: 0 };
+  return withSlices('server', { seq: 0, orgs: new Map(), bySubdomain: new Map(), maxMessageId: 0 });
 }
 
 interface ServerChunk {
@@ -25,8 +25,7 @@ interface ServerChunk {
   seq: number;
   orgs: OrgRecord[];
   maxMessageId: number;
-  /** Absent in chunks written before submessages existed: none had been assigned. */
-  maxSubmessageId?: number;
+  [slice: string]: unknown;
 }
 
 /** Where a restored server context goes. */
@@ -37,17 +36,16 @@ export interface ServerRestoreScope {
 export const serverPersistence: Persistence<ServerContext, ServerRestoreScope> = {
   tags: ['server'],
   *chunks(ctx) {
-    yield (): ServerChunk => ({ k: 'server', seq: ctx.seq, orgs: [...ctx.orgs.values()], maxMessageId: ctx.maxMessageId, maxSubmessageId: ctx.maxSubmessageId });
+    yield (): ServerChunk => ({ k: 'server', seq: ctx.seq, orgs: [...ctx.orgs.values()], maxMessageId: ctx.maxMessageId, ...savedSlices('server', ctx) });
   },
   restore(chunk, scope) {
     const c = chunk as ServerChunk;
-    scope.installServer({
+    scope.installServer(withSlices('server', {
       seq: c.seq,
       orgs: new Map(c.orgs.map((o) => [o.id, o])),
       bySubdomain: new Map(c.orgs.map((o) => [o.subdomain, o.id])),
       maxMessageId: c.maxMessageId,
-      maxSubmessageId: c.maxSubmessageId ?? 0,
-    });
+    }, c));
   },
 };
 

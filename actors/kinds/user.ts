@@ -1,16 +1,14 @@
 /**
- * The user actor: a user's personal message flags and subscription settings, and
- * their personal data (drafts, saved snippets, navigation views, muted users, bot
- * storage: `actors/rules/personal.ts`). Flags
+ * The user actor: a user's personal message flags and subscription settings; the
+ * areas add the rest as state slices (`actors/core/state_slices.ts`): topic settings,
+ * scheduled messages, push devices, personal data (`actors/rules/personal.ts`). Flags
  * are kept as sets of message ids per flag, never as an object per (user, message).
  * `read` is stored inverted, as the set of unread ids, because most messages a user
  * holds are read.
  */
 import type { Persistence } from '../core/persistence.js';
 import { IdSet } from '../shared/id_set.js';
-import type { DevicePushState, PushAccount, PushToken } from '../rules/push_devices.js';
-import type { ScheduledRecord } from '../rules/scheduled.js';
-import { emptyPersonal, personalChunk, restorePersonal, type PersonalChunk, type PersonalData } from '../rules/personal.js';
+import { savedSlices, withSlices } from '../core/state_slices.js';
 import type { SubscriptionProps } from '../shared/types.js';
 
 /** Flags a client may set or clear. */
@@ -30,22 +28,6 @@ export interface UserContext {
   former: Map<number, SubscriptionProps>;
   unread: IdSet;
   flags: Record<StoredFlag, IdSet>;
-  /** The user's muted, unmuted and followed topics, by `userTopicKey`. */
-  topics: Map<string, UserTopic>;
-  /** Undelivered scheduled messages and reminders, by id. */
-  scheduled: Map<number, ScheduledRecord>;
-  /** The id the next scheduled message or reminder gets. */
-  nextScheduledId: number;
-  /** Drafts, saved snippets, navigation views, muted users and bot storage. */
-  personal: PersonalData;
-  /** Push tokens of the mobile apps (FCM and APNs), in registration order. */
-  pushTokens: PushToken[];
-  /** Client devices (`register_client_device`) and their E2EE push registrations, by id. */
-  devices: Map<number, DevicePushState>;
-  /** The id the next client device gets. */
-  nextDeviceId: number;
-  /** E2EE push accounts in feature level 406's form (`POST /mobile_push/register` without `device_id`), by `push_account_id`. */
-  pushAccounts: Map<number, PushAccount>;
 }
 
 /** A user's visibility policy for one channel topic (Zulip's `UserTopic`). */
@@ -66,7 +48,7 @@ export function userTopicKey(streamId: number, topic: string): string {
 export function emptyUser(userId: number): UserContext {
   const flags = {} as Record<StoredFlag, IdSet>;
   for (const f of STORED_FLAGS) flags[f] = new IdSet();
-  return { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags, topics: new Map(), scheduled: new Map(), nextScheduledId: 1, personal: emptyPersonal(), pushTokens: [], devices: new Map(), nextDeviceId: 1, pushAccounts: new Map() };
+  return withSlices('user', { seq: 0, user_id: userId, subs: new Map(), former: new Map(), unread: new IdSet(), flags });
 }
 
 /** The flags of one message for this user, as Zulip lists them. */
@@ -119,19 +101,7 @@ interface UserChunk {
   former: Array<[number, SubscriptionProps]>;
   unread: StoredIds;
   flags: Record<string, StoredIds>;
-  /** Absent in chunks written before topic visibility existed. */
-  topics?: UserTopic[];
-  /** Absent in chunks written before scheduled messages existed. */
-  scheduled?: ScheduledRecord[];
-  next_scheduled_id?: number;
-  /** Absent in chunks written before personal data existed. */
-  personal?: PersonalChunk;
-  /** Absent in chunks written before push devices existed. */
-  push_tokens?: PushToken[];
-  devices?: Array<[number, DevicePushState]>;
-  next_device_id?: number;
-  /** Absent in chunks written before level 406 push accounts existed. */
-  push_accounts?: Array<[number, PushAccount]>;
+  [slice: string]: unknown;
 }
 
 /** Where a restored user goes. */
@@ -147,8 +117,7 @@ export function userPersistence(orgId: number): Persistence<UserContext, UserRes
       yield (): UserChunk => {
         const flags: Record<string, StoredIds> = {};
         for (const f of STORED_FLAGS) flags[f] = ctx.flags[f].toBytes();
-        return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags, topics: [...ctx.topics.values()], scheduled: [...ctx.scheduled.values()], next_scheduled_id: ctx.nextScheduledId, personal: personalChunk(ctx.personal),
-          push_tokens: ctx.pushTokens, devices: [...ctx.devices], next_device_id: ctx.nextDeviceId, push_accounts: [...ctx.pushAccounts] };
+        return { k: 'user', org: orgId, seq: ctx.seq, user_id: ctx.user_id, subs: [...ctx.subs], former: [...ctx.former], unread: ctx.unread.toBytes(), flags, ...savedSlices('user', ctx) };
       };
     },
   };
@@ -161,17 +130,7 @@ export const userRestore: Pick<Persistence<UserContext, UserRestoreScope>, 'tags
     const c = chunk as UserChunk;
     const flags = {} as Record<StoredFlag, IdSet>;
     for (const f of STORED_FLAGS) flags[f] = storedIds(c.flags[f] ?? []);
-    scope.installUser(c.org, {
-      seq: c.seq, user_id: c.user_id, subs: new Map(c.subs), former: new Map(c.former), unread: storedIds(c.unread), flags,
-      topics: new Map((c.topics ?? []).map((t) => [userTopicKey(t.stream_id, t.topic_name), t])),
-      scheduled: new Map((c.scheduled ?? []).map((r) => [r.id, r])),
-      nextScheduledId: c.next_scheduled_id ?? 1,
-      personal: restorePersonal(c.personal),
-      pushTokens: c.push_tokens ?? [],
-      devices: new Map(c.devices ?? []),
-      nextDeviceId: c.next_device_id ?? 1,
-      pushAccounts: new Map(c.push_accounts ?? []),
-    });
+    scope.installUser(c.org, withSlices('user', { seq: c.seq, user_id: c.user_id, subs: new Map(c.subs), former: new Map(c.former), unread: storedIds(c.unread), flags }, c));
   },
 };
 

@@ -6,12 +6,72 @@
 import { ApiError, badRequest } from '../shared/errors.js';
 import { hasGroupPermission, hasGroupUpdatePermission, isSystemGroup } from './group_settings.js';
 import { canAccessChannel } from '../kinds/channel.js';
-import type { EmailInvite, InviteBase, OrgContext } from '../kinds/organization.js';
+import type { OrgContext } from '../kinds/organization.js';
 import { realmSettings } from './realm_settings.js';
 import type { StateView } from '../core/state_view.js';
-import { Role, type UserRecord } from '../shared/types.js';
+import { Role, type RoleNumber, type UserRecord } from '../shared/types.js';
 import { isValidEmail } from './users.js';
 import { codePointLength } from './messages.js';
+
+/** What every invitation holds: who made it, what the new user gets, and its key. */
+export interface InviteBase {
+  id: number;
+  referrer_id: number;
+  invited_as: RoleNumber;
+  /** Unix seconds the invitation was made. */
+  invited: number;
+  /** Unix seconds it expires; null: never. */
+  expiry: number | null;
+  stream_ids: number[];
+  /** User groups the new user is to join (stored; applied once user groups exist, see `groupsOnJoin`). */
+  group_ids: number[];
+  include_realm_default_subscriptions: boolean;
+  notify_referrer_on_join: boolean;
+  /** Administrators only; null: the organization's default. */
+  welcome_message_custom_text: string | null;
+  /** The secret that accepts the invitation, chosen when it was decided. */
+  key: string;
+  /** `used`: an email invitation that made its account (reusable links stay active). */
+  status: 'active' | 'used' | 'revoked';
+}
+/** An invitation sent to one email address. */
+export interface EmailInvite extends InviteBase {
+  email: string;
+  /** Unix seconds it was last sent (made or resent): what the daily limit counts. */
+  sent: number;
+}
+/** A reusable invitation link. */
+export type MultiuseInvite = InviteBase;
+
+/** The organization's invitations. Used and revoked ones are kept, so that a stale key is refused with the reason. */
+export interface InviteBook {
+  email: Map<number, EmailInvite>;
+  multiuse: Map<number, MultiuseInvite>;
+  lastEmailId: number;
+  lastMultiuseId: number;
+  /** Key to invitation (derived: rebuilt on restore). */
+  byKey: Map<string, { multiuse: boolean; id: number }>;
+}
+
+/** An empty invitation book, or one holding `email` and `multiuse`. */
+export function inviteBook(email: EmailInvite[] = [], multiuse: MultiuseInvite[] = [], lastEmailId = 0, lastMultiuseId = 0): InviteBook {
+  const book: InviteBook = { email: new Map(), multiuse: new Map(), lastEmailId, lastMultiuseId, byKey: new Map() };
+  for (const i of email) addInvite(book, i, false);
+  for (const i of multiuse) addInvite(book, i, true);
+  return book;
+}
+
+/** Records an invitation in the book. */
+export function addInvite(book: InviteBook, invite: EmailInvite | MultiuseInvite, multiuse: boolean): void {
+  if (multiuse) {
+    book.multiuse.set(invite.id, invite);
+    book.lastMultiuseId = Math.max(book.lastMultiuseId, invite.id);
+  } else {
+    book.email.set(invite.id, invite as EmailInvite);
+    book.lastEmailId = Math.max(book.lastEmailId, invite.id);
+  }
+  book.byKey.set(invite.key, { multiuse, id: invite.id });
+}
 
 /** Zulip's `INVITATION_LINK_VALIDITY_MINUTES` default: 10 days. */
 export const DEFAULT_INVITE_EXPIRY_MINUTES = 14400;

@@ -5,6 +5,16 @@
  * this module holds the shapes, as the API shows them, and their snapshot form.
  */
 import { codePointLength } from './messages.js';
+import { userState } from '../core/state_slices.js';
+
+declare module '../kinds/user.js' {
+  interface UserContext {
+    /** Drafts, saved snippets, navigation views, muted users and bot storage. */
+    personal: PersonalData;
+  }
+}
+
+userState({ personal: { empty: emptyPersonal, save: personalChunk, load: restorePersonal } });
 
 /** A draft as Zulip's `Draft.to_dict` shows it. */
 export interface Draft {

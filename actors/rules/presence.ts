@@ -6,9 +6,19 @@
  */
 import type { StateView } from '../core/state_view.js';
 import { hasGroupPermission } from './group_settings.js';
-import type { OrgContext, PresenceRow } from '../kinds/organization.js';
+import type { OrgContext } from '../kinds/organization.js';
 import { realmSettings } from './realm_settings.js';
 import { Role, type UserRecord } from '../shared/types.js';
+
+/** One user's presence. Times are Unix seconds. */
+export interface PresenceRow {
+  /** When the user was last reported active; null: never (shown as their join date). */
+  active: number | null;
+  /** When a client of the user last reported in at all (Zulip's `last_connected_time`). */
+  connected: number;
+  /** The `presenceLastUpdateId` this row was last changed at. */
+  update_id: number;
+}
 
 /** Zulip's `OFFLINE_THRESHOLD_SECS`: older timestamps show as offline. */
 export const OFFLINE_THRESHOLD_SECS = 200;

@@ -27,7 +27,8 @@ import { consentingUsers, EXPORT_FULL_WITH_CONSENT } from '../../actors/areas/re
 import { listLinkifiers } from '../../actors/areas/linkifiers.js';
 import { listPlaygrounds } from '../../actors/areas/playgrounds.js';
 import { received } from '../../actors/kinds/channel.js';
-import type { OrgContext, RealmExportRecord } from '../../actors/kinds/organization.js';
+import type { OrgContext } from '../../actors/kinds/organization.js';
+import type { RealmExportRecord } from '../../actors/areas/realm_exports.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import { realmSettings } from '../../actors/rules/realm_settings.js';
 import type { StoredMessage } from '../../actors/shared/types.js';

@@ -2,7 +2,7 @@
  * The invitation email (Zulip's `zerver/emails/invitation`). Parley has no web sign-up
  * page, so the mail gives the key and the API call that accepts it.
  */
-import type { EmailInvite } from '../../actors/kinds/organization.js';
+import type { EmailInvite } from '../../actors/rules/invites.js';
 import type { OrgRecord, UserRecord } from '../../actors/shared/types.js';
 import { inviteLink } from '../../actors/rules/invites.js';
 import type { Mail } from './mailer.js';

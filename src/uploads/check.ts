@@ -7,7 +7,9 @@
 import { createHash } from 'node:crypto';
 import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AttachmentRecord, RealmEmojiRecord, RealmExportRecord } from '../../actors/kinds/organization.js';
+import type { AttachmentRecord } from '../../actors/areas/attachments.js';
+import type { RealmEmojiRecord } from '../../actors/areas/realm_emoji.js';
+import type { RealmExportRecord } from '../../actors/areas/realm_exports.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';
 import type { UploadStore } from './store.js';
 

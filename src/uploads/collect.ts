@@ -4,7 +4,9 @@
  * restoring that snapshot finds its files, as its log segments are kept for it).
  */
 import type { Runtime } from '../../actors/runtime/runtime.js';
-import type { AttachmentRecord, RealmEmojiRecord, RealmExportRecord } from '../../actors/kinds/organization.js';
+import type { AttachmentRecord } from '../../actors/areas/attachments.js';
+import type { RealmEmojiRecord } from '../../actors/areas/realm_emoji.js';
+import type { RealmExportRecord } from '../../actors/areas/realm_exports.js';
 import { runSlices } from '../../snapshots/log.js';
 import { listSnapshots, walkSnapshotFile } from '../../snapshots/snapshot.js';
 import { namedFiles, type NamedFile } from './check.js';

@@ -3,7 +3,7 @@
  * (Zulip's `INLINE_MIME_TYPES`), everything else as a download of opaque bytes, never
  * sniffed, never scripted; and the single byte range of a `Range` header.
  */
-import type { AttachmentRecord } from '../../actors/kinds/organization.js';
+import type { AttachmentRecord } from '../../actors/areas/attachments.js';
 
 /** Passive types shown inline, as Zulip allows; anything else (HTML, SVG, scripts) is a download. */
 export const INLINE_TYPES = new Set([

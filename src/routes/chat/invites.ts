@@ -7,7 +7,7 @@
 import { Type } from '@sinclair/typebox';
 import { checkInviteKey, invitesControlledBy } from '../../../actors/areas/invites.js';
 import { accessInviter, invitationFailed, inviteLink, inviteView, MAX_WELCOME_TEXT_LENGTH } from '../../../actors/rules/invites.js';
-import type { EmailInvite } from '../../../actors/kinds/organization.js';
+import type { EmailInvite } from '../../../actors/rules/invites.js';
 import { hashPassword } from '../../../actors/rules/passwords.js';
 import type { OrgRecord } from '../../../actors/shared/types.js';
 import { checkFullName } from '../../../actors/rules/users.js';

@@ -7,7 +7,7 @@
  */
 import { attachmentsOf, canReadAttachment, uploadSpaceUsed } from '../../../actors/areas/attachments.js';
 import { ApiError, badRequest } from '../../../actors/shared/errors.js';
-import type { AttachmentRecord } from '../../../actors/kinds/organization.js';
+import type { AttachmentRecord } from '../../../actors/areas/attachments.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
 import type { UserRecord } from '../../../actors/shared/types.js';
 import { route, S, type Reply } from '../../http/route.js';
