@@ -415,6 +415,9 @@ t.test('a real server killed with -9, then 37 random bytes on its newest segment
     }
   };
   const writers = Array.from({ length: 6 }, (_, w) => writer(w));
+  // The kill comes 300 to 600 ms after the first acknowledgement, not after the start: on a
+  // loaded machine the first write alone can take longer than that.
+  for (const end = Date.now() + 20000; acked.size === 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
   await new Promise((r) => setTimeout(r, 300 + Math.floor(random() * 300)));
   server.child.kill('SIGKILL');
   await server.exited;

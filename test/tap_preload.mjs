@@ -57,8 +57,17 @@ if (!coverage && nodeOptions !== undefined) {
   else process.env.NODE_OPTIONS = kept;
 }
 
-// 3. scrypt, memoized in the test process. Parley hashes passwords with scrypt (N = 16384: about
-// 40 ms of CPU each), and the fixtures create many users: POST /users hashes a password, and
+// 3. scrypt at a test cost. Parley hashes passwords with scrypt at N = 16384 (about 40 ms of
+// CPU each), and the tests create thousands of users: that was most of the suite's CPU. Every
+// test process, and the servers and CLIs it starts (they inherit the environment), hash at
+// N = 16 instead: actors/rules/passwords.ts writes the N into each such hash and verifies
+// with the hash's own N, and only honours this variable outside NODE_ENV=production. Hashes
+// made at Parley's cost (the fixtures' data directories) still verify at that cost. A run
+// that wants Parley's own cost sets PARLEY_TEST_SCRYPT_N=16384.
+process.env.PARLEY_TEST_SCRYPT_N ??= '16';
+
+// 4. scrypt, memoized in the test process (it mattered most at Parley's own cost, and still
+// serves a run at PARLEY_TEST_SCRYPT_N=16384). The fixtures create many users: POST /users hashes a password, and
 // fetch_api_key then derives the same key again from the same password and salt. scrypt is a
 // pure function, so the test process remembers what it derived, by password, salt, length and
 // parameters, and answers a repeat (asynchronously, as scrypt does) without deriving it again.

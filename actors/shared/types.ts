@@ -31,7 +31,7 @@ export interface UserRecord {
   bot_type: number | null;
   bot_owner_id: number | null;
   api_key: string;
-  /** `scrypt$salt$hash` in hex, or `""` when the account has no password. */
+  /** `scrypt$salt$hash` in hex (`scrypt$N=…,r=8,p=1$salt$hash` at a test cost: actors/rules/passwords.ts), or `""` when the account has no password. */
   password_hash: string;
   date_joined: number;
   timezone: string;

@@ -2,7 +2,7 @@
  * Server settings and API key exchange: the two endpoints a client calls before it
  * has credentials.
  */
-import { verifyPassword } from '../../../actors/rules/passwords.js';
+import { NO_PASSWORD_HASH, verifyPassword } from '../../../actors/rules/passwords.js';
 import { findUserByEmail } from '../../../actors/areas/users.js';
 import { versionFields } from '../../../actors/render/register_payloads.js';
 import { ApiError } from '../../../actors/shared/errors.js';
@@ -58,7 +58,7 @@ export const fetchApiKey = route({
   async handler({ params, org, runtime }) {
     const user = findUserByEmail(runtime, org.id, params.username);
     // Verify even for unknown users, so timing does not reveal which emails exist.
-    const ok = await verifyPassword(params.password, user?.password_hash || 'scrypt$00$00');
+    const ok = await verifyPassword(params.password, user?.password_hash || NO_PASSWORD_HASH);
     if (!user || !ok) throw new ApiError('AUTHENTICATION_FAILED', 'Your username or password is incorrect');
     if (!user.is_active) throw new ApiError('USER_DEACTIVATED', 'Your account has been disabled');
     return { json: { api_key: user.api_key, email: user.email, user_id: user.user_id } };

@@ -7,7 +7,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { badRequest } from '../../../actors/shared/errors.js';
-import { hashPassword, verifyPassword } from '../../../actors/rules/passwords.js';
+import { hashPassword, NO_PASSWORD_HASH, verifyPassword } from '../../../actors/rules/passwords.js';
 import { DEFAULTABLE_SETTINGS, USER_SETTINGS } from '../../../actors/rules/user_settings.js';
 import { R, route, type RouteRecord, S } from '../../http/route.js';
 
@@ -50,7 +50,7 @@ function settingsRoute(path: string, operationId: string, summary: string): Rout
       let passwordHash: string | undefined;
       if (p.new_password !== undefined) {
         if (p.new_password === '') throw badRequest('New password cannot be blank.');
-        if (!(await verifyPassword(p.old_password ?? '', user.password_hash || 'scrypt$00$00'))) throw badRequest('Wrong password!');
+        if (!(await verifyPassword(p.old_password ?? '', user.password_hash || NO_PASSWORD_HASH))) throw badRequest('Wrong password!');
         passwordHash = await hashPassword(p.new_password);
       }
       await runtime.execute({ type: 'UPDATE_SETTINGS', org: org.id, user_id: user.user_id, settings: pick(p, Object.keys(USER_SETTINGS)), full_name: p.full_name, password_hash: passwordHash, limited: config.canAccessAllUsersGroupLimitsPresence });
