@@ -15,15 +15,21 @@ import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
  * after recovery divided by the bytes read, measured with realistic messages (40–80
  * words, some Markdown) by `node --expose-gc dist/bench/recovery_heap.js --messages N`.
  *
- * A format 4 snapshot holds a message's metadata and its body's locator, about 38
- * bytes a message, while the heap holds the message's record: 6.87 heap bytes per
- * snapshot byte at 50,000 messages, 7.13 at 150,000. Formats 1 to 3 held whole
+ * A format 4 snapshot holds a message's metadata and its body's locator, about 40
+ * bytes a message, and the actors hold messages in typed-array columns
+ * (`actors/shared/message_table.ts`), outside the V8 heap: 0.08 heap bytes per snapshot
+ * byte at 200,000 messages (it was 6.87 to 7.13 with a record object per message, which
+ * refused to start a 20 M message server's 997 MB snapshot under 4 GiB). The constant
+ * keeps a margin for data whose snapshot is mostly objects (users, subscriptions:
+ * about what formats 1 to 3 took per byte), and the watch below stops a recovery that
+ * outgrows the budget all the same. Formats 1 to 3 held whole
  * messages: 1.32 per byte at 150,000 (1.29 at 30,000 and 100,000). Replayed log
  * records carry whole messages, whose bodies go to the body store and stay in its
  * cache up to its bound (64 MiB by default): 1.25 per log byte at 50,000 messages (the
- * cache not yet full), 0.82 at 150,000. Each with margin.
+ * cache not yet full), 0.82 at 150,000, 0.18 at 200,000 with message columns. Each
+ * with margin.
  */
-export const HEAP_PER_SNAPSHOT_BYTE = 7.6;
+export const HEAP_PER_SNAPSHOT_BYTE = 1.4;
 export const HEAP_PER_WHOLE_MESSAGE_SNAPSHOT_BYTE = 1.4;
 export const HEAP_PER_LOG_BYTE = 1.35;
 /** The heap a started Parley takes before any data (code, tables, caches: about 20 MiB), with margin. */
