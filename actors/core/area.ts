@@ -46,6 +46,8 @@ export interface CommandDef<K extends ActorKind = ActorKind, C extends { type: s
    * a decision that reads many (a batch of deletions, a topic moved): the runtime reads
    * them into the body store's cache first, in the background, so that the decision does
    * not hold the event loop on the disk. One changed meanwhile is read when decided.
+   * Such a command reaches its actor after the read, so a command sent after it without
+   * waiting for its answer may be decided first, as with two concurrent requests.
    */
   bodies?: (view: StateView, command: C, env: DecideEnv) => Iterable<number>;
 }
