@@ -133,7 +133,7 @@ export class MessageTable implements Iterable<StoredMessage> {
     const wanted = new Set(senders);
     const out: number[] = [];
     for (let i = 0; i < this.count; i++) {
-      if (wanted.has(this.senderAt(i))) out.push(this.c.flagCol[i] & ODD ? this.odd.get(this.c.idCol[i])!.body : this.c.bodyCol[i]);
+      if (wanted.has(this.senderAt(i))) out.push(this.bodyIn(this.c, i));
     }
     return out;
   }
@@ -156,7 +156,7 @@ export class MessageTable implements Iterable<StoredMessage> {
   bodiesInTopic(key: string): number[] {
     const out: number[] = [];
     const matches = this.inTopic(key);
-    for (let i = 0; i < this.count; i++) if (matches(i)) out.push(this.c.flagCol[i] & ODD ? this.odd.get(this.c.idCol[i])!.body : this.c.bodyCol[i]);
+    for (let i = 0; i < this.count; i++) if (matches(i)) out.push(this.bodyIn(this.c, i));
     return out;
   }
 
@@ -202,13 +202,13 @@ export class MessageTable implements Iterable<StoredMessage> {
   bodyOf(id: number): number | undefined {
     const i = this.indexOf(id);
     if (i < 0) return undefined;
-    return this.c.flagCol[i] & ODD ? this.odd.get(id)!.body : this.c.bodyCol[i];
+    return this.bodyIn(this.c, i);
   }
 
   /** Every body locator the table holds. */
   *bodyLocators(): IterableIterator<number> {
     const c = this.c;
-    for (let i = 0, n = this.count; i < n; i++) yield c.flagCol[i] & ODD ? this.odd.get(c.idCol[i])!.body : c.bodyCol[i];
+    for (let i = 0, n = this.count; i < n; i++) yield this.bodyIn(c, i);
   }
 
   delete(id: number): boolean {
@@ -261,6 +261,11 @@ export class MessageTable implements Iterable<StoredMessage> {
 
   [Symbol.iterator](): IterableIterator<StoredMessage> {
     return this.values();
+  }
+
+  /** The body locator of row `i` of columns `c` (the table's now, or those an iteration began on). */
+  private bodyIn(c: Columns, i: number): number {
+    return c.flagCol[i] & ODD ? this.odd.get(c.idCol[i])!.body : c.bodyCol[i];
   }
 
   /** Row of `id`, or -1. */
