@@ -900,6 +900,21 @@ export class BodyStore {
     this.readFds.clear();
   }
 
+  /**
+   * Stops as a `kill -9` would: the buffered bodies are dropped unwritten and nothing is
+   * written or synced after (recovery tests that crash a store inside one process; a
+   * later flush of this instance would otherwise write into files the next one owns).
+   */
+  abandon(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.pendingBytes = 0;
+    if (this.activeFd >= 0) this.closeWriteFd(this.activeFd);
+    this.activeFd = -1;
+    for (const fd of this.readFds.values()) this.closeFd(fd);
+    this.readFds.clear();
+  }
+
   /** Names of the segment files, oldest first. */
   segmentNames(): string[] {
     return [...this.segments.values()].sort((a, b) => a.no - b.no).map((s) => s.name);

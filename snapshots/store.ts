@@ -10,7 +10,7 @@ import type { Stamped } from '../actors/areas/index.js';
 import type { Logger } from '../actors/core/logger.js';
 import type { FactSink } from '../actors/runtime/runtime.js';
 import { fsyncDir, listSegments, LogCorruption, LogWriter, SegmentFile, NO_LOG_OBSERVER, readLogInSlices, runSlices, runSlicesAsync, truncateTorn, type FsyncPolicy, type LogObserver } from './log.js';
-import { defaultWriteOptions, listSnapshots, pruneSnapshots, walkSnapshotFile, writeSnapshot, type Snapshottable, type SnapshotInfo } from './snapshot.js';
+import { defaultWriteOptions, listSnapshots, pruneSnapshots, walkSnapshotFile, writeSnapshot, type Snapshottable, type SnapshotInfo, type SnapshotWriteOptions } from './snapshot.js';
 import { findValidFrame, SEGMENT_HEADER_BYTES } from './codec.js';
 import { mib, oldGenerationLimitBytes, recoveryHeapBudget, recoveryHeapEstimate, RecoveryTooLarge, watchLiveHeap } from './memory_budget.js';
 import { BodyStore } from './body_store.js';
@@ -156,8 +156,11 @@ export interface Store<R extends Recoverable = Recoverable> {
   writer: LogWriter;
   /** What recovery found, for logs and tools. */
   recovery: Recovery;
-  /** Takes a snapshot now (one at a time), then prunes old ones. */
-  snapshot(): Promise<SnapshotInfo>;
+  /**
+   * Takes a snapshot now (one at a time), then prunes old ones. `write` sets how it is
+   * sliced (tests make every write land between two chunks).
+   */
+  snapshot(write?: SnapshotWriteOptions): Promise<SnapshotInfo>;
   /**
    * Compacts the body store: copies the bodies messages hold into new segments, points
    * the messages at them, and takes a snapshot. The old segments, which hold deleted and
@@ -166,6 +169,13 @@ export interface Store<R extends Recoverable = Recoverable> {
   compactBodies(): Promise<BodyCompaction>;
   /** Flushes the log and releases the lock. */
   close(): Promise<void>;
+  /**
+   * Stops as a `kill -9` would, for recovery tests inside one process: the actors stop,
+   * the body store's buffered bodies are dropped unwritten, and the lock stays (it names
+   * this live process, which the next open in it ignores). Acknowledged writes are
+   * durable already; the log writer has nothing unacknowledged once they are awaited.
+   */
+  crash(): void;
 }
 
 const LOCK = 'parley.pid';
@@ -466,7 +476,7 @@ function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: 
     runtime,
     writer,
     recovery,
-    snapshot() {
+    snapshot(write = defaultWriteOptions) {
       // A fresh segment per snapshot lets older segments be deleted once snapshots cover them.
       writer.roll();
       // The bodies the snapshot's messages point at are made durable before it is (off
@@ -475,7 +485,7 @@ function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: 
         await writer.drain();
         await bodies.syncAsync();
       };
-      snapshotting ??= writeSnapshot(opts.dataDir, runtime, drain, defaultWriteOptions)
+      snapshotting ??= writeSnapshot(opts.dataDir, runtime, drain, write)
         .then(async (info) => {
           observer.snapshotWritten(info);
           await pruneSnapshots(opts.dataDir, opts.keepSnapshots ?? 3, opts.log);
@@ -531,6 +541,10 @@ function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: 
         `bodies: compacted ${result.bytesBefore} bytes into ${result.bytesAfter} (${result.copied} bodies kept)`,
       );
       return { copied: result.copied, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, snapshot, deleted, pending: readObsolete(opts.dataDir).flatMap((o) => o.segments) };
+    },
+    crash() {
+      runtime.stop();
+      bodies.abandon();
     },
     async close() {
       if (snapshotting) await snapshotting.catch(() => undefined);

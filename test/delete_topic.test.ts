@@ -245,7 +245,7 @@ t.test('after a restart, both queues hold the same batch events, rebuilt from th
   const before = [await call('GET', '/api/v1/events', { queue_id: bulkQ, last_event_id: -1, dont_block: true }), await call('GET', '/api/v1/events', { queue_id: oldQ, last_event_id: -1, dont_block: true })];
   t.same(before.map((r) => r.events.length), [1, 3]);
   await a.writer.drain();
-  a.runtime.stop();
+  a.crash();
   const b = open();
   t.teardown(() => b.close());
   call = storeClient(b, owner);

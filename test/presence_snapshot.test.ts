@@ -30,7 +30,7 @@ t.test('snapshots keep presence; without one, a crash loses it (and replay never
   t.not(store.runtime.org(org)!.presence.get(1)!.update_id, before.update_id);
   // A crash: the process goes away without a final snapshot (the lock is left behind by a dead pid).
   await store.writer.close();
-  store.runtime.stop();
+  store.crash();
   store = open();
   t.same(store.runtime.org(org)!.presence.get(1), before, 'back to what the snapshot held: the later report is lost');
   t.equal(store.runtime.org(org)!.presenceLastUpdateId, before.update_id);

@@ -31,7 +31,7 @@ for (const mode of ['graceful', 'crash'] as const) {
       await a.close();
     } else {
       await a.writer.drain();
-      a.runtime.stop();
+      a.crash();
     }
     const b = open(dir);
     t.teardown(() => b.close());
