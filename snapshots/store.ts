@@ -14,6 +14,7 @@ import { defaultWriteOptions, listSnapshots, pruneSnapshots, walkSnapshotFile, w
 import { findValidFrame, SEGMENT_HEADER_BYTES } from './codec.js';
 import { mib, oldGenerationLimitBytes, recoveryHeapBudget, recoveryHeapEstimate, RecoveryTooLarge, watchLiveHeap } from './memory_budget.js';
 import { BodyStore } from './body_store.js';
+import { readOrgRestores, restoreCrossed } from './org_restores.js';
 import { DiskBodies } from './disk_bodies.js';
 import type { Bodies } from '../actors/core/bodies.js';
 
@@ -275,9 +276,21 @@ function* restoreNewestSnapshot(
     if (smallestNeed === undefined || need < smallestNeed.bytes) smallestNeed = { bytes: need, what };
     return need;
   };
+  const restores = readOrgRestores(dir);
   for (const snap of listSnapshots(dir)) {
     if (only !== undefined && snap.name !== only) continue;
     if (toSeq !== undefined && snap.startSeq > toSeq) continue;
+    const crossed = restoreCrossed(restores, snap.startSeq, toSeq);
+    if (crossed && only !== undefined) {
+      throw new Error(`snapshot ${snap.name} is older than the restore of organization ${crossed.org} at seq ${crossed.seq}: the log after it holds what that restore undid, so it restores only to a seq before ${crossed.seq} (--to-seq)`);
+    }
+    if (crossed) {
+      log.info(
+        { event: 'recovery.snapshot_before_restore', snapshot: snap.name, restore_seq: crossed.seq, org: crossed.org },
+        `store: snapshot ${snap.name} is older than the restore of organization ${crossed.org} at seq ${crossed.seq}; not used past it`,
+      );
+      continue;
+    }
     const need = overBudget(snap.size, snap.startSeq, `snapshot ${snap.name} (${mib(snap.size)} MiB) and the log after it`, snapshotVersion(snap.path));
     if (need > 0) {
       log.error(
@@ -314,6 +327,12 @@ function* restoreNewestSnapshot(
     // Part of it may be in the state: start again from nothing.
     state.reset();
     log.error({ event: failure.event, snapshot: snap.name, reason: failure.reason }, `store: snapshot ${snap.name} could not be restored (${failure.reason}); falling back to an older one`);
+  }
+  const crossed = only === undefined ? restoreCrossed(restores, 0, toSeq) : undefined;
+  if (crossed) {
+    throw new LogCorruption(
+      `no snapshot from after the restore of organization ${crossed.org} at seq ${crossed.seq} verifies, and the log before it holds what that restore undid: restore from a backup, or make the restore again (parley restore-org)`,
+    );
   }
   if (only === undefined ? overBudget(0, 0, 'the whole log, replayed with no snapshot,') > 0 : smallestNeed !== undefined) {
     throw RecoveryTooLarge.estimated(smallestNeed!.bytes, memory.limitBytes, smallestNeed!.what);

@@ -57,3 +57,15 @@ export function stateDigest(rt: Runtime, opts: { queues?: boolean } = {}): strin
   const queues = opts.queues ? rt.queues.exportQueues().map(canon).sort((a: any, b: any) => String(a.id).localeCompare(String(b.id))) : [];
   return JSON.stringify({ server: canon(src.server), orgs, queues });
 }
+
+/** One organization's state (its actors, as `stateDigest` writes them), without the server's or other organizations'. */
+export function orgDigest(rt: Runtime, orgId: number): string {
+  const canon = canonIn(rt.bodies);
+  const shard = rt.contexts().orgs.find(({ org }) => org.org.id === orgId);
+  if (!shard) return 'absent';
+  return JSON.stringify({
+    org: canon(shard.org),
+    channels: shard.channels.map(canon).sort((a: any, b: any) => a.channel.stream_id - b.channel.stream_id),
+    users: shard.users.map(canon).sort((a: any, b: any) => a.user_id - b.user_id),
+  });
+}

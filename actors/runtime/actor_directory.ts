@@ -182,13 +182,56 @@ export class ActorDirectory implements StateView {
     const { server, board, orgs } = this.contexts();
     yield* serverPersistence.chunks(server, sliceSize);
     yield* boardPersistence.chunks(board, sliceSize);
-    for (const { org, channels, users } of orgs) {
-      yield* orgPersistence.chunks(org, sliceSize);
-      const channelChunks = channelPersistence(org.org.id);
-      for (const ch of channels) yield* channelChunks.chunks(ch, sliceSize);
-      const userChunks = userPersistence(org.org.id);
-      for (const u of users) yield* userChunks.chunks(u, sliceSize);
+    for (const shard of orgs) yield* this.shardChunks(shard, sliceSize);
+  }
+
+  /** One organization's chunks, lazily: its own actor's, then its channels' and its users'. */
+  *orgChunks(orgId: number, sliceSize: number): Generator<ChunkThunk> {
+    const shard = this.contexts().orgs.find((o) => o.org.org.id === orgId);
+    if (shard) yield* this.shardChunks(shard, sliceSize);
+  }
+
+  private *shardChunks({ org, channels, users }: { org: OrgContext; channels: ChannelContext[]; users: UserContext[] }, sliceSize: number): Generator<ChunkThunk> {
+    yield* orgPersistence.chunks(org, sliceSize);
+    const channelChunks = channelPersistence(org.org.id);
+    for (const ch of channels) yield* channelChunks.chunks(ch, sliceSize);
+    const userChunks = userPersistence(org.org.id);
+    for (const u of users) yield* userChunks.chunks(u, sliceSize);
+  }
+
+  /**
+   * Replaces one organization's actors with those `chunks` hold (its chunks from another
+   * runtime over the same data directory: an organization restored to an earlier point),
+   * for the operator's restore of one organization, on a stopped server. Every message
+   * body is copied into the store again, so that none points into body segments a
+   * compaction has retired. The server's record of the organization becomes the one the
+   * chunks hold; the server's id counters stay as they are, so no id is ever given twice.
+   */
+  replaceOrg(orgId: number, chunks: Chunk[], version: number): void {
+    const shard = this.shards.get(orgId);
+    if (shard) {
+      this.supervisor.stop(shard.org);
+      for (const a of shard.channels.values()) this.supervisor.stop(a);
+      for (const a of shard.users.values()) this.supervisor.stop(a);
+      this.shards.delete(orgId);
     }
+    // The same store under another name: `restoredMessage` copies what it reads from it.
+    const bodies = this.bodies;
+    const copyFrom: Bodies = { persistent: bodies.persistent, append: (id, b) => bodies.append(id, b), read: (loc) => bodies.read(loc), readMany: (locs) => bodies.readMany(locs), release: () => {} };
+    const scope = { ...this.scope(version), bodySource: copyFrom };
+    for (const chunk of chunks) {
+      const restorer = RESTORERS.get(chunk.k);
+      if (!restorer || chunk.k === 'server' || chunk.k === 'board') throw new Error(`an organization's state holds no '${chunk.k}' chunk`);
+      restorer.restore(chunk, scope);
+    }
+    const restored = this.org(orgId);
+    if (!restored) throw new Error(`the state to restore holds no organization ${orgId}`);
+    const server = this.server();
+    const record = restored.org;
+    const current = server.orgs.get(orgId);
+    if (current && server.bySubdomain.get(current.subdomain) === orgId) server.bySubdomain.delete(current.subdomain);
+    server.orgs.set(orgId, { ...record });
+    server.bySubdomain.set(record.subdomain, orgId);
   }
 
   /** Every body locator a message holds now, channel and direct: the body store's live set when it compacts. */

@@ -339,6 +339,28 @@ export class Runtime implements StateView {
     yield* this.queueDelivery.chunks(sliceSize);
   }
 
+  /** One organization's actors' chunks, lazily (its event queues are not among them). */
+  orgChunks(orgId: number, sliceSize: number): Generator<ChunkThunk> {
+    return this.directory.orgChunks(orgId, sliceSize);
+  }
+
+  /**
+   * Replaces one organization's state with `chunks` (`orgChunks` of another runtime over
+   * this data directory, taken back through the snapshot codec), on a stopped server:
+   * the operator's restore of one organization. Its event queues are dropped, since
+   * they hold events of the state replaced; their clients register again, as after a
+   * queue expires. Nothing is logged: the caller takes a snapshot, which covers it.
+   * Returns the number of queues dropped.
+   */
+  replaceOrg(orgId: number, chunks: Chunk[], version: number): number {
+    this.events.settle();
+    const queueIds = this.queues.exportQueues().filter((q) => q.org === orgId).map((q) => q.id);
+    if (queueIds.length > 0) this.queueDelivery.applyDropped({ type: 'QueuesDropped', queue_ids: queueIds, reason: 'the organization was restored to an earlier point' });
+    this.directory.replaceOrg(orgId, chunks, version);
+    this.scheduled.invalidate();
+    return queueIds.length;
+  }
+
   /** Every body locator a message holds now: the body store's live set when it compacts. */
   bodyLocators(): Iterable<number> {
     return this.directory.bodyLocators();

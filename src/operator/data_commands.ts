@@ -10,6 +10,7 @@ import { describeTorn, listSegments, readSegment, runSlices, SegmentFile } from 
 import { listSnapshots, readSnapshot, walkSnapshotFile, writeSnapshot } from '../../snapshots/snapshot.js';
 import type { SnapshotSummary } from '../../snapshots/snapshot_format.js';
 import { lockHolder, openStore, recover } from '../store.js';
+import { ORG_RESTORES_FILE, readOrgRestores, restoreCrossed, type OrgRestore } from '../../snapshots/org_restores.js';
 import { BodyStore } from '../../snapshots/body_store.js';
 import { DiskBodies } from '../../snapshots/disk_bodies.js';
 import { bodiesDir } from '../../snapshots/store.js';
@@ -119,6 +120,13 @@ export function verifyReport(dataDir: string, onProgress: (done: number, total: 
   let done = 0;
   /** Files to check, each once however many snapshots name it, with the first snapshot naming it. */
   const files = new Map<string, NamedFile & { snapshot: string }>();
+  let restores: OrgRestore[] = [];
+  try {
+    restores = readOrgRestores(dataDir);
+  } catch (err) {
+    ok = false;
+    lines.push(`CORRUPT  ${ORG_RESTORES_FILE}: ${(err as Error).message}`);
+  }
   for (const s of snaps) {
     // Read chunk by chunk (a snapshot may be larger than memory), decoding each.
     const named: NamedFile[] = [];
@@ -132,7 +140,9 @@ export function verifyReport(dataDir: string, onProgress: (done: number, total: 
       ok = false;
       lines.push(`CORRUPT  ${s.name}: ${v}`);
     } else {
-      lines.push(`ok       ${s.name}: seq ${v.header.startSeq}..${v.endSeq}, ${v.chunks} chunks`);
+      const crossed = restoreCrossed(restores, v.header.startSeq, undefined);
+      const before = crossed ? ` (older than the restore of organization ${crossed.org} at seq ${crossed.seq}: serves only a restore --to-seq below it)` : '';
+      lines.push(`ok       ${s.name}: seq ${v.header.startSeq}..${v.endSeq}, ${v.chunks} chunks${before}`);
       for (const f of named) if (!files.has(`${f.org}/${f.file.sha256}`)) files.set(`${f.org}/${f.file.sha256}`, { ...f, snapshot: s.name });
     }
     onProgress(++done, total);
@@ -211,18 +221,34 @@ export function verifyCommand(dataDir: string): boolean {
   return ok;
 }
 
-/** `parley inspect`: counts per organization, read without touching the directory. */
-export function inspectCommand(dataDir: string): void {
+/**
+ * `parley inspect`: counts per organization, read without touching the directory; with
+ * `org`, that organization alone, with each channel's messages (for choosing what
+ * `restore-org` should bring back).
+ */
+export function inspectCommand(dataDir: string, only?: number): void {
   const runtime = readOnlyRuntime();
   const rec = recover(runtime, dataDir, { skipCorrupt: false, log: terminalLog });
   const server = runtime.server();
-  const rows = [...server.orgs.values()].map((org) => {
+  if (only !== undefined && !server.orgs.has(only)) {
+    runtime.stop();
+    throw new Error(`there is no organization ${only} in ${dataDir}`);
+  }
+  const rows = [...server.orgs.values()].filter((org) => only === undefined || org.id === only).map((org) => {
     const ctx = runtime.org(org.id)!;
     let messages = ctx.directMessages.size;
     const channels = runtime.channelIdsOf(org.id);
     for (const id of channels) messages += runtime.channel(org.id, id)!.messages.size;
     const queues = runtime.queues.sizeOf(org.id);
-    return { organization_id: org.id, subdomain: org.subdomain, name: org.name, deactivated: org.deactivated, users: ctx.users.size, channels: channels.length, messages, queues };
+    const row: Record<string, unknown> = { organization_id: org.id, subdomain: org.subdomain, name: org.name, deactivated: org.deactivated, users: ctx.users.size, channels: channels.length, messages, queues };
+    if (only !== undefined) {
+      row.direct_messages = ctx.directMessages.size;
+      row.channel_list = channels.map((id) => {
+        const ch = runtime.channel(org.id, id)!;
+        return { stream_id: id, name: ch.channel.name, archived: ch.channel.is_archived, messages: ch.messages.size, topics: ch.topics.size };
+      });
+    }
+    return row;
   });
   console.log(JSON.stringify({ seq: rec.lastSeq, snapshot: rec.snapshot, replayed: rec.replayed, organizations: rows }, null, 2));
   runtime.stop();

@@ -16,6 +16,7 @@ const boardCommandsModule = () => import('./board_commands.js');
 const dataCommandsModule = () => import('./data_commands.js');
 const inviteCommandsModule = () => import('./invite_commands.js');
 const orgCommandsModule = () => import('./org_commands.js');
+const orgRestoreModule = () => import('./org_restore.js');
 
 /** The options of a command that works on a data directory. */
 interface DataDirOptions {
@@ -30,6 +31,8 @@ Examples:
   parley board guestbook on|off             turn guestbook publication on or off
   parley snapshots                          pick a snapshot, then restore it:
   parley restore --from snap-0000000000120004.psnap --to ./restored --to-seq 125000
+  parley history --org 3 --limit 20         organization 3's newest facts, with seqs
+  parley restore-org --org 3 --to-seq 118000   organization 3 back to seq 118000, in place
   source <(parley completion bash)          shell completion (bash or zsh)
 
 --data-dir defaults to $PARLEY_DATA_DIR, then data_dir in the configuration file
@@ -103,7 +106,23 @@ function dataCommands(program: Command): void {
   withDataDir(program.command('verify').description('verify every snapshot, log segment and uploaded file a snapshot names (exit 1 if any is corrupt or missing)')).action(async (o: DataDirOptions) => {
     if (!(await dataCommandsModule()).verifyCommand(dataDirOf(o))) process.exitCode = 1;
   });
-  withDataDir(program.command('inspect').description('counts per organization: users, channels, messages, queues')).action(async (o: DataDirOptions) => (await dataCommandsModule()).inspectCommand(dataDirOf(o)));
+  withDataDir(program.command('inspect').description('counts per organization: users, channels, messages, queues'))
+    .option('--org <id>', 'that organization alone, with each of its channels')
+    .action(async (o: DataDirOptions & { org?: string }) => {
+      if (o.org !== undefined && !/^\d+$/.test(o.org)) throw new Error('--org must be an organization id');
+      (await dataCommandsModule()).inspectCommand(dataDirOf(o), o.org === undefined ? undefined : Number(o.org));
+    });
+  withDataDir(program.command('history').description("one organization's newest facts in the log, one JSON line each (seq, type, ids; never message text): to find the seq before a mistake"))
+    .option('--org <id>', 'the organization (required)')
+    .option('--limit <n>', 'how many of the newest to print', '50')
+    .option('--after-seq <n>', 'only facts after this seq', '0')
+    .action(async (o: DataDirOptions & { org?: string; limit: string; afterSeq: string }) => {
+      const org = need(o.org, '--org');
+      if (!/^\d+$/.test(org)) throw new Error('--org must be an organization id');
+      if (!/^[1-9]\d*$/.test(o.limit)) throw new Error('--limit must be a positive integer');
+      if (!/^\d+$/.test(o.afterSeq)) throw new Error('--after-seq must be a non-negative integer');
+      (await orgRestoreModule()).historyCommand(dataDirOf(o), Number(org), Number(o.limit), Number(o.afterSeq));
+    });
   withDataDir(program.command('restore').description('rebuild a snapshot (plus the log up to a seq) into a fresh directory, with the uploaded files it names (exit 1 if one is missing or corrupt)'))
     .option('--from <snapshot>', 'the snapshot: a file name in the data directory, or a path (required)')
     .option('--to <dir>', 'the new data directory, absent or empty (required)')
@@ -111,6 +130,17 @@ function dataCommands(program: Command): void {
     .action(async (o: DataDirOptions & { from?: string; to?: string; toSeq?: string }) => {
       if (o.toSeq !== undefined && !/^\d+$/.test(o.toSeq)) throw new Error('--to-seq must be a non-negative integer');
       if (!(await (await dataCommandsModule()).restoreCommand(dataDirOf(o), need(o.from, '--from'), need(o.to, '--to'), o.toSeq === undefined ? undefined : Number(o.toSeq)))) process.exitCode = 1;
+    });
+  withDataDir(program.command('restore-org').description('put one organization back as it was at an earlier seq, in place, leaving every other one as it is (stopped server; its event queues are dropped)'))
+    .option('--org <id>', 'the organization (required; `parley inspect` lists them)')
+    .option('--to-seq <n>', 'the seq to go back to (required; `parley history --org` lists the organization\'s facts with their seqs)')
+    .action(async (o: DataDirOptions & { org?: string; toSeq?: string }) => {
+      const org = need(o.org, '--org');
+      const toSeq = need(o.toSeq, '--to-seq');
+      if (!/^\d+$/.test(org)) throw new Error('--org must be an organization id');
+      if (!/^\d+$/.test(toSeq)) throw new Error('--to-seq must be a non-negative integer');
+      const report = await (await orgRestoreModule()).restoreOrgCommand(dataDirOf(o), Number(org), Number(toSeq));
+      console.log(JSON.stringify(report));
     });
   withDataDir(program.command('compact').description('snapshot, then delete older snapshots and the log they alone cover'))
     .option('--keep <k>', 'snapshots to keep', '3')

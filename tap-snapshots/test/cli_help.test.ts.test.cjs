@@ -38,9 +38,16 @@ Commands:
                                  or missing)
   inspect [options]              counts per organization: users, channels,
                                  messages, queues
+  history [options]              one organization's newest facts in the log, one
+                                 JSON line each (seq, type, ids; never message
+                                 text): to find the seq before a mistake
   restore [options]              rebuild a snapshot (plus the log up to a seq)
                                  into a fresh directory, with the uploaded files
                                  it names (exit 1 if one is missing or corrupt)
+  restore-org [options]          put one organization back as it was at an
+                                 earlier seq, in place, leaving every other one
+                                 as it is (stopped server; its event queues are
+                                 dropped)
   compact [options]              snapshot, then delete older snapshots and the
                                  log they alone cover
   board                          the message board's switches: a running server
@@ -55,6 +62,8 @@ Examples:
   parley board guestbook on|off             turn guestbook publication on or off
   parley snapshots                          pick a snapshot, then restore it:
   parley restore --from snap-0000000000120004.psnap --to ./restored --to-seq 125000
+  parley history --org 3 --limit 20         organization 3's newest facts, with seqs
+  parley restore-org --org 3 --to-seq 118000   organization 3 back to seq 118000, in place
   source <(parley completion bash)          shell completion (bash or zsh)
 
 --data-dir defaults to $PARLEY_DATA_DIR, then data_dir in the configuration file
@@ -286,6 +295,23 @@ Options:
 
 `
 
+exports[`test/cli_help.test.ts > TAP > --help of the top level and of every command > parley history 1`] = `
+Usage: parley history [options]
+
+one organization's newest facts in the log, one JSON line each (seq, type, ids;
+never message text): to find the seq before a mistake
+
+Options:
+  --data-dir <dir>  the data directory
+  --config <path>   the configuration file to take data_dir from (env:
+                    PARLEY_CONFIG)
+  --org <id>        the organization (required)
+  --limit <n>       how many of the newest to print (default: "50")
+  --after-seq <n>   only facts after this seq (default: "0")
+  -h, --help        display help for command
+
+`
+
 exports[`test/cli_help.test.ts > TAP > --help of the top level and of every command > parley inspect 1`] = `
 Usage: parley inspect [options]
 
@@ -295,6 +321,7 @@ Options:
   --data-dir <dir>  the data directory
   --config <path>   the configuration file to take data_dir from (env:
                     PARLEY_CONFIG)
+  --org <id>        that organization alone, with each of its channels
   -h, --help        display help for command
 
 `
@@ -340,6 +367,23 @@ Options:
   --to <dir>         the new data directory, absent or empty (required)
   --to-seq <n>       replay the log up to this seq (default: all of it)
   -h, --help         display help for command
+
+`
+
+exports[`test/cli_help.test.ts > TAP > --help of the top level and of every command > parley restore-org 1`] = `
+Usage: parley restore-org [options]
+
+put one organization back as it was at an earlier seq, in place, leaving every
+other one as it is (stopped server; its event queues are dropped)
+
+Options:
+  --data-dir <dir>  the data directory
+  --config <path>   the configuration file to take data_dir from (env:
+                    PARLEY_CONFIG)
+  --org <id>        the organization (required; \`parley inspect\` lists them)
+  --to-seq <n>      the seq to go back to (required; \`parley history --org\`
+                    lists the organization's facts with their seqs)
+  -h, --help        display help for command
 
 `
 

@@ -1,0 +1,193 @@
+/**
+ * `parley restore-org`: one organization as it was at an earlier seq, in place, on a
+ * stopped server; every other organization stays exactly as it is, event queues and
+ * all. The day someone deletes the wrong channel, an administrator gets it back
+ * without rolling the whole server back.
+ *
+ * How: the directory is recovered twice, as it is now and up to the seq asked for
+ * (from the newest snapshot at or before it, plus the log); the organization's actors
+ * from the second replace its actors in the first, its message bodies are copied into
+ * the body store again, its event queues are dropped (their clients register again, as
+ * after a queue expires), and a snapshot of the result is taken. That snapshot is
+ * where the restore lives: it is recorded (`org_restores.ts`) so that no recovery ever
+ * replays the log across it, since the log before it holds what the restore undid.
+ * Message ids go on from the highest ever given, so none is given twice.
+ */
+import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime/runtime.js';
+import type { Chunk } from '../../actors/core/persistence.js';
+import { encodeChunk, encodeHeader, encodeTrailer, verifySnapshot } from '../../snapshots/snapshot_format.js';
+import { recordOrgRestore } from '../../snapshots/org_restores.js';
+import { listSegments, readLog } from '../../snapshots/log.js';
+import { crc32 } from 'node:zlib';
+import { recover } from '../store.js';
+import { terminalLog } from '../logging.js';
+import { progress } from './progress.js';
+import { openOffline } from './data_commands.js';
+import { checkFile, stateAttachments } from '../uploads/check.js';
+import { UploadStore } from '../uploads/store.js';
+
+/** What a restore of one organization did. */
+export interface OrgRestoreReport {
+  organization_id: number;
+  subdomain: string;
+  /** The seq the organization was restored to. */
+  to_seq: number;
+  /** The end of the log when restored: the restore's snapshot covers it, and later facts follow it. */
+  seq: number;
+  snapshot: string;
+  before: OrgCounts;
+  after: OrgCounts;
+  queues_dropped: number;
+  /** Uploaded files the restored state names that are missing or damaged (deleted since, for instance). */
+  files_missing: string[];
+}
+
+interface OrgCounts {
+  users: number;
+  channels: number;
+  messages: number;
+}
+
+function countsOf(runtime: Runtime, org: number): OrgCounts {
+  const ctx = runtime.org(org)!;
+  const channels = runtime.channelIdsOf(org);
+  let messages = ctx.directMessages.size;
+  for (const id of channels) messages += runtime.channel(org, id)!.messages.size;
+  return { users: ctx.users.size, channels: channels.length, messages };
+}
+
+/**
+ * An organization's chunks from `runtime`, taken through the snapshot codec (framed,
+ * checksummed and decoded again), so that the state restored is exactly what a
+ * snapshot of it would give back, and shares nothing with `runtime`.
+ */
+function orgState(runtime: Runtime, org: number): { chunks: Chunk[]; version: number } {
+  const parts: Buffer[] = [encodeHeader({ startSeq: runtime.lastSeq, createdAt: Date.now() })];
+  let crc = crc32(parts[0]);
+  let count = 0;
+  for (const make of runtime.orgChunks(org, 2000)) {
+    const buf = encodeChunk(make());
+    crc = crc32(buf, crc);
+    parts.push(buf);
+    count++;
+  }
+  parts.push(encodeTrailer(runtime.lastSeq, count, crc));
+  const snap = verifySnapshot(Buffer.concat(parts));
+  if (typeof snap === 'string') throw new Error(`the organization's state did not encode: ${snap}`);
+  return { chunks: snap.chunks as Chunk[], version: snap.header.version };
+}
+
+/** Restores organization `org` of a stopped server's `dataDir` to its state at seq `toSeq`. */
+export async function restoreOrgCommand(dataDir: string, org: number, toSeq: number): Promise<OrgRestoreReport> {
+  const store = openOffline(dataDir);
+  try {
+    const now = store.runtime as Runtime;
+    const record = now.server().orgs.get(org);
+    if (!record) throw new Error(`there is no organization ${org} in ${dataDir}`);
+    if (toSeq >= now.lastSeq) throw new Error(`the log ends at seq ${now.lastSeq}: there is nothing after seq ${toSeq} to undo`);
+    const before = countsOf(now, org);
+
+    // The whole directory as it was at `toSeq`; its replay stores bodies in the same body
+    // store (those of other organizations are left for the next compaction).
+    const past = new Runtime({ ...defaultRuntimeOptions(volatileSink), bodies: now.bodies });
+    let state: { chunks: Chunk[]; version: number };
+    try {
+      const bar = progress(`rebuilding the directory at seq ${toSeq}`, toSeq);
+      const rec = recover(past, dataDir, { skipCorrupt: false, toSeq, log: terminalLog, onRecord: (seq) => bar.update(seq) });
+      bar.finish(`from ${rec.snapshot ?? 'the log alone'}, ${rec.replayed} facts replayed`);
+      if (rec.lastSeq < toSeq) throw new Error(`the log ends at seq ${rec.lastSeq}, before seq ${toSeq}`);
+      const then = past.server().orgs.get(org);
+      if (!then || !past.org(org)) throw new Error(`organization ${org} did not exist yet at seq ${toSeq}`);
+      const holder = now.server().bySubdomain.get(then.subdomain);
+      if (holder !== undefined && holder !== org) throw new Error(`organization ${org}'s subdomain then, "${then.subdomain}", is organization ${holder}'s now`);
+      state = orgState(past, org);
+    } finally {
+      past.stop();
+    }
+
+    const bar = progress(`restoring organization ${org}`, state.chunks.length);
+    const dropped = now.replaceOrg(org, state.chunks, state.version);
+    bar.finish();
+    const uploads = new UploadStore(dataDir);
+    const missing = stateAttachments(now)
+      .filter((f) => f.org === org && checkFile(uploads, f) !== undefined)
+      .map((f) => `uploads/${f.org}/${f.file.sha256} (${f.what})`);
+
+    const info = await store.snapshot();
+    recordOrgRestore(dataDir, { seq: info.startSeq, org, to_seq: toSeq, made_at: new Date().toISOString() });
+    return {
+      organization_id: org,
+      subdomain: now.server().orgs.get(org)!.subdomain,
+      to_seq: toSeq,
+      seq: info.startSeq,
+      snapshot: info.path,
+      before,
+      after: countsOf(now, org),
+      queues_dropped: dropped,
+      files_missing: [...new Set(missing)],
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+
+/** Fields of a fact that `history` never prints: secrets and message text. */
+const PRIVATE_FIELD = /password|api_key|token|secret|content|rendered|edit_history|email/i;
+
+/** The organization a fact belongs to (facts name it as `org`, its creation as the record). */
+function factOrg(fact: Record<string, unknown>): number | undefined {
+  const org = fact.org;
+  if (typeof org === 'number') return org;
+  if (org && typeof org === 'object' && typeof (org as { id?: unknown }).id === 'number') return (org as { id: number }).id;
+  return undefined;
+}
+
+/**
+ * One line of `history`: the fact's seq and type, its scalar fields (ids, names,
+ * properties) and the sizes of its lists, without message text or secrets; and a
+ * message's time when the fact carries one, to find a moment by.
+ */
+function historyLine(seq: number, fact: Record<string, unknown>): Record<string, unknown> {
+  const line: Record<string, unknown> = { seq, type: fact.type };
+  // Scalars as they are, lists as their sizes, and one level into records (a message's ids and topic).
+  const add = (prefix: string, record: Record<string, unknown>, nested: boolean): void => {
+    for (const [key, value] of Object.entries(record)) {
+      if (PRIVATE_FIELD.test(key) || (!nested && (key === 'type' || (key === 'org' && typeof value === 'number')))) continue;
+      if (typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= 80)) line[prefix + key] = value;
+      else if (Array.isArray(value)) line[prefix + key] = `${value.length} item${value.length === 1 ? '' : 's'}`;
+      else if (!nested && value && typeof value === 'object') add(`${key}.`, value as Record<string, unknown>, true);
+    }
+  };
+  add('', fact, false);
+  const message = fact.message as { timestamp?: unknown } | undefined;
+  const timestamp = typeof message?.timestamp === 'number' ? message.timestamp : typeof fact.timestamp === 'number' ? fact.timestamp : undefined;
+  if (timestamp !== undefined) line.time = new Date(timestamp * 1000).toISOString();
+  return line;
+}
+
+/**
+ * `parley history --org ID`: the newest `limit` facts of one organization in the log
+ * (after `afterSeq`), oldest first, one JSON object a line, for finding the seq to give
+ * `restore-org` (the one just before a mistake). Reads only; a running server may hold
+ * the directory.
+ */
+export function historyCommand(dataDir: string, org: number, limit: number, afterSeq = 0, out: (line: string) => void = console.log): number {
+  const segments = listSegments(dataDir);
+  if (segments.length === 0) throw new Error(`no log in ${dataDir}`);
+  const lastFirst = segments[segments.length - 1].firstSeq;
+  const bar = progress(`reading the log of organization ${org}`, lastFirst);
+  const kept: Array<Record<string, unknown>> = [];
+  let found = 0;
+  readLog(dataDir, { afterSeq, skipCorrupt: true, log: terminalLog }, (s) => {
+    bar.update(Math.min(s.seq, lastFirst));
+    const fact = s.fact as unknown as Record<string, unknown>;
+    if (factOrg(fact) !== org) return;
+    found++;
+    kept.push(historyLine(s.seq, fact));
+    if (kept.length > limit) kept.shift();
+  });
+  bar.finish(`${found} facts of organization ${org}`);
+  for (const line of kept) out(JSON.stringify(line));
+  return found;
+}

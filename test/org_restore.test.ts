@@ -1,0 +1,161 @@
+/**
+ * `parley restore-org`: one organization back to an earlier seq, in place, on a stopped
+ * server, with every other organization left exactly as it was, its event queues too;
+ * and recovery never replaying the log across such a restore.
+ */
+import t from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createOrganization } from '../src/bootstrap.js';
+import { historyCommand, restoreOrgCommand } from '../src/operator/org_restore.js';
+import { verifyReport } from '../src/operator/data_commands.js';
+import { listSnapshots } from '../snapshots/snapshot.js';
+import { readOrgRestores } from '../snapshots/org_restores.js';
+import { recover } from '../src/store.js';
+import { defaultRuntimeOptions, Runtime, volatileSink } from '../actors/runtime/runtime.js';
+import { quietLogger } from '../actors/core/logger.js';
+import { BodyStore } from '../snapshots/body_store.js';
+import { DiskBodies } from '../snapshots/disk_bodies.js';
+import { bodiesDir } from '../snapshots/store.js';
+import { openTestStore, storeClient } from './helpers.js';
+import { orgDigest } from './state.js';
+
+type Call = ReturnType<typeof storeClient>;
+
+async function post(call: Call, topic: string, content: string, to = 'general'): Promise<number> {
+  const r = await call('POST', '/api/v1/messages', { type: 'stream', to, topic, content });
+  if (r.result !== 'success') throw new Error(JSON.stringify(r));
+  return r.id as number;
+}
+
+t.test('one organization goes back to an earlier seq; the other, and its queues, stay as they are', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-orgrestore-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  let store = openTestStore(dir);
+  const acme = await createOrganization(store.runtime, { name: 'Acme', subdomain: 'acme', ownerEmail: 'o@acme.example', ownerPassword: 'pw', ownerName: 'O' });
+  const beta = await createOrganization(store.runtime, { name: 'Beta', subdomain: 'beta', ownerEmail: 'o@beta.example', ownerPassword: 'pw', ownerName: 'B' });
+  const a = storeClient(store, acme.owner, 'acme.localhost');
+  const b = storeClient(store, beta.owner, 'beta.localhost');
+  for (const call of [a, b]) {
+    await call('POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'general' }, { name: 'design' }] });
+  }
+  const acmeFirst = await post(a, 'plans 0', 'acme first');
+  for (let i = 0; i < 5; i++) {
+    await post(a, `plans ${i % 2}`, `acme before ${i}`);
+    await post(b, 'news', `beta before ${i}`);
+  }
+  await store.snapshot();
+  // More after the snapshot: the point restored to is reached by replaying the log.
+  await post(a, 'plans 0', 'acme **kept**', 'design');
+  await post(b, 'news', 'beta between');
+  const toSeq = store.runtime.lastSeq;
+  const acmeThen = orgDigest(store.runtime, acme.organization_id);
+
+  // The mistake, in Acme: a channel archived, a message deleted, a topic renamed.
+  const design = (await a('GET', '/api/v1/get_stream_id', { stream: 'design' })).stream_id as number;
+  t.equal((await a('DELETE', `/api/v1/streams/${design}`)).result, 'success');
+  t.equal((await a('DELETE', `/api/v1/messages/${acmeFirst}`)).result, 'success');
+  const lateA = await post(a, 'oops', 'acme after');
+  // Beta goes on meanwhile, and both have a client with an event queue.
+  const lateB = await post(b, 'news', 'beta after');
+  const qa = (await a('POST', '/api/v1/register', { event_types: ['message'] })).queue_id as string;
+  const qb = (await b('POST', '/api/v1/register', { event_types: ['message'] })).queue_id as string;
+  await post(b, 'news', 'beta queued');
+  const betaNow = orgDigest(store.runtime, beta.organization_id);
+  const acmeNow = orgDigest(store.runtime, acme.organization_id);
+  t.not(acmeNow, acmeThen, 'Acme changed since');
+  const endSeq = store.runtime.lastSeq;
+  await store.close();
+
+  // The operator finds the seq just before the mistake in the organization's history.
+  const lines: string[] = [];
+  t.equal(historyCommand(dir, acme.organization_id, 4, 0, (l) => lines.push(l)), 13, "Acme's facts in the log");
+  const facts = lines.map((l) => JSON.parse(l));
+  t.same(facts.map((h) => h.type), ['ChannelUpdated', 'MessageDeleted', 'MessageSent', 'QueueRegistered'], 'the newest four, oldest first');
+  t.match(facts[0], { type: 'ChannelUpdated', stream_id: design, old_name: 'design', 'changes.is_archived': true });
+  t.match(facts[2], { type: 'MessageSent', 'message.id': lateA, 'message.topic': 'oops', time: /^\d{4}-\d\d-\d\dT/ });
+  t.notOk(lines.some((l) => /acme after|api_key|password/.test(l)), 'never message text or secrets');
+  t.equal(facts[0].seq - 1, toSeq, 'the seq before the channel was archived is the one to restore to');
+  t.equal(historyCommand(dir, beta.organization_id, 100, toSeq, () => {}), 3, "Beta's facts after that seq only: a message, a queue, a message");
+
+  const report = await restoreOrgCommand(dir, acme.organization_id, toSeq);
+  t.match(report, { organization_id: acme.organization_id, subdomain: 'acme', to_seq: toSeq, queues_dropped: 1, files_missing: [] });
+  t.ok(report.seq >= endSeq, 'the restore snapshot covers the whole log');
+  t.same([report.before.messages, report.after.messages], [7, 7], "Acme's messages: 6 in general and 1 in design then; 7 now, with one deleted and one sent");
+  t.same([report.before.channels, report.after.channels], [2, 2]);
+  t.same(readOrgRestores(dir).map((r) => [r.org, r.to_seq, r.seq]), [[acme.organization_id, toSeq, report.seq]], 'the restore is recorded');
+
+  const verified = verifyReport(dir);
+  t.ok(verified.ok, 'the directory verifies');
+  t.ok(verified.lines.some((l) => l.includes('older than the restore of organization 1')), 'and verify says which snapshots predate the restore');
+
+  store = openTestStore(dir);
+  t.equal(store.recovery.snapshot, listSnapshots(dir)[0].name, "the server starts from the restore's snapshot");
+  t.equal(orgDigest(store.runtime, acme.organization_id), acmeThen, 'Acme is exactly as it was at that seq');
+  t.equal(orgDigest(store.runtime, beta.organization_id), betaNow, 'Beta is exactly as it was');
+  t.equal(store.runtime.queues.peek(qa), undefined, "Acme's queue is gone: its client registers again");
+  t.ok(store.runtime.queues.peek(qb), "Beta's queue is still there");
+
+  // Through the API: Acme's channel and message are back, and new ids go on after every id given.
+  const a2 = storeClient(store, acme.owner, 'acme.localhost');
+  const b2 = storeClient(store, beta.owner, 'beta.localhost');
+  const polled = await a2('GET', '/api/v1/events', { queue_id: qa, last_event_id: -1, dont_block: true });
+  t.equal(polled.code, 'BAD_EVENT_QUEUE_ID');
+  t.equal((await a2('GET', '/api/v1/get_stream_id', { stream: 'design' })).stream_id, design);
+  const found = await a2('GET', `/api/v1/messages/${acmeFirst}`);
+  t.equal(found.result, 'success', 'the deleted message is back');
+  t.equal((await a2('GET', `/api/v1/messages/${lateA}`)).code, 'BAD_REQUEST', 'the message sent after that seq is gone');
+  const events = await b2('GET', '/api/v1/events', { queue_id: qb, last_event_id: -1, dont_block: true });
+  t.same(events.events.map((e: any) => e.message?.content), ['<p>beta queued</p>'], "Beta's client polls on as before");
+  const next = await post(a2, 'plans 0', 'acme again');
+  t.ok(next > lateB, `a new message's id (${next}) comes after every id given before (${lateB})`);
+  const acmeAfter = orgDigest(store.runtime, acme.organization_id);
+
+  // A crash, then recovery: the restore's snapshot plus the log after it.
+  await store.writer.drain();
+  store.crash();
+  store = openTestStore(dir);
+  t.equal(orgDigest(store.runtime, acme.organization_id), acmeAfter, 'the restored organization and what came after survive a crash');
+  await store.close();
+
+  // Without the restore's snapshot, nothing may replay the log across the restore.
+  const older = new Runtime(defaultRuntimeOptions(volatileSink));
+  t.throws(() => recover(older, dir, { skipCorrupt: false, log: quietLogger, onlySnapshot: listSnapshots(dir).at(-1)!.name }), /older than the restore of organization/);
+  older.stop();
+  for (const s of listSnapshots(dir)) if (s.startSeq >= report.seq) rmSync(s.path);
+  t.throws(() => openTestStore(dir), /restore of organization/, 'a start that would cross it is refused, with what to do');
+  // Before it, history is still there: the directory as it was at an earlier seq.
+  // (Writable: replay stores the bodies of the messages it replays.)
+  const bodies = BodyStore.open({ dir: bodiesDir(dir) });
+  t.teardown(() => bodies.close());
+  const history = new Runtime({ ...defaultRuntimeOptions(volatileSink), bodies: new DiskBodies(bodies, quietLogger) });
+  recover(history, dir, { skipCorrupt: false, log: quietLogger, toSeq: endSeq - 1 });
+  t.equal(orgDigest(history, acme.organization_id), acmeNow, 'a recovery to a seq before the restore still reads the history it undid');
+  history.stop();
+  // The record is what keeps recovery from crossing a restore: damaged, it stops a start.
+  writeFileSync(join(dir, 'org-restores.json'), '[{"seq": 24');
+  t.throws(() => openTestStore(dir), /org-restores.json is damaged/);
+  t.notOk(verifyReport(dir).ok, 'and verify reports it');
+});
+
+t.test('restore-org refuses what it cannot do', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-orgrestore-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = openTestStore(dir);
+  const first = await createOrganization(store.runtime, { name: 'First', subdomain: 'first', ownerEmail: 'o@first.example', ownerPassword: 'pw', ownerName: 'O' });
+  const before = store.runtime.lastSeq;
+  const late = await createOrganization(store.runtime, { name: 'Late', subdomain: 'late', ownerEmail: 'o@late.example', ownerPassword: 'pw', ownerName: 'L' });
+  const l = storeClient(store, late.owner, 'late.localhost');
+  await l('POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'general' }] });
+  await post(l, 't', 'hello');
+  const end = store.runtime.lastSeq;
+  await store.close();
+  await t.rejects(restoreOrgCommand(dir, 99, 1), /no organization 99/);
+  await t.rejects(restoreOrgCommand(dir, late.organization_id, before), /did not exist yet at seq/);
+  await t.rejects(restoreOrgCommand(dir, first.organization_id, end), /nothing after seq/);
+  t.same(readOrgRestores(dir), [], 'nothing was recorded');
+  const again = openTestStore(dir);
+  t.equal(again.runtime.lastSeq, end, 'and the directory is as it was');
+  await again.close();
+});
