@@ -198,5 +198,5 @@ export function scanFrame(src: SegmentBytes, offset: number): ScanStep {
 
 /** The offset of the next valid frame at or after `from`, or -1 (the log's scanner: ids are never negative). */
 export function nextValidFrame(src: SegmentBytes, from: number): number {
-  return findValidFrame(src, from, -1);
+  return findValidFrame(src, from, -1, RECORD_HEADER_BYTES);
 }

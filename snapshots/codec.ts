@@ -1,22 +1,35 @@
 /**
  * The one codec of the append log: msgpack payloads framed with their length, a
- * CRC32 and a seq. msgpackr decodes damaged bytes without complaint, so nothing is
- * decoded before its frame's CRC has verified.
+ * CRC32, a seq and the time of commit. msgpackr decodes damaged bytes without
+ * complaint, so nothing is decoded before its frame's CRC has verified.
  *
- * Record layout (little endian):
+ * Record layout (little endian), format 2:
+ *   u32 payload length | u32 crc32(everything after it) | u64 seq | u64 ms since the epoch | payload
+ * Format 1 (still read; a segment's header says which) had no time:
  *   u32 payload length | u32 crc32(seq bytes + payload) | u64 seq | payload
+ * The body store frames its records as format 1 does, with a message id for the seq.
  */
 import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { Fact, Stamped } from '../actors/areas/index.js';
 
-/** Bumped whenever the encoding of facts changes incompatibly. */
-export const LOG_FORMAT_VERSION = 1;
+/** Bumped whenever the encoding of facts changes incompatibly. 2: each record carries its time of commit. */
+export const LOG_FORMAT_VERSION = 2;
+/** The log formats this build reads. */
+export const READABLE_LOG_VERSIONS: readonly number[] = [1, 2];
 /** First bytes of every log segment. */
 export const LOG_MAGIC = Buffer.from('PRLYLOG\u0000', 'latin1');
 /** Magic, u32 format version, u32 reserved. */
 export const SEGMENT_HEADER_BYTES = 16;
+/** A frame's header without a time: log format 1, and the body store's records. */
 export const RECORD_HEADER_BYTES = 16;
+/** A log record's header in format 2: the frame header, then the time of commit. */
+export const TIMED_RECORD_HEADER_BYTES = 24;
+
+/** The header size of a log record in format `version`. */
+export function recordHeaderBytes(version: number): number {
+  return version >= 2 ? TIMED_RECORD_HEADER_BYTES : RECORD_HEADER_BYTES;
+}
 /** A record larger than this is certainly corrupt. */
 export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
@@ -50,13 +63,14 @@ export function segmentHeader(): Buffer {
   return header;
 }
 
-/** Frames one fact as a log record. */
+/** Frames one fact as a log record of the current format (a record stamped without a time gets 0). */
 export function encodeRecord(stamped: Stamped): Buffer {
   const payload = packr.pack(stamped.fact);
-  const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + payload.length);
+  const record = Buffer.allocUnsafe(TIMED_RECORD_HEADER_BYTES + payload.length);
   record.writeUInt32LE(payload.length, 0);
   record.writeBigUInt64LE(BigInt(stamped.seq), 8);
-  payload.copy(record, RECORD_HEADER_BYTES);
+  record.writeBigUInt64LE(BigInt(Math.max(0, Math.floor(stamped.at ?? 0))), 16);
+  payload.copy(record, TIMED_RECORD_HEADER_BYTES);
   record.writeUInt32LE(crc32(record.subarray(8)), 4);
   return record;
 }
@@ -87,17 +101,18 @@ function allZero(src: SegmentBytes, from: number): boolean {
   return true;
 }
 
-/** Reads the frame at `offset` of a segment. */
-export function decodeFrame(bytes: Buffer | SegmentBytes, offset: number): FrameResult {
+/** Reads the frame at `offset` of a segment of log format `version`. */
+export function decodeFrame(bytes: Buffer | SegmentBytes, offset: number, version = LOG_FORMAT_VERSION): FrameResult {
   const src = asBytes(bytes);
+  const headerBytes = recordHeaderBytes(version);
   if (offset === src.length) return { kind: 'end' };
   if (allZero(src, offset)) return { kind: 'torn', reason: `${src.length - offset} zero bytes at the end` };
-  if (src.length - offset < RECORD_HEADER_BYTES) return { kind: 'torn', reason: 'incomplete record header' };
-  const header = src.view(offset, offset + RECORD_HEADER_BYTES);
+  if (src.length - offset < headerBytes) return { kind: 'torn', reason: 'incomplete record header' };
+  const header = src.view(offset, offset + headerBytes);
   const length = header.readUInt32LE(0);
   if (length === 0) return { kind: 'corrupt', reason: 'empty record' };
   if (length > MAX_RECORD_BYTES) return { kind: 'corrupt', reason: `impossible record length ${length}` };
-  const end = offset + RECORD_HEADER_BYTES + length;
+  const end = offset + headerBytes + length;
   if (end > src.length) return { kind: 'torn', reason: `record of ${length} bytes cut short` };
   const crc = header.readUInt32LE(4);
   const record = src.view(offset, end);
@@ -108,14 +123,15 @@ export function decodeFrame(bytes: Buffer | SegmentBytes, offset: number): Frame
   const seq = Number(header.readBigUInt64LE(8));
   let fact: Fact;
   try {
-    fact = packr.unpack(record.subarray(RECORD_HEADER_BYTES)) as Fact;
+    fact = packr.unpack(record.subarray(headerBytes)) as Fact;
   } catch (err) {
     return { kind: 'corrupt', reason: `undecodable payload (${(err as Error).message})` };
   }
   if (!fact || typeof fact !== 'object' || typeof (fact as { type?: unknown }).type !== 'string') {
     return { kind: 'corrupt', reason: 'payload is not a fact' };
   }
-  return { kind: 'record', stamped: { seq, fact }, next: end };
+  const stamped: Stamped = version >= 2 ? { seq, fact, at: Number(header.readBigUInt64LE(16)) } : { seq, fact };
+  return { kind: 'record', stamped, next: end };
 }
 
 /** The highest byte of a plausible record length (MAX_RECORD_BYTES is 2^26). */
@@ -137,26 +153,28 @@ function startsMap(byte: number): boolean {
  * the checks that every frame Parley writes passes (length, seq below 2^53 and above
  * `afterSeq`, a payload that starts a msgpack map), which random bytes almost never do.
  */
-export function findValidFrame(bytes: Buffer | SegmentBytes, from: number, afterSeq: number): number {
+export function findValidFrame(bytes: Buffer | SegmentBytes, from: number, afterSeq: number, headerBytes = TIMED_RECORD_HEADER_BYTES): number {
   const src = asBytes(bytes);
   // The smallest frame is a header and one byte of payload.
-  const lastStart = src.length - RECORD_HEADER_BYTES - 1;
+  const lastStart = src.length - headerBytes - 1;
   for (let base = Math.max(0, from); base <= lastStart; base += SCAN_BYTES) {
     // Headers starting in [base, base + SCAN_BYTES), with the bytes each header and the
     // first payload byte need.
     const starts = Math.min(SCAN_BYTES, lastStart - base + 1);
-    const buf = src.view(base, base + starts + RECORD_HEADER_BYTES + 1);
+    const buf = src.view(base, base + starts + headerBytes + 1);
     for (let i = 0; i < starts; i++) {
       const top = buf[i + 3];
       if (top > MAX_LENGTH_TOP_BYTE) continue;
       const length = buf[i] + buf[i + 1] * 0x100 + buf[i + 2] * 0x10000 + top * 0x1000000;
       const p = base + i;
-      if (length === 0 || length > MAX_RECORD_BYTES || length > src.length - p - RECORD_HEADER_BYTES) continue;
+      if (length === 0 || length > MAX_RECORD_BYTES || length > src.length - p - headerBytes) continue;
       const high = buf.readUInt32LE(i + 12);
       if (high > MAX_SEQ_HIGH_WORD) continue;
       if (high * 0x1_0000_0000 + buf.readUInt32LE(i + 8) <= afterSeq) continue;
-      if (!startsMap(buf[i + RECORD_HEADER_BYTES])) continue;
-      if (crc32(src.view(p + 8, p + RECORD_HEADER_BYTES + length)) === buf.readUInt32LE(i + 4)) return p;
+      // A time, where the format has one, is a JS number too.
+      if (headerBytes === TIMED_RECORD_HEADER_BYTES && buf.readUInt32LE(i + 20) > MAX_SEQ_HIGH_WORD) continue;
+      if (!startsMap(buf[i + headerBytes])) continue;
+      if (crc32(src.view(p + 8, p + headerBytes + length)) === buf.readUInt32LE(i + 4)) return p;
     }
   }
   return -1;
@@ -167,6 +185,11 @@ export function checkSegmentHeader(buf: Buffer): string | null {
   if (buf.length < SEGMENT_HEADER_BYTES) return 'segment shorter than its header';
   if (!buf.subarray(0, 8).equals(LOG_MAGIC)) return 'not a Parley log segment (bad magic)';
   const version = buf.readUInt32LE(8);
-  if (version !== LOG_FORMAT_VERSION) return `unsupported log format version ${version}`;
+  if (!READABLE_LOG_VERSIONS.includes(version)) return `unsupported log format version ${version}`;
   return null;
+}
+
+/** The log format of a segment whose header checked (`checkSegmentHeader`). */
+export function segmentVersion(header: Buffer): number {
+  return header.readUInt32LE(8);
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Stamped } from '../actors/areas/index.js';
 import type { Logger } from '../actors/core/logger.js';
 import type { FactSink } from '../actors/runtime/runtime.js';
-import { bufferBytes, checkSegmentHeader, decodeFrame, encodeRecord, findValidFrame, segmentHeader, SEGMENT_HEADER_BYTES, type SegmentBytes } from './codec.js';
+import { bufferBytes, checkSegmentHeader, decodeFrame, encodeRecord, findValidFrame, LOG_FORMAT_VERSION, recordHeaderBytes, segmentHeader, segmentVersion, SEGMENT_HEADER_BYTES, type SegmentBytes } from './codec.js';
 
 /** When appended records count as durable. */
 export type FsyncPolicy = 'always' | 'batch' | 'none';
@@ -184,8 +184,8 @@ export interface SegmentRead {
  */
 export function readSegment(bytes: Buffer | SegmentBytes, isLast: boolean, lastSeq: number, onRecord: (stamped: Stamped) => boolean, from?: number): SegmentRead {
   const buf = Buffer.isBuffer(bytes) ? bufferBytes(bytes) : bytes;
+  const head = buf.view(0, SEGMENT_HEADER_BYTES);
   if (from === undefined) {
-    const head = buf.view(0, SEGMENT_HEADER_BYTES);
     const headerError = checkSegmentHeader(head);
     if (headerError) {
       // A header that never landed: too short, or zeros with nothing valid after them.
@@ -194,9 +194,12 @@ export function readSegment(bytes: Buffer | SegmentBytes, isLast: boolean, lastS
       return { lastSeq, end: { kind: 'corrupt', offset: 0, reason: headerError, header: true } };
     }
   }
+  // Resuming (`from`), the header was checked by the call that read up to there.
+  const version = segmentVersion(head);
+  const headerBytes = recordHeaderBytes(version);
   let offset = from ?? SEGMENT_HEADER_BYTES;
   for (;;) {
-    const frame = decodeFrame(buf, offset);
+    const frame = decodeFrame(buf, offset, version);
     if (frame.kind === 'end') return { lastSeq, end: { kind: 'end' } };
     let reason: string;
     let resume: number | undefined;
@@ -211,7 +214,7 @@ export function readSegment(bytes: Buffer | SegmentBytes, isLast: boolean, lastS
       reason = `seq ${seq} does not follow ${lastSeq}`;
       resume = frame.next;
     } else reason = frame.reason;
-    if (isLast && findValidFrame(buf, offset, lastSeq) < 0) return { lastSeq, end: { kind: 'torn', offset, bytes: buf.length - offset, reason } };
+    if (isLast && findValidFrame(buf, offset, lastSeq, headerBytes) < 0) return { lastSeq, end: { kind: 'torn', offset, bytes: buf.length - offset, reason } };
     return { lastSeq, end: { kind: 'corrupt', offset, reason, resume } };
   }
 }
@@ -295,6 +298,54 @@ export function* readLogInSlices(dir: string, opts: ReadOptions, onRecord: (s: S
   return { lastSeq, records, tornAt, skippedAt };
 }
 
+/** The time of a segment's first record (undefined: format 1, or no record). */
+function firstRecordTime(path: string): number | undefined {
+  const file = SegmentFile.open(path);
+  try {
+    const head = file.view(0, SEGMENT_HEADER_BYTES);
+    if (checkSegmentHeader(head) !== null) return undefined;
+    const version = segmentVersion(head);
+    const frame = decodeFrame(file, SEGMENT_HEADER_BYTES, version);
+    return frame.kind === 'record' ? frame.stamped.at : undefined;
+  } finally {
+    file.close();
+  }
+}
+
+/** Where the log stood at a moment: the last record committed at or before it. */
+export interface SeqAtTime {
+  seq: number;
+  /** That record's time of commit (ms). */
+  at: number;
+}
+
+/**
+ * The last record committed at or before `atMs` (ms since the epoch): what "the state
+ * at 10:42" means. Reads only the segment that holds that moment (each segment's first
+ * record says where it starts). Throws when the moment is before the first record that
+ * carries a time (records of log format 1 carry none, and segments before the oldest
+ * kept are gone).
+ */
+export function seqAtTime(dir: string, atMs: number, log: Logger): SeqAtTime {
+  const segments = listSegments(dir);
+  const times = segments.map((s) => firstRecordTime(join(dir, s.name)));
+  let from = -1;
+  for (let i = 0; i < segments.length; i++) if (times[i] !== undefined && times[i]! <= atMs) from = i;
+  if (from < 0) {
+    const first = times.findIndex((at) => at !== undefined);
+    const when = first < 0 ? 'no record in the log carries its time (written before log format 2)' : `the oldest record with a time is seq ${segments[first].firstSeq}, committed at ${new Date(times[first]!).toISOString()}`;
+    throw new Error(`no record was committed at or before ${new Date(atMs).toISOString()}: ${when}`);
+  }
+  let found: SeqAtTime | undefined;
+  // The next segment begins after the moment: the records that matter are in this one.
+  const toSeq = from + 1 < segments.length ? segments[from + 1].firstSeq - 1 : undefined;
+  const read = readLog(dir, { afterSeq: segments[from].firstSeq - 1, toSeq, skipCorrupt: true, log }, (s) => {
+    if (s.at !== undefined && s.at <= atMs) found = { seq: s.seq, at: s.at };
+  });
+  if (!found) throw new Error(`no record was committed at or before ${new Date(atMs).toISOString()} (the log ends at seq ${read.lastSeq})`);
+  return found;
+}
+
 /** Runs a sliced generator to its end at once. */
 export function runSlices<T>(steps: Generator<void, T>): T {
   for (;;) {
@@ -335,6 +386,18 @@ export function truncateTorn(torn: { file: string; offset: number }, log: Logger
 }
 
 /** Appends facts to the log with group commit. Implements the runtime's `FactSink`. */
+/** Whether a segment's header names a log format older than the one written now. */
+function olderFormat(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.alloc(SEGMENT_HEADER_BYTES);
+    const n = readSync(fd, head, 0, SEGMENT_HEADER_BYTES, 0);
+    return n === SEGMENT_HEADER_BYTES && checkSegmentHeader(head) === null && segmentVersion(head) < LOG_FORMAT_VERSION;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export class LogWriter implements FactSink {
   private fd = -1;
   private size = 0;
@@ -359,12 +422,18 @@ export class LogWriter implements FactSink {
     if (segments.length === 0) this.openSegment(nextSeq);
     else {
       const last = join(dir, segments[segments.length - 1].name);
-      this.fd = openSync(last, 'a');
-      this.size = statSync(last).size;
-      if (this.size < SEGMENT_HEADER_BYTES) {
-        ftruncateSync(this.fd, 0);
-        writeSync(this.fd, segmentHeader());
-        this.size = SEGMENT_HEADER_BYTES;
+      const size = statSync(last).size;
+      // Records of one segment share its format: a log written by an older build goes on in
+      // a new segment (an older one holding no record yet is begun again instead).
+      if (size > SEGMENT_HEADER_BYTES && olderFormat(last)) this.openSegment(nextSeq);
+      else {
+        this.fd = openSync(last, 'a');
+        this.size = size;
+        if (this.size <= SEGMENT_HEADER_BYTES) {
+          ftruncateSync(this.fd, 0);
+          writeSync(this.fd, segmentHeader());
+          this.size = SEGMENT_HEADER_BYTES;
+        }
       }
     }
     if (opts.fsync === 'batch') {

@@ -11,7 +11,7 @@ import type { Logger } from '../actors/core/logger.js';
 import type { FactSink } from '../actors/runtime/runtime.js';
 import { fsyncDir, listSegments, LogCorruption, LogWriter, SegmentFile, NO_LOG_OBSERVER, readLogInSlices, runSlices, runSlicesAsync, truncateTorn, type FsyncPolicy, type LogObserver } from './log.js';
 import { defaultWriteOptions, listSnapshots, pruneSnapshots, walkSnapshotFile, writeSnapshot, type Snapshottable, type SnapshotInfo, type SnapshotWriteOptions } from './snapshot.js';
-import { findValidFrame, SEGMENT_HEADER_BYTES } from './codec.js';
+import { checkSegmentHeader, findValidFrame, recordHeaderBytes, segmentVersion, SEGMENT_HEADER_BYTES, TIMED_RECORD_HEADER_BYTES } from './codec.js';
 import { mib, oldGenerationLimitBytes, recoveryHeapBudget, recoveryHeapEstimate, RecoveryTooLarge, watchLiveHeap } from './memory_budget.js';
 import { BodyStore } from './body_store.js';
 import { readOrgRestores, restoreCrossed } from './org_restores.js';
@@ -226,12 +226,14 @@ function logBytesAfter(dir: string, startSeq: number): number {
 function bytesPastSeq(path: string, seq: number): number {
   const file = SegmentFile.open(path);
   try {
+    const head = file.view(0, Math.min(file.length, SEGMENT_HEADER_BYTES));
+    const headerBytes = checkSegmentHeader(head) === null ? recordHeaderBytes(segmentVersion(head)) : TIMED_RECORD_HEADER_BYTES;
     // The first record after `seq` starts in [lo, hi].
     let lo = SEGMENT_HEADER_BYTES;
     let hi = file.length;
     while (hi - lo > 4096) {
       const mid = Math.floor((lo + hi) / 2);
-      const at = findValidFrame(file, mid, 0);
+      const at = findValidFrame(file, mid, 0, headerBytes);
       if (at < 0) hi = mid;
       else if (Number(file.view(at + 8, at + 16).readBigUInt64LE(0)) <= seq) lo = at + 1;
       else hi = at;

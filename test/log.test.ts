@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { openStore, type Store } from '../src/store.js';
 import { listSegments, LogCorruption, readLog } from '../snapshots/log.js';
 import { createOrganization } from '../src/bootstrap.js';
-import { decodeFrame, SEGMENT_HEADER_BYTES } from '../snapshots/codec.js';
+import { decodeFrame, RECORD_HEADER_BYTES, SEGMENT_HEADER_BYTES, TIMED_RECORD_HEADER_BYTES } from '../snapshots/codec.js';
+import { crc32 } from 'node:zlib';
 import { lineLogger, quietLogger } from '../actors/core/logger.js';
 import { bodyOf } from '../actors/core/bodies.js';
 
@@ -177,4 +178,51 @@ t.test('a garbage tail in a segment before the last is still corruption', async 
   t.equal(listSegments(dir).length, 2);
   appendFileSync(first, Buffer.alloc(37, 0xa7));
   t.throws(() => open(dir), { constructor: LogCorruption, message: new RegExp(`${first.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} at offset \\d+`) });
+});
+
+/** A segment rewritten in log format 1: records framed without a time. */
+function asFormat1(buf: Buffer): Buffer {
+  const header = Buffer.from(buf.subarray(0, SEGMENT_HEADER_BYTES));
+  header.writeUInt32LE(1, 8);
+  const parts = [header];
+  let offset = SEGMENT_HEADER_BYTES;
+  for (let f = decodeFrame(buf, offset); f.kind === 'record'; f = decodeFrame(buf, offset)) {
+    const payload = buf.subarray(offset + TIMED_RECORD_HEADER_BYTES, f.next);
+    const record = Buffer.alloc(RECORD_HEADER_BYTES + payload.length);
+    record.writeUInt32LE(payload.length, 0);
+    record.writeBigUInt64LE(BigInt(f.stamped.seq), 8);
+    payload.copy(record, RECORD_HEADER_BYTES);
+    record.writeUInt32LE(crc32(record.subarray(8)), 4);
+    parts.push(record);
+    offset = f.next;
+  }
+  return Buffer.concat(parts);
+}
+
+t.test('a log of format 1 (no times) is read, and goes on in a new segment of format 2', async (t) => {
+  const { dir, lastId } = await populated(3);
+  const [only] = listSegments(dir);
+  const path = join(dir, only.name);
+  const v1 = asFormat1(readFileSync(path));
+  writeFileSync(path, v1);
+  const started = Date.now();
+  const store = open(dir);
+  t.equal(store.runtime.channel(1, 1)!.messages.size, 3, 'the format 1 records replay');
+  await store.runtime.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { stream_id: 1, topic: 't' }, content: 'after the upgrade', client: 'test', read_by_sender: false });
+  await store.close();
+  t.same(readFileSync(path), v1, 'the format 1 segment is left as it was');
+  const segments = listSegments(dir);
+  t.equal(segments.length, 2, 'new records went to a new segment');
+  t.equal(readFileSync(join(dir, segments[1].name)).readUInt32LE(8), 2, 'of format 2');
+  const records: Array<{ seq: number; at?: number }> = [];
+  readLog(dir, { afterSeq: 0, skipCorrupt: false, log: quietLogger }, (s) => records.push({ seq: s.seq, at: s.at }));
+  t.ok(records.length > 4);
+  t.ok(records.slice(0, -1).every((r) => r.at === undefined), 'format 1 records have no time');
+  const last = records[records.length - 1];
+  t.ok(last.at !== undefined && last.at >= started && last.at <= Date.now(), 'a format 2 record carries its time of commit');
+  const again = open(dir);
+  t.teardown(() => again.close());
+  const ids = [...again.runtime.channel(1, 1)!.messages.ids];
+  t.equal(ids.length, 4, 'and both segments replay after a restart');
+  t.ok(ids[3] > lastId);
 });

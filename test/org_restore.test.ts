@@ -6,10 +6,11 @@
 import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { historyCommand, restoreOrgCommand } from '../src/operator/org_restore.js';
-import { verifyReport } from '../src/operator/data_commands.js';
+import { restoreCommand, verifyReport } from '../src/operator/data_commands.js';
 import { listSnapshots } from '../snapshots/snapshot.js';
 import { readOrgRestores } from '../snapshots/org_restores.js';
 import { recover } from '../src/store.js';
@@ -51,6 +52,10 @@ t.test('one organization goes back to an earlier seq; the other, and its queues,
   await post(b, 'news', 'beta between');
   const toSeq = store.runtime.lastSeq;
   const acmeThen = orgDigest(store.runtime, acme.organization_id);
+  // The moment to go back to, between two records' times of commit.
+  await sleep(20);
+  const moment = Date.now();
+  await sleep(20);
 
   // The mistake, in Acme: a channel archived, a message deleted, a topic renamed.
   const design = (await a('GET', '/api/v1/get_stream_id', { stream: 'design' })).stream_id as number;
@@ -76,11 +81,14 @@ t.test('one organization goes back to an earlier seq; the other, and its queues,
   t.match(facts[0], { type: 'ChannelUpdated', stream_id: design, old_name: 'design', 'changes.is_archived': true });
   t.match(facts[2], { type: 'MessageSent', 'message.id': lateA, 'message.topic': 'oops', time: /^\d{4}-\d\d-\d\dT/ });
   t.notOk(lines.some((l) => /acme after|api_key|password/.test(l)), 'never message text or secrets');
+  t.ok(facts.every((f) => Date.parse(f.at) > moment), 'each with its time of commit, after the moment');
   t.equal(facts[0].seq - 1, toSeq, 'the seq before the channel was archived is the one to restore to');
   t.equal(historyCommand(dir, beta.organization_id, 100, toSeq, () => {}), 3, "Beta's facts after that seq only: a message, a queue, a message");
 
-  const report = await restoreOrgCommand(dir, acme.organization_id, toSeq);
+  // Asked by time: "Acme as it was at that moment".
+  const report = await restoreOrgCommand(dir, acme.organization_id, { atMs: moment });
   t.match(report, { organization_id: acme.organization_id, subdomain: 'acme', to_seq: toSeq, queues_dropped: 1, files_missing: [] });
+  t.ok(Date.parse(report.to_time!) <= moment && Date.parse(report.to_time!) > moment - 1000, `the last record committed before that moment (${report.to_time})`);
   t.ok(report.seq >= endSeq, 'the restore snapshot covers the whole log');
   t.same([report.before.messages, report.after.messages], [7, 7], "Acme's messages: 6 in general and 1 in design then; 7 now, with one deleted and one sent");
   t.same([report.before.channels, report.after.channels], [2, 2]);
@@ -151,11 +159,45 @@ t.test('restore-org refuses what it cannot do', async (t) => {
   await post(l, 't', 'hello');
   const end = store.runtime.lastSeq;
   await store.close();
-  await t.rejects(restoreOrgCommand(dir, 99, 1), /no organization 99/);
-  await t.rejects(restoreOrgCommand(dir, late.organization_id, before), /did not exist yet at seq/);
-  await t.rejects(restoreOrgCommand(dir, first.organization_id, end), /nothing after seq/);
+  await t.rejects(restoreOrgCommand(dir, 99, { toSeq: 1 }), /no organization 99/);
+  await t.rejects(restoreOrgCommand(dir, late.organization_id, { toSeq: before }), /did not exist yet at seq/);
+  await t.rejects(restoreOrgCommand(dir, first.organization_id, { toSeq: end }), /nothing after seq/);
+  await t.rejects(restoreOrgCommand(dir, first.organization_id, { atMs: Date.parse('2020-01-01T00:00:00Z') }), /no record was committed at or before 2020-01-01T00:00:00.000Z: the oldest record with a time is seq 1/);
   t.same(readOrgRestores(dir), [], 'nothing was recorded');
   const again = openTestStore(dir);
   t.equal(again.runtime.lastSeq, end, 'and the directory is as it was');
   await again.close();
+});
+
+t.test('a whole restore to a moment: the last record committed at or before it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-orgrestore-'));
+  const to = join(mkdtempSync(join(tmpdir(), 'parley-orgrestore-')), 'restored');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  let store = openTestStore(dir);
+  const acme = await createOrganization(store.runtime, { name: 'Acme', subdomain: 'acme', ownerEmail: 'o@acme.example', ownerPassword: 'pw', ownerName: 'O' });
+  const a = storeClient(store, acme.owner, 'acme.localhost');
+  await a('POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'general' }] });
+  await store.snapshot();
+  await post(a, 't', 'before');
+  const seq = store.runtime.lastSeq;
+  await sleep(20);
+  const moment = Date.now();
+  await sleep(20);
+  await post(a, 't', 'after');
+  await store.close();
+  const printed: string[] = [];
+  const log = console.log;
+  console.log = (line: string) => printed.push(line);
+  try {
+    t.ok(await restoreCommand(dir, listSnapshots(dir)[0].name, to, { atMs: moment }));
+  } finally {
+    console.log = log;
+  }
+  const report = JSON.parse(printed.at(-1)!);
+  t.equal(report.seq, seq, 'restored to the last record before the moment');
+  t.ok(Date.parse(report.time) <= moment, `and says when it was committed (${report.time})`);
+  store = openTestStore(to);
+  t.teardown(() => store.close());
+  const messages = await storeClient(store, acme.owner, 'acme.localhost')('GET', '/api/v1/messages', { anchor: 'newest', num_before: 10, num_after: 0 });
+  t.same(messages.messages.map((m: any) => m.content), ['<p>before</p>']);
 });

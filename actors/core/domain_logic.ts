@@ -25,6 +25,11 @@ export interface AnyFact {
 export interface Stamped<F extends AnyFact = AnyFact> {
   seq: number;
   fact: F;
+  /**
+   * When it was committed, ms since the epoch (the runtime's clock as it stamped it): what
+   * a point-in-time restore finds seqs by. Absent in records of log format 1.
+   */
+  at?: number;
 }
 
 /** Everything non-deterministic a decision may use. Reducers never see it. */

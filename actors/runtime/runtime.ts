@@ -108,7 +108,10 @@ export class Runtime implements StateView {
       token: (bytes) => opts.randomBytes(bytes).toString('base64url'),
       nextMessageId: () => ++this.messageIdCounter,
       nextSubmessageId: () => ++this.submessageIdCounter,
-      stamp: (facts) => facts.map((fact) => ({ seq: ++this.lastSeq, fact })),
+      stamp: (facts) => {
+        const at = opts.now();
+        return facts.map((fact) => ({ seq: ++this.lastSeq, fact, at }));
+      },
     };
   }
 

@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime/runtime.js';
-import { describeTorn, listSegments, readSegment, runSlices, SegmentFile } from '../../snapshots/log.js';
+import { describeTorn, listSegments, readSegment, runSlices, SegmentFile, seqAtTime } from '../../snapshots/log.js';
 import { listSnapshots, readSnapshot, walkSnapshotFile, writeSnapshot } from '../../snapshots/snapshot.js';
 import type { SnapshotSummary } from '../../snapshots/snapshot_format.js';
 import { lockHolder, openStore, recover } from '../store.js';
@@ -37,6 +37,16 @@ export function openOffline(dataDir: string, keepSnapshots?: number) {
       process.exit(70);
     },
   });
+}
+
+/** Where to restore to: a seq, or a moment (the last record committed at or before it). */
+export type RestorePoint = { toSeq: number } | { atMs: number };
+
+/** The seq a restore point names in `dataDir`'s log, and the time of its record when it was named by time. */
+export function resolvePoint(dataDir: string, point: RestorePoint): { toSeq: number; time?: string } {
+  if ('toSeq' in point) return { toSeq: point.toSeq };
+  const found = seqAtTime(dataDir, point.atMs, terminalLog);
+  return { toSeq: found.seq, time: new Date(found.at).toISOString() };
 }
 
 /** A runtime that only reads: for inspecting or restoring without touching the directory. */
@@ -261,9 +271,11 @@ export function inspectCommand(dataDir: string, only?: number): void {
  * snapshot is written. The source directory is only read. Returns false when a named
  * file is missing or corrupt in the source (the rest is restored; the report says which).
  */
-export async function restoreCommand(dataDir: string, from: string, to: string, toSeq: number | undefined): Promise<boolean> {
+export async function restoreCommand(dataDir: string, from: string, to: string, point: RestorePoint | undefined): Promise<boolean> {
   const fromPath = existsSync(from) ? resolve(from) : join(dataDir, from);
   const sourceDir = existsSync(from) ? dirname(fromPath) : dataDir;
+  const resolved = point === undefined ? undefined : resolvePoint(sourceDir, point);
+  const toSeq = resolved?.toSeq;
   if (!existsSync(fromPath)) throw new Error(`no snapshot at ${fromPath}`);
   if (existsSync(to) && readdirSync(to).length > 0) throw new Error(`${to} is not empty; restore writes only into a fresh data directory`);
   if (resolve(to) === resolve(sourceDir)) throw new Error('restore never writes into the directory it reads');
@@ -297,7 +309,7 @@ export async function restoreCommand(dataDir: string, from: string, to: string, 
   runtime.stop();
   dest.close();
   const files = new Set(named.map((f) => `${f.org}/${f.file.sha256}`)).size;
-  console.log(JSON.stringify({ restored_to: resolve(to), seq: rec.lastSeq, snapshot: info.path, bytes: info.bytes, files_copied: files - failed.length, files_failed: failed.length }));
+  console.log(JSON.stringify({ restored_to: resolve(to), seq: rec.lastSeq, ...(resolved?.time === undefined ? {} : { time: resolved.time }), snapshot: info.path, bytes: info.bytes, files_copied: files - failed.length, files_failed: failed.length }));
   return failed.length === 0;
 }
 

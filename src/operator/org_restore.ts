@@ -22,7 +22,7 @@ import { crc32 } from 'node:zlib';
 import { recover } from '../store.js';
 import { terminalLog } from '../logging.js';
 import { progress } from './progress.js';
-import { openOffline } from './data_commands.js';
+import { openOffline, resolvePoint, type RestorePoint } from './data_commands.js';
 import { checkFile, stateAttachments } from '../uploads/check.js';
 import { UploadStore } from '../uploads/store.js';
 
@@ -32,6 +32,8 @@ export interface OrgRestoreReport {
   subdomain: string;
   /** The seq the organization was restored to. */
   to_seq: number;
+  /** With `--at`: when that seq's record was committed (the last one at or before the moment asked for). */
+  to_time?: string;
   /** The end of the log when restored: the restore's snapshot covers it, and later facts follow it. */
   seq: number;
   snapshot: string;
@@ -77,8 +79,9 @@ function orgState(runtime: Runtime, org: number): { chunks: Chunk[]; version: nu
   return { chunks: snap.chunks as Chunk[], version: snap.header.version };
 }
 
-/** Restores organization `org` of a stopped server's `dataDir` to its state at seq `toSeq`. */
-export async function restoreOrgCommand(dataDir: string, org: number, toSeq: number): Promise<OrgRestoreReport> {
+/** Restores organization `org` of a stopped server's `dataDir` to its state at a seq, or at a moment. */
+export async function restoreOrgCommand(dataDir: string, org: number, point: RestorePoint): Promise<OrgRestoreReport> {
+  const { toSeq, time } = resolvePoint(dataDir, point);
   const store = openOffline(dataDir);
   try {
     const now = store.runtime as Runtime;
@@ -119,6 +122,7 @@ export async function restoreOrgCommand(dataDir: string, org: number, toSeq: num
       organization_id: org,
       subdomain: now.server().orgs.get(org)!.subdomain,
       to_seq: toSeq,
+      ...(time === undefined ? {} : { to_time: time }),
       seq: info.startSeq,
       snapshot: info.path,
       before,
@@ -144,12 +148,12 @@ function factOrg(fact: Record<string, unknown>): number | undefined {
 }
 
 /**
- * One line of `history`: the fact's seq and type, its scalar fields (ids, names,
- * properties) and the sizes of its lists, without message text or secrets; and a
- * message's time when the fact carries one, to find a moment by.
+ * One line of `history`: the fact's seq, its time of commit (log format 2 records have
+ * one) and type, its scalar fields (ids, names, properties) and the sizes of its lists,
+ * without message text or secrets; and a message's own time when the fact carries one.
  */
-function historyLine(seq: number, fact: Record<string, unknown>): Record<string, unknown> {
-  const line: Record<string, unknown> = { seq, type: fact.type };
+function historyLine(seq: number, at: number | undefined, fact: Record<string, unknown>): Record<string, unknown> {
+  const line: Record<string, unknown> = { seq, ...(at === undefined ? {} : { at: new Date(at).toISOString() }), type: fact.type };
   // Scalars as they are, lists as their sizes, and one level into records (a message's ids and topic).
   const add = (prefix: string, record: Record<string, unknown>, nested: boolean): void => {
     for (const [key, value] of Object.entries(record)) {
@@ -184,7 +188,7 @@ export function historyCommand(dataDir: string, org: number, limit: number, afte
     const fact = s.fact as unknown as Record<string, unknown>;
     if (factOrg(fact) !== org) return;
     found++;
-    kept.push(historyLine(s.seq, fact));
+    kept.push(historyLine(s.seq, s.at, fact));
     if (kept.length > limit) kept.shift();
   });
   bar.finish(`${found} facts of organization ${org}`);

@@ -50,6 +50,19 @@ function need(value: string | undefined, flag: string): string {
   return value;
 }
 
+/** A restore's point from `--to-seq` or `--at` (one of them at most); undefined when neither is given. */
+function restorePoint(toSeq: string | undefined, at: string | undefined): { toSeq: number } | { atMs: number } | undefined {
+  if (toSeq !== undefined && at !== undefined) throw new Error('give --to-seq or --at, not both');
+  if (toSeq !== undefined) {
+    if (!/^\d+$/.test(toSeq)) throw new Error('--to-seq must be a non-negative integer');
+    return { toSeq: Number(toSeq) };
+  }
+  if (at === undefined) return undefined;
+  const atMs = /^\d{4}-\d\d-\d\d/.test(at) ? Date.parse(at) : NaN;
+  if (!Number.isFinite(atMs)) throw new Error(`--at must be a time such as 2026-11-28T10:42:00Z (ISO 8601; without a zone, local time), not ${JSON.stringify(at)}`);
+  return { atMs };
+}
+
 /** The data directory: --data-dir, else the configuration's (environment, then file, then default). */
 function dataDirOf(opts: DataDirOptions): string {
   return opts.dataDir ?? resolveConfig(opts.config === undefined ? [] : ['--config', opts.config], process.env).config.dataDir;
@@ -127,19 +140,21 @@ function dataCommands(program: Command): void {
     .option('--from <snapshot>', 'the snapshot: a file name in the data directory, or a path (required)')
     .option('--to <dir>', 'the new data directory, absent or empty (required)')
     .option('--to-seq <n>', 'replay the log up to this seq (default: all of it)')
-    .action(async (o: DataDirOptions & { from?: string; to?: string; toSeq?: string }) => {
-      if (o.toSeq !== undefined && !/^\d+$/.test(o.toSeq)) throw new Error('--to-seq must be a non-negative integer');
-      if (!(await (await dataCommandsModule()).restoreCommand(dataDirOf(o), need(o.from, '--from'), need(o.to, '--to'), o.toSeq === undefined ? undefined : Number(o.toSeq)))) process.exitCode = 1;
+    .option('--at <time>', 'or up to this moment, ISO 8601 (2026-11-28T10:42:00Z; without a zone, local time): the last record committed at or before it')
+    .action(async (o: DataDirOptions & { from?: string; to?: string; toSeq?: string; at?: string }) => {
+      const point = restorePoint(o.toSeq, o.at);
+      if (!(await (await dataCommandsModule()).restoreCommand(dataDirOf(o), need(o.from, '--from'), need(o.to, '--to'), point))) process.exitCode = 1;
     });
   withDataDir(program.command('restore-org').description('put one organization back as it was at an earlier seq, in place, leaving every other one as it is (stopped server; its event queues are dropped)'))
     .option('--org <id>', 'the organization (required; `parley inspect` lists them)')
-    .option('--to-seq <n>', 'the seq to go back to (required; `parley history --org` lists the organization\'s facts with their seqs)')
-    .action(async (o: DataDirOptions & { org?: string; toSeq?: string }) => {
+    .option('--to-seq <n>', 'the seq to go back to (`parley history --org` lists the organization\'s facts with their seqs and times)')
+    .option('--at <time>', 'or the moment to go back to, ISO 8601 (2026-11-28T10:42:00Z; without a zone, local time): the last record committed at or before it')
+    .action(async (o: DataDirOptions & { org?: string; toSeq?: string; at?: string }) => {
       const org = need(o.org, '--org');
-      const toSeq = need(o.toSeq, '--to-seq');
       if (!/^\d+$/.test(org)) throw new Error('--org must be an organization id');
-      if (!/^\d+$/.test(toSeq)) throw new Error('--to-seq must be a non-negative integer');
-      const report = await (await orgRestoreModule()).restoreOrgCommand(dataDirOf(o), Number(org), Number(toSeq));
+      const point = restorePoint(o.toSeq, o.at);
+      if (!point) throw new Error('--to-seq or --at is required');
+      const report = await (await orgRestoreModule()).restoreOrgCommand(dataDirOf(o), Number(org), point);
       console.log(JSON.stringify(report));
     });
   withDataDir(program.command('compact').description('snapshot, then delete older snapshots and the log they alone cover'))

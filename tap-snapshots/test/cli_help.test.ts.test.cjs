@@ -366,6 +366,9 @@ Options:
                      (required)
   --to <dir>         the new data directory, absent or empty (required)
   --to-seq <n>       replay the log up to this seq (default: all of it)
+  --at <time>        or up to this moment, ISO 8601 (2026-11-28T10:42:00Z;
+                     without a zone, local time): the last record committed at
+                     or before it
   -h, --help         display help for command
 
 `
@@ -381,8 +384,11 @@ Options:
   --config <path>   the configuration file to take data_dir from (env:
                     PARLEY_CONFIG)
   --org <id>        the organization (required; \`parley inspect\` lists them)
-  --to-seq <n>      the seq to go back to (required; \`parley history --org\`
-                    lists the organization's facts with their seqs)
+  --to-seq <n>      the seq to go back to (\`parley history --org\` lists the
+                    organization's facts with their seqs and times)
+  --at <time>       or the moment to go back to, ISO 8601 (2026-11-28T10:42:00Z;
+                    without a zone, local time): the last record committed at or
+                    before it
   -h, --help        display help for command
 
 `
