@@ -4,8 +4,9 @@
  * complaint, so nothing is decoded before its frame's CRC has verified.
  *
  * Record layout (little endian), format 2:
- *   u32 payload length | u32 crc32(everything after it) | u64 seq | u64 ms since the epoch | payload
- * Format 1 (still read; a segment's header says which) had no time:
+ *   u32 payload length | u32 crc32(everything after it) | u64 seq | u64 ms since the epoch |
+ *   u32 organization (0: server-wide) | u64 the organization's own seq | payload
+ * Format 1 (still read; a segment's header says which) had neither:
  *   u32 payload length | u32 crc32(seq bytes + payload) | u64 seq | payload
  * The body store frames its records as format 1 does, with a message id for the seq.
  */
@@ -13,7 +14,10 @@ import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { Fact, Stamped } from '../actors/areas/index.js';
 
-/** Bumped whenever the encoding of facts changes incompatibly. 2: each record carries its time of commit. */
+/**
+ * Bumped whenever the encoding of facts changes incompatibly. 2: each record carries its
+ * time of commit, and its organization with that organization's own sequence number.
+ */
 export const LOG_FORMAT_VERSION = 2;
 /** The log formats this build reads. */
 export const READABLE_LOG_VERSIONS: readonly number[] = [1, 2];
@@ -23,8 +27,8 @@ export const LOG_MAGIC = Buffer.from('PRLYLOG\u0000', 'latin1');
 export const SEGMENT_HEADER_BYTES = 16;
 /** A frame's header without a time: log format 1, and the body store's records. */
 export const RECORD_HEADER_BYTES = 16;
-/** A log record's header in format 2: the frame header, then the time of commit. */
-export const TIMED_RECORD_HEADER_BYTES = 24;
+/** A log record's header in format 2: the frame header, the time of commit, the organization and its seq. */
+export const TIMED_RECORD_HEADER_BYTES = 36;
 
 /** The header size of a log record in format `version`. */
 export function recordHeaderBytes(version: number): number {
@@ -70,6 +74,8 @@ export function encodeRecord(stamped: Stamped): Buffer {
   record.writeUInt32LE(payload.length, 0);
   record.writeBigUInt64LE(BigInt(stamped.seq), 8);
   record.writeBigUInt64LE(BigInt(Math.max(0, Math.floor(stamped.at ?? 0))), 16);
+  record.writeUInt32LE(stamped.org ?? 0, 24);
+  record.writeBigUInt64LE(BigInt(stamped.oseq ?? 0), 28);
   payload.copy(record, TIMED_RECORD_HEADER_BYTES);
   record.writeUInt32LE(crc32(record.subarray(8)), 4);
   return record;
@@ -130,7 +136,7 @@ export function decodeFrame(bytes: Buffer | SegmentBytes, offset: number, versio
   if (!fact || typeof fact !== 'object' || typeof (fact as { type?: unknown }).type !== 'string') {
     return { kind: 'corrupt', reason: 'payload is not a fact' };
   }
-  const stamped: Stamped = version >= 2 ? { seq, fact, at: Number(header.readBigUInt64LE(16)) } : { seq, fact };
+  const stamped: Stamped = version >= 2 ? { seq, fact, at: Number(header.readBigUInt64LE(16)), org: header.readUInt32LE(24), oseq: Number(header.readBigUInt64LE(28)) } : { seq, fact };
   return { kind: 'record', stamped, next: end };
 }
 
@@ -171,8 +177,8 @@ export function findValidFrame(bytes: Buffer | SegmentBytes, from: number, after
       const high = buf.readUInt32LE(i + 12);
       if (high > MAX_SEQ_HIGH_WORD) continue;
       if (high * 0x1_0000_0000 + buf.readUInt32LE(i + 8) <= afterSeq) continue;
-      // A time, where the format has one, is a JS number too.
-      if (headerBytes === TIMED_RECORD_HEADER_BYTES && buf.readUInt32LE(i + 20) > MAX_SEQ_HIGH_WORD) continue;
+      // A time and an organization's seq, where the format has them, are JS numbers too.
+      if (headerBytes === TIMED_RECORD_HEADER_BYTES && (buf.readUInt32LE(i + 20) > MAX_SEQ_HIGH_WORD || buf.readUInt32LE(i + 32) > MAX_SEQ_HIGH_WORD)) continue;
       if (!startsMap(buf[i + headerBytes])) continue;
       if (crc32(src.view(p + 8, p + headerBytes + length)) === buf.readUInt32LE(i + 4)) return p;
     }

@@ -30,6 +30,18 @@ export interface Stamped<F extends AnyFact = AnyFact> {
    * a point-in-time restore finds seqs by. Absent in records of log format 1.
    */
   at?: number;
+  /** The organization the fact belongs to (`factOrg`), 0 for server-wide ones. Absent in log format 1. */
+  org?: number;
+  /** Its place in that organization's own sequence (1, 2, ... with no gap). Absent in log format 1. */
+  oseq?: number;
+}
+
+/** The organization a fact belongs to: the one it names (its creation names the record), else 0, server-wide. */
+export function factOrg(fact: AnyFact): number {
+  const org = (fact as { org?: unknown }).org;
+  if (typeof org === 'number') return org;
+  if (org && typeof org === 'object' && typeof (org as { id?: unknown }).id === 'number') return (org as { id: number }).id;
+  return 0;
 }
 
 /** Everything non-deterministic a decision may use. Reducers never see it. */

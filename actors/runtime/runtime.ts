@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import type { Command, Fact, ResultOf, Stamped } from '../areas/index.js';
 import { deciderFor, type ActorKind, type Contexts, type Decide } from '../core/area.js';
 import { quietLogger, type Logger } from '../core/logger.js';
-import type { AnyFact, DecideEnv, DomainActor, Outcome } from '../core/domain_logic.js';
+import { factOrg, type AnyFact, type DecideEnv, type DomainActor, type Outcome } from '../core/domain_logic.js';
 import type { Chunk, ChunkThunk } from '../core/persistence.js';
 import type { StateView } from '../core/state_view.js';
 import { COMMANDS as COMMAND_DEFS } from '../areas/index.js';
@@ -44,6 +44,17 @@ export const volatileSink: FactSink = {
     queueMicrotask(onDurable);
   },
 };
+
+/**
+ * The snapshot chunk of the organizations' own sequences: written last, so that each number
+ * it holds is at least the last one a fact the snapshot reflects was given. (Replay takes
+ * the numbers of the facts after it; an organization with none after it goes on from here.)
+ */
+const ORG_SEQS_CHUNK = 'orgseqs';
+interface OrgSeqsChunk {
+  k: typeof ORG_SEQS_CHUNK;
+  seqs: Array<[number, number]>;
+}
 
 /** Injected sources of time and randomness, so tests are deterministic. */
 export interface RuntimeOptions {
@@ -99,6 +110,8 @@ export class Runtime implements StateView {
   bodies!: Bodies;
   private messageIdCounter = 0;
   private submessageIdCounter = 0;
+  /** Each organization's own sequence (0: the server-wide facts'): the last number given. */
+  private orgSeqs = new Map<number, number>();
   private readonly env: DecideEnv;
 
   constructor(private readonly opts: RuntimeOptions) {
@@ -110,7 +123,12 @@ export class Runtime implements StateView {
       nextSubmessageId: () => ++this.submessageIdCounter,
       stamp: (facts) => {
         const at = opts.now();
-        return facts.map((fact) => ({ seq: ++this.lastSeq, fact, at }));
+        return facts.map((fact) => {
+          const org = factOrg(fact);
+          const oseq = (this.orgSeqs.get(org) ?? 0) + 1;
+          this.orgSeqs.set(org, oseq);
+          return { seq: ++this.lastSeq, fact, at, org, oseq };
+        });
       },
     };
   }
@@ -187,6 +205,7 @@ export class Runtime implements StateView {
     this.deliveredSeq = 0;
     this.messageIdCounter = 0;
     this.submessageIdCounter = 0;
+    this.orgSeqs = new Map();
   }
 
   // StateView: synchronous, read-only views of actor state.
@@ -290,6 +309,12 @@ export class Runtime implements StateView {
     if (stamped.seq > this.lastSeq) this.lastSeq = stamped.seq;
     this.deliveredSeq = this.lastSeq;
     this.syncIdCounters();
+    if (stamped.oseq !== undefined) this.noteOrgSeq(stamped.org ?? 0, stamped.oseq);
+  }
+
+  /** An organization's sequence goes on after `oseq` (a number a fact read back was given). */
+  private noteOrgSeq(org: number, oseq: number): void {
+    if (oseq > (this.orgSeqs.get(org) ?? 0)) this.orgSeqs.set(org, oseq);
   }
 
   /**
@@ -340,6 +365,13 @@ export class Runtime implements StateView {
   *persisted(sliceSize: number): Generator<ChunkThunk> {
     yield* this.directory.persisted(sliceSize);
     yield* this.queueDelivery.chunks(sliceSize);
+    // Last, so that it holds at least every number a fact the chunks reflect was given.
+    yield (): OrgSeqsChunk => ({ k: ORG_SEQS_CHUNK, seqs: [...this.orgSeqs] });
+  }
+
+  /** The last number of each organization's own sequence (0: the server-wide facts'). */
+  orgSeq(org: number): number {
+    return this.orgSeqs.get(org) ?? 0;
   }
 
   /** One organization's actors' chunks, lazily (its event queues are not among them). */
@@ -379,6 +411,10 @@ export class Runtime implements StateView {
     this.events.settle();
     if (QUEUE_CHUNK_TAGS.includes(chunk.k)) {
       this.queueDelivery.restoreChunk(chunk);
+      return;
+    }
+    if (chunk.k === ORG_SEQS_CHUNK) {
+      for (const [org, oseq] of (chunk as OrgSeqsChunk).seqs) this.noteOrgSeq(org, oseq);
       return;
     }
     this.directory.restoreChunk(chunk, version);

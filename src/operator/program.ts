@@ -16,7 +16,7 @@ const boardCommandsModule = () => import('./board_commands.js');
 const dataCommandsModule = () => import('./data_commands.js');
 const inviteCommandsModule = () => import('./invite_commands.js');
 const orgCommandsModule = () => import('./org_commands.js');
-const orgRestoreModule = () => import('./org_restore.js');
+const organizationDataModule = () => import('./organization_data.js');
 
 /** The options of a command that works on a data directory. */
 interface DataDirOptions {
@@ -116,9 +116,13 @@ function inviteCommands(program: Command): void {
 function dataCommands(program: Command): void {
   withDataDir(program.command('snapshot').description('take a snapshot now (asks the running server, or works offline)')).action(async (o: DataDirOptions) => (await dataCommandsModule()).snapshotCommand(dataDirOf(o)));
   withDataDir(program.command('snapshots').description('list snapshots: time, seq, size, verified or not')).action(async (o: DataDirOptions) => (await dataCommandsModule()).listSnapshotsCommand(dataDirOf(o)));
-  withDataDir(program.command('verify').description('verify every snapshot, log segment and uploaded file a snapshot names (exit 1 if any is corrupt or missing)')).action(async (o: DataDirOptions) => {
-    if (!(await dataCommandsModule()).verifyCommand(dataDirOf(o))) process.exitCode = 1;
-  });
+  withDataDir(program.command('verify').description('verify every snapshot, log segment and uploaded file a snapshot names (exit 1 if any is corrupt or missing)'))
+    .option('--org <id>', "that organization alone: its chunks in the newest snapshot, and its own sequence in the log with no gap")
+    .action(async (o: DataDirOptions & { org?: string }) => {
+      if (o.org !== undefined && !/^\d+$/.test(o.org)) throw new Error('--org must be an organization id');
+      const ok = o.org === undefined ? (await dataCommandsModule()).verifyCommand(dataDirOf(o)) : (await organizationDataModule()).verifyOrgCommand(dataDirOf(o), Number(o.org));
+      if (!ok) process.exitCode = 1;
+    });
   withDataDir(program.command('inspect').description('counts per organization: users, channels, messages, queues'))
     .option('--org <id>', 'that organization alone, with each of its channels')
     .action(async (o: DataDirOptions & { org?: string }) => {
@@ -134,7 +138,7 @@ function dataCommands(program: Command): void {
       if (!/^\d+$/.test(org)) throw new Error('--org must be an organization id');
       if (!/^[1-9]\d*$/.test(o.limit)) throw new Error('--limit must be a positive integer');
       if (!/^\d+$/.test(o.afterSeq)) throw new Error('--after-seq must be a non-negative integer');
-      (await orgRestoreModule()).historyCommand(dataDirOf(o), Number(org), Number(o.limit), Number(o.afterSeq));
+      (await organizationDataModule()).historyCommand(dataDirOf(o), Number(org), Number(o.limit), Number(o.afterSeq));
     });
   withDataDir(program.command('restore').description('rebuild a snapshot (plus the log up to a seq) into a fresh directory, with the uploaded files it names (exit 1 if one is missing or corrupt)'))
     .option('--from <snapshot>', 'the snapshot: a file name in the data directory, or a path (required)')
@@ -154,7 +158,7 @@ function dataCommands(program: Command): void {
       if (!/^\d+$/.test(org)) throw new Error('--org must be an organization id');
       const point = restorePoint(o.toSeq, o.at);
       if (!point) throw new Error('--to-seq or --at is required');
-      const report = await (await orgRestoreModule()).restoreOrgCommand(dataDirOf(o), Number(org), point);
+      const report = await (await organizationDataModule()).restoreOrgCommand(dataDirOf(o), Number(org), point);
       console.log(JSON.stringify(report));
     });
   withDataDir(program.command('compact').description('snapshot, then delete older snapshots and the log they alone cover'))

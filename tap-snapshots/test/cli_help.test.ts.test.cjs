@@ -506,6 +506,8 @@ Options:
   --data-dir <dir>  the data directory
   --config <path>   the configuration file to take data_dir from (env:
                     PARLEY_CONFIG)
+  --org <id>        that organization alone: its chunks in the newest snapshot,
+                    and its own sequence in the log with no gap
   -h, --help        display help for command
 
 `

@@ -1,15 +1,18 @@
 /**
+ * One organization's data: its own sequence in the log (`verify --org`), its history, and
  * `parley restore-org`: one organization back to an earlier seq, in place, on a stopped
  * server, with every other organization left exactly as it was, its event queues too;
  * and recovery never replaying the log across such a restore.
  */
 import t from 'tap';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { listSegments, readLog } from '../snapshots/log.js';
+import { decodeFrame, SEGMENT_HEADER_BYTES } from '../snapshots/codec.js';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
-import { historyCommand, restoreOrgCommand } from '../src/operator/org_restore.js';
+import { historyCommand, restoreOrgCommand, verifyOrgCommand } from '../src/operator/organization_data.js';
 import { restoreCommand, verifyReport } from '../src/operator/data_commands.js';
 import { listSnapshots } from '../snapshots/snapshot.js';
 import { readOrgRestores } from '../snapshots/org_restores.js';
@@ -94,6 +97,10 @@ t.test('one organization goes back to an earlier seq; the other, and its queues,
   t.same([report.before.channels, report.after.channels], [2, 2]);
   t.same(readOrgRestores(dir).map((r) => [r.org, r.to_seq, r.seq]), [[acme.organization_id, toSeq, report.seq]], 'the restore is recorded');
 
+  t.same(facts.map((f) => f.oseq), [10, 11, 12, 13], "each with its place in Acme's own sequence");
+  const checked: string[] = [];
+  t.ok(verifyOrgCommand(dir, acme.organization_id, (l) => checked.push(l)), 'verify --org: Acme verifies');
+  t.match(checked.join('\n'), /organization 1 in \d+ chunks[\s\S]*facts of organization 1, its seqs \d+ to 13 .*none missing/);
   const verified = verifyReport(dir);
   t.ok(verified.ok, 'the directory verifies');
   t.ok(verified.lines.some((l) => l.includes('older than the restore of organization 1')), 'and verify says which snapshots predate the restore');
@@ -200,4 +207,59 @@ t.test('a whole restore to a moment: the last record committed at or before it',
   t.teardown(() => store.close());
   const messages = await storeClient(store, acme.owner, 'acme.localhost')('GET', '/api/v1/messages', { anchor: 'newest', num_before: 10, num_after: 0 });
   t.same(messages.messages.map((m: any) => m.content), ['<p>before</p>']);
+});
+
+t.test("an organization's own sequence: numbered with no gap, going on across snapshots and restarts; verify --org finds a fact lost", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-orgseq-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  let store = openTestStore(dir, { keepSnapshots: 1 });
+  const one = await createOrganization(store.runtime, { name: 'One', subdomain: 'one', ownerEmail: 'o@one.example', ownerPassword: 'pw', ownerName: 'O' });
+  const two = await createOrganization(store.runtime, { name: 'Two', subdomain: 'two', ownerEmail: 'o@two.example', ownerPassword: 'pw', ownerName: 'T' });
+  const a = storeClient(store, one.owner, 'one.localhost');
+  const b = storeClient(store, two.owner, 'two.localhost');
+  for (const call of [a, b]) await call('POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'general' }] });
+  for (let i = 0; i < 3; i++) {
+    await post(a, 't', `one ${i}`);
+    await post(b, 't', `two ${i}`);
+  }
+  const records = (): Array<{ seq: number; org?: number; oseq?: number }> => {
+    const out: Array<{ seq: number; org?: number; oseq?: number }> = [];
+    readLog(dir, { afterSeq: 0, skipCorrupt: false, log: quietLogger }, (s) => out.push({ seq: s.seq, org: s.org, oseq: s.oseq }));
+    return out;
+  };
+  const ofOne = records().filter((r) => r.org === one.organization_id).map((r) => r.oseq);
+  t.same(ofOne, ofOne.map((_, i) => i + 1), 'One numbered 1, 2, 3 ... in its own sequence');
+  t.ok(records().filter((r) => r.org === two.organization_id).every((r, i) => r.oseq === i + 1), 'Two too, interleaved in the log');
+  const lastOne = store.runtime.orgSeq(one.organization_id);
+  t.equal(lastOne, ofOne.length);
+  // A snapshot covers it all, the log before it is pruned, and only Two writes after it.
+  await store.snapshot();
+  await post(b, 't', 'two after');
+  await store.snapshot();
+  await store.close();
+  t.same(records().filter((r) => r.org === one.organization_id), [], "none of One's records is left in the log");
+  store = openTestStore(dir, { keepSnapshots: 1 });
+  t.equal(store.runtime.orgSeq(one.organization_id), lastOne, "One's sequence comes back from the snapshot");
+  await post(storeClient(store, one.owner, 'one.localhost'), 't', 'one after');
+  await store.close();
+  const after = records().filter((r) => r.org === one.organization_id);
+  t.same(after.map((r) => r.oseq), [lastOne + 1], 'and goes on after it, with no gap and no number given twice');
+  const lines: string[] = [];
+  t.ok(verifyOrgCommand(dir, one.organization_id, (l) => lines.push(l)), lines.join('\n'));
+
+  // A fact of Two lost from the middle of the log (as --skip-corrupt would lose it).
+  store = openTestStore(dir, { keepSnapshots: 1 });
+  const b2 = storeClient(store, two.owner, 'two.localhost');
+  for (let i = 0; i < 3; i++) await post(b2, 't', `two more ${i}`);
+  await store.close();
+  const segment = join(dir, listSegments(dir).at(-1)!.name);
+  const buf = readFileSync(segment);
+  const frames: Array<{ from: number; to: number; org?: number }> = [];
+  for (let offset = SEGMENT_HEADER_BYTES, f = decodeFrame(buf, offset); f.kind === 'record'; offset = f.next, f = decodeFrame(buf, offset)) frames.push({ from: offset, to: f.next, org: f.stamped.org });
+  const victim = frames.filter((f) => f.org === two.organization_id).at(-2)!;
+  writeFileSync(segment, Buffer.concat([buf.subarray(0, victim.from), buf.subarray(victim.to)]));
+  const report: string[] = [];
+  t.notOk(verifyOrgCommand(dir, two.organization_id, (l) => report.push(l)), 'verify --org Two fails');
+  t.match(report.join('\n'), /GAP +organization 2: its seqs (\d+) to \1 are missing between log seqs/);
+  t.ok(verifyOrgCommand(dir, one.organization_id, () => {}), 'One still verifies');
 });

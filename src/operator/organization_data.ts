@@ -1,4 +1,8 @@
 /**
+ * Operator commands on one organization's data: `history` (its facts in the log),
+ * `verify --org` (its sequence in the log, its chunks in the newest snapshot) and
+ * `restore-org`.
+ *
  * `parley restore-org`: one organization as it was at an earlier seq, in place, on a
  * stopped server; every other organization stays exactly as it is, event queues and
  * all. The day someone deletes the wrong channel, an administrator gets it back
@@ -15,9 +19,12 @@
  */
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime/runtime.js';
 import type { Chunk } from '../../actors/core/persistence.js';
+import { factOrg, type Stamped } from '../../actors/core/domain_logic.js';
 import { encodeChunk, encodeHeader, encodeTrailer, verifySnapshot } from '../../snapshots/snapshot_format.js';
 import { recordOrgRestore } from '../../snapshots/org_restores.js';
-import { listSegments, readLog } from '../../snapshots/log.js';
+import { listSegments, readLog, runSlices } from '../../snapshots/log.js';
+import { listSnapshots, walkSnapshotFile } from '../../snapshots/snapshot.js';
+import type { SnapshotSummary } from '../../snapshots/snapshot_format.js';
 import { crc32 } from 'node:zlib';
 import { recover } from '../store.js';
 import { terminalLog } from '../logging.js';
@@ -139,21 +146,13 @@ export async function restoreOrgCommand(dataDir: string, org: number, point: Res
 /** Fields of a fact that `history` never prints: secrets and message text. */
 const PRIVATE_FIELD = /password|api_key|token|secret|content|rendered|edit_history|email/i;
 
-/** The organization a fact belongs to (facts name it as `org`, its creation as the record). */
-function factOrg(fact: Record<string, unknown>): number | undefined {
-  const org = fact.org;
-  if (typeof org === 'number') return org;
-  if (org && typeof org === 'object' && typeof (org as { id?: unknown }).id === 'number') return (org as { id: number }).id;
-  return undefined;
-}
-
 /**
- * One line of `history`: the fact's seq, its time of commit (log format 2 records have
- * one) and type, its scalar fields (ids, names, properties) and the sizes of its lists,
+ * One line of `history`: the fact's seq, its place in the organization's own sequence and
+ * its time of commit (log format 2 records have both), its type, its scalar fields (ids, names, properties) and the sizes of its lists,
  * without message text or secrets; and a message's own time when the fact carries one.
  */
-function historyLine(seq: number, at: number | undefined, fact: Record<string, unknown>): Record<string, unknown> {
-  const line: Record<string, unknown> = { seq, ...(at === undefined ? {} : { at: new Date(at).toISOString() }), type: fact.type };
+function historyLine(s: Stamped, fact: Record<string, unknown>): Record<string, unknown> {
+  const line: Record<string, unknown> = { seq: s.seq, ...(s.oseq === undefined ? {} : { oseq: s.oseq }), ...(s.at === undefined ? {} : { at: new Date(s.at).toISOString() }), type: fact.type };
   // Scalars as they are, lists as their sizes, and one level into records (a message's ids and topic).
   const add = (prefix: string, record: Record<string, unknown>, nested: boolean): void => {
     for (const [key, value] of Object.entries(record)) {
@@ -185,13 +184,81 @@ export function historyCommand(dataDir: string, org: number, limit: number, afte
   let found = 0;
   readLog(dataDir, { afterSeq, skipCorrupt: true, log: terminalLog }, (s) => {
     bar.update(Math.min(s.seq, lastFirst));
-    const fact = s.fact as unknown as Record<string, unknown>;
-    if (factOrg(fact) !== org) return;
+    // Records of log format 2 name their organization; older ones are told by their fact.
+    if ((s.org ?? factOrg(s.fact)) !== org) return;
     found++;
-    kept.push(historyLine(s.seq, s.at, fact));
+    kept.push(historyLine(s, s.fact as unknown as Record<string, unknown>));
     if (kept.length > limit) kept.shift();
   });
   bar.finish(`${found} facts of organization ${org}`);
   for (const line of kept) out(JSON.stringify(line));
   return found;
+}
+
+/** The organization a snapshot chunk belongs to (an organization's own chunk holds its record), if any. */
+function chunkOrg(chunk: { k?: unknown; org?: unknown }): number | undefined {
+  if (typeof chunk.org === 'number') return chunk.org;
+  if (chunk.k === 'org' && chunk.org && typeof chunk.org === 'object') return (chunk.org as { id?: number }).id;
+  return undefined;
+}
+
+/**
+ * `parley verify --org ID`: one organization's data. Its chunks in the newest snapshot
+ * decode (the file verifies end to end), and its own sequence in the log has no gap: each
+ * of its records of log format 2 follows the one before it, from the first to the last.
+ * A gap is a fact lost (a corrupt record skipped with `--skip-corrupt`). Reads only.
+ * Returns false when something does not verify.
+ */
+export function verifyOrgCommand(dataDir: string, org: number, out: (line: string) => void = console.log): boolean {
+  let ok = true;
+  const snap = listSnapshots(dataDir)[0];
+  if (snap) {
+    let chunks = 0;
+    let summary: SnapshotSummary | string;
+    try {
+      summary = runSlices(walkSnapshotFile(snap.path, (chunk) => {
+        if (chunkOrg(chunk as { k?: unknown; org?: unknown }) === org) chunks++;
+      }));
+    } catch (err) {
+      summary = `cannot be read: ${(err as Error).message}`;
+    }
+    if (typeof summary === 'string') {
+      ok = false;
+      out(`CORRUPT  ${snap.name}: ${summary}`);
+    } else if (chunks === 0) {
+      ok = false;
+      out(`MISSING  organization ${org} is not in ${snap.name}, the newest snapshot`);
+    } else out(`ok       ${snap.name}: organization ${org} in ${chunks} chunks`);
+  }
+  const segments = listSegments(dataDir);
+  const bar = progress(`reading the log of organization ${org}`, segments.length > 0 ? segments[segments.length - 1].firstSeq : 0);
+  let facts = 0;
+  let first: { seq: number; oseq: number } | undefined;
+  let last: { seq: number; oseq: number } | undefined;
+  let gaps = 0;
+  let older = 0;
+  readLog(dataDir, { afterSeq: 0, skipCorrupt: true, log: terminalLog }, (s) => {
+    bar.update(s.seq);
+    if (s.oseq === undefined) {
+      if (factOrg(s.fact) === org) older++;
+      return;
+    }
+    if (s.org !== org) return;
+    facts++;
+    if (last && s.oseq !== last.oseq + 1) {
+      gaps++;
+      ok = false;
+      out(s.oseq > last.oseq + 1
+        ? `GAP      organization ${org}: its seqs ${last.oseq + 1} to ${s.oseq - 1} are missing between log seqs ${last.seq} and ${s.seq}`
+        : `CORRUPT  organization ${org}: its seq ${s.oseq} at log seq ${s.seq} does not follow ${last.oseq}`);
+    }
+    first ??= { seq: s.seq, oseq: s.oseq };
+    last = { seq: s.seq, oseq: s.oseq };
+  });
+  bar.finish();
+  if (older > 0) out(`note     ${older} facts of organization ${org} were written before log format 2 (no sequence of their own)`);
+  if (first && last) out(`${gaps === 0 ? 'ok     ' : 'GAPS   '}  the log: ${facts} facts of organization ${org}, its seqs ${first.oseq} to ${last.oseq} (log seqs ${first.seq} to ${last.seq})${gaps === 0 ? ', none missing' : `, ${gaps} gaps`}`);
+  else out(`ok       the log: no fact of organization ${org} since the oldest segment kept`);
+  out(ok ? `organization ${org} verifies` : `organization ${org} does not verify`);
+  return ok;
 }
