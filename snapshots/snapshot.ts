@@ -1,20 +1,22 @@
 /**
- * Taking, listing, pruning and loading snapshots.
+ * Taking, listing, pruning and loading snapshots, over a `SnapshotStore`
+ * (`snapshot_store.ts`: a directory here).
  *
  * A snapshot is fuzzy: actors are encoded one by one (large ones in slices) across
  * event-loop turns, so request handling never stalls for long. Each actor's chunk
  * records the seq it reflects, and replay after a restore skips, per actor, the facts
- * it already holds. The file is written to a temporary name, fsync'd, and renamed into
- * place (then the directory is fsync'd) only once the log is durable through every
- * fact the snapshot reflects.
+ * it already holds. A snapshot is committed (made durable and visible whole) only once
+ * the log is durable through every fact it reflects.
  */
-import { closeSync, fstatSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import type { Logger } from '../actors/core/logger.js';
-import { fsyncDir, listSegments } from './log.js';
-import { encodeChunk, encodeHeader, encodeTrailer, verifySnapshot, walkSnapshot, type ByteSource, type SnapshotSummary, type VerifiedSnapshot } from './snapshot_format.js';
+import { listSegments } from './log.js';
+import { encodeChunk, encodeHeader, encodeTrailer, verifySnapshot, walkSnapshot, type SnapshotSummary, type VerifiedSnapshot } from './snapshot_format.js';
+import { DirectorySnapshots, openSnapshotFile, snapshotName, type SnapshotEntry, type SnapshotReader, type SnapshotStore } from './snapshot_store.js';
+
+export { DirectorySnapshots, snapshotName, type SnapshotEntry, type SnapshotStore } from './snapshot_store.js';
 
 /**
  * What a snapshot is taken of: state that hands out its chunks (each actor kind
@@ -34,23 +36,9 @@ export interface Snapshottable {
   restoredThrough(seq: number): void;
 }
 
-const SNAPSHOT = /^snap-(\d{16})\.psnap$/;
-
-export function snapshotName(startSeq: number): string {
-  return `snap-${String(startSeq).padStart(16, '0')}.psnap`;
-}
-
-/** Snapshot files in a directory, newest first. */
-export function listSnapshots(dir: string): Array<{ name: string; path: string; startSeq: number; size: number; mtimeMs: number }> {
-  return readdirSync(dir)
-    .map((name) => ({ name, m: SNAPSHOT.exec(name) }))
-    .filter((x) => x.m !== null)
-    .map((x) => {
-      const path = join(dir, x.name);
-      const st = statSync(path);
-      return { name: x.name, path, startSeq: Number(x.m![1]), size: st.size, mtimeMs: st.mtimeMs };
-    })
-    .sort((a, b) => b.startSeq - a.startSeq);
+/** The snapshot files of a directory, newest first. */
+export function listSnapshots(dir: string): SnapshotEntry[] {
+  return new DirectorySnapshots(dir).list();
 }
 
 /** Tunables of snapshot writing. */
@@ -80,17 +68,15 @@ export interface SnapshotInfo {
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
- * Writes a snapshot of `state` into `dir`. `drain` must resolve once the log is
+ * Writes a snapshot of `state` into `store`. `drain` must resolve once the log is
  * durable through everything appended so far.
  */
-export async function writeSnapshot(dir: string, state: Snapshottable, drain: () => Promise<void>, opts: SnapshotWriteOptions = defaultWriteOptions): Promise<SnapshotInfo> {
+export async function writeSnapshot(store: SnapshotStore, state: Snapshottable, drain: () => Promise<void>, opts: SnapshotWriteOptions = defaultWriteOptions): Promise<SnapshotInfo> {
   // Every fact up to deliveredSeq is applied to every actor and delivered to every queue.
   const started = performance.now();
   const startSeq = state.deliveredSeq;
   const createdAt = opts.now();
-  const final = join(dir, snapshotName(startSeq));
-  const temp = `${final}.${process.pid}.tmp`;
-  const file = await open(temp, 'w');
+  const upload = await store.create(snapshotName(startSeq));
   let crc = 0;
   let bytes = 0;
   let chunks = 0;
@@ -106,7 +92,7 @@ export async function writeSnapshot(dir: string, state: Snapshottable, drain: ()
   const flushPending = async (): Promise<void> => {
     const buf = pending.length === 1 ? pending[0] : Buffer.concat(pending);
     pending = [];
-    for (let off = 0; off < buf.length; ) off += (await file.write(buf, off, buf.length - off)).bytesWritten;
+    await upload.write(buf);
   };
   try {
     add(encodeHeader({ startSeq, createdAt }));
@@ -128,36 +114,33 @@ export async function writeSnapshot(dir: string, state: Snapshottable, drain: ()
     await drain();
     add(encodeTrailer(endSeq, chunks, crc));
     await flushPending();
-    await file.sync();
-    await file.close();
-    renameSync(temp, final);
-    fsyncDir(dir);
-    return { path: final, startSeq, endSeq, bytes, chunks, longestSliceMs, durationMs: performance.now() - started };
+    const path = await upload.commit();
+    return { path, startSeq, endSeq, bytes, chunks, longestSliceMs, durationMs: performance.now() - started };
   } catch (err) {
-    await file.close().catch(() => undefined);
-    rmSync(temp, { force: true });
+    await upload.abort();
     throw err;
   }
 }
 
 /**
- * Keeps the newest `keep` snapshots, and deletes log segments that even the oldest
- * kept snapshot no longer needs. The active (last) segment is never deleted.
+ * Keeps the newest `keep` snapshots of `store`, and deletes the segments of the log in
+ * `logDir` that even the oldest kept snapshot no longer needs. The active (last)
+ * segment is never deleted.
  */
-export async function pruneSnapshots(dir: string, keep: number, log: Logger): Promise<void> {
-  // Unlinking files of hundreds of MB can take a while: off the event loop.
-  const snaps = listSnapshots(dir);
+export async function pruneSnapshots(store: SnapshotStore, logDir: string, keep: number, log: Logger): Promise<void> {
+  const snaps = store.list();
   for (const old of snaps.slice(keep)) {
-    await rm(old.path);
+    await store.remove(old.name);
     log.info({ event: 'snapshot.pruned', snapshot: old.name }, `snapshot: removed old snapshot ${old.name}`);
   }
   const kept = snaps.slice(0, keep);
   if (kept.length === 0) return;
   const oldestCovered = kept[kept.length - 1].startSeq;
-  const segments = listSegments(dir);
+  const segments = listSegments(logDir);
   for (let i = 0; i + 1 < segments.length; i++) {
     if (segments[i + 1].firstSeq - 1 <= oldestCovered) {
-      await rm(join(dir, segments[i].name));
+      // Unlinking files of hundreds of MB can take a while: off the event loop.
+      await rm(join(logDir, segments[i].name));
       log.info({ event: 'log.segment_pruned', segment: segments[i].name, covered_by: kept[kept.length - 1].name }, `snapshot: removed log segment ${segments[i].name}, covered by ${kept[kept.length - 1].name}`);
     }
   }
@@ -170,40 +153,17 @@ export function loadSnapshot(state: Snapshottable, snap: VerifiedSnapshot): numb
   return snap.header.startSeq;
 }
 
-/** A snapshot file open for reading by position. */
-type SnapshotFile = ByteSource & { close(): void };
-
-/**
- * Opens a snapshot file for reading by position, or says why it cannot be. Never read
- * whole: a snapshot may be larger than a buffer can be (2 GiB for one read) or than the
- * heap can spare.
- */
-function openSnapshotFile(path: string): SnapshotFile | string {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    return `cannot be read: ${(err as Error).message}`;
-  }
-  const size = fstatSync(fd).size;
-  return {
-    size,
-    read(position, length, scratch) {
-      const into = scratch && scratch.length >= length ? scratch.subarray(0, length) : Buffer.allocUnsafe(length);
-      for (let done = 0; done < length; ) {
-        const n = readSync(fd, into, done, length - done, position + done);
-        if (n === 0) throw new Error(`${path} ended at ${position + done} bytes while reading ${length} at ${position} (changed while read?)`);
-        done += n;
-      }
-      return into;
-    },
-    close: () => closeSync(fd),
-  };
+/** Walks a stored snapshot (see `walkSnapshot`), closing it at the end. A read that fails (or an `onChunk` that throws) throws. */
+export function* walkStoredSnapshot(store: SnapshotStore, name: string, onChunk?: (chunk: unknown) => void): Generator<void, SnapshotSummary | string> {
+  return yield* walkOpened(store.open(name), onChunk);
 }
 
-/** Walks a snapshot file (see `walkSnapshot`), closing it at the end. A read that fails (or an `onChunk` that throws) throws. */
+/** Walks a snapshot file (see `walkSnapshot`), closing it at the end (tools and tests that name a file). */
 export function* walkSnapshotFile(path: string, onChunk?: (chunk: unknown) => void): Generator<void, SnapshotSummary | string> {
-  const file = openSnapshotFile(path);
+  return yield* walkStoredSnapshot(new DirectorySnapshots(dirname(path)), basename(path), onChunk);
+}
+
+function* walkOpened(file: SnapshotReader | string, onChunk?: (chunk: unknown) => void): Generator<void, SnapshotSummary | string> {
   if (typeof file === 'string') return file;
   try {
     return yield* walkSnapshot(file, onChunk);

@@ -3,14 +3,14 @@
  * replay the log after it through the runtime's reducers, and attach a log writer
  * for new facts. Also schedules snapshots while the server runs.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { decodeHeader, HEADER_BYTES } from './snapshot_format.js';
 import { join } from 'node:path';
 import type { Stamped } from '../actors/areas/index.js';
 import type { Logger } from '../actors/core/logger.js';
 import type { FactSink } from '../actors/runtime/runtime.js';
 import { fsyncDir, listSegments, LogCorruption, LogWriter, SegmentFile, NO_LOG_OBSERVER, readLogInSlices, runSlices, runSlicesAsync, truncateTorn, type FsyncPolicy, type LogObserver } from './log.js';
-import { defaultWriteOptions, listSnapshots, pruneSnapshots, walkSnapshotFile, writeSnapshot, type Snapshottable, type SnapshotInfo, type SnapshotWriteOptions } from './snapshot.js';
+import { defaultWriteOptions, DirectorySnapshots, pruneSnapshots, walkStoredSnapshot, writeSnapshot, type Snapshottable, type SnapshotInfo, type SnapshotStore, type SnapshotWriteOptions } from './snapshot.js';
 import { checkSegmentHeader, findValidFrame, recordHeaderBytes, segmentVersion, SEGMENT_HEADER_BYTES, TIMED_RECORD_HEADER_BYTES } from './codec.js';
 import { mib, oldGenerationLimitBytes, recoveryHeapBudget, recoveryHeapEstimate, RecoveryTooLarge, watchLiveHeap } from './memory_budget.js';
 import { BodyStore } from './body_store.js';
@@ -18,19 +18,18 @@ import { readOrgRestores, restoreCrossed } from './org_restores.js';
 import { DiskBodies } from './disk_bodies.js';
 import type { Bodies } from '../actors/core/bodies.js';
 
-/** A snapshot file's format version, from its header (undefined when unreadable: the walk then says why). */
-function snapshotVersion(path: string): number | undefined {
-  let fd: number | undefined;
+/** A stored snapshot's format version, from its header (undefined when unreadable: the walk then says why). */
+function snapshotVersion(snapshots: SnapshotStore, name: string): number | undefined {
+  const file = snapshots.open(name);
+  if (typeof file === 'string') return undefined;
   try {
-    fd = openSync(path, 'r');
-    const head = Buffer.alloc(HEADER_BYTES);
-    readSync(fd, head, 0, HEADER_BYTES, 0);
-    const h = decodeHeader(head);
+    if (file.size < HEADER_BYTES) return undefined;
+    const h = decodeHeader(file.read(0, HEADER_BYTES));
     return typeof h === 'string' ? undefined : h.version;
   } catch {
     return undefined;
   } finally {
-    if (fd !== undefined) closeSync(fd);
+    file.close();
   }
 }
 
@@ -67,6 +66,16 @@ export interface StoreOptions {
   memory?: RecoveryMemory;
   /** Bound of the message body cache, in bytes (`BodyStore`'s default when absent). */
   bodyCacheBytes?: number;
+  /**
+   * Where snapshots are kept: the seam of the snapshot storage (as the log writer, a
+   * `FactSink`, is the log's). By default files of the data directory.
+   */
+  snapshots?: SnapshotStore;
+}
+
+/** The store's snapshots: those the options name, or the data directory's files. */
+function snapshotsOf(opts: StoreOptions): SnapshotStore {
+  return opts.snapshots ?? new DirectorySnapshots(opts.dataDir);
 }
 
 /** What a data directory reports of its work: the log's, and each snapshot written. */
@@ -123,10 +132,10 @@ function writeObsolete(dataDir: string, list: ObsoleteBodies[]): void {
  * Deletes the old body segments that no kept snapshot needs any more: those a compaction
  * left behind once every snapshot older than the one it took is pruned.
  */
-export function dropObsoleteBodies(dataDir: string, bodies: BodyStore, log: Logger): string[] {
+export function dropObsoleteBodies(dataDir: string, snapshots: SnapshotStore, bodies: BodyStore, log: Logger): string[] {
   const list = readObsolete(dataDir);
   if (list.length === 0) return [];
-  const oldest = Math.min(...listSnapshots(dataDir).map((s) => s.startSeq));
+  const oldest = Math.min(...snapshots.list().map((s) => s.startSeq));
   const due = list.filter((o) => o.beforeSeq <= oldest);
   if (due.length === 0) return [];
   const names = due.flatMap((o) => o.segments);
@@ -157,6 +166,8 @@ export interface Store<R extends Recoverable = Recoverable> {
   writer: LogWriter;
   /** What recovery found, for logs and tools. */
   recovery: Recovery;
+  /** Where its snapshots are kept. */
+  snapshots: SnapshotStore;
   /**
    * Takes a snapshot now (one at a time), then prunes old ones. `write` sets how it is
    * sliced (tests make every write land between two chunks).
@@ -264,6 +275,7 @@ export interface RecoveryMemory {
 function* restoreNewestSnapshot(
   state: Recoverable,
   dir: string,
+  snapshots: SnapshotStore,
   log: Logger,
   memory: RecoveryMemory,
   toSeq?: number,
@@ -279,7 +291,7 @@ function* restoreNewestSnapshot(
     return need;
   };
   const restores = readOrgRestores(dir);
-  for (const snap of listSnapshots(dir)) {
+  for (const snap of snapshots.list()) {
     if (only !== undefined && snap.name !== only) continue;
     if (toSeq !== undefined && snap.startSeq > toSeq) continue;
     const crossed = restoreCrossed(restores, snap.startSeq, toSeq);
@@ -293,7 +305,7 @@ function* restoreNewestSnapshot(
       );
       continue;
     }
-    const need = overBudget(snap.size, snap.startSeq, `snapshot ${snap.name} (${mib(snap.size)} MiB) and the log after it`, snapshotVersion(snap.path));
+    const need = overBudget(snap.size, snap.startSeq, `snapshot ${snap.name} (${mib(snap.size)} MiB) and the log after it`, snapshotVersion(snapshots, snap.name));
     if (need > 0) {
       log.error(
         { event: 'recovery.snapshot_too_large', snapshot: snap.name, bytes: snap.size, needed_mib: mib(need), budget_mib: mib(budget), limit_mib: mib(memory.limitBytes) },
@@ -303,7 +315,7 @@ function* restoreNewestSnapshot(
     }
     let failure: { event: string; reason: string };
     try {
-      const checked = yield* walkSnapshotFile(snap.path);
+      const checked = yield* walkStoredSnapshot(snapshots, snap.name);
       if (typeof checked === 'string') {
         log.error({ event: 'recovery.snapshot_invalid', snapshot: snap.name, reason: checked }, `store: snapshot ${snap.name} does not verify (${checked}); falling back to an older one`);
         continue;
@@ -312,7 +324,7 @@ function* restoreNewestSnapshot(
         log.info({ event: 'recovery.snapshot_skipped', snapshot: snap.name, end_seq: checked.endSeq, to_seq: toSeq }, `store: snapshot ${snap.name} reflects facts past seq ${toSeq}; trying an older one`);
         continue;
       }
-      const restoring = walkSnapshotFile(snap.path, (chunk) => state.restoreChunk(chunk as { k: string }, checked.header.version));
+      const restoring = walkStoredSnapshot(snapshots, snap.name, (chunk) => state.restoreChunk(chunk as { k: string }, checked.header.version));
       const restored = yield* watched(restoring, () => {
         const live = memory.liveBytes();
         if (live > budget) throw RecoveryTooLarge.reached(live, memory.limitBytes, 0, checked.endSeq);
@@ -375,6 +387,8 @@ export interface RecoverOptions {
   sliceRecords?: number;
   /** The heap recovery must fit in; by default this process's V8 limit and its live heap. */
   memory?: RecoveryMemory;
+  /** Where the snapshots are: by default the data directory's files. */
+  snapshots?: SnapshotStore;
 }
 
 /**
@@ -392,7 +406,7 @@ export function* recoverInSlices(state: Recoverable, dir: string, opts: RecoverO
   const memory: RecoveryMemory = opts.memory ?? { limitBytes: oldGenerationLimitBytes(), liveBytes: watch!.liveBytes };
   const budget = recoveryHeapBudget(memory.limitBytes);
   try {
-    const snap = yield* restoreNewestSnapshot(state, dir, opts.log, memory, opts.toSeq, opts.onlySnapshot);
+    const snap = yield* restoreNewestSnapshot(state, dir, opts.snapshots ?? new DirectorySnapshots(dir), opts.log, memory, opts.toSeq, opts.onlySnapshot);
     if (opts.onlySnapshot !== undefined && snap.name === null) throw new Error(`snapshot ${opts.onlySnapshot} is missing, does not verify, or reflects facts past seq ${opts.toSeq}`);
     const segments = listSegments(dir);
     if (segments.length > 0 && segments[0].firstSeq > snap.startSeq + 1) {
@@ -473,7 +487,7 @@ function openInSlices<R extends Recoverable>(opts: StoreOptions, build: BuildSta
   let writer: LogWriter | undefined;
   const runtime = build({ append: (records, onDurable) => writer!.append(records, onDurable) }, new DiskBodies(bodies, opts.log));
   function* recovered(): Generator<void, Store<R>> {
-    const recovery = yield* recoverInSlices(runtime, opts.dataDir, { skipCorrupt: opts.skipCorrupt, toSeq: opts.toSeq, log: opts.log, sliceRecords, memory: opts.memory });
+    const recovery = yield* recoverInSlices(runtime, opts.dataDir, { skipCorrupt: opts.skipCorrupt, toSeq: opts.toSeq, log: opts.log, sliceRecords, memory: opts.memory, snapshots: snapshotsOf(opts) });
     if (recovery.tornAt) truncateTorn(recovery.tornAt, opts.log);
     // New records would follow the skipped bytes, where the next start skips them too.
     if (recovery.skippedAt) truncateTorn(recovery.skippedAt, opts.log, 'corrupt');
@@ -493,10 +507,12 @@ function openInSlices<R extends Recoverable>(opts: StoreOptions, build: BuildSta
 /** The open store over a recovered runtime and its log writer. */
 function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: LogWriter, bodies: BodyStore, recovery: Recovery, observer: StoreObserver): Store<R> {
   let snapshotting: Promise<SnapshotInfo> | undefined;
+  const snapshots = snapshotsOf(opts);
   return {
     runtime,
     writer,
     recovery,
+    snapshots,
     snapshot(write = defaultWriteOptions) {
       // A fresh segment per snapshot lets older segments be deleted once snapshots cover them.
       writer.roll();
@@ -506,11 +522,11 @@ function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: 
         await writer.drain();
         await bodies.syncAsync();
       };
-      snapshotting ??= writeSnapshot(opts.dataDir, runtime, drain, write)
+      snapshotting ??= writeSnapshot(snapshots, runtime, drain, write)
         .then(async (info) => {
           observer.snapshotWritten(info);
-          await pruneSnapshots(opts.dataDir, opts.keepSnapshots ?? 3, opts.log);
-          dropObsoleteBodies(opts.dataDir, bodies, opts.log);
+          await pruneSnapshots(snapshots, opts.dataDir, opts.keepSnapshots ?? 3, opts.log);
+          dropObsoleteBodies(opts.dataDir, snapshots, bodies, opts.log);
           return info;
         })
         .finally(() => {
@@ -556,7 +572,7 @@ function storeOf<R extends Recoverable>(opts: StoreOptions, runtime: R, writer: 
       const pendingNow = readObsolete(opts.dataDir);
       pendingNow.push({ beforeSeq: snapshot.startSeq, segments: result.obsolete });
       writeObsolete(opts.dataDir, pendingNow);
-      const deleted = dropObsoleteBodies(opts.dataDir, bodies, opts.log);
+      const deleted = dropObsoleteBodies(opts.dataDir, snapshots, bodies, opts.log);
       opts.log.info(
         { event: 'bodies.compacted', copied: result.copied, bytes_before: result.bytesBefore, bytes_after: result.bytesAfter },
         `bodies: compacted ${result.bytesBefore} bytes into ${result.bytesAfter} (${result.copied} bodies kept)`,

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nonceHash } from '../actors/kinds/board.js';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../actors/runtime/runtime.js';
-import { loadSnapshot, readSnapshot, writeSnapshot } from '../snapshots/snapshot.js';
+import { loadSnapshot, readSnapshot, DirectorySnapshots, writeSnapshot } from '../snapshots/snapshot.js';
 import { openStore, type Store } from '../src/store.js';
 import { boardFixture, boardOn, challenge, publishUrl, type BoardFixture } from './board_helpers.js';
 import { quietLogger } from '../actors/core/logger.js';
@@ -161,7 +161,7 @@ t.test('large board lists are written in slices and read back in order', async (
   for (let i = 0; i < 11; i++) await f.call('POST', '/api/v1/guestbook', { json: { message: `g${i}` } });
   await challenge(f);
   const dir = mkdtempSync(join(tmpdir(), 'parley-board-slices-'));
-  const info = await writeSnapshot(dir, f.runtime, async () => {}, { sliceSize: 4, maxSliceMs: 0, now: () => 0 });
+  const info = await writeSnapshot(new DirectorySnapshots(dir), f.runtime, async () => {}, { sliceSize: 4, maxSliceMs: 0, now: () => 0 });
   const snap = readSnapshot(info.path);
   if (typeof snap === 'string') throw new Error(snap);
   const kinds = snap.chunks.map((c: any) => c.k);

@@ -126,8 +126,8 @@ t.test('a format 3 snapshot (whole messages) loads into a body store: the same s
   for (let i = 0; i < 12; i++) await send(memory, `old format ${i}`);
   await memory.execute({ type: 'SEND_MESSAGE', org: 1, sender_id: 1, to: { user_ids: [1] }, content: 'a direct one', client: 'test', read_by_sender: true });
   const dir = mkdtempSync(join(tmpdir(), 'parley-bodies-v3-'));
-  const { writeSnapshot } = await import('../snapshots/snapshot.js');
-  const info = await writeSnapshot(dir, memory, async () => {});
+  const { DirectorySnapshots, writeSnapshot } = await import('../snapshots/snapshot.js');
+  const info = await writeSnapshot(new DirectorySnapshots(dir), memory, async () => {});
   const snap = readSnapshot(info.path);
   if (typeof snap === 'string') throw new Error(snap);
   t.ok(readFileSync(info.path).includes('old format 7'), 'whole messages in the chunks');

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Store } from '../src/store.js';
-import { listSnapshots, loadSnapshot } from '../snapshots/snapshot.js';
-import { verifySnapshot } from '../snapshots/snapshot_format.js';
+import { listSnapshots, loadSnapshot, snapshotName, type SnapshotEntry, type SnapshotStore } from '../snapshots/snapshot.js';
+import { bufferSource, verifySnapshot } from '../snapshots/snapshot_format.js';
 import { IdSet } from '../actors/shared/id_set.js';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../actors/runtime/runtime.js';
 import { createOrganization } from '../src/bootstrap.js';
@@ -196,4 +196,54 @@ t.test('a fuzzy snapshot while messages are deleted and reacted to still restore
   t.teardown(() => b.close());
   t.equal(b.recovery.snapshot, listSnapshots(dir)[0].name, 'recovered from that snapshot');
   t.equal(stateDigest(b.runtime), before);
+});
+
+/** Snapshots kept in memory: a second implementation of the seam, as the cluster's object store will be. */
+class MemorySnapshots implements SnapshotStore {
+  readonly blobs = new Map<string, Buffer>();
+  list(): SnapshotEntry[] {
+    return [...this.blobs].map(([name, buf]) => ({ name, startSeq: Number(/(\d{16})/.exec(name)![1]), size: buf.length, mtimeMs: 0, path: `memory:${name}` })).sort((a, b) => b.startSeq - a.startSeq);
+  }
+  async create(name: string) {
+    const parts: Buffer[] = [];
+    return {
+      write: async (buf: Buffer) => void parts.push(Buffer.from(buf)),
+      commit: async () => {
+        this.blobs.set(name, Buffer.concat(parts));
+        return `memory:${name}`;
+      },
+      abort: async () => {},
+    };
+  }
+  open(name: string) {
+    const buf = this.blobs.get(name);
+    if (!buf) return 'no such snapshot';
+    return { ...bufferSource(buf), close() {} };
+  }
+  async remove(name: string): Promise<void> {
+    this.blobs.delete(name);
+  }
+}
+
+t.test('snapshots go where the store is told to keep them (the seam the cluster keeps them behind)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-snap-'));
+  const snapshots = new MemorySnapshots();
+  const options = { dataDir: dir, fsync: 'always' as const, fsyncBatchMs: 100, segmentBytes: 4096, skipCorrupt: false, keepSnapshots: 1, log: quietLogger, onFatal: (e: Error) => { throw e; } };
+  const a = openStore({ ...options, snapshots });
+  await seed(a.runtime);
+  for (let i = 0; i < 40; i++) await send(a.runtime, i);
+  const first = await a.snapshot();
+  for (let i = 40; i < 60; i++) await send(a.runtime, i);
+  const info = await a.snapshot();
+  t.equal(info.path, `memory:${snapshotName(info.startSeq)}`, 'written to the store');
+  t.same(snapshots.list().map((s) => s.name), [snapshotName(info.startSeq)], 'and pruned there (keep 1)');
+  t.not(first.startSeq, info.startSeq);
+  t.same(listSnapshots(dir), [], 'no snapshot file in the data directory');
+  const before = stateDigest(a.runtime);
+  await a.close();
+  const b = openStore({ ...options, snapshots });
+  t.equal(b.recovery.snapshot, snapshotName(info.startSeq), 'recovery reads the store');
+  t.equal(stateDigest(b.runtime), before);
+  await b.close();
+  t.throws(() => openStore(options), /the log starts at seq/, 'the directory alone lacks what the store holds: its log was pruned by that snapshot');
 });

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime/runtime.js';
 import { describeTorn, listSegments, readSegment, runSlices, SegmentFile, seqAtTime } from '../../snapshots/log.js';
-import { listSnapshots, readSnapshot, walkSnapshotFile, writeSnapshot } from '../../snapshots/snapshot.js';
+import { DirectorySnapshots, listSnapshots, readSnapshot, walkSnapshotFile, writeSnapshot } from '../../snapshots/snapshot.js';
 import type { SnapshotSummary } from '../../snapshots/snapshot_format.js';
 import { lockHolder, openStore, recover } from '../store.js';
 import { ORG_RESTORES_FILE, readOrgRestores, restoreCrossed, type OrgRestore } from '../../snapshots/org_restores.js';
@@ -305,7 +305,7 @@ export async function restoreCommand(dataDir: string, from: string, to: string, 
   for (const f of failed) {
     console.error(`restore: ${f.problem.kind === 'missing' ? 'MISSING' : 'CORRUPT'} uploads/${f.org}/${f.file.sha256} (${f.what})${f.problem.kind === 'corrupt' ? `: ${f.problem.why}` : ''}; not copied`);
   }
-  const info = await writeSnapshot(to, runtime, async () => dest.sync());
+  const info = await writeSnapshot(new DirectorySnapshots(to), runtime, async () => dest.sync());
   runtime.stop();
   dest.close();
   const files = new Set(named.map((f) => `${f.org}/${f.file.sha256}`)).size;
