@@ -251,7 +251,20 @@ t.test("an organization's own sequence: numbered with no gap, going on across sn
   store = openTestStore(dir, { keepSnapshots: 1 });
   const b2 = storeClient(store, two.owner, 'two.localhost');
   for (let i = 0; i < 3; i++) await post(b2, 't', `two more ${i}`);
+  const twoNow = orgDigest(store.runtime, two.organization_id);
   await store.close();
+
+  // One organization recovered alone (what restore-org rebuilds the past with): the same
+  // state, and nothing of the others.
+  const bodies = BodyStore.open({ dir: bodiesDir(dir) });
+  const alone = new Runtime({ ...defaultRuntimeOptions(volatileSink), bodies: new DiskBodies(bodies, quietLogger), onlyOrg: two.organization_id });
+  recover(alone, dir, { skipCorrupt: false, log: quietLogger });
+  t.equal(orgDigest(alone, two.organization_id), twoNow, 'an organization recovered alone is as it is recovered with the others');
+  t.equal(alone.org(one.organization_id), undefined, 'and the others are not there');
+  t.equal(alone.queues.size, 0, 'nor any event queue');
+  alone.stop();
+  bodies.close();
+
   const segment = join(dir, listSegments(dir).at(-1)!.name);
   const buf = readFileSync(segment);
   const frames: Array<{ from: number; to: number; org?: number }> = [];

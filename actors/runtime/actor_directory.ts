@@ -55,6 +55,13 @@ type RestoreScope = ServerRestoreScope & BoardRestoreScope & OrgRestoreScope & C
 const RESTORERS = new Map<string, Pick<Persistence<unknown, RestoreScope>, 'restore'>>();
 for (const p of [serverPersistence, boardPersistence, orgPersistence, channelRestore, userRestore]) for (const tag of p.tags) RESTORERS.set(tag, p as Pick<Persistence<unknown, RestoreScope>, 'restore'>);
 
+/** The organization a snapshot chunk of an actor belongs to (an organization's own chunk holds its record); undefined for the server's and the board's. */
+export function chunkOrg(chunk: { k?: unknown; org?: unknown }): number | undefined {
+  if (typeof chunk.org === 'number') return chunk.org;
+  if (chunk.k === 'org' && chunk.org && typeof chunk.org === 'object') return (chunk.org as { id?: number }).id;
+  return undefined;
+}
+
 export class ActorDirectory implements StateView {
   readonly supervisor = new Supervisor();
   private serverActor: DomainActor<ServerContext> = startActor(this.supervisor, LOGIC.server, emptyServer());

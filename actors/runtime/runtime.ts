@@ -23,7 +23,7 @@ import type { Chunk, ChunkThunk } from '../core/persistence.js';
 import type { StateView } from '../core/state_view.js';
 import { COMMANDS as COMMAND_DEFS } from '../areas/index.js';
 import { EventQueues, QUEUE_CHUNK_TAGS, type DeliveryObserver, type QueueDelivery, type QueueOptions, type QueueService } from '../event_queues/index.js';
-import { ActorDirectory } from './actor_directory.js';
+import { ActorDirectory, chunkOrg } from './actor_directory.js';
 import { DeliverySchedule } from './delivery_schedule.js';
 import { DeletionJobs } from './deletion_jobs.js';
 import { EventRouting, Routed, type DeliveryHints } from './event_routing.js';
@@ -72,6 +72,12 @@ export interface RuntimeOptions {
   bodies?: Bodies;
   /** The store whose locators the snapshot to restore holds, when it is not `bodies` (a restore into a fresh directory). */
   restoreBodiesFrom?: Bodies;
+  /**
+   * Holds this organization alone, with the server-wide state: snapshot chunks and facts of
+   * other organizations (and the event queues) are passed over. For the operator's restore
+   * of one organization, whose copy of the past then takes that organization's memory only.
+   */
+  onlyOrg?: number;
 }
 
 export const defaultRuntimeOptions = (sink: FactSink): RuntimeOptions => ({
@@ -300,6 +306,14 @@ export class Runtime implements StateView {
    * reflects, so pushing them one by one would keep only the first).
    */
   replay(stamped: Stamped): void {
+    if (this.opts.onlyOrg !== undefined) {
+      const org = stamped.org ?? factOrg(stamped.fact);
+      if (org !== 0 && org !== this.opts.onlyOrg) {
+        if (stamped.seq > this.lastSeq) this.lastSeq = stamped.seq;
+        this.deliveredSeq = this.lastSeq;
+        return;
+      }
+    }
     this.events.settle();
     this.directory.route(stamped, null);
     this.scheduled.observe(stamped.fact);
@@ -408,6 +422,11 @@ export class Runtime implements StateView {
 
   /** Restores one snapshot chunk, written in snapshot format `version`. */
   restoreChunk(chunk: Chunk, version: number): void {
+    if (this.opts.onlyOrg !== undefined) {
+      if (QUEUE_CHUNK_TAGS.includes(chunk.k) || chunk.k === ORG_SEQS_CHUNK) return;
+      const org = chunkOrg(chunk as { k?: unknown; org?: unknown });
+      if (org !== undefined && org !== this.opts.onlyOrg) return;
+    }
     this.events.settle();
     if (QUEUE_CHUNK_TAGS.includes(chunk.k)) {
       this.queueDelivery.restoreChunk(chunk);

@@ -8,9 +8,10 @@
  * all. The day someone deletes the wrong channel, an administrator gets it back
  * without rolling the whole server back.
  *
- * How: the directory is recovered twice, as it is now and up to the seq asked for
- * (from the newest snapshot at or before it, plus the log); the organization's actors
- * from the second replace its actors in the first, its message bodies are copied into
+ * How: the directory is recovered as it is now, and the organization alone (with the
+ * server-wide state) up to the seq asked for (from the newest snapshot at or before it,
+ * plus the log); the organization's actors from the second replace its actors in the
+ * first, its message bodies are copied into
  * the body store again, its event queues are dropped (their clients register again, as
  * after a queue expires), and a snapshot of the result is taken. That snapshot is
  * where the restore lives: it is recorded (`org_restores.ts`) so that no recovery ever
@@ -20,6 +21,7 @@
 import { defaultRuntimeOptions, Runtime, volatileSink } from '../../actors/runtime/runtime.js';
 import type { Chunk } from '../../actors/core/persistence.js';
 import { factOrg, type Stamped } from '../../actors/core/domain_logic.js';
+import { chunkOrg } from '../../actors/runtime/actor_directory.js';
 import { encodeChunk, encodeHeader, encodeTrailer, verifySnapshot } from '../../snapshots/snapshot_format.js';
 import { recordOrgRestore } from '../../snapshots/org_restores.js';
 import { listSegments, readLog, runSlices } from '../../snapshots/log.js';
@@ -97,9 +99,9 @@ export async function restoreOrgCommand(dataDir: string, org: number, point: Res
     if (toSeq >= now.lastSeq) throw new Error(`the log ends at seq ${now.lastSeq}: there is nothing after seq ${toSeq} to undo`);
     const before = countsOf(now, org);
 
-    // The whole directory as it was at `toSeq`; its replay stores bodies in the same body
-    // store (those of other organizations are left for the next compaction).
-    const past = new Runtime({ ...defaultRuntimeOptions(volatileSink), bodies: now.bodies });
+    // The organization (and the server-wide state) as it was at `toSeq`, the others passed
+    // over; its replay stores bodies in the same body store (left for the next compaction).
+    const past = new Runtime({ ...defaultRuntimeOptions(volatileSink), bodies: now.bodies, onlyOrg: org });
     let state: { chunks: Chunk[]; version: number };
     try {
       const bar = progress(`rebuilding the directory at seq ${toSeq}`, toSeq);
@@ -193,13 +195,6 @@ export function historyCommand(dataDir: string, org: number, limit: number, afte
   bar.finish(`${found} facts of organization ${org}`);
   for (const line of kept) out(JSON.stringify(line));
   return found;
-}
-
-/** The organization a snapshot chunk belongs to (an organization's own chunk holds its record), if any. */
-function chunkOrg(chunk: { k?: unknown; org?: unknown }): number | undefined {
-  if (typeof chunk.org === 'number') return chunk.org;
-  if (chunk.k === 'org' && chunk.org && typeof chunk.org === 'object') return (chunk.org as { id?: number }).id;
-  return undefined;
 }
 
 /**
