@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { historyCommand, restoreOrgCommand, verifyOrgCommand } from '../src/operator/organization_data.js';
-import { restoreCommand, verifyReport } from '../src/operator/data_commands.js';
+import { listSnapshotsCommand, restoreCommand, verifyReport } from '../src/operator/data_commands.js';
 import { listSnapshots } from '../snapshots/snapshot.js';
 import { readOrgRestores } from '../snapshots/org_restores.js';
 import { recover } from '../src/store.js';
@@ -101,6 +101,15 @@ t.test('one organization goes back to an earlier seq; the other, and its queues,
   const checked: string[] = [];
   t.ok(verifyOrgCommand(dir, acme.organization_id, (l) => checked.push(l)), 'verify --org: Acme verifies');
   t.match(checked.join('\n'), /organization 1 in \d+ chunks[\s\S]*facts of organization 1, its seqs \d+ to 13 .*none missing/);
+  const listed: string[] = [];
+  const log = console.log;
+  console.log = (line: string) => listed.push(line);
+  try {
+    listSnapshotsCommand(dir);
+  } finally {
+    console.log = log;
+  }
+  t.match(listed.join('\n'), /yes \(older than the restore of organization 1 at seq \d+\)/, 'snapshots says which serve only a restore to a seq before it');
   const verified = verifyReport(dir);
   t.ok(verified.ok, 'the directory verifies');
   t.ok(verified.lines.some((l) => l.includes('older than the restore of organization 1')), 'and verify says which snapshots predate the restore');

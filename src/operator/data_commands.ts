@@ -73,17 +73,25 @@ export function listSnapshotsCommand(dataDir: string): void {
     console.log('no snapshots');
     return;
   }
+  let restores: OrgRestore[] = [];
+  try {
+    restores = readOrgRestores(dataDir);
+  } catch (err) {
+    console.error(`snapshots: ${(err as Error).message}`);
+  }
   const bar = progress('verifying', snaps.length);
   const rows = snaps.map((s, i) => {
     const v = readSnapshot(s.path, false);
     bar.update(i + 1);
+    const crossed = restoreCrossed(restores, s.startSeq, undefined);
+    const note = crossed ? ` (older than the restore of organization ${crossed.org} at seq ${crossed.seq})` : '';
     return {
       name: s.name,
       time: typeof v === 'string' ? new Date(s.mtimeMs).toISOString() : new Date(v.header.createdAt).toISOString(),
       start_seq: s.startSeq,
       end_seq: typeof v === 'string' ? null : v.endSeq,
       bytes: s.size,
-      verified: typeof v === 'string' ? `no: ${v}` : 'yes',
+      verified: typeof v === 'string' ? `no: ${v}` : `yes${note}`,
     };
   });
   bar.finish();
