@@ -10,6 +10,9 @@ import { listSegments, readLog } from '../snapshots/log.js';
 import { decodeFrame, SEGMENT_HEADER_BYTES } from '../snapshots/codec.js';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { spawnSync } from 'node:child_process';
+import { built } from './built.js';
+import { root } from './paths.js';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { historyCommand, restoreOrgCommand, verifyOrgCommand } from '../src/operator/organization_data.js';
@@ -284,4 +287,32 @@ t.test("an organization's own sequence: numbered with no gap, going on across sn
   t.notOk(verifyOrgCommand(dir, two.organization_id, (l) => report.push(l)), 'verify --org Two fails');
   t.match(report.join('\n'), /GAP +organization 2: its seqs (\d+) to \1 are missing between log seqs/);
   t.ok(verifyOrgCommand(dir, one.organization_id, () => {}), 'One still verifies');
+});
+
+t.test('the CLI: history, restore-org --at, and a point given twice', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-orgcli-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const store = openTestStore(dir);
+  const acme = await createOrganization(store.runtime, { name: 'Acme', subdomain: 'acme', ownerEmail: 'o@acme.example', ownerPassword: 'pw', ownerName: 'O' });
+  const a = storeClient(store, acme.owner, 'acme.localhost');
+  await a('POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'general' }] });
+  await post(a, 't', 'kept');
+  await sleep(20);
+  const moment = new Date().toISOString();
+  await sleep(20);
+  await post(a, 't', 'undone');
+  await store.close();
+  const parley = (args: string[]) => spawnSync(process.execPath, [built('src/cli.ts'), ...args, '--data-dir', dir], { cwd: root, encoding: 'utf8', timeout: 60000 });
+
+  const history = parley(['history', '--org', String(acme.organization_id), '--limit', '2']);
+  t.equal(history.status, 0, history.stderr);
+  t.same(history.stdout.trim().split('\n').map((l) => JSON.parse(l).type), ['MessageSent', 'MessageSent'], 'the newest two facts, one JSON line each');
+  const both = parley(['restore-org', '--org', String(acme.organization_id), '--to-seq', '3', '--at', moment]);
+  t.equal(both.status, 2);
+  t.match(both.stderr, /give --to-seq or --at, not both/);
+  const restored = parley(['restore-org', '--org', String(acme.organization_id), '--at', moment]);
+  t.equal(restored.status, 0, restored.stderr);
+  const report = JSON.parse(restored.stdout);
+  t.match(report, { organization_id: acme.organization_id, after: { messages: 1 }, before: { messages: 2 } });
+  t.ok(Date.parse(report.to_time) <= Date.parse(moment), 'restored to the last record before the moment');
 });
