@@ -11,9 +11,9 @@
  * How: the directory is recovered as it is now, and the organization alone (with the
  * server-wide state) up to the seq asked for (from the newest snapshot at or before it,
  * plus the log); the organization's actors from the second replace its actors in the
- * first, its message bodies are copied into
- * the body store again, its event queues are dropped (their clients register again, as
- * after a queue expires), and a snapshot of the result is taken. That snapshot is
+ * first, its message bodies are copied into the body store again, its event queues are
+ * dropped (their clients register again, as after a queue expires), and a snapshot of
+ * the result is taken. That snapshot is
  * where the restore lives: it is recorded (`org_restores.ts`) so that no recovery ever
  * replays the log across it, since the log before it holds what the restore undid.
  * Message ids go on from the highest ever given, so none is given twice.
@@ -104,7 +104,7 @@ export async function restoreOrgCommand(dataDir: string, org: number, point: Res
     const past = new Runtime({ ...defaultRuntimeOptions(volatileSink), bodies: now.bodies, onlyOrg: org });
     let state: { chunks: Chunk[]; version: number };
     try {
-      const bar = progress(`rebuilding the directory at seq ${toSeq}`, toSeq);
+      const bar = progress(`rebuilding organization ${org} at seq ${toSeq}`, toSeq);
       const rec = recover(past, dataDir, { skipCorrupt: false, toSeq, log: terminalLog, onRecord: (seq) => bar.update(seq) });
       bar.finish(`from ${rec.snapshot ?? 'the log alone'}, ${rec.replayed} facts replayed`);
       if (rec.lastSeq < toSeq) throw new Error(`the log ends at seq ${rec.lastSeq}, before seq ${toSeq}`);
