@@ -253,7 +253,7 @@ export function verifyOrgCommand(dataDir: string, org: number, out: (line: strin
   bar.finish();
   if (older > 0) out(`note     ${older} facts of organization ${org} were written before log format 2 (no sequence of their own)`);
   if (first && last) out(`${gaps === 0 ? 'ok     ' : 'GAPS   '}  the log: ${facts} facts of organization ${org}, its seqs ${first.oseq} to ${last.oseq} (log seqs ${first.seq} to ${last.seq})${gaps === 0 ? ', none missing' : `, ${gaps} gaps`}`);
-  else out(`ok       the log: no fact of organization ${org} since the oldest segment kept`);
+  else out(`ok       the log: no fact of organization ${org} ${older > 0 ? 'with a sequence of its own yet' : 'since the oldest segment kept'}`);
   out(ok ? `organization ${org} verifies` : `organization ${org} does not verify`);
   return ok;
 }
