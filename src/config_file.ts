@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse, TomlError } from 'smol-toml';
+import { parseToml as parse, TomlError } from '../actors/shared/cjs_packages.js';
 
 /** What reading the configuration file needs to know of a setting (config.ts's `Setting` has it). */
 export interface FileSetting {

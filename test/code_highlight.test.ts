@@ -148,9 +148,14 @@ t.test('long blocks cost linear time: no pathological input holds the event loop
   const langs: Record<string, string> = { python: 'python', js: 'js', json: 'json', bash: 'bash', tex: 'tex' };
   for (const [name, code] of Object.entries(inputs)) {
     const lang = langs[name.split(' ')[0]];
-    const started = performance.now();
-    highlight(lang, code.slice(0, n));
-    const ms = performance.now() - started;
+    // The best of up to three runs: a busy machine can take a run's core away for longer than
+    // the whole limit, where a quadratic scan would take seconds on every run.
+    let ms = Infinity;
+    for (let run = 0; run < 3 && ms >= 100; run++) {
+      const started = performance.now();
+      highlight(lang, code.slice(0, n));
+      ms = Math.min(ms, performance.now() - started);
+    }
     t.ok(ms < 100, `${name}: ${ms.toFixed(1)} ms`);
   }
 });

@@ -7,6 +7,27 @@ import { IdMap } from '../actors/shared/id_map.js';
 import { MessageTable } from '../actors/shared/message_table.js';
 import type { Runtime } from '../actors/runtime/runtime.js';
 import type { Bodies } from '../actors/core/bodies.js';
+import { createHash } from 'node:crypto';
+
+/** Strings at least this long stand in the digest as their length and SHA-256. */
+const LONG_TEXT = 64 * 1024;
+const longTexts = new Map<string, string>();
+
+/**
+ * A long string as its length and SHA-256: a state that keeps a value of a megabyte (a
+ * fuzz case's oversized name, accepted) made every later digest of it escape and copy the
+ * megabyte again, several milliseconds each. Each string is hashed once, and found again in
+ * the map without being read (V8 hashes a string this long by its length, and compares
+ * the same string by identity).
+ */
+function longText(value: string): string {
+  let digest = longTexts.get(value);
+  if (digest === undefined) {
+    digest = `\u0000long text of ${value.length} UTF-16 units, sha256 ${createHash('sha256').update(value, 'utf16le').digest('hex')}`;
+    longTexts.set(value, digest);
+  }
+  return digest;
+}
 
 /**
  * Entries sorted by their text (each element's, or each key's, JSON), in the order
@@ -24,6 +45,7 @@ function byText<T>(entries: Array<readonly [string, T]>): Array<readonly [string
  */
 function canonIn(bodies: Bodies): (value: unknown) => unknown {
   const canon = (value: unknown): unknown => {
+    if (typeof value === 'string') return value.length >= LONG_TEXT ? longText(value) : value;
     if (value instanceof IdSet) return value.toArray();
     // Column stores, as the maps they stand for.
     if (value instanceof MessageTable || value instanceof IdMap) return canon(new Map<number, unknown>(value.entries()));

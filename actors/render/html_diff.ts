@@ -5,7 +5,7 @@
  * went shown in `<span class="highlight_text_deleted">` where they were. Tags are
  * kept as they are; only text is compared, word by word (with the `diff` package).
  */
-import { diffArrays } from 'diff';
+import { diffArrays } from '../shared/cjs_packages.js';
 
 /** Tags and runs of text between them, text split into words and the spaces after them. */
 function tokens(html: string): string[] {

@@ -6,7 +6,7 @@
  * a clear 400, not a silent first page.
  */
 import { BoardError } from './errors.js';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../actors/shared/cjs_packages.js';
 import type { ParamMap, ParamsOf } from '../http/route.js';
 
 /** The paging query of every list endpoint. */

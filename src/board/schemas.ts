@@ -3,7 +3,8 @@
  * compiled into validators; all of them are published as OpenAPI components.
  */
 import { VISIT_CONTEXTS } from '../../actors/shared/board_types.js';
-import { Type, type TString } from '@sinclair/typebox';
+import { Type } from '../../actors/shared/cjs_packages.js';
+import type { TString } from '@sinclair/typebox';
 import { Enum, Nullable } from '../http/route.js';
 import { BOARD_ERRORS } from './errors.js';
 

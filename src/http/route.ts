@@ -9,7 +9,8 @@
  * Which API a record belongs to (`api`) decides how its input is decoded, how errors
  * are shaped and which context its handler gets (`src/http/api.ts`).
  */
-import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { Type } from '../../actors/shared/cjs_packages.js';
+import type { Static, TSchema, TUnsafe } from '@sinclair/typebox';
 import type { BoardSwitch } from '../../actors/shared/board_types.js';
 import type { Logger } from '../../actors/core/logger.js';
 import type { Runtime } from '../../actors/runtime/runtime.js';

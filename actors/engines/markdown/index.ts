@@ -10,7 +10,8 @@
  * parse inlines (code, mentions, math, channel links, times, links, bold and
  * italics, strikethrough), then link bare URLs and emoji, and render.
  */
-import MarkdownIt, { type StateCore } from 'markdown-it';
+import type { StateCore } from 'markdown-it';
+import { MarkdownIt } from '../../shared/cjs_packages.js';
 import { blocks } from './blocks.js';
 import { channelLinks } from './channel_links.js';
 import { emoji } from './emoji.js';

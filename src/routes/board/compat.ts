@@ -8,7 +8,7 @@
  */
 import type { BoardMessage } from '../../../actors/shared/board_types.js';
 import { LIMITS, PublishQuery } from '../../board/schemas.js';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { boardRoute } from '../../http/route.js';
 import { isoTime, messageView } from '../../board/views.js';
 import { alternate } from './links.js';

@@ -7,7 +7,7 @@ import type { BoardMessage } from '../../../actors/shared/board_types.js';
 import { BoardError } from '../../board/errors.js';
 import { pageOf, PAGE_QUERY } from '../../board/paging.js';
 import { messageMarkdown, messagesPageMarkdown } from '../../board/render_md.js';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import type { Runtime } from '../../../actors/runtime/runtime.js';
 import { boardRoute } from '../../http/route.js';
 import { CreateRequest, LIMITS } from '../../board/schemas.js';

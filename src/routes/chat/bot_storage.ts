@@ -1,7 +1,7 @@
 /**
  * A bot's storage: read, write, remove entries. Bots only.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { getBotStorage, MAX_BOT_STORAGE_ENTRIES_PER_REQUEST } from '../../../actors/areas/bot_storage.js';
 import { R, route, S } from '../../http/route.js';
 

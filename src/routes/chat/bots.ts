@@ -3,7 +3,7 @@
  * change, deactivate, and regenerate a bot's API key. A bot then authenticates with
  * its own email and API key, as any client does.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { administeredBots, botView } from '../../../actors/rules/bots.js';
 import { R, route, S } from '../../http/route.js';
 

@@ -5,7 +5,7 @@
  * meeting on the BigBlueButton server and redirects there. Zoom and Webex need an
  * OAuth application Parley cannot have, and say so as Zulip does when unconfigured.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { randomInt } from 'node:crypto';
 import { ApiError, badRequest } from '../../../actors/shared/errors.js';
 import { createMeeting, joinCallUrl, signMeeting, unsignMeeting } from '../../calls/bigbluebutton.js';

@@ -1,7 +1,7 @@
 /**
  * The caller's drafts: list, create, edit, delete (while `enable_drafts_synchronization` is on).
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { checkDraftsSynchronized, listDrafts, MAX_DRAFTS_PER_REQUEST } from '../../../actors/areas/drafts.js';
 import { Enum, route, S } from '../../http/route.js';
 

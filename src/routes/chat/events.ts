@@ -5,7 +5,7 @@
 import type { Logger } from '../../../actors/core/logger.js';
 import type { QueueClient, Waiter } from '../../../actors/event_queues/index.js';
 import { missingArgument } from '../../../actors/shared/errors.js';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { route, S, type Reply } from '../../http/route.js';
 import { jsonResponse, LATER, type Exchange } from '../../http/types.js';
 import { createQueue, REGISTER_PARAMS } from './register.js';

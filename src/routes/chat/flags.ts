@@ -3,7 +3,7 @@
  * deprecated mark-as-read endpoints that clients still call (Zulip's
  * `zerver/views/message_flags.py`).
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { accessMessage } from '../../../actors/areas/messages.js';
 import { getChannel } from '../../../actors/areas/channels.js';
 import { badRequest } from '../../../actors/shared/errors.js';

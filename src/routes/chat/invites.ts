@@ -4,7 +4,7 @@
  * account (Zulip does that in its web sign-up pages, which Parley does not have).
  * Mail goes out only after the invitation's facts are durable.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { checkInviteKey, invitesControlledBy } from '../../../actors/areas/invites.js';
 import { accessInviter, invitationFailed, inviteLink, inviteView, MAX_WELCOME_TEXT_LENGTH } from '../../../actors/rules/invites.js';
 import type { EmailInvite } from '../../../actors/rules/invites.js';

@@ -16,7 +16,7 @@ import { userAccessOf } from '../../../actors/rules/user_access.js';
 import { channelIdByName, checkChannelId } from '../../../actors/areas/channels.js';
 import { resolveUserIds } from '../../../actors/areas/users.js';
 import { ApiError, badRequest } from '../../../actors/shared/errors.js';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { Enum, OneOf, route, S } from '../../http/route.js';
 
 /** Clients that show a message to its sender as they send it (lower case); their sends start out read. */

@@ -2,7 +2,7 @@
  * Custom profile fields: the organization's fields (administrators create, change,
  * reorder and delete them) and the caller's own values (`/users/me/profile_data`).
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { listProfileFields } from '../../../actors/areas/profile_fields.js';
 import { R, route, S } from '../../http/route.js';
 

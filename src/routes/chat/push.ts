@@ -4,7 +4,7 @@
  * notifications through the push relay (`--push-bouncer-url`). Registrations are the
  * user actor's; only the relay calls happen here.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { ApiError, badRequest, missingArgument } from '../../../actors/shared/errors.js';
 import { checkAppId, checkPushToken } from '../../../actors/rules/push_devices.js';
 import type { Logger } from '../../../actors/core/logger.js';

@@ -3,7 +3,8 @@
  * features read (administrators; a few settings owners only). Parameters it does not
  * know are listed back in `ignored_parameters_unsupported` by the HTTP layer.
  */
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
+import type { TSchema } from '@sinclair/typebox';
 import { isGroupSetting, REALM_DEFAULTS, REALM_SETTING_NAMES } from '../../../actors/rules/realm_settings.js';
 import { availableVideoChatProviders } from '../../calls/providers.js';
 import { R, route, S } from '../../http/route.js';

@@ -2,7 +2,7 @@
  * The organization's email domains: list them; add, change and remove them
  * (organization owners only).
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { R, route, S } from '../../http/route.js';
 
 export const listRealmDomains = route({

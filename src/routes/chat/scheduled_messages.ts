@@ -2,7 +2,7 @@
  * Scheduled messages: list, schedule, edit, delete. The owner's user actor decides;
  * `actors/runtime/delivery_schedule.ts` delivers them when due.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { scheduledMessagesOf } from '../../../actors/areas/scheduled_messages.js';
 import { Enum, OneOf, route, S } from '../../http/route.js';
 import { INTERACTIVE_CLIENTS } from './messages.js';

@@ -5,7 +5,7 @@
 import { listSubscriptions, MAX_PROPERTY_CHANGES_PER_REQUEST } from '../../../actors/areas/subscription_settings.js';
 import { channelEmailAddress, channelMembers, getChannel, listChannels, listTopics, subscriptionStatus, visibleChannelId } from '../../../actors/areas/channels.js';
 import { resolveUserIds } from '../../../actors/areas/users.js';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { CHANNEL_GROUP_DEFAULTS } from '../../../actors/kinds/channel.js';
 import { badRequest } from '../../../actors/shared/errors.js';
 import { TOPIC_DELETION_TIME_LIMIT_MS } from '../../../actors/areas/topic_deletion.js';

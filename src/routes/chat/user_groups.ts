@@ -2,7 +2,7 @@
  * User groups: create, list, change and deactivate them; change and read their
  * members and subgroups. Guests may not use these endpoints, as in Zulip.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { groupActor, allGroupViews, readableGroup } from '../../../actors/areas/user_groups.js';
 import { groupMemberIds, isGroupMember, subgroupIds } from '../../../actors/rules/group_settings.js';
 import { badRequest } from '../../../actors/shared/errors.js';

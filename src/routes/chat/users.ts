@@ -9,7 +9,7 @@ import { maxReceivedMessageId } from '../../../actors/areas/messages.js';
 import { Role } from '../../../actors/shared/types.js';
 import { userView } from '../../../actors/render/views.js';
 import { badRequest } from '../../../actors/shared/errors.js';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../actors/shared/cjs_packages.js';
 import { route, S } from '../../http/route.js';
 
 export const listUsersRoute = route({
