@@ -312,6 +312,11 @@ t.test('POST /messages', async (t) => {
     const byId = await post(f, owner, { type: 'channel', to: 9999, topic: 't', content: 'x' });
     expectError(t, byId, 400, 'STREAM_DOES_NOT_EXIST', "Channel with ID '9999' does not exist");
     t.equal(byId.json.stream_id, 9999);
+    // Digits too many for an id (route_fuzz seed 679120): looked up as a name, never Infinity.
+    const digits = `1${'0'.repeat(400)}`;
+    const long = await post(f, owner, { type: 'channel', to: digits, topic: 't', content: 'x' });
+    expectError(t, long, 400, 'STREAM_DOES_NOT_EXIST', `Channel '${digits}' does not exist`);
+    t.equal(long.json.stream, digits);
   });
 
   t.test('an unknown recipient of a direct message is refused', async (t) => {

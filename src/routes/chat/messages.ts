@@ -52,7 +52,9 @@ export const sendMessage = route({
       const to = Array.isArray(params.to) ? params.to : [params.to];
       if (to.length !== 1) throw badRequest('Expected exactly one channel');
       const target = to[0];
-      const streamId = typeof target === 'number' ? checkChannelId(runtime, org.id, target) : /^\d+$/.test(target) ? checkChannelId(runtime, org.id, Number(target)) : channelIdByName(runtime, org.id, target);
+      // Digits are an id; too many of them for one (Number would give Infinity, which has no
+      // JSON form for the error's stream_id) are looked up as the name they also are.
+      const streamId = typeof target === 'number' ? checkChannelId(runtime, org.id, target) : /^\d+$/.test(target) && Number.isSafeInteger(Number(target)) ? checkChannelId(runtime, org.id, Number(target)) : channelIdByName(runtime, org.id, target);
       if (params.topic === undefined) throw new ApiError('BAD_REQUEST', 'Missing topic', { var_name: 'topic' });
       const value = await runtime.execute(
         { type: 'SEND_MESSAGE', org: org.id, sender_id: user.user_id, to: { stream_id: streamId, topic: params.topic }, content: params.content, client, read_by_sender: readBySender, widget_content: params.widget_content },
