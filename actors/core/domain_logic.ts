@@ -36,12 +36,19 @@ export interface Stamped<F extends AnyFact = AnyFact> {
   oseq?: number;
 }
 
-/** The organization a fact belongs to: the one it names (its creation names the record), else 0, server-wide. */
-export function factOrg(fact: AnyFact): number {
-  const org = (fact as { org?: unknown }).org;
+/**
+ * The organization an `org` field names: an id, or an organization's record (its
+ * creation's fact and its own snapshot chunk hold the record); undefined for anything else.
+ */
+export function orgIdOf(org: unknown): number | undefined {
   if (typeof org === 'number') return org;
   if (org && typeof org === 'object' && typeof (org as { id?: unknown }).id === 'number') return (org as { id: number }).id;
-  return 0;
+  return undefined;
+}
+
+/** The organization a fact belongs to: the one it names, else 0, server-wide. */
+export function factOrg(fact: AnyFact): number {
+  return orgIdOf((fact as { org?: unknown }).org) ?? 0;
 }
 
 /** Everything non-deterministic a decision may use. Reducers never see it. */

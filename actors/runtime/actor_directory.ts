@@ -7,7 +7,7 @@
  */
 import { FACTS } from '../areas/index.js';
 import type { ActorKind, Address, Contexts, FactDef, FactRecipients } from '../core/area.js';
-import { contextOf, domainLogic, startActor, type AnyFact, type DomainActor, type Reduce, type Stamped } from '../core/domain_logic.js';
+import { contextOf, domainLogic, orgIdOf, startActor, type AnyFact, type DomainActor, type Reduce, type Stamped } from '../core/domain_logic.js';
 import type { InPlaceLogic } from '../core/in_place_transition.js';
 import type { Chunk, ChunkThunk, Persistence, RestoreContext } from '../core/persistence.js';
 import type { StateView } from '../core/state_view.js';
@@ -55,11 +55,9 @@ type RestoreScope = ServerRestoreScope & BoardRestoreScope & OrgRestoreScope & C
 const RESTORERS = new Map<string, Pick<Persistence<unknown, RestoreScope>, 'restore'>>();
 for (const p of [serverPersistence, boardPersistence, orgPersistence, channelRestore, userRestore]) for (const tag of p.tags) RESTORERS.set(tag, p as Pick<Persistence<unknown, RestoreScope>, 'restore'>);
 
-/** The organization a snapshot chunk of an actor belongs to (an organization's own chunk holds its record); undefined for the server's and the board's. */
-export function chunkOrg(chunk: { k?: unknown; org?: unknown }): number | undefined {
-  if (typeof chunk.org === 'number') return chunk.org;
-  if (chunk.k === 'org' && chunk.org && typeof chunk.org === 'object') return (chunk.org as { id?: number }).id;
-  return undefined;
+/** The organization a snapshot chunk of an actor belongs to; undefined for the server's and the board's. */
+export function chunkOrg(chunk: { org?: unknown }): number | undefined {
+  return orgIdOf(chunk.org);
 }
 
 export class ActorDirectory implements StateView {

@@ -424,7 +424,7 @@ export class Runtime implements StateView {
   restoreChunk(chunk: Chunk, version: number): void {
     if (this.opts.onlyOrg !== undefined) {
       if (QUEUE_CHUNK_TAGS.includes(chunk.k) || chunk.k === ORG_SEQS_CHUNK) return;
-      const org = chunkOrg(chunk as { k?: unknown; org?: unknown });
+      const org = chunkOrg(chunk as { org?: unknown });
       if (org !== undefined && org !== this.opts.onlyOrg) return;
     }
     this.events.settle();

@@ -212,7 +212,7 @@ export function verifyOrgCommand(dataDir: string, org: number, out: (line: strin
     let summary: SnapshotSummary | string;
     try {
       summary = runSlices(walkSnapshotFile(snap.path, (chunk) => {
-        if (chunkOrg(chunk as { k?: unknown; org?: unknown }) === org) chunks++;
+        if (chunkOrg(chunk as { org?: unknown }) === org) chunks++;
       }));
     } catch (err) {
       summary = `cannot be read: ${(err as Error).message}`;
