@@ -16,7 +16,7 @@ import { root } from './paths.js';
 import { join } from 'node:path';
 import { createOrganization } from '../src/bootstrap.js';
 import { historyCommand, restoreOrgCommand, verifyOrgCommand } from '../src/operator/organization_data.js';
-import { listSnapshotsCommand, restoreCommand, verifyReport } from '../src/operator/data_commands.js';
+import { inspectCommand, listSnapshotsCommand, restoreCommand, verifyReport } from '../src/operator/data_commands.js';
 import { listSnapshots } from '../snapshots/snapshot.js';
 import { readOrgRestores } from '../snapshots/org_restores.js';
 import { recover } from '../src/store.js';
@@ -183,6 +183,19 @@ t.test('restore-org refuses what it cannot do', async (t) => {
   await t.rejects(restoreOrgCommand(dir, first.organization_id, { toSeq: end }), /nothing after seq/);
   await t.rejects(restoreOrgCommand(dir, first.organization_id, { atMs: Date.parse('2020-01-01T00:00:00Z') }), /no record was committed at or before 2020-01-01T00:00:00.000Z: the oldest record with a time is seq 1/);
   t.same(readOrgRestores(dir), [], 'nothing was recorded');
+  // inspect --org: that organization alone, with each of its channels.
+  const printed: string[] = [];
+  const log = console.log;
+  console.log = (line: string) => printed.push(line);
+  try {
+    inspectCommand(dir, late.organization_id);
+  } finally {
+    console.log = log;
+  }
+  const inspected = JSON.parse(printed.join('\n'));
+  t.same(inspected.organizations.map((o: any) => o.organization_id), [late.organization_id], 'inspect --org shows that organization alone');
+  t.match(inspected.organizations[0].channel_list, [{ name: 'general', archived: false, messages: 1, topics: 1 }]);
+  t.throws(() => inspectCommand(dir, 99), /no organization 99/);
   const again = openTestStore(dir);
   t.equal(again.runtime.lastSeq, end, 'and the directory is as it was');
   await again.close();
